@@ -1,0 +1,21 @@
+# Two entry points, each sets itself up on first use: `make grade` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+READY  := $(VENV)/.installed
+
+.PHONY: grade test bench
+
+$(READY): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -e '.[dev,plots]'
+	touch $@
+
+grade: $(READY)
+	$(BIN)/python grade.py lab2 --submission reference/lab2
+
+test: $(READY)
+	$(BIN)/python -m pytest -q
+
+bench: $(READY)
+	$(BIN)/python benchmarks/bench.py

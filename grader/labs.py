@@ -1,0 +1,96 @@
+"""Labs as data: find a lab by name or folder and validate its manifest (`lab.yaml`).
+
+A lab folder holds `lab.yaml`, `public/` and `hidden/` (pytest files of checks). The manifest
+names the handout, the reference, the student files with their functions, and the quiz;
+paths in it are relative to the lab folder.
+"""
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+ROOT = Path(__file__).resolve().parent.parent      # the course: grade.py, assignments/, ...
+LABS = Path(__file__).resolve().parent / "labs"
+
+
+class LabError(Exception):
+    """A lab that cannot be found or whose manifest is broken (exit status 2)."""
+
+
+class DoneWhen(BaseModel):
+    """One line of the lab's "you are done when" list, ticked when its checks all pass."""
+    model_config = ConfigDict(extra="forbid")
+    text: str
+    tags: list[str] = Field(min_length=1, description="checks carrying any of these tags")
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str
+    handout: str
+    reference: str | None = None
+    student_files: dict[str, list[str]] = Field(min_length=1, description="file -> its functions")
+    child_modules: list[str] = []
+    quiz: str | None = None
+    done_when: list[DoneWhen] = []
+    call_timeout: float = Field(10.0, gt=0, description="seconds for one call of student code")
+    memory_mb: int = Field(4096, gt=0)
+
+    @model_validator(mode="after")
+    def _functions_unique(self):
+        names = [f for functions in self.student_files.values() for f in functions]
+        if len(names) != len(set(names)):
+            raise ValueError("a function is listed under two student files")
+        return self
+
+
+class Lab:
+    """A validated lab: its manifest plus resolved paths."""
+
+    def __init__(self, name, folder, manifest):
+        self.name, self.folder, self.manifest = name, folder, manifest
+        self.handout = self._path(manifest.handout)
+        self.reference = self._path(manifest.reference) if manifest.reference else None
+        self.quiz = self._path(manifest.quiz) if manifest.quiz else None
+        self.child_modules = [self._path(p) for p in manifest.child_modules]
+        self.functions = {f: file for file, fs in manifest.student_files.items() for f in fs}
+
+    def _path(self, relative):
+        return (self.folder / relative).resolve()
+
+    @property
+    def test_folders(self):
+        """(folder, visibility) pairs of the checks that exist here."""
+        return [(self.folder / kind, vis) for kind, vis in (("public", "visible"), ("hidden", "hidden"))
+                if (self.folder / kind).is_dir()]
+
+    def module_of(self, function):
+        return Path(self.functions[function]).stem
+
+
+def find_lab(name_or_path):
+    """The lab called `name_or_path` under grader/labs/, or the lab folder at that path."""
+    folder = Path(name_or_path)
+    if not (folder / "lab.yaml").is_file():
+        folder = LABS / str(name_or_path)
+    manifest_file = folder / "lab.yaml"
+    if not manifest_file.is_file():
+        known = ", ".join(list_labs()) or "none"
+        raise LabError(f"no lab called {name_or_path!r} (labs here: {known})")
+    try:
+        data = yaml.safe_load(manifest_file.read_text())
+        manifest = Manifest.model_validate(data)
+    except yaml.YAMLError as error:
+        raise LabError(f"{manifest_file}: not valid YAML ({error})") from None
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'top level'}: {e['msg']}"
+                             for e in error.errors())
+        raise LabError(f"{manifest_file}: {problems}") from None
+    lab = Lab(folder.resolve().name, folder.resolve(), manifest)
+    if not lab.handout.is_dir():
+        raise LabError(f"{manifest_file}: handout folder {lab.handout} does not exist")
+    return lab
+
+
+def list_labs():
+    return sorted(p.parent.name for p in LABS.glob("*/lab.yaml"))
