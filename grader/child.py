@@ -1,12 +1,14 @@
 """The child: the only process that imports a submission. It runs one call per request.
 
-Started by grader/sandbox.py as `python -I child.py WORKDIR DEVICE IN_FD OUT_FD` with WORKDIR
-its current directory, a copy of the handout holding the submission's files. It answers on
+Started by grader/sandbox.py as `python -I child.py WORKDIR IN_FD OUT_FD MEMORY_MB CPU_S`
+in WORKDIR, a copy of the handout holding the submission's files. It limits its own memory and
+CPU time before any student code runs. It answers on
 OUT_FD with plain data only (grader/wire.py); whatever it says, the judge trusts none of it.
 """
 import importlib
 import importlib.util
 import os
+import resource
 import sys
 import traceback
 from pathlib import Path
@@ -32,6 +34,14 @@ def resolve(value, wire):
     return value
 
 
+def echo(argument, wire):
+    """An argument as it is after the call, or None for objects that are not plain data."""
+    try:
+        return wire.encode(argument)
+    except wire.WireError:
+        return None
+
+
 def describe(error, workdir):
     """The error as the learner should see it: type, message, and where in their files."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
@@ -46,7 +56,7 @@ def describe(error, workdir):
     }
 
 
-def serve(workdir, device, read_fd, write_fd, wire):
+def serve(workdir, read_fd, write_fd, wire):
     wire.send(write_fd, {"ready": True})
     while True:
         try:
@@ -55,11 +65,13 @@ def serve(workdir, device, read_fd, write_fd, wire):
             return
         answer = {"id": request["id"]}
         try:
-            args = resolve(wire.sanitize(request["args"], device), wire)
-            kwargs = resolve(wire.sanitize(request["kwargs"], device), wire)
+            args = resolve(wire.sanitize(request["args"]), wire)
+            kwargs = resolve(wire.sanitize(request["kwargs"]), wire)
             function = getattr(importlib.import_module(request["module"]), request["function"])
             value = function(*args, **kwargs)
             answer.update(ok=True, value=wire.encode(value))
+            if request["echo"]:
+                answer["args"] = [echo(a, wire) for a in args]
         except BaseException as error:  # SystemExit and KeyboardInterrupt too: report, don't die
             answer.update(ok=False, error=describe(error, workdir))
         finally:
@@ -69,7 +81,8 @@ def serve(workdir, device, read_fd, write_fd, wire):
 
 
 def main(argv):
-    workdir, device, read_fd, write_fd = Path(argv[0]).resolve(), argv[1], int(argv[2]), int(argv[3])
+    workdir = Path(argv[0]).resolve()
+    read_fd, write_fd, memory_mb, cpu_seconds = map(int, argv[1:5])
     os.chdir(workdir)
     sys.path.insert(0, str(workdir))
     sys.dont_write_bytecode = True
@@ -77,7 +90,10 @@ def main(argv):
     import torch
 
     torch.set_num_threads(1)
-    serve(workdir, device, read_fd, write_fd, wire)
+    if not torch.cuda.is_available():      # CUDA maps far more address space than it uses
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 2**20,) * 2)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds,) * 2)
+    serve(workdir, read_fd, write_fd, wire)
 
 
 if __name__ == "__main__":

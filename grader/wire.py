@@ -18,6 +18,7 @@ MAX_DEPTH = 32
 MAX_ITEMS = 100_000
 BUILD = "__build__"            # a request argument the child constructs from handout code
 TENSOR = "__tensor__"          # a tensor with the device it lived on
+DEVICE = "__device__"          # a torch.device
 _HEADER = struct.Struct("<Q")
 _DTYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
            torch.complex128, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8,
@@ -39,6 +40,8 @@ def encode(value, depth=0):
         raise WireError("the value is nested too deeply")
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(value, torch.device):
+        return {DEVICE: str(value)}
     if isinstance(value, torch.Tensor):
         tensor = torch.Tensor.as_subclass(value.detach(), torch.Tensor)
         return {TENSOR: tensor.cpu().clone(), "device": str(tensor.device)}
@@ -54,7 +57,7 @@ def encode(value, depth=0):
     if hasattr(value, "item") and hasattr(value, "dtype"):  # numpy scalar
         return encode(value.item(), depth + 1)
     raise WireError(f"a {type(value).__name__} is not plain data "
-                    "(tensors, numbers, strings, lists, dicts, dataclasses)")
+                    "(tensors, numbers, strings, lists, dicts, dataclasses, devices)")
 
 
 def dumps(value):
@@ -72,7 +75,11 @@ def loads(data):
 
 
 def sanitize(value, device=None, depth=0, count=None):
-    """Rebuild a decoded tree from exact built-in types; wire tensors come back on `device`."""
+    """Rebuild a decoded tree from exact built-in types and fresh tensors.
+
+    The judge passes its grading `device`: tensors the child had on that kind of device come
+    back on it, all others on the CPU. The child passes None: tensors go where the judge had them.
+    """
     count = count if count is not None else [0]
     count[0] += 1
     if depth > MAX_DEPTH or count[0] > MAX_ITEMS:
@@ -81,6 +88,8 @@ def sanitize(value, device=None, depth=0, count=None):
         return type(value)(value) if value is not None else None
     if type(value) is dict and set(value) == {TENSOR, "device"}:
         return _tensor(value[TENSOR], value["device"], device)
+    if type(value) is dict and set(value) == {DEVICE} and type(value[DEVICE]) is str:
+        return torch.device(value[DEVICE])
     if type(value) is dict:
         return {str(k): sanitize(v, device, depth + 1, count) for k, v in value.items()
                 if type(k) is str}
@@ -99,9 +108,9 @@ def _tensor(tensor, claimed, device):
         raise WireError(f"a tensor on an unexpected device {claimed!r}")
     plain = torch.empty(tensor.shape, dtype=tensor.dtype)
     plain.copy_(tensor)
-    # A tensor comes back on the grading device when the child had it on that kind of device.
-    on_device = device is not None and kind == torch.device(device).type
-    return plain.to(device) if on_device else plain
+    if device is None:
+        return plain.to(claimed)
+    return plain.to(device) if kind == torch.device(device).type else plain
 
 
 def send(fd, value):

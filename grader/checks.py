@@ -1,0 +1,56 @@
+"""What hidden tests use to fail well: expected, seen, and a hint (check50 style)."""
+import torch
+
+
+class CheckFailed(AssertionError):
+    """A check that failed, with what was expected, what came back, and a likely cause."""
+
+    def __init__(self, expected, seen, hint=None):
+        self.expected, self.seen, self.hint = str(expected), str(seen), hint
+        lines = [f"expected {self.expected}", f"     saw {self.seen}"]
+        super().__init__("\n".join(lines + ([f"    hint {hint}"] if hint else [])))
+
+
+def expect(condition, expected, seen, hint=None):
+    if not condition:
+        raise CheckFailed(expected, seen, hint)
+
+
+def describe(value):
+    """A short description of a returned value, safe for any type."""
+    if isinstance(value, torch.Tensor):
+        return f"a {value.dtype} tensor of shape {tuple(value.shape)} on {value.device.type}"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return f"{type(value).__name__} {str(value)[:80]}"
+
+
+def expect_tensor(value, what, shape=None, dtype=None, device=None):
+    """Fail unless `value` is a tensor with this shape, dtype and device type."""
+    wanted = "a tensor" + (f" of shape {tuple(shape)}" if shape is not None else "") \
+        + (f", {dtype}" if dtype is not None else "") + (f", on {torch.device(device).type}" if device else "")
+    ok = isinstance(value, torch.Tensor) \
+        and (shape is None or tuple(value.shape) == tuple(shape)) \
+        and (dtype is None or value.dtype == dtype) \
+        and (device is None or value.device.type == torch.device(device).type)
+    expect(ok, f"{what} to be {wanted}", describe(value))
+
+
+def max_error(actual, expected):
+    """Largest absolute difference, in float64, with NaN counted as infinite."""
+    diff = (actual.double() - expected.double()).abs()
+    return float(diff.nan_to_num(nan=float("inf")).max()) if diff.numel() else 0.0
+
+
+def expect_close(actual, expected, what, atol, hint=None):
+    """Fail unless |actual - expected| <= atol everywhere (atol may be a tensor of bounds)."""
+    diff = (actual.double() - expected.double()).abs().nan_to_num(nan=float("inf"))
+    bound = torch.as_tensor(atol, dtype=torch.float64, device=diff.device).expand_as(diff)
+    bad = diff > bound
+    if bad.any():
+        index = tuple(int(i) for i in bad.nonzero()[0])
+        raise CheckFailed(
+            f"{what} within {float(bound[index]):.1e} of the right values",
+            f"{what}{list(index)} = {float(actual[index]):.6g}, should be {float(expected[index]):.6g} "
+            f"({int(bad.sum())} of {bad.numel()} values off, largest error {float(diff.max()):.3g})",
+            hint)

@@ -1,0 +1,121 @@
+"""Command line: parse arguments, call the right part, map outcomes to exit codes.
+
+Exit status: 0 all passed, 1 graded with failures, 2 bad usage or a broken lab/file.
+Heavy modules (torch, pytest) are imported only by the commands that need them.
+"""
+import argparse
+import sys
+
+from rich.console import Console
+
+from grader.labs import LabError
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit 2."""
+
+
+def grade_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py", description="Grade a lab: python grade.py lab2 [--submission DIR]. "
+        f"Other commands: {', '.join(COMMANDS)} (e.g. python grade.py quiz --help).")
+    parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
+    parser.add_argument("--submission", metavar="DIR",
+                        help="folder with your files (default: the lab's handout folder)")
+    parser.add_argument("-k", dest="select", action="append", default=[], metavar="NAME",
+                        help="grade only checks of this function or file (repeatable), e.g. -k apply_rope")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
+    parser.add_argument("--experiments", action="store_true",
+                        help="run your experiments with progress, tables and plots instead of grading")
+    parser.add_argument("--sandbox", choices=("auto", "required", "process"), default="auto",
+                        help="auto: bubblewrap when installed; required: refuse without it")
+    return parser
+
+
+def run_grade(args, console):
+    from grader.labs import find_lab
+    from grader.runner import grade
+    from grader import report
+
+    lab = find_lab(args.lab)
+    results = grade(lab, submission=args.submission, device=args.device, select=args.select,
+                    sandbox=args.sandbox)
+    report.show(results, lab, console)
+    if args.json:
+        report.write_json(results, args.json)
+    return 0 if results.all_passed else 1
+
+
+# Subcommands: name -> (parser builder, runner). `python grade.py LAB ...` grades.
+COMMANDS = {}
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    console = Console(highlight=False)
+    try:
+        if argv and argv[0] in COMMANDS:
+            build, run = COMMANDS[argv[0]]
+            return run(build().parse_args(argv[1:]), console)
+        return run_grade(grade_parser().parse_args(argv), console)
+    except (LabError, UsageError) as error:
+        console.print(f"[bold red]error:[/] {error}")
+        return 2
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]")
+        return 130
+
+
+def quiz_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py quiz", description="Take a lesson test, or grade answers to one. "
+        "Exit status: 0 passed, 1 not passed or stopped early, 2 bad input.")
+    parser.add_argument("quiz", help="lab name (e.g. lab2) or path to a quiz .yaml")
+    parser.add_argument("--answers", metavar="FILE",
+                        help="grade these answers without asking (YAML/JSON: question id -> answer)")
+    parser.add_argument("--json", metavar="OUT", help="write the graded result (score, max, passed, per question)")
+    parser.add_argument("--response", metavar="FILE",
+                        help="exam form only: where your answers go (default: ./NAME-response.yaml)")
+    parser.add_argument("--class", dest="class_csv", metavar="CSV",
+                        help="instructor: grade a class (columns: student, then one per question id)")
+    parser.add_argument("--out", metavar="CSV", help="the gradebook CSV that --class writes")
+    return parser
+
+
+def run_quiz(args, console):
+    from pathlib import Path
+
+    from rich.text import Text
+
+    from grader import quiz, quiz_tui
+
+    if bool(args.class_csv) != bool(args.out):
+        raise UsageError("--class RESPONSES.csv and --out GRADEBOOK.csv go together")
+    if args.class_csv and (args.answers or args.json):
+        raise UsageError("--class grades a whole class into --out; it takes no --answers or --json")
+    try:
+        name, path = quiz.find_quiz(args.quiz)
+        test = quiz.load_quiz(path)
+        if args.class_csv:
+            quiz_tui.grade_class(test, name, args.class_csv, args.out, console)
+            return 0
+        if args.answers:
+            result = quiz_tui.grade_answers(test, name, args.answers, console)
+        elif test.keyed:
+            result = quiz_tui.take_practice(test, name, console)
+        else:
+            if args.json:
+                raise UsageError(f"{path} is an exam form with no answer key: nothing to write with --json")
+            return 0 if quiz_tui.take_exam(test, console, Path(args.response or f"{name}-response.yaml")) else 1
+    except LabError as error:           # quiz messages quote answers and paths: print them as plain text
+        console.print(Text.assemble(("error:", "bold red"), f" {error}"), soft_wrap=True)
+        return 2
+    if result is None:
+        return 1
+    if args.json:
+        quiz.write_result(result, args.json)
+    return 0 if result.passed else 1
+
+
+COMMANDS["quiz"] = (quiz_parser, run_quiz)

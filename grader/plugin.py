@@ -1,0 +1,181 @@
+"""The grading plugin: pytest collects a lab's checks, this turns each into a scored Check.
+
+A check is a plain pytest test marked `@pytest.mark.grade(points=2, tags=["apply_rope"])`:
+`tags` lists the student functions it exercises (the first owns the points) and `timeout`
+optionally gives each of its calls more seconds. Fixtures: `student` (calls into the sandbox),
+`reference` (the lab's trusted modules), `device` (the grading device).
+"""
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.checks import CheckFailed
+from grader.results import Check
+from grader.sandbox import CallFailed
+
+# Why a function's remaining checks do not run: as the check's own function, as a dependency.
+BLOCKED = {"not_implemented": ("not implemented yet", "is not implemented yet"),
+           "timeout": ("skipped: it timed out in an earlier check", "timed out in an earlier check")}
+
+
+class Student:
+    """The submission's functions, each call run in the sandbox: `student.apply_rope(x, cos, sin)`."""
+
+    def __init__(self, sandbox, functions):
+        self._sandbox, self._functions = sandbox, functions
+        self.timeout = None             # seconds per call, from the running check's marker
+
+    def __getattr__(self, name):
+        self._known(name)
+        return lambda *args, **kwargs: self._sandbox.call(name, args, kwargs, self.timeout)
+
+    def with_inputs(self, name, *args, **kwargs):
+        """Call `name`; return (its value, its positional arguments as they were afterwards)."""
+        self._known(name)
+        return self._sandbox.call(name, args, kwargs, self.timeout, echo=True)
+
+    def submit(self, name, *args, timeout=None, **kwargs):
+        """Start a call in a child of its own, in parallel; returns a concurrent Future."""
+        self._known(name)
+        return self._sandbox.submit(name, args, kwargs, timeout)
+
+    def _known(self, name):
+        if name not in self._functions:
+            raise AttributeError(f"the lab has no student function {name!r}")
+
+
+class Reference:
+    """The lab's trusted modules (reference solutions, then handout files), imported here."""
+
+    def __init__(self, lab):
+        folders = [lab.reference, lab.handout, *(m.parent for m in lab.child_modules)]
+        for folder in reversed([f for f in folders if f is not None]):
+            if str(folder) not in sys.path:
+                sys.path.insert(0, str(folder))
+
+    def __getattr__(self, module):
+        return importlib.import_module(module)
+
+
+class GradingPlugin:
+    def __init__(self, lab, sandbox, device, select=()):
+        self.lab, self.grading_device = lab, torch.device(device)
+        self.select = self._functions_selected(select)
+        self.checks = []
+        self.problems = []          # what is wrong with the lab itself
+        self.blocked = {}           # function -> why its remaining checks do not run
+        self.calls = Student(sandbox, lab.functions)
+
+    def _functions_selected(self, names):
+        chosen = set()
+        for name in names:
+            files = {f: fs for f, fs in self.lab.manifest.student_files.items()
+                     if name in (f, Path(f).stem)}
+            if name in self.lab.functions:
+                chosen.add(name)
+            elif files:
+                chosen.update(*files.values())
+            else:
+                raise ValueError(f"-k {name}: not a function or file of this lab "
+                                 f"(choose from {', '.join(self.lab.functions)})")
+        return chosen
+
+    # -- fixtures ---------------------------------------------------------------------------
+    @pytest.fixture(scope="session")
+    def student(self):
+        return self.calls
+
+    @pytest.fixture(scope="session")
+    def reference(self):
+        if self.lab.reference is None:
+            pytest.skip("no reference solutions here")
+        return Reference(self.lab)
+
+    @pytest.fixture(scope="session")
+    def device(self):
+        return self.grading_device
+
+    # -- collection -------------------------------------------------------------------------
+    def pytest_configure(self, config):
+        config.addinivalue_line("markers", "grade(points, tags, timeout=None): a scored check")
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.problems.append(f"{report.nodeid}: {report.longreprtext.strip().splitlines()[-1]}")
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        order = list(self.lab.functions)
+        kept = []
+        for item in items:
+            marker = item.get_closest_marker("grade")
+            points = marker and marker.kwargs.get("points")
+            tags = marker and marker.kwargs.get("tags")
+            if not (isinstance(points, (int, float)) and points > 0 and tags
+                    and set(tags) <= set(order)):
+                self.problems.append(f"{item.nodeid}: needs @pytest.mark.grade(points=N > 0, "
+                                     f"tags=[functions of {', '.join(order)}])")
+            elif not self.select or tags[0] in self.select:
+                kept.append(item)
+        kept.sort(key=lambda item: order.index(item.get_closest_marker("grade").kwargs["tags"][0]))
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = [] if self.problems else kept
+
+    # -- running ----------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        grade = item.get_closest_marker("grade").kwargs
+        self.calls.timeout = grade.get("timeout")
+        for function in grade["tags"]:
+            if function in self.blocked:
+                own, dependency = BLOCKED[self.blocked[function]]
+                pytest.skip(own if function == grade["tags"][0] else f"needs {function}, which {dependency}")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = (yield).get_result()
+        if call.when == "call" or (call.when == "setup" and not report.passed):
+            self._record(item, call, report)
+
+    def _record(self, item, call, report):
+        grade = item.get_closest_marker("grade").kwargs
+        error = call.excinfo.value if call.excinfo else None
+        status, message, output = "passed", "", ""
+        if report.skipped:
+            status = "not_implemented" if "not implemented" in str(error) else "skipped"
+            message = str(error.msg if hasattr(error, "msg") else error)
+        elif report.failed:
+            status, message = "failed", self._explain(error, grade["tags"][0])
+            if isinstance(error, CallFailed):
+                output = error.output
+                if error.kind == "not_implemented":
+                    status = "not_implemented"
+        doc = (item.function.__doc__ or "").strip().splitlines()
+        variant = f" [{item.callspec.id}]" if hasattr(item, "callspec") else ""
+        self.checks.append(Check(
+            name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade["tags"]),
+            points=grade["points"], score=grade["points"] if status == "passed" else 0,
+            status=status, message=message, output=output,
+            visibility="hidden" if Path(item.path).parent.name == "hidden" else "visible"))
+
+    def _explain(self, error, function):
+        """The failure in words for the learner, blocking what cannot run any more."""
+        if isinstance(error, CheckFailed | AssertionError):
+            return str(error)
+        if not isinstance(error, CallFailed):
+            return (f"the check could not use what your code returned "
+                    f"({type(error).__name__}: {str(error)[:300]})")
+        if error.kind == "not_implemented":
+            missing = error.message if error.message in self.lab.functions else error.function
+            self.blocked[missing] = error.kind
+            own, dependency = BLOCKED[error.kind]
+            return own if missing == function else f"needs {missing}, which {dependency}"
+        if error.kind == "timeout":
+            self.blocked[error.function] = error.kind
+            return f"{error.function}: {error.message}"
+        if error.kind == "raised":
+            where = "".join(f"\n  at {w}" for w in error.where)
+            return f"{error.function} raised {error.message}{where}"
+        return f"{error.function}: {error.message}"

@@ -1,0 +1,186 @@
+"""The lesson test on screen (rich): take it, see the score and review, try the hard questions.
+
+Three ways in, one per mode of `python grade.py quiz`:
+  take_practice  keyed quiz: one question at a time, feedback after each, score, review, hard questions
+  take_exam      exam form: the same questions, no feedback; answers go to a response file
+  grade_answers / grade_class  no prompting: an answers file, or a class CSV into a gradebook
+Answers given so far are saved after each one, so Ctrl-C or end of input loses nothing.
+"""
+from rich.console import Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from grader import quiz as q
+
+HOW_TO_ANSWER = {
+    "single": "type the letter of one choice",
+    "multiple": "type every letter that applies, e.g. a c",
+    "numeric": "type a number",
+    "text": "type a word or short phrase",
+}
+
+
+def take_practice(quiz, name, console):
+    """The practice quiz; its QuizResult (also recorded), or None when stopped early."""
+    progress = q.progress_file(name)
+    answers = _ask_all(quiz, console, progress, feedback=True)
+    if answers is None:
+        return None
+    result = q.grade(quiz, answers, name)
+    q.record_attempt(result)
+    progress.unlink(missing_ok=True)
+    show_result(quiz, result, console)
+    _hard_questions(quiz, console)
+    return result
+
+
+def take_exam(quiz, console, response_file):
+    """The exam form: answers go to `response_file` for the instructor. True once all are answered."""
+    if _ask_all(quiz, console, response_file, feedback=False) is None:
+        return False
+    console.print(Panel(f"All {len(quiz.questions)} questions answered. Your responses are in "
+                        f"[bold]{escape(str(response_file))}[/]: hand that file in to be graded.",
+                        title="Done", border_style="cyan"))
+    return True
+
+
+def grade_answers(quiz, name, answers_file, console):
+    """Grade an answers file without prompting; the attempt is recorded like a practice one."""
+    result = q.grade(quiz, q.load_answers(quiz, answers_file), name)
+    q.record_attempt(result)
+    show_result(quiz, result, console)
+    return result
+
+
+def grade_class(quiz, name, responses_csv, gradebook_csv, console):
+    """Grade a class's responses CSV into a gradebook CSV and summarise it on screen."""
+    rows = q.grade_class(quiz, name, responses_csv, gradebook_csv)
+    table = Table(title=Text(f"{quiz.title} · class results"), title_justify="left")
+    for column in ("row", "student", "score", "status"):
+        table.add_column(column)
+    for row in rows:
+        if row.result is None:
+            score, status = "—", Text(row.status, style="yellow")
+        else:
+            score = f"{row.result.score}/{row.result.max}"
+            status = Text("PASS", style="green") if row.result.passed else Text("FAIL", style="red")
+        table.add_row(str(row.row), Text(row.student), score, status)
+    console.print(table)
+    graded = [row for row in rows if row.result]
+    not_graded = len(rows) - len(graded)
+    console.print(f"Gradebook written to [bold]{escape(str(gradebook_csv))}[/]: {len(graded)} graded, "
+                  f"{sum(row.result.passed for row in graded)} passed"
+                  + (f", [yellow]{not_graded} not graded (see status)[/]" if not_graded else ""))
+    return rows
+
+
+# ------------------------------------------------------------------------------------- asking
+
+def _ask_all(quiz, console, saved_file, feedback):
+    """Ask each unanswered question, saving after each answer. None if stopped early."""
+    total = len(quiz.questions)
+    answers = q.load_answers(quiz, saved_file) if saved_file.exists() else {}
+    mode = "practice: feedback after each answer" if feedback else "exam: answers go to the instructor"
+    console.print(Panel(f"{total} questions. Get {quiz.needed} right ({quiz.pass_fraction:.0%}) to pass "
+                        f"and complete this lesson.\nCtrl-C stops; the answers you gave are kept.",
+                        title=Text(f"Lesson test · {quiz.title}"), subtitle=mode, border_style="cyan"))
+    if answers:
+        console.print(f"Continuing: {len(answers)} of {total} answered earlier, kept in "
+                      f"{escape(str(saved_file))} (delete it to start over).")
+    try:
+        for number, question in enumerate(quiz.questions, 1):
+            if question.id not in answers:
+                answers[question.id] = _ask(question, number, total, console)
+                q.write_answers(saved_file, answers)
+                if feedback:
+                    _feedback(question, answers[question.id], console)
+    except (KeyboardInterrupt, EOFError):
+        kept = (f" Your answers are kept in {escape(str(saved_file))}; run the same command again "
+                "to continue." if answers else "")
+        console.print(f"\n[yellow]Stopped[/] with {len(answers)} of {total} answered.{kept}")
+        return None
+    return answers
+
+
+def _ask(question, number, total, console):
+    """Show one question and read answers until one is in the expected form."""
+    body = [Text(question.prompt)]
+    if question.choices:
+        choices = Table.grid(padding=(0, 2))
+        for key, text in question.choices.items():
+            choices.add_row(Text(key, style="bold cyan"), Text(text))
+        body += [Text(""), choices]
+    console.print(Panel(Group(*body), title=f"Question {number} of {total}", title_align="left",
+                        subtitle=HOW_TO_ANSWER[question.type], subtitle_align="right"))
+    while True:
+        try:
+            return q.parse_answer(question, console.input("[bold cyan]›[/] "))
+        except q.AnswerError as error:
+            console.print(Text(str(error), style="yellow"))
+
+
+def _feedback(question, given, console):
+    if q.is_correct(question, given):
+        console.print("[green]✓ Right.[/]\n")
+    else:
+        console.print(Text.assemble(("✗ Not quite.", "red"), f" The answer: {_show_key(question)}\n"))
+
+
+def _show_answer(question, answer):
+    """An answer as the learner would recognise it: 'c) the choice's text', 'a, b, e', '38.6'."""
+    if answer is None:
+        return "(no answer)"
+    if question.type == "single":
+        return f"{answer}) {question.choices[answer]}"
+    if question.type == "multiple":
+        return ", ".join(answer)
+    if question.type == "numeric":
+        return f"{answer:g}"
+    return answer
+
+
+def _show_key(question):
+    if question.type == "numeric" and question.tolerance:
+        return f"{question.answer:g} (± {question.tolerance:g})"
+    if question.type == "text":
+        return question.answer[0]
+    return _show_answer(question, question.answer)
+
+
+# ------------------------------------------------------------------------------------- results
+
+def show_result(quiz, result, console):
+    """Score and PASS/FAIL, then each question with the answer given, the key and the explanation."""
+    verdict = "[bold green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
+    console.print(Panel(f"{verdict}  {result.score} of {result.max} right (pass: {result.needed} of "
+                        f"{result.max})", title=Text(f"Lesson test · {quiz.title}"),
+                        border_style="green" if result.passed else "red"))
+    review = Table.grid(padding=(0, 1))
+    for number, (question, graded) in enumerate(zip(quiz.questions, result.questions), 1):
+        mark = Text("✓", style="green") if graded.correct else Text("✗", style="red")
+        answers = [Text(f"your answer: {_show_answer(question, graded.given)}")]
+        if not graded.correct:
+            answers.append(Text(f"the answer: {_show_key(question)}"))
+        lines = Group(Text(question.prompt, style="bold"), *answers,
+                      Text(question.explanation, style="dim"), Text(""))
+        review.add_row(mark, Text(f"{number}."), lines)
+    console.print(review)
+
+
+def _hard_questions(quiz, console):
+    """Unscored: the learner types an attempt, then sees the reveal. Ctrl-C skips the rest."""
+    if not quiz.hard_questions:
+        return
+    console.rule("Hard questions · unscored")
+    console.print("Try to answer before you reveal: type your attempt, then Enter.")
+    try:
+        for number, hard in enumerate(quiz.hard_questions, 1):
+            console.print(Panel(Text(hard.prompt), title_align="left",
+                                title=f"Hard question {number} of {len(quiz.hard_questions)}"))
+            while not console.input("[bold cyan]your attempt ›[/] ").strip():
+                console.print("[yellow]Try first: a few words are enough.[/]")
+            console.print(Panel(Text(hard.reveal), title="Reveal", title_align="left", border_style="green"))
+    except (KeyboardInterrupt, EOFError):
+        console.print("\n[dim]Hard questions skipped.[/]")

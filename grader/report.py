@@ -1,0 +1,73 @@
+"""Every screen of grading, in rich: per-function points, failures that teach, the checklist."""
+from pathlib import Path
+
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "[yellow]·[/]",
+        "skipped": "[yellow]-[/]"}
+
+
+def show(results, lab, console, quiz=None):
+    """Print the full report of one grading; `quiz` is the lesson test's status, if any."""
+    console.print(_header(results))
+    for function, (score, top) in results.by_function(lab.functions).items():
+        console.print(_function_block(function, lab, results, score, top))
+    console.print(_summary(results, quiz))
+
+
+def _header(results):
+    where = f"{results.submission} · device {results.device} · sandbox {results.sandbox}"
+    if results.sandbox == "process":
+        where += " (no OS sandbox: install bubblewrap for one)"
+    lines = [Text(where, style="dim")]
+    if results.missing_files:
+        lines.append(Text(f"not in the submission, graded as the stubs: {', '.join(results.missing_files)}",
+                          style="yellow"))
+    if results.selected:
+        lines.append(Text(f"graded only: {', '.join(results.selected)}", style="yellow"))
+    return Panel(Group(*lines), title=f"[bold]{results.title}[/]", title_align="left")
+
+
+def _function_block(function, lab, results, score, top):
+    checks = [c for c in results.checks if c.function == function]
+    colour = "green" if score == top else ("red" if score == 0 else "yellow")
+    title = Text.assemble((f"{function}", "bold"), (f"  {lab.functions[function]}", "dim"),
+                          (f"   {score:g}/{top:g}", f"bold {colour}"))
+    if all(c.status == "not_implemented" and c.message == "not implemented yet" for c in checks):
+        return Group(title, Text("    not implemented yet: fill in the stub, then grade again", style="yellow"))
+    table = Table.grid(padding=(0, 1))
+    table.add_column(width=3)
+    table.add_column()
+    for check in checks:
+        tag = "" if check.visibility == "visible" else " [dim](hidden)[/]"
+        table.add_row(MARK[check.status], f"{check.name}{tag} [dim]{check.score:g}/{check.points:g}[/]")
+        if check.status != "passed":
+            table.add_row("", Text(check.message, style="red" if check.status == "failed" else "yellow"))
+            if check.output:
+                table.add_row("", Text(f"your code printed:\n{check.output}", style="dim"))
+    return Group(title, table, Text(""))
+
+
+def _summary(results, quiz):
+    total = Table.grid(padding=(0, 2))
+    colour = "green" if results.all_passed else "red"
+    total.add_row("[bold]Total[/]", f"[bold {colour}]{results.score:g}/{results.max_score:g}[/]",
+                  f"[dim]{results.execution_time:.1f} s[/]")
+    hidden = sum(c.visibility == "hidden" for c in results.checks)
+    total.add_row("[bold]Checks[/]", f"{len(results.checks) - hidden} public, {hidden} hidden", "")
+    parts = [total]
+    if results.done_when:
+        parts += [Text(""), Text("You are done when", style="bold")]
+        parts += [Text.from_markup(f"  {'[green]☑[/]' if d.done else '[red]☐[/]'} {d.text}")
+                  for d in results.done_when]
+    if quiz is not None:
+        parts += [Text(""), Text.from_markup(quiz)]
+    return Panel(Group(*parts), border_style=colour)
+
+
+def write_json(results, path):
+    """Write Gradescope's results.json for these results."""
+    Path(path).write_text(results.gradescope().model_dump_json(indent=2))

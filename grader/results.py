@@ -1,0 +1,97 @@
+"""Results of grading a lab, and their export in Gradescope's results.json shape."""
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Status = Literal["passed", "failed", "not_implemented", "skipped"]
+
+
+class Check(BaseModel):
+    """One hidden or public test, as graded."""
+    name: str                       # what it checks, in words
+    test: str                       # file::function of the test, for instructors
+    tags: list[str]                 # the student functions it exercises; the first owns the points
+    points: float
+    score: float
+    status: Status
+    message: str = ""               # expected / saw / hint, or why it did not run
+    output: str = ""                # what student code printed, cut
+    visibility: Literal["visible", "hidden"]
+
+    @property
+    def function(self):
+        return self.tags[0]
+
+
+class DoneItem(BaseModel):
+    text: str
+    done: bool
+
+
+class LabResults(BaseModel):
+    lab: str
+    title: str
+    submission: str
+    device: str
+    sandbox: Literal["bubblewrap", "process"]
+    execution_time: float
+    checks: list[Check]
+    done_when: list[DoneItem]
+    missing_files: list[str] = []   # student files the submission lacked (the stubs stood in)
+    selected: list[str] = []        # -k selections, when only part of the lab was graded
+
+    @property
+    def score(self):
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self):
+        return sum(c.points for c in self.checks)
+
+    @property
+    def all_passed(self):
+        return bool(self.checks) and all(c.status == "passed" for c in self.checks)
+
+    def by_function(self, functions):
+        """{function: (score, max)} in the order given, for functions with checks."""
+        totals = {}
+        for c in self.checks:
+            score, top = totals.get(c.function, (0.0, 0.0))
+            totals[c.function] = (score + c.score, top + c.points)
+        return {f: totals[f] for f in functions if f in totals}
+
+    def gradescope(self):
+        output = f"{self.title}: {self.score:g}/{self.max_score:g} points"
+        if self.missing_files:
+            output += f"\nNot submitted (graded as the stubs): {', '.join(self.missing_files)}"
+        return GradescopeResults(
+            score=self.score, execution_time=round(self.execution_time, 3), output=output,
+            sandbox=self.sandbox,
+            tests=[GradescopeTest(
+                name=c.name, number=str(i), score=c.score, max_score=c.points,
+                status="passed" if c.status == "passed" else "failed",
+                output="\n".join(filter(None, [c.message, c.output and f"Your code printed:\n{c.output}"])),
+                visibility=c.visibility, tags=c.tags)
+                for i, c in enumerate(self.checks, 1)])
+
+
+class GradescopeTest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    number: str
+    score: float
+    max_score: float
+    status: Literal["passed", "failed"]
+    output: str
+    visibility: Literal["hidden", "after_due_date", "after_published", "visible"]
+    tags: list[str]
+
+
+class GradescopeResults(BaseModel):
+    """Gradescope's autograder results.json, with the sandbox this grading ran in."""
+    model_config = ConfigDict(extra="forbid")
+    score: float
+    execution_time: float
+    output: str
+    sandbox: Literal["bubblewrap", "process"]
+    tests: list[GradescopeTest]

@@ -1,0 +1,72 @@
+"""Grade one submission of a lab: sandbox up, pytest over the lab's checks, results out."""
+import os
+import time
+from pathlib import Path
+
+from grader.labs import LabError
+from grader.sandbox import Sandbox, Workspace, launcher_for
+
+
+def grade(lab, submission=None, device="auto", select=(), sandbox="auto"):
+    """Run the lab's checks against `submission` (a folder; None: the handout) -> LabResults."""
+    started = time.monotonic()
+    if submission is not None and not Path(submission).is_dir():
+        raise LabError(f"submission folder {submission} does not exist")
+    launcher = launcher_for(sandbox)
+    workspace = Workspace(lab, submission)
+    box = Sandbox(lab, workspace, launcher)
+    try:
+        box.warm()                  # the child imports torch while we do
+        return _run_checks(lab, box, workspace, submission, device, select, started)
+    finally:
+        box.close()
+        workspace.remove()
+
+
+def _run_checks(lab, box, workspace, submission, device, select, started):
+    import pytest
+    import torch
+
+    from grader.plugin import GradingPlugin
+    from grader.results import DoneItem, LabResults
+
+    torch.set_num_threads(1)
+    box.device = resolve_device(device)
+    try:
+        plugin = GradingPlugin(lab, box, box.device, select)
+    except ValueError as error:
+        raise LabError(str(error)) from None
+    folders = [str(folder) for folder, _ in lab.test_folders]
+    args = [*folders, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
+            "-p", "no:stepwise", "--import-mode=importlib", "--rootdir", str(lab.folder),
+            "-c", os.devnull]
+    code = pytest.main(args, plugins=[plugin])
+    if code == pytest.ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt
+    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
+        plugin.problems.append(f"pytest stopped ({code.name})")
+    if plugin.problems:
+        raise LabError(f"lab {lab.name} is broken: " + "; ".join(plugin.problems))
+    if not plugin.checks and not select:
+        raise LabError(f"lab {lab.name} has no checks")
+    done = [DoneItem(text=d.text, done=_done(plugin.checks, d.tags)) for d in lab.manifest.done_when]
+    return LabResults(
+        lab=lab.name, title=lab.manifest.title, device=str(box.device), sandbox=box.launcher.name,
+        submission=str(Path(submission).resolve()) if submission else str(lab.handout),
+        execution_time=time.monotonic() - started, checks=plugin.checks, done_when=done,
+        missing_files=workspace.missing, selected=sorted(plugin.select))
+
+
+def _done(checks, tags):
+    mine = [c for c in checks if set(c.tags) & set(tags)]
+    return bool(mine) and all(c.status == "passed" for c in mine)
+
+
+def resolve_device(device):
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise LabError("--device cuda: this machine's torch sees no CUDA device")
+    return device
