@@ -72,6 +72,9 @@ def serve(workdir, read_fd, write_fd, wire):
             answer.update(ok=True, value=wire.encode(value))
             if request["echo"]:
                 answer["args"] = [echo(a, wire) for a in args]
+        except wire.WireError as error:
+            answer.update(ok=False, error={"type": "WireError", "message": str(error), "where": [],
+                                           "not_implemented": None})
         except BaseException as error:  # SystemExit and KeyboardInterrupt too: report, don't die
             answer.update(ok=False, error=describe(error, workdir))
         finally:

@@ -74,7 +74,7 @@ def quiz_parser():
     parser.add_argument("quiz", help="lab name (e.g. lab2) or path to a quiz .yaml")
     parser.add_argument("--answers", metavar="FILE",
                         help="grade these answers without asking (YAML/JSON: question id -> answer)")
-    parser.add_argument("--json", metavar="OUT", help="write the graded result (score, max, passed, per question)")
+    parser.add_argument("--json", metavar="OUT", help="write the result: score, max, passed, per question")
     parser.add_argument("--response", metavar="FILE",
                         help="exam form only: where your answers go (default: ./NAME-response.yaml)")
     parser.add_argument("--class", dest="class_csv", metavar="CSV",

@@ -34,7 +34,7 @@ class Manifest(BaseModel):
     quiz: str | None = None
     done_when: list[DoneWhen] = []
     call_timeout: float = Field(10.0, gt=0, description="seconds for one call of student code")
-    memory_mb: int = Field(4096, gt=0)
+    memory_mb: int = Field(2048, gt=0, description="address space of a child, MiB (CPU only)")
 
     @model_validator(mode="after")
     def _functions_unique(self):

@@ -8,6 +8,7 @@ optionally gives each of its calls more seconds. Fixtures: `student` (calls into
 import importlib
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import torch
@@ -60,14 +61,38 @@ class Reference:
         return importlib.import_module(module)
 
 
+def fixtures(student, reference, device):
+    """The checks' fixtures, as a plugin of their own."""
+
+    @pytest.fixture(name="student", scope="session")
+    def student_fixture():
+        return student
+
+    @pytest.fixture(name="reference", scope="session")
+    def reference_fixture():
+        if reference is None:
+            pytest.skip("no reference solutions here")
+        return reference
+
+    @pytest.fixture(name="device", scope="session")
+    def device_fixture():
+        return device
+
+    plugin = ModuleType("grader_fixtures")
+    plugin.student, plugin.reference, plugin.device = student_fixture, reference_fixture, device_fixture
+    return plugin
+
+
 class GradingPlugin:
     def __init__(self, lab, sandbox, device, select=()):
-        self.lab, self.grading_device = lab, torch.device(device)
+        self.lab = lab
         self.select = self._functions_selected(select)
         self.checks = []
         self.problems = []          # what is wrong with the lab itself
         self.blocked = {}           # function -> why its remaining checks do not run
         self.calls = Student(sandbox, lab.functions)
+        reference = Reference(lab) if lab.reference else None
+        self.fixtures = fixtures(self.calls, reference, torch.device(device))
 
     def _functions_selected(self, names):
         chosen = set()
@@ -82,21 +107,6 @@ class GradingPlugin:
                 raise ValueError(f"-k {name}: not a function or file of this lab "
                                  f"(choose from {', '.join(self.lab.functions)})")
         return chosen
-
-    # -- fixtures ---------------------------------------------------------------------------
-    @pytest.fixture(scope="session")
-    def student(self):
-        return self.calls
-
-    @pytest.fixture(scope="session")
-    def reference(self):
-        if self.lab.reference is None:
-            pytest.skip("no reference solutions here")
-        return Reference(self.lab)
-
-    @pytest.fixture(scope="session")
-    def device(self):
-        return self.grading_device
 
     # -- collection -------------------------------------------------------------------------
     def pytest_configure(self, config):
@@ -142,12 +152,15 @@ class GradingPlugin:
     def _record(self, item, call, report):
         grade = item.get_closest_marker("grade").kwargs
         error = call.excinfo.value if call.excinfo else None
-        status, message, output = "passed", "", ""
+        if call.when == "setup" and isinstance(error, pytest.FixtureLookupError):
+            self.problems.append(f"{item.nodeid}: {error.msg or 'unknown fixture ' + str(error.argname)}")
+        status, message, hint, output = "passed", "", "", ""
         if report.skipped:
             status = "not_implemented" if "not implemented" in str(error) else "skipped"
             message = str(error.msg if hasattr(error, "msg") else error)
         elif report.failed:
             status, message = "failed", self._explain(error, grade["tags"][0])
+            hint = getattr(error, "hint", None) or ""
             if isinstance(error, CallFailed):
                 output = error.output
                 if error.kind == "not_implemented":
@@ -157,7 +170,7 @@ class GradingPlugin:
         self.checks.append(Check(
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade["tags"]),
             points=grade["points"], score=grade["points"] if status == "passed" else 0,
-            status=status, message=message, output=output,
+            status=status, message=message, hint=hint, output=output,
             visibility="hidden" if Path(item.path).parent.name == "hidden" else "visible"))
 
     def _explain(self, error, function):

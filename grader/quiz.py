@@ -64,21 +64,25 @@ class Question(BaseModel):
             raise ValueError(f"a {kind} question has no choices (remove them, or make it single/multiple)")
         return choices
 
-    @field_validator("answer")
+    @field_validator("answer", mode="before")
     @classmethod
     def _answer_fits_type(cls, answer, info):
+        """Check the key against the question's type before parsing, so the message can say what fits."""
         kind, keys = info.data.get("type"), list(info.data.get("choices") or {})
-        if answer is None or kind is None:
-            return answer
-        if kind == "single" and (not isinstance(answer, str) or answer not in keys):
+        if answer is None or kind is None or (kind in ("single", "multiple") and not keys):
+            return answer                   # no key, or its type or choices are reported already
+        if kind == "single" and answer not in keys:
             raise ValueError(f"expected one of the choice keys {', '.join(keys)}, got {answer!r}")
-        if kind == "multiple" and (not isinstance(answer, list) or not answer
-                                   or not set(answer) <= set(keys) or len(set(answer)) != len(answer)):
+        if kind == "multiple" and not (isinstance(answer, list) and answer
+                                       and all(key in keys for key in answer) and len(set(answer)) == len(answer)):
             raise ValueError(f"expected a list of distinct choice keys from {', '.join(keys)}, "
                              f"e.g. [{keys[0]}, {keys[-1]}], got {answer!r}")
-        if kind == "numeric" and not isinstance(answer, float):
-            raise ValueError(f"expected a number, e.g. 38.6, got {answer!r}")
-        if kind == "text" and (not isinstance(answer, list) or not all(a.strip() for a in answer)):
+        if kind == "numeric":
+            if not isinstance(answer, (int, float)) or isinstance(answer, bool):
+                raise ValueError(f"expected a number, e.g. 38.6, got {answer!r}")
+            return float(answer)
+        if kind == "text" and not (isinstance(answer, list) and answer
+                                   and all(isinstance(text, str) and text.strip() for text in answer)):
             raise ValueError(f"expected a list of accepted strings, e.g. [bag, set], got {answer!r}")
         return answer
 
@@ -218,7 +222,7 @@ def load_quiz(path):
     data = _read_yaml(path)
     if not isinstance(data, dict):
         raise QuizError(f"{path}: expected a mapping with title, pass_fraction, questions; "
-                        f"got {type(data).__name__}")
+                        f"got {'an empty file' if data is None else type(data).__name__}")
     try:
         return Quiz.model_validate(data)
     except ValidationError as error:

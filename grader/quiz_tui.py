@@ -6,6 +6,10 @@ Three ways in, one per mode of `python grade.py quiz`:
   grade_answers / grade_class  no prompting: an answers file, or a class CSV into a gradebook
 Answers given so far are saved after each one, so Ctrl-C or end of input loses nothing.
 """
+import select
+import sys
+from pathlib import Path
+
 from rich.console import Group
 from rich.markup import escape
 from rich.panel import Panel
@@ -13,6 +17,13 @@ from rich.table import Table
 from rich.text import Text
 
 from grader import quiz as q
+
+
+def _shown(path):
+    """A path as short as it can be shown: relative to where the learner is, when it is inside."""
+    path = Path(path).resolve()
+    return escape(str(path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path))
+
 
 HOW_TO_ANSWER = {
     "single": "type the letter of one choice",
@@ -41,7 +52,7 @@ def take_exam(quiz, console, response_file):
     if _ask_all(quiz, console, response_file, feedback=False) is None:
         return False
     console.print(Panel(f"All {len(quiz.questions)} questions answered. Your responses are in "
-                        f"[bold]{escape(str(response_file))}[/]: hand that file in to be graded.",
+                        f"[bold]{_shown(response_file)}[/]: hand that file in to be graded.",
                         title="Done", border_style="cyan"))
     return True
 
@@ -70,7 +81,7 @@ def grade_class(quiz, name, responses_csv, gradebook_csv, console):
     console.print(table)
     graded = [row for row in rows if row.result]
     not_graded = len(rows) - len(graded)
-    console.print(f"Gradebook written to [bold]{escape(str(gradebook_csv))}[/]: {len(graded)} graded, "
+    console.print(f"Gradebook written to [bold]{_shown(gradebook_csv)}[/]: {len(graded)} graded, "
                   f"{sum(row.result.passed for row in graded)} passed"
                   + (f", [yellow]{not_graded} not graded (see status)[/]" if not_graded else ""))
     return rows
@@ -88,7 +99,7 @@ def _ask_all(quiz, console, saved_file, feedback):
                         title=Text(f"Lesson test · {quiz.title}"), subtitle=mode, border_style="cyan"))
     if answers:
         console.print(f"Continuing: {len(answers)} of {total} answered earlier, kept in "
-                      f"{escape(str(saved_file))} (delete it to start over).")
+                      f"{_shown(saved_file)} (delete it to start over).")
     try:
         for number, question in enumerate(quiz.questions, 1):
             if question.id not in answers:
@@ -97,7 +108,7 @@ def _ask_all(quiz, console, saved_file, feedback):
                 if feedback:
                     _feedback(question, answers[question.id], console)
     except (KeyboardInterrupt, EOFError):
-        kept = (f" Your answers are kept in {escape(str(saved_file))}; run the same command again "
+        kept = (f" Your answers are kept in {_shown(saved_file)}; run the same command again "
                 "to continue." if answers else "")
         console.print(f"\n[yellow]Stopped[/] with {len(answers)} of {total} answered.{kept}")
         return None
@@ -116,9 +127,27 @@ def _ask(question, number, total, console):
                         subtitle=HOW_TO_ANSWER[question.type], subtitle_align="right"))
     while True:
         try:
-            return q.parse_answer(question, console.input("[bold cyan]›[/] "))
+            return q.parse_answer(question, _read_line(console, "[bold cyan]›[/] "))
         except q.AnswerError as error:
             console.print(Text(str(error), style="yellow"))
+
+
+def _read_line(console, prompt):
+    """input() after a rich prompt, except that Ctrl-C always stops it.
+
+    input() blocks in read(), where a Ctrl-C that lands just before the read is only noticed after
+    the next Enter; at a terminal, wait in short select() calls instead, which let Python raise
+    KeyboardInterrupt within 0.2 s. A terminal hands over one whole line when select() says ready.
+    """
+    console.print(prompt, end="")
+    if not sys.stdin.isatty():
+        return input()
+    while not select.select([sys.stdin], [], [], 0.2)[0]:
+        pass
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
 
 
 def _feedback(question, given, console):
@@ -152,11 +181,8 @@ def _show_key(question):
 # ------------------------------------------------------------------------------------- results
 
 def show_result(quiz, result, console):
-    """Score and PASS/FAIL, then each question with the answer given, the key and the explanation."""
-    verdict = "[bold green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
-    console.print(Panel(f"{verdict}  {result.score} of {result.max} right (pass: {result.needed} of "
-                        f"{result.max})", title=Text(f"Lesson test · {quiz.title}"),
-                        border_style="green" if result.passed else "red"))
+    """Each question with the answer given, the key and the explanation; then score and PASS/FAIL."""
+    console.rule("Review")
     review = Table.grid(padding=(0, 1))
     for number, (question, graded) in enumerate(zip(quiz.questions, result.questions), 1):
         mark = Text("✓", style="green") if graded.correct else Text("✗", style="red")
@@ -167,6 +193,13 @@ def show_result(quiz, result, console):
                       Text(question.explanation, style="dim"), Text(""))
         review.add_row(mark, Text(f"{number}."), lines)
     console.print(review)
+    if result.passed:
+        verdict, advice, colour = "PASS", "lesson complete", "green"
+    else:
+        verdict, advice, colour = "FAIL", "read the explanations above and take it again", "red"
+    console.print(Panel(f"[bold {colour}]{verdict}[/]  {result.score} of {result.max} right "
+                        f"(pass: {result.needed} of {result.max}) · {advice}",
+                        title=Text(f"Lesson test · {quiz.title}"), border_style=colour))
 
 
 def _hard_questions(quiz, console):
@@ -179,7 +212,7 @@ def _hard_questions(quiz, console):
         for number, hard in enumerate(quiz.hard_questions, 1):
             console.print(Panel(Text(hard.prompt), title_align="left",
                                 title=f"Hard question {number} of {len(quiz.hard_questions)}"))
-            while not console.input("[bold cyan]your attempt ›[/] ").strip():
+            while not _read_line(console, "[bold cyan]your attempt ›[/] ").strip():
                 console.print("[yellow]Try first: a few words are enough.[/]")
             console.print(Panel(Text(hard.reveal), title="Reveal", title_align="left", border_style="green"))
     except (KeyboardInterrupt, EOFError):

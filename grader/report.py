@@ -2,6 +2,7 @@
 from pathlib import Path
 
 from rich.console import Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -41,13 +42,19 @@ def _function_block(function, lab, results, score, top):
     table = Table.grid(padding=(0, 1))
     table.add_column(width=3)
     table.add_column()
+    shown = set()               # messages and hints already printed for this function
     for check in checks:
         tag = "" if check.visibility == "visible" else " [dim](hidden)[/]"
-        table.add_row(MARK[check.status], f"{check.name}{tag} [dim]{check.score:g}/{check.points:g}[/]")
-        if check.status != "passed":
-            table.add_row("", Text(check.message, style="red" if check.status == "failed" else "yellow"))
-            if check.output:
-                table.add_row("", Text(f"your code printed:\n{check.output}", style="dim"))
+        table.add_row(MARK[check.status], f"{escape(check.name)}{tag} [dim]{check.score:g}/{check.points:g}[/]")
+        if check.status == "passed":
+            continue
+        if check.message in shown or (check.hint and check.hint in shown):
+            table.add_row("", Text("the same problem as above", style="dim"))
+            continue
+        shown.update({check.message, check.hint} - {""})
+        table.add_row("", Text(check.message, style="red" if check.status == "failed" else "yellow"))
+        if check.output:
+            table.add_row("", Text(f"your code printed:\n{check.output}", style="dim"))
     return Group(title, table, Text(""))
 
 

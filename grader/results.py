@@ -15,6 +15,7 @@ class Check(BaseModel):
     score: float
     status: Status
     message: str = ""               # expected / saw / hint, or why it did not run
+    hint: str = ""                  # the likely mistake, when the check could tell
     output: str = ""                # what student code printed, cut
     visibility: Literal["visible", "hidden"]
 

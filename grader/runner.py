@@ -40,7 +40,7 @@ def _run_checks(lab, box, workspace, submission, device, select, started):
     args = [*folders, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
             "-p", "no:stepwise", "--import-mode=importlib", "--rootdir", str(lab.folder),
             "-c", os.devnull]
-    code = pytest.main(args, plugins=[plugin])
+    code = pytest.main(args, plugins=[plugin, plugin.fixtures])
     if code == pytest.ExitCode.INTERRUPTED:
         raise KeyboardInterrupt
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):

@@ -19,7 +19,7 @@ from pathlib import Path
 from grader.labs import LabError
 
 CHILD = Path(__file__).with_name("child.py")
-OUTPUT_LIMIT = 4000          # characters of a call's output kept for the report
+OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
 START_TIMEOUT = 120.0        # seconds for a child to import torch and say it is ready
 CPU_SECONDS = 600            # a child's total CPU time, a backstop behind the per-call limits
 
@@ -171,6 +171,8 @@ class Child:
             error = answer["error"]
             if error["not_implemented"]:
                 raise CallFailed(function, "not_implemented", str(error["not_implemented"]))
+            if error["type"] == "WireError":
+                raise CallFailed(function, "bad_answer", f"returned {error['message']}")
             message = f"{error['type']}: {error['message']}" if error["message"] else error["type"]
             raise CallFailed(function, "raised", message, error["where"])
         except (KeyError, TypeError, wire.WireError) as error:

@@ -56,8 +56,8 @@ def encode(value, depth=0):
         return encode({f: getattr(value, f) for f in value.__dataclass_fields__}, depth + 1)
     if hasattr(value, "item") and hasattr(value, "dtype"):  # numpy scalar
         return encode(value.item(), depth + 1)
-    raise WireError(f"a {type(value).__name__} is not plain data "
-                    "(tensors, numbers, strings, lists, dicts, dataclasses, devices)")
+    raise WireError(f"a {type(value).__name__}, which is not plain data "
+                    "(tensors, numbers, strings, lists, dicts, dataclasses)")
 
 
 def dumps(value):

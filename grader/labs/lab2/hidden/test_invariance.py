@@ -3,7 +3,8 @@
 The layers come from toy_attention.py (each ignores a known set of reorderings) and from the
 handout's model.py. The judge computes the truth itself, over every reordering of short
 inputs, and only asks questions whose answer is clear: the summed outputs differ either by
-float noise (far below atol) or by far more than atol.
+float noise (far below atol) or by far more than atol. Every check asks at least one question
+whose answer is True and one whose answer is False, so a constant answer earns nothing.
 """
 import itertools
 
@@ -53,11 +54,17 @@ def check(student, reference, layer, x, hint, atol=1e-5, repeats=1, **kwargs):
                str(answer), hint)
 
 
+def check_invariant_one(student, reference, x):
+    """The position-free layer: True. Keeps a constant False from scoring."""
+    check(student, reference, "PositionWeighted", x, "compare attn(x).sum(1) within atol", pattern="flat")
+
+
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_order(student, reference, device):
     """compares the summed output: reversing the output keeps the sum, so True"""
-    check(student, reference, "Reverse", inputs(2, 5, 4, 0, device),
-          "compare attn(x).sum(1), not the outputs position by position")
+    x = inputs(2, 5, 4, 0, device)
+    check(student, reference, "Reverse", x, "compare attn(x).sum(1), not the outputs position by position")
+    check(student, reference, "PositionWeighted", x, None, pattern="linear")
 
 
 @pytest.mark.grade(points=2, tags=["is_permutation_invariant"])
@@ -78,9 +85,11 @@ def test_short_sequences(student, reference, device):
 ], ids=["ignores reversal", "ignores rotations", "ignores a swap"])
 def test_partial_invariance(student, reference, device, layer, kwargs, ignores):
     """a layer that ignores only some reorderings is not invariant"""
-    check(student, reference, layer, inputs(2, 4, 3, 3, device),
+    x = inputs(2, 4, 3, 3, device)
+    check(student, reference, layer, x,
           f"this layer ignores {ignores} but not every reordering: try reorderings that together "
           "produce every order (a swap of the first two and a rotation by one)", repeats=4, **kwargs)
+    check_invariant_one(student, reference, x)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -104,10 +113,12 @@ def test_atol(student, reference, device):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_returns_bool(student, device):
-    """returns a Python bool and leaves x unchanged"""
+    """returns the right Python bool and leaves x unchanged"""
     x = inputs(2, 5, 4, 8, device)
-    answer, (_, x_after) = student.with_inputs(
-        "is_permutation_invariant", build("toy_attention:layer", "Reverse"), x)
-    expect(type(answer) is bool, "a Python bool (bool(...) or torch.allclose)", describe(answer))
-    expect(isinstance(x_after, torch.Tensor) and torch.equal(x_after.cpu(), x.cpu()),
-           "x unchanged", "x was modified", "index into x to reorder it: x[:, perm] makes a copy")
+    for pattern, expected in (("flat", True), ("linear", False)):
+        layer = build("toy_attention:layer", "PositionWeighted", pattern=pattern)
+        answer, (_, x_after) = student.with_inputs("is_permutation_invariant", layer, x)
+        expect(type(answer) is bool, "a Python bool (bool(...) or torch.allclose)", describe(answer))
+        expect(answer is expected, f"{expected} for PositionWeighted({pattern!r})", str(answer))
+        expect(isinstance(x_after, torch.Tensor) and torch.equal(x_after.cpu(), x.cpu()),
+               "x unchanged", "x was modified", "index into x to reorder it: x[:, perm] makes a copy")

@@ -205,10 +205,13 @@ def test_rope_other_base(student, reference, device):
 
 @pytest.mark.grade(points=2, tags=["apply_rope"])
 def test_rope_leaves_input(student, reference, device):
-    """x, cos and sin are left unchanged"""
+    """x, cos and sin are left unchanged (and the result is right)"""
     x, cos, sin = reference_rope_inputs(reference, (2, 2, 6, 8), 4, device)
-    _, (x_after, cos_after, sin_after) = student.with_inputs("apply_rope", x, cos, sin)
+    out, (x_after, cos_after, sin_after) = student.with_inputs("apply_rope", x, cos, sin)
     for name, before, after in (("x", x, x_after), ("cos", cos, cos_after), ("sin", sin, sin_after)):
         expect(isinstance(after, torch.Tensor) and torch.equal(before.cpu(), after.cpu()),
                f"{name} unchanged by apply_rope", f"{name} was modified",
                "write results into new tensors; slices like x[..., 0::2] are views of x")
+    expect_tensor(out, "apply_rope(x, cos, sin)", x.shape, torch.float32, device)
+    expect_close(out.cpu(), rotate(x.cpu(), cos.cpu(), sin.cpu()), "apply_rope(x, cos, sin)",
+                 rope_tolerance(x.cpu(), device))

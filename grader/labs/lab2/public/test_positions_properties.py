@@ -21,10 +21,12 @@ def test_frequencies_on_the_circle(student, device):
     expect(torch.allclose(radius, torch.ones_like(radius), atol=1e-5),
            "cos² + sin² = 1 everywhere", f"values from {radius.min():.4f} to {radius.max():.4f}",
            "cos and sin must be of the same angles")
+    swapped = torch.allclose(sin[0].cpu(), torch.ones(8)) and torch.allclose(cos[0].cpu(), torch.zeros(8))
     expect(torch.allclose(cos[0].cpu(), torch.ones(8)) and torch.allclose(sin[0].cpu(), torch.zeros(8)),
            "cos[0] all 1 and sin[0] all 0 (position 0 turns by 0)",
-           f"cos[0] = {cos[0].cpu().tolist()[:3]}..., sin[0] = {sin[0].cpu().tolist()[:3]}...",
-           "positions count from 0")
+           f"cos[0] = {[round(v, 4) for v in cos[0].tolist()[:3]]}..., "
+           f"sin[0] = {[round(v, 4) for v in sin[0].tolist()[:3]]}...",
+           "cos and sin are swapped" if swapped else "positions count from 0")
 
 
 @pytest.mark.grade(points=1, tags=["apply_rope"])
@@ -56,7 +58,11 @@ def test_rope_relative(student, device):
     out = student.apply_rope(x, cos, sin)
     expect_tensor(out, "apply_rope(x, cos, sin)", x.shape, torch.float32, device)
     scores = out[0, 0].double().cpu() @ out[1, 0].double().cpu().T
+    tolerance = 1e-3 * q.norm() * k.norm()
     shifted = (scores[1:, 1:] - scores[:-1, :-1]).abs().max().item()
-    expect(shifted < 1e-3 * q.norm() * k.norm(), "scores[m, n] == scores[m + 1, n + 1]",
+    expect(shifted < tolerance, "scores[m, n] == scores[m + 1, n + 1]",
            f"a difference of {shifted:.3g}", "cos and sin must be of the same angles, each "
            "pair rotated as a point in the plane")
+    same_place = (scores.diagonal() - q.double() @ k.double()).abs().max().item()
+    expect(same_place < tolerance, "scores[m, m] == q·k (no distance, no rotation between them)",
+           f"a difference of {same_place:.3g}")

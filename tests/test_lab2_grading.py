@@ -1,0 +1,129 @@
+"""Lab 2's positions and invariance checks against the reference, the stubs, and submissions
+written to be wrong, alternative, cheating or crashing (tests/submissions/)."""
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.labs import find_lab
+from grader.runner import grade
+
+SUBMISSIONS = Path(__file__).parent / "submissions"
+ROOT = Path(__file__).parent.parent
+PARTS = ["positions", "invariance"]          # experiments are graded in test_lab2_experiments.py
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return find_lab("lab2")
+
+
+@pytest.fixture(scope="module")
+def graded(lab):
+    """Grade each submission once: graded("mistakes_a") -> LabResults."""
+    cache = {}
+
+    def get(name, select=PARTS):
+        folder = {"reference": ROOT / "reference/lab2", "stubs": None}.get(name, SUBMISSIONS / name)
+        if (name, tuple(select)) not in cache:
+            started = time.monotonic()
+            results = grade(lab, submission=folder, device="cpu", select=select)
+            cache[name, tuple(select)] = results, time.monotonic() - started
+        return cache[name, tuple(select)][0]
+
+    get.seconds = lambda name: cache[name, tuple(PARTS)][1]
+    return get
+
+
+def points(results, function):
+    return results.by_function([function])[function]
+
+
+def failures(results, function):
+    return [c for c in results.checks if c.function == function and c.status != "passed"]
+
+
+def test_reference_full_marks(graded):
+    results = graded("reference")
+    assert results.all_passed and results.score == results.max_score > 0
+    assert {c.visibility for c in results.checks} == {"visible", "hidden"}
+
+
+def test_alternative_styles_full_marks(graded):
+    """float64 angles, einsum, complex numbers, other reorderings: all correct."""
+    results = graded("alternative_styles")
+    assert results.score == results.max_score, [c.message for c in results.checks if c.message]
+
+
+def test_stubs_score_zero_with_one_line_each(graded):
+    results = graded("stubs")
+    assert results.score == 0 and results.max_score > 0
+    assert all(c.status == "not_implemented" for c in results.checks)
+    assert {c.message for c in results.checks if c.tags == [c.function]} == {"not implemented yet"}
+
+
+@pytest.mark.parametrize("submission, function, hint", [
+    ("mistakes_a", "rope_frequencies", "cos and sin are swapped"),
+    ("mistakes_a", "apply_rope", "half-split rotate_half"),
+    ("mistakes_a", "is_permutation_invariant", "randperm(2)"),
+    ("mistakes_b", "rope_frequencies", "positions start at 1"),
+    ("mistakes_b", "apply_rope", "wrong sign"),
+    ("mistakes_b", "apply_rope", "views of x"),
+    ("mistakes_b", "is_permutation_invariant", "attn(x).sum(1)"),
+    ("mistakes_b", "is_permutation_invariant", "atol=atol"),
+])
+def test_mistakes_lose_points_with_their_hint(graded, submission, function, hint):
+    results = graded(submission)
+    score, top = points(results, function)
+    assert score < top
+    assert any(hint in c.message for c in failures(results, function)), \
+        [c.message for c in failures(results, function)]
+
+
+def test_mistakes_keep_points_of_correct_checks(graded):
+    """A partial solution earns partial credit: properties that still hold still score."""
+    results = graded("mistakes_a")
+    assert 0 < points(results, "is_permutation_invariant")[0] < points(results, "is_permutation_invariant")[1]
+
+
+def test_patched_allclose_and_zeros_score_zero(graded):
+    results = graded("cheat_allclose")
+    assert results.score == 0
+
+
+def test_exits_fail_their_checks_and_grading_goes_on(graded):
+    results = graded("crash_exit")
+    assert results.score == 0
+    messages = {c.function: c.message for c in results.checks}
+    assert "SystemExit" in messages["rope_frequencies"]
+    assert "exited with status 3" in messages["apply_rope"]
+    assert "SystemExit: bye" in messages["is_permutation_invariant"]
+
+
+def test_endless_loop_keeps_other_points_and_finishes(graded):
+    results = graded("endless_rope")
+    assert points(results, "rope_frequencies")[0] == points(results, "rope_frequencies")[1]
+    assert points(results, "apply_rope")[0] == 0
+    assert any("no answer within" in c.message for c in results.checks)
+    assert graded.seconds("endless_rope") < 40
+
+
+def test_flood_and_booby_traps_earn_nothing(graded, tmp_path):
+    results = graded("flood_and_traps")
+    assert results.score == 0
+    flooded = [c for c in results.checks if c.output]
+    assert flooded and all(len(c.output) < 2200 and "more bytes of output cut" in c.output for c in flooded)
+    assert any("not plain data" in c.message for c in results.checks)
+    assert not Path("/tmp/grader-was-pwned").exists()
+
+
+def test_segfault_and_memory_hog_fail_cleanly(graded):
+    results = graded("crash_segfault")
+    messages = " ".join(c.message for c in results.checks if c.function == "is_permutation_invariant")
+    assert "SIGSEGV" in messages and "MemoryError" in messages
+    assert points(results, "is_permutation_invariant")[0] == 0
+
+
+def test_select_one_function(lab):
+    results = grade(lab, submission=ROOT / "reference/lab2", device="cpu", select=["apply_rope"])
+    assert results.checks and {c.function for c in results.checks} == {"apply_rope"}
