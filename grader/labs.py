@@ -81,7 +81,7 @@ def find_lab(name_or_path):
         data = yaml.safe_load(manifest_file.read_text())
         manifest = Manifest.model_validate(data)
     except yaml.YAMLError as error:
-        raise LabError(f"{manifest_file}: not valid YAML ({error})") from None
+        raise LabError(f"{manifest_file}: {yaml_problem(error)}") from None
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'top level'}: {e['msg']}"
                              for e in error.errors())
@@ -90,6 +90,13 @@ def find_lab(name_or_path):
     if not lab.handout.is_dir():
         raise LabError(f"{manifest_file}: handout folder {lab.handout} does not exist")
     return lab
+
+
+def yaml_problem(error):
+    """A YAML error in one line: where and what."""
+    mark = getattr(error, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"not valid YAML{where}: {getattr(error, 'problem', None) or error}"
 
 
 def list_labs():

@@ -1,0 +1,65 @@
+"""The command line as a user meets it: exit codes, the report, --json, bad input."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.results import GradescopeResults
+
+ROOT = Path(__file__).parent.parent
+
+
+def grade_py(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, str(ROOT / "grade.py"), *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def test_reference_passes_with_exit_0_and_valid_json(tmp_path):
+    out = tmp_path / "results.json"
+    run = grade_py("lab2", "--submission", "reference/lab2", "-k", "positions.py", "--json", out)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    results = GradescopeResults.model_validate(json.loads(out.read_text()))
+    assert results.score == sum(t.max_score for t in results.tests) > 0
+    assert {tuple(t.tags) for t in results.tests} >= {("rope_frequencies",), ("apply_rope",)}
+    assert results.sandbox in ("bubblewrap", "process")
+    assert "apply_rope" in run.stdout and "Total" in run.stdout
+
+
+def test_stubs_exit_1_with_not_implemented(tmp_path):
+    out = tmp_path / "results.json"
+    run = grade_py("lab2", "-k", "invariance", "--json", out)
+    assert run.returncode == 1
+    assert "not implemented yet" in run.stdout and "Traceback" not in run.stdout + run.stderr
+    results = GradescopeResults.model_validate(json.loads(out.read_text()))
+    assert results.score == 0 and all(t.status == "failed" for t in results.tests)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["lab99"], "no lab called 'lab99'"),
+    (["lab2", "--submission", "no/such/folder"], "does not exist"),
+    (["lab2", "-k", "nonsense"], "not a function or file"),
+    (["lab2", "--device", "tpu"], "invalid choice"),
+])
+def test_bad_usage_exits_2(args, message):
+    run = grade_py(*args)
+    assert run.returncode == 2
+    assert message in run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_broken_manifest_exits_2(tmp_path):
+    lab = tmp_path / "badlab"
+    lab.mkdir()
+    (lab / "lab.yaml").write_text("title: [unclosed\n")
+    run = grade_py(lab)
+    assert run.returncode == 2 and "not valid YAML" in run.stdout
+    (lab / "lab.yaml").write_text("title: x\nhandout: .\nstudent_files: {}\nsurprise: 1\n")
+    run = grade_py(lab)
+    assert run.returncode == 2
+    assert "student_files" in run.stdout and "surprise" in run.stdout
+    assert "Traceback" not in run.stdout + run.stderr
