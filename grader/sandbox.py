@@ -4,6 +4,7 @@ Student code runs only in children (grader/child.py). A call sends plain data, w
 its time limit, and reads back plain data through grader/wire.py. A child that hangs, dies,
 floods its output or answers garbage is killed and replaced; the judge carries on.
 """
+import functools
 import os
 import select
 import shutil
@@ -19,6 +20,9 @@ from pathlib import Path
 from grader.labs import LabError
 
 CHILD = Path(__file__).with_name("child.py")
+WIRE = Path(__file__).with_name("wire.py")
+HOME = "/home/student"       # the child's working directory inside bubblewrap
+SCRATCH_BYTES = 256 * 2**20  # what a sandboxed child may write, in its home and in /tmp
 OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
 START_TIMEOUT = 120.0        # seconds for a child to import torch and say it is ready
 CPU_SECONDS = 600            # a child's total CPU time, a backstop behind the per-call limits
@@ -136,8 +140,7 @@ class Child:
             self.kill()
             raise CallFailed(function, "timeout", "no answer in time") from None
         except (EOFError, OSError):
-            self.kill()
-            raise CallFailed(function, "crashed", _exit_reason(self.process.returncode)) from None
+            raise CallFailed(function, "crashed", self._ended()) from None
         except wire.WireError as error:
             self.kill()
             raise CallFailed(function, "bad_answer", f"its answer was not plain data: {error}") from None
@@ -159,8 +162,7 @@ class Child:
         try:
             wire.send(self._to_child, request)
         except OSError:
-            self.kill()
-            raise CallFailed(function, "crashed", _exit_reason(self.process.returncode)) from None
+            raise CallFailed(function, "crashed", self._ended()) from None
         answer = self._receive(time.monotonic() + timeout, function)
         try:
             answer = wire.sanitize(answer, device)
@@ -178,6 +180,15 @@ class Child:
         except (KeyError, TypeError, wire.WireError) as error:
             self.kill()
             raise CallFailed(function, "bad_answer", f"its answer was malformed ({error})") from None
+
+    def _ended(self):
+        """Why the child is gone: its exit status, once it has had a moment to report it."""
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+        self.kill()
+        return _exit_reason(self.process.returncode)
 
     def kill(self):
         """Kill the child and everything it started in its session; idempotent."""
@@ -201,9 +212,11 @@ class Child:
 
 
 def _exit_reason(code):
-    if code is not None and code < 0:
-        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else -code
-        hint = " (out of memory?)" if -code == signal.SIGKILL else ""
+    """Words for an exit status; bubblewrap reports a child killed by signal N as 128 + N."""
+    signal_number = -code if code < 0 else code - 128 if code > 128 else None
+    if signal_number in signal.Signals._value2member_map_:
+        name = signal.Signals(signal_number).name
+        hint = " (out of memory?)" if signal_number == signal.SIGKILL else ""
         return f"the process running your code was killed by {name}{hint}"
     return f"the process running your code exited with status {code} (sys.exit / os._exit?)"
 
@@ -279,8 +292,56 @@ class Sandbox:
             self._main, self._spares = None, []
 
 
+class BubblewrapLauncher:
+    """Runs the child in bubblewrap: read-only system and Python, a private writable home and
+    /tmp of limited size, no network, its own PID namespace, no capabilities. It sees the
+    handout and submission files, and nothing of the grader, the reference or the host."""
+
+    name = "bubblewrap"
+
+    def argv(self, workspace, read_fd, write_fd, memory_mb):
+        binds = []
+        for path in ["/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", "/sys", *python_prefixes()]:
+            if Path(path).exists():
+                binds += ["--ro-bind", path, path]
+        grader = Path(__file__).resolve().parent
+        if any(grader.is_relative_to(p) for p in python_prefixes()):   # an installed grader
+            binds += ["--tmpfs", str(grader)]
+        for device in sorted(Path("/dev").glob("nvidia*")):              # CUDA grading
+            binds += ["--dev-bind", str(device), str(device)]
+        files = [arg for entry in sorted(workspace.path.iterdir())
+                 for arg in ("--ro-bind", str(entry), f"{HOME}/{entry.name}")]
+        return ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
+                "--proc", "/proc", "--dev", "/dev", *binds,
+                "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",
+                "--size", str(SCRATCH_BYTES), "--tmpfs", HOME, *files,
+                "--ro-bind", str(CHILD), "/grader/child.py", "--ro-bind", str(WIRE), "/grader/wire.py",
+                "--chdir", HOME, "--setenv", "HOME", HOME,
+                sys.executable, "-I", "/grader/child.py", HOME,
+                str(read_fd), str(write_fd), str(memory_mb), str(CPU_SECONDS)]
+
+
+def python_prefixes():
+    """Folders the Python running the grader lives in (a venv, and the Python it was made from)."""
+    return sorted({str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+
+
+@functools.cache
+def bubblewrap_works():
+    """Whether bwrap is installed and can make its namespaces here (it cannot in some containers)."""
+    if not shutil.which("bwrap"):
+        return False
+    probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc",
+                            "--dev", "/dev", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
 def launcher_for(mode):
-    """The launcher for --sandbox MODE: "auto", "required" (bubblewrap or refuse), "process"."""
+    """The launcher for --sandbox MODE: "auto" (bubblewrap when it works, else a plain process),
+    "required" (bubblewrap or refuse) or "process"."""
+    if mode != "process" and bubblewrap_works():
+        return BubblewrapLauncher()
     if mode == "required":
-        raise LabError("--sandbox required: bubblewrap is not available here")
+        raise LabError("--sandbox required: bubblewrap is not installed or cannot run here "
+                       "(Debian/Ubuntu: apt install bubblewrap)")
     return ProcessLauncher()
