@@ -1,0 +1,98 @@
+"""The child's OS sandbox: a hostile submission cannot reach the host, the network or the
+answers, and leaves nothing running. Needs bubblewrap; the fallback is tested to say so."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.labs import find_lab
+from grader.runner import grade
+from grader.sandbox import bubblewrap_works
+
+ROOT = Path(__file__).parent.parent
+HOSTILE = Path(__file__).parent / "submissions" / "hostile"
+needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
+
+
+def daemons():
+    """PIDs of processes carrying the hostile submission's daemon marker."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and b"grader-daemon-marker" in (entry / "cmdline").read_bytes():
+                pids.append(int(entry.name))
+        except OSError:
+            pass
+    return pids
+
+
+@pytest.fixture
+def listener():
+    """A server on 127.0.0.1:47321 that records whatever reaches it."""
+    received = []
+    server = socket.create_server(("127.0.0.1", 47321), reuse_port=True)
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+                received.append(connection.recv(100))
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    yield received
+    stop.set()
+    thread.join()
+    server.close()
+
+
+@needs_bwrap
+def test_hostile_submission_is_contained(listener):
+    canary = Path("/tmp/grader-canary")
+    canary.write_text("still here")
+    created = Path("/tmp/grader-hostile-created")
+    created.unlink(missing_ok=True)
+    results = grade(find_lab("lab2"), submission=HOSTILE, device="cpu", select=["rope_frequencies"],
+                    sandbox="required")
+    time.sleep(0.5)
+    assert results.sandbox == "bubblewrap"
+    assert results.score == 0                       # it found no reference to copy
+    assert canary.read_text() == "still here" and not created.exists()
+    assert listener == []
+    assert daemons() == []
+    leaked = " ".join(c.output + c.message for c in results.checks)
+    assert "mark.grade" not in leaked and "def test_" not in leaked
+
+
+@needs_bwrap
+def test_sandbox_is_named_in_report_and_json(tmp_path):
+    out = tmp_path / "results.json"
+    run = subprocess.run([sys.executable, "grade.py", "lab2", "--submission", "reference/lab2",
+                          "-k", "rope_frequencies", "--json", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    assert run.returncode == 0 and "sandbox bubblewrap" in run.stdout
+    assert json.loads(out.read_text())["sandbox"] == "bubblewrap"
+
+
+def test_without_bubblewrap_the_fallback_says_so(tmp_path):
+    """With bwrap off the PATH: `auto` grades in a plain process and says so, `required` refuses."""
+    env = {**os.environ, "PATH": str(tmp_path), "COLUMNS": "200"}
+    out = tmp_path / "results.json"
+    run = subprocess.run([sys.executable, "grade.py", "lab2", "--submission", "reference/lab2",
+                          "-k", "rope_frequencies", "--json", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0 and "sandbox process" in run.stdout and "bubblewrap" in run.stdout
+    assert json.loads(out.read_text())["sandbox"] == "process"
+    run = subprocess.run([sys.executable, "grade.py", "lab2", "--sandbox", "required"], cwd=ROOT,
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 2 and "bubblewrap" in run.stdout
