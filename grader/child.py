@@ -1,17 +1,26 @@
-"""The child: the only process that imports a submission. It runs one call per request.
+"""The child side: a zygote that imports torch once, and the forked children that run
+student code, one call per request. Nothing here trusts what student code does.
 
-Started by grader/sandbox.py as `python -I child.py WORKDIR IN_FD OUT_FD MEMORY_MB CPU_S`
-in WORKDIR, a copy of the handout holding the submission's files. It limits its own memory and
-CPU time before any student code runs. It answers on
-OUT_FD with plain data only (grader/wire.py); whatever it says, the judge trusts none of it.
+grader/sandbox.py starts `python -I child.py SCRATCH CONTROL_FD` (inside bubblewrap when it
+can). The zygote never runs student code: on a control request it forks a child that writes
+the submission's files into a fresh folder under SCRATCH, limits itself, and answers calls
+with plain data only (grader/wire.py). The judge trusts none of what a child says.
 """
+import ctypes
 import importlib
 import importlib.util
 import os
 import resource
+import shutil
+import signal
+import socket
 import sys
+import time
 import traceback
 from pathlib import Path
+
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
+FILE_BYTES = 64 * 2**20         # the largest file a child may write
 
 
 def load_wire():
@@ -21,6 +30,7 @@ def load_wire():
     return module
 
 
+# -- a child: runs student code ------------------------------------------------------------------
 def resolve(value, wire):
     """Construct the objects the judge asked for with `wire.build` (from handout modules)."""
     if isinstance(value, dict) and wire.BUILD in value:
@@ -57,7 +67,6 @@ def describe(error, workdir):
 
 
 def serve(workdir, read_fd, write_fd, wire):
-    wire.send(write_fd, {"ready": True})
     while True:
         try:
             request = wire.recv(read_fd)
@@ -83,20 +92,109 @@ def serve(workdir, read_fd, write_fd, wire):
         wire.send(write_fd, answer)
 
 
-def main(argv):
-    workdir = Path(argv[0]).resolve()
-    read_fd, write_fd, memory_mb, cpu_seconds = map(int, argv[1:5])
+def become_child(order, fds, scratch, wire):
+    """In a fresh fork: take the pipes, lay out the files, limit ourselves, then serve."""
+    read_fd, write_fd, output_fd = fds
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
+    libc = ctypes.CDLL(None)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    libc.prctl(PR_SET_DUMPABLE, 1)
+    os.setsid()
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    os.close(output_fd)
+    workdir = Path(scratch, order["name"]).resolve()
+    for name, data in order["files"].items():
+        path = workdir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
     os.chdir(workdir)
     sys.path.insert(0, str(workdir))
+    if not order["device"].startswith("cuda"):      # CUDA maps far more address space than it uses
+        resource.setrlimit(resource.RLIMIT_AS, (order["memory_mb"] * 2**20,) * 2)
+    resource.setrlimit(resource.RLIMIT_CPU, (order["cpu_seconds"],) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES,) * 2)
+    serve(workdir, read_fd, write_fd, wire)
+    os._exit(0)
+
+
+# -- the zygote: forks children, never runs student code -----------------------------------------
+def zygote(scratch, control, wire, sandboxed):
+    children = {}                   # pid -> exit status once reaped, else None
+    while True:
+        try:
+            order, fds = wire.recv_with_fds(control)
+        except EOFError:
+            return
+        op = order["op"]
+        if op == "fork":
+            pid = os.fork()
+            if pid == 0:
+                control.close()
+                try:
+                    become_child(order, fds, scratch, wire)
+                finally:
+                    os._exit(70)
+            for fd in fds:
+                os.close(fd)
+            children[pid] = None
+            reply = {"pid": pid}
+        elif op == "status":        # wait up to `timeout` s for a child to end; its wait status
+            reply = {"status": reap(children, order["pid"], order["timeout"])}
+        elif op == "kill":
+            kill_child(order["pid"])
+            reply = {"status": reap(children, order["pid"], 5.0)}
+        elif op == "reset":         # between submissions: nothing of the last one survives
+            for pid in children:
+                kill_child(pid)
+            if sandboxed:           # our own PID namespace: stray daemons die too
+                os.kill(-1, signal.SIGKILL)
+            for pid in list(children):
+                reap(children, pid, 5.0)
+            children.clear()
+            for entry in Path(scratch).iterdir():
+                shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink()
+            reply = {"ok": True}
+        wire.send_with_fds(control, reply)
+
+
+def kill_child(pid):
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def reap(children, pid, timeout):
+    """The wait status of child `pid`, waiting at most `timeout` s; None while it runs."""
+    deadline = time.monotonic() + timeout
+    while pid in children and children[pid] is None:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if done:
+            children[pid] = status
+        elif time.monotonic() >= deadline:
+            break
+        else:
+            signal.sigtimedwait([signal.SIGCHLD], 0.05)
+    return children.get(pid)
+
+
+def main(argv):
+    scratch, control_fd, sandboxed = Path(argv[0]), int(argv[1]), argv[2] == "sandboxed"
     sys.dont_write_bytecode = True
     wire = load_wire()
-    import torch
+    import torch                    # the point of the zygote: imported once, shared by every fork
 
     torch.set_num_threads(1)
-    if not torch.cuda.is_available():      # CUDA maps far more address space than it uses
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 2**20,) * 2)
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds,) * 2)
-    serve(workdir, read_fd, write_fd, wire)
+    ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0)     # children cannot trace or read the zygote
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+    control = socket.socket(fileno=control_fd)
+    wire.send_with_fds(control, {"ready": True})
+    zygote(scratch, control, wire, sandboxed)
 
 
 if __name__ == "__main__":

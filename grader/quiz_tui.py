@@ -7,6 +7,7 @@ Three ways in, one per mode of `python grade.py quiz`:
 Answers given so far are saved after each one, so Ctrl-C or end of input loses nothing.
 """
 import select
+import signal
 import sys
 from pathlib import Path
 
@@ -101,8 +102,10 @@ def _ask_all(quiz, console, saved_file, feedback):
         console.print(f"Continuing: {len(answers)} of {total} answered earlier, kept in "
                       f"{_shown(saved_file)} (delete it to start over).")
     try:
-        for number, question in enumerate(quiz.questions, 1):
-            if question.id not in answers:
+        with CTRL_C:
+            for number, question in enumerate(quiz.questions, 1):
+                if question.id in answers:
+                    continue
                 answers[question.id] = _ask(question, number, total, console)
                 q.write_answers(saved_file, answers)
                 if feedback:
@@ -132,18 +135,43 @@ def _ask(question, number, total, console):
             console.print(Text(str(error), style="yellow"))
 
 
-def _read_line(console, prompt):
-    """input() after a rich prompt, except that Ctrl-C always stops it.
+class _CtrlC:
+    """Ctrl-C during the quiz: raises KeyboardInterrupt as usual, and is remembered.
 
-    input() blocks in read(), where a Ctrl-C that lands just before the read is only noticed after
-    the next Enter; at a terminal, wait in short select() calls instead, which let Python raise
-    KeyboardInterrupt within 0.2 s. A terminal hands over one whole line when select() says ready.
+    A KeyboardInterrupt raised while C code is failing on purpose can vanish: rich tries
+    int("latest") the first time it measures a non-ASCII character, just as the prompt shows.
+    `_read_line` raises a remembered Ctrl-C again while it waits for the learner.
+    """
+
+    def __enter__(self):
+        self.pressed = False
+        self.previous = signal.signal(signal.SIGINT, self._press)
+        return self
+
+    def __exit__(self, *exc_info):
+        signal.signal(signal.SIGINT, self.previous)
+
+    def _press(self, signum, frame):
+        self.pressed = True
+        raise KeyboardInterrupt
+
+
+CTRL_C = _CtrlC()
+
+
+def _read_line(console, prompt):
+    """input() after a rich prompt, except that at a terminal a Ctrl-C is never missed.
+
+    input() waits in read(), where a Ctrl-C that came just before is noticed only after the next
+    Enter; short select() waits let Python act on it within 0.2 s. A terminal hands over one whole
+    line once select() says it is ready.
     """
     console.print(prompt, end="")
     if not sys.stdin.isatty():
         return input()
     while not select.select([sys.stdin], [], [], 0.2)[0]:
-        pass
+        if CTRL_C.pressed:
+            raise KeyboardInterrupt
     line = sys.stdin.readline()
     if not line:
         raise EOFError
@@ -209,11 +237,13 @@ def _hard_questions(quiz, console):
     console.rule("Hard questions · unscored")
     console.print("Try to answer before you reveal: type your attempt, then Enter.")
     try:
-        for number, hard in enumerate(quiz.hard_questions, 1):
-            console.print(Panel(Text(hard.prompt), title_align="left",
-                                title=f"Hard question {number} of {len(quiz.hard_questions)}"))
-            while not _read_line(console, "[bold cyan]your attempt ›[/] ").strip():
-                console.print("[yellow]Try first: a few words are enough.[/]")
-            console.print(Panel(Text(hard.reveal), title="Reveal", title_align="left", border_style="green"))
+        with CTRL_C:
+            for number, hard in enumerate(quiz.hard_questions, 1):
+                console.print(Panel(Text(hard.prompt), title_align="left",
+                                    title=f"Hard question {number} of {len(quiz.hard_questions)}"))
+                while not _read_line(console, "[bold cyan]your attempt ›[/] ").strip():
+                    console.print("[yellow]Try first: a few words are enough.[/]")
+                console.print(Panel(Text(hard.reveal), title="Reveal", title_align="left",
+                                    border_style="green"))
     except (KeyboardInterrupt, EOFError):
         console.print("\n[dim]Hard questions skipped.[/]")

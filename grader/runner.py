@@ -4,26 +4,33 @@ import time
 from pathlib import Path
 
 from grader.labs import LabError
-from grader.sandbox import Sandbox, Workspace, launcher_for
+from grader.sandbox import Sandbox, Zygote, launcher_for, submission_files
 
 
-def grade(lab, submission=None, device="auto", select=(), sandbox="auto"):
-    """Run the lab's checks against `submission` (a folder; None: the handout) -> LabResults."""
+def grade(lab, submission=None, device="auto", select=(), sandbox="auto", zygote=None):
+    """Run the lab's checks against `submission` (a folder; None: the handout) -> LabResults.
+
+    `zygote`: a warm one to fork children from (batch grading); by default one is started
+    here, first, so that it imports torch while we do.
+    """
     started = time.monotonic()
     if submission is not None and not Path(submission).is_dir():
         raise LabError(f"submission folder {submission} does not exist")
-    launcher = launcher_for(sandbox)
-    workspace = Workspace(lab, submission)
-    box = Sandbox(lab, workspace, launcher)
+    own = zygote is None
+    zygote = zygote or Zygote(launcher_for(sandbox))
     try:
-        box.warm()                  # the child imports torch while we do
-        return _run_checks(lab, box, workspace, submission, device, select, started)
+        files, missing = submission_files(lab, submission)
+        box = Sandbox(lab, files, zygote)
+        try:
+            return _run_checks(lab, box, missing, submission, device, select, started)
+        finally:
+            box.close()
     finally:
-        box.close()
-        workspace.remove()
+        if own:
+            zygote.close()
 
 
-def _run_checks(lab, box, workspace, submission, device, select, started):
+def _run_checks(lab, box, missing, submission, device, select, started):
     import pytest
     import torch
 
@@ -51,10 +58,10 @@ def _run_checks(lab, box, workspace, submission, device, select, started):
         raise LabError(f"lab {lab.name} has no checks")
     done = [DoneItem(text=d.text, done=_done(plugin.checks, d.tags)) for d in lab.manifest.done_when]
     return LabResults(
-        lab=lab.name, title=lab.manifest.title, device=str(box.device), sandbox=box.launcher.name,
+        lab=lab.name, title=lab.manifest.title, device=str(box.device), sandbox=box.zygote.launcher.name,
         submission=str(Path(submission).resolve()) if submission else str(lab.handout),
         execution_time=time.monotonic() - started, checks=plugin.checks, done_when=done,
-        missing_files=workspace.missing, selected=sorted(plugin.select))
+        missing_files=missing, selected=sorted(plugin.select))
 
 
 def _done(checks, tags):

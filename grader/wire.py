@@ -9,6 +9,7 @@ This module is loaded by path in the child, so it imports nothing from the grade
 """
 import io
 import os
+import socket
 import struct
 import warnings
 
@@ -129,6 +130,36 @@ def recv(fd, wait=None, limit=MAX_FRAME):
     if size > limit:
         raise WireError(f"an answer of {size} bytes, over the limit of {limit}")
     return loads(_read_exact(fd, size, wait))
+
+
+def send_with_fds(sock, value, fds=()):
+    """Write one frame to a Unix socket, handing over file descriptors with its header."""
+    data = dumps(value)
+    socket.send_fds(sock, [_HEADER.pack(len(data))], list(fds))
+    sock.sendall(data)
+
+
+def recv_with_fds(sock, limit=MAX_FRAME):
+    """Read one frame from a Unix socket: (value, file descriptors handed over)."""
+    header, fds, _, _ = socket.recv_fds(sock, _HEADER.size, 8)
+    if not header:
+        raise EOFError("the channel closed")
+    while len(header) < _HEADER.size:
+        more = sock.recv(_HEADER.size - len(header))
+        if not more:
+            raise EOFError("the channel closed")
+        header += more
+    (size,) = _HEADER.unpack(header)
+    if size > limit:
+        raise WireError(f"a frame of {size} bytes, over the limit of {limit}")
+    chunks, left = [], size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise EOFError("the channel closed")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return loads(b"".join(chunks)), fds
 
 
 def _write_all(fd, data):
