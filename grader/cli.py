@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 
 from grader.labs import LabError
 
@@ -38,10 +39,13 @@ def run_grade(args, console):
     from grader.runner import grade
     from grader import report
 
+    from grader.quiz import quiz_status
+
     lab = find_lab(args.lab)
     results = grade(lab, submission=args.submission, device=args.device, select=args.select,
                     sandbox=args.sandbox)
-    report.show(results, lab, console)
+    quiz = quiz_status(lab.name) if lab.quiz else None
+    report.show(results, lab, console, quiz=(lab.quiz is not None, quiz))
     if args.json:
         report.write_json(results, args.json)
     return 0 if results.all_passed else 1
@@ -60,7 +64,7 @@ def main(argv=None):
             return run(build().parse_args(argv[1:]), console)
         return run_grade(grade_parser().parse_args(argv), console)
     except (LabError, UsageError) as error:
-        console.print(f"[bold red]error:[/] {error}")
+        console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]")
@@ -86,31 +90,28 @@ def quiz_parser():
 def run_quiz(args, console):
     from pathlib import Path
 
-    from rich.text import Text
-
     from grader import quiz, quiz_tui
 
     if bool(args.class_csv) != bool(args.out):
         raise UsageError("--class RESPONSES.csv and --out GRADEBOOK.csv go together")
     if args.class_csv and (args.answers or args.json):
         raise UsageError("--class grades a whole class into --out; it takes no --answers or --json")
-    try:
-        name, path = quiz.find_quiz(args.quiz)
-        test = quiz.load_quiz(path)
-        if args.class_csv:
-            quiz_tui.grade_class(test, name, args.class_csv, args.out, console)
-            return 0
-        if args.answers:
-            result = quiz_tui.grade_answers(test, name, args.answers, console)
-        elif test.keyed:
-            result = quiz_tui.take_practice(test, name, console)
-        else:
-            if args.json:
-                raise UsageError(f"{path} is an exam form with no answer key: nothing to write with --json")
-            return 0 if quiz_tui.take_exam(test, console, Path(args.response or f"{name}-response.yaml")) else 1
-    except LabError as error:           # quiz messages quote answers and paths: print them as plain text
-        console.print(Text.assemble(("error:", "bold red"), f" {error}"), soft_wrap=True)
-        return 2
+    name, path = quiz.find_quiz(args.quiz)
+    test = quiz.load_quiz(path)
+    if args.class_csv:
+        quiz_tui.grade_class(test, name, args.class_csv, args.out, console)
+        return 0
+    if test.keyed and args.response:
+        raise UsageError("--response is for exam forms; practice attempts are recorded in .grade/")
+    if args.answers:
+        result = quiz_tui.grade_answers(test, name, args.answers, console)
+    elif test.keyed:
+        result = quiz_tui.take_practice(test, name, console)
+    else:
+        if args.json:
+            raise UsageError("this quiz is an exam form with no answer key: nothing to write with --json")
+        response = Path(args.response or f"{name}-response.yaml")
+        return 0 if quiz_tui.take_exam(test, console, response) else 1
     if result is None:
         return 1
     if args.json:

@@ -138,8 +138,8 @@ def _ask(question, number, total, console):
 class _CtrlC:
     """Ctrl-C during the quiz: raises KeyboardInterrupt as usual, and is remembered.
 
-    A KeyboardInterrupt raised while C code is failing on purpose can vanish: rich tries
-    int("latest") the first time it measures a non-ASCII character, just as the prompt shows.
+    Python can lose a KeyboardInterrupt raised while C code is failing: seen when Ctrl-C lands as
+    rich first measures a non-ASCII character (it tries int("latest") and catches the ValueError).
     `_read_line` raises a remembered Ctrl-C again while it waits for the learner.
     """
 
@@ -167,7 +167,7 @@ def _read_line(console, prompt):
     line once select() says it is ready.
     """
     console.print(prompt, end="")
-    if not sys.stdin.isatty():
+    if not sys.stdin.isatty() or sys.platform == "win32":     # Windows cannot select() on a console
         return input()
     while not select.select([sys.stdin], [], [], 0.2)[0]:
         if CTRL_C.pressed:

@@ -11,8 +11,8 @@ MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "
         "skipped": "[yellow]-[/]"}
 
 
-def show(results, lab, console, quiz=None):
-    """Print the full report of one grading; `quiz` is the lesson test's status, if any."""
+def show(results, lab, console, quiz=(False, None)):
+    """Print the full report of one grading; `quiz` is (the lab has a lesson test, its status)."""
     console.print(_header(results))
     for function, (score, top) in results.by_function(lab.functions).items():
         console.print(_function_block(function, lab, results, score, top))
@@ -70,9 +70,23 @@ def _summary(results, quiz):
         parts += [Text(""), Text("You are done when", style="bold")]
         parts += [Text.from_markup(f"  {'[green]☑[/]' if d.done else '[red]☐[/]'} {d.text}")
                   for d in results.done_when]
-    if quiz is not None:
-        parts += [Text(""), Text.from_markup(quiz)]
+    has_quiz, status = quiz
+    if has_quiz:
+        parts += [Text(""), _lesson(results, status)]
     return Panel(Group(*parts), border_style=colour)
+
+
+def _lesson(results, status):
+    """The lesson test beside the lab: the lesson is complete when both pass."""
+    if status is None:
+        test = f"[yellow]not taken yet[/]: python grade.py quiz {results.lab}"
+    else:
+        verdict = "[green]passed[/]" if status.passed else "[red]not passed[/]"
+        test = f"{verdict}, best {status.score}/{status.max} of {status.attempts} attempt(s)"
+    complete = results.all_passed and not results.selected and status is not None and status.passed
+    lesson = "[bold green]complete[/]" if complete else "not complete yet: the lab and the lesson test must both pass"
+    return Text.from_markup(f"[bold]Lesson test[/]  {test}
+[bold]Lesson[/]       {lesson}")
 
 
 def write_json(results, path):
