@@ -85,8 +85,7 @@ def _lesson(results, status):
         test = f"{verdict}, best {status.score}/{status.max} of {status.attempts} attempt(s)"
     complete = results.all_passed and not results.selected and status is not None and status.passed
     lesson = "[bold green]complete[/]" if complete else "not complete yet: the lab and the lesson test must both pass"
-    return Text.from_markup(f"[bold]Lesson test[/]  {test}
-[bold]Lesson[/]       {lesson}")
+    return Text.from_markup(f"[bold]Lesson test[/]  {test}\n[bold]Lesson[/]       {lesson}")
 
 
 def write_json(results, path):
