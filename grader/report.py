@@ -68,7 +68,8 @@ def _summary(results, quiz):
     parts = [total]
     if results.done_when:
         parts += [Text(""), Text("You are done when", style="bold")]
-        parts += [Text.from_markup(f"  {'[green]☑[/]' if d.done else '[red]☐[/]'} {d.text}")
+        parts += [Text.from_markup(f"  {'[green]☑[/]' if d.done else '[red]☐[/]'} {escape(d.text)}"
+                                   if d.graded else f"  [dim]☐ {escape(d.text)} (not graded this time)[/]")
                   for d in results.done_when]
     has_quiz, status = quiz
     if has_quiz:

@@ -27,6 +27,7 @@ class Check(BaseModel):
 class DoneItem(BaseModel):
     text: str
     done: bool
+    graded: bool = True             # False when -k left its checks out
 
 
 class LabResults(BaseModel):

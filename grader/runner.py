@@ -56,7 +56,9 @@ def _run_checks(lab, box, missing, submission, device, select, started):
         raise LabError(f"lab {lab.name} is broken: " + "; ".join(plugin.problems))
     if not plugin.checks and not select:
         raise LabError(f"lab {lab.name} has no checks")
-    done = [DoneItem(text=d.text, done=_done(plugin.checks, d.tags)) for d in lab.manifest.done_when]
+    done = [DoneItem(text=d.text, done=_done(plugin.checks, d.tags),
+                     graded=any(set(c.tags) & set(d.tags) for c in plugin.checks))
+            for d in lab.manifest.done_when]
     return LabResults(
         lab=lab.name, title=lab.manifest.title, device=str(box.device), sandbox=box.zygote.launcher.name,
         submission=str(Path(submission).resolve()) if submission else str(lab.handout),

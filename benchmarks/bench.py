@@ -1,0 +1,77 @@
+"""Side-by-side timings behind the README's figures: `python benchmarks/bench.py [--runs N]`.
+
+Each command runs N times in a fresh process on this machine, alternating with the baseline
+`python -c "import torch"`; medians are compared. Nothing else should be running meanwhile.
+"""
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+BASELINE = [PYTHON, "-c", "import torch"]
+GRADE = [PYTHON, "grade.py", "lab2", "--submission", "reference/lab2"]
+SANDBOX_START = """
+import sys, time
+from grader.sandbox import Zygote, {launcher}
+started = time.perf_counter()
+zygote = Zygote({launcher}())
+zygote.fork({{}}, "cpu", 2048).kill()
+print(time.perf_counter() - started)
+zygote.close()
+"""
+
+
+def timed(command):
+    started = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=False, capture_output=True)
+    return time.perf_counter() - started
+
+
+def median_pair(command, runs):
+    """Medians of (command, baseline), interleaved so that both see the same machine."""
+    ours, base = [], []
+    for _ in range(runs):
+        base.append(timed(BASELINE))
+        ours.append(timed(command))
+    return statistics.median(ours), statistics.median(base)
+
+
+def sandbox_start(launcher, runs):
+    """Median seconds from starting a zygote to its first child, for one launcher."""
+    script = SANDBOX_START.format(launcher=launcher)
+    return statistics.median(float(subprocess.run([PYTHON, "-c", script], cwd=ROOT, check=True,
+                                                  capture_output=True, text=True).stdout)
+                             for _ in range(runs))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    console = Console()
+    table = Table(title="Benchmarks (medians)")
+    for column in ("what", "seconds", "import torch", "ratio", "target"):
+        table.add_column(column)
+    rows = [("grade positions + invariance", GRADE + ["-k", "positions", "-k", "invariance"], 2),
+            ("grade the whole lab, experiments included", GRADE, 6)]
+    for what, command, target in rows:
+        ours, base = median_pair(command, args.runs)
+        table.add_row(what, f"{ours:.2f}", f"{base:.2f}", f"{ours / base:.2f}x", f"< {target}x")
+    from grader.sandbox import bubblewrap_works
+
+    if bubblewrap_works():
+        plain, wrapped = sandbox_start("ProcessLauncher", args.runs), sandbox_start("BubblewrapLauncher", args.runs)
+        table.add_row("sandbox start: process / bubblewrap", f"{plain:.2f} / {wrapped:.2f}", "", "",
+                      f"bubblewrap adds {wrapped - plain:+.2f} s (< 0.2)")
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
