@@ -148,7 +148,10 @@ def zygote(scratch, control, wire, sandboxed):
             for pid in children:
                 kill_child(pid)
             if sandboxed:           # our own PID namespace: stray daemons die too
-                os.kill(-1, signal.SIGKILL)
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                except ProcessLookupError:  # nothing left to kill
+                    pass
             for pid in list(children):
                 reap(children, pid, 5.0)
             children.clear()

@@ -29,6 +29,7 @@ def grade_parser():
     parser.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
     parser.add_argument("--experiments", action="store_true",
                         help="run your experiments with progress, tables and plots instead of grading")
+    parser.add_argument("--out", default="plots", metavar="DIR", help="where --experiments puts its plots")
     parser.add_argument("--sandbox", choices=("auto", "required", "process"), default="auto",
                         help="auto: bubblewrap when installed; required: refuse without it")
     return parser
@@ -42,6 +43,10 @@ def run_grade(args, console):
     from grader.quiz import quiz_status
 
     lab = find_lab(args.lab)
+    if args.experiments:
+        from grader.runner import run_experiments
+
+        return run_experiments(lab, args.submission, args.device, args.out)
     results = grade(lab, submission=args.submission, device=args.device, select=args.select,
                     sandbox=args.sandbox)
     quiz = quiz_status(lab.name) if lab.quiz else None
@@ -120,3 +125,100 @@ def run_quiz(args, console):
 
 
 COMMANDS["quiz"] = (quiz_parser, run_quiz)
+
+
+def batch_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py batch", description="Grade a class: one folder or .zip per student (named by "
+        "student id) into OUT/grades.csv, OUT/<student>/results.json and a class summary. A rerun "
+        "regrades only changed submissions. Exit status: 0 done, 1 some submissions met a grader "
+        "error (rerun them), 2 bad input, 130 interrupted (what was graded is kept).")
+    parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
+    parser.add_argument("submissions", metavar="SUBMISSIONS", help="folder of student folders and .zip files")
+    parser.add_argument("--out", required=True, metavar="OUT", help="where the gradebook and results go")
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="grading processes (default: the machine's cores)")
+    parser.add_argument("--force", action="store_true", help="regrade students whose files have not changed")
+    parser.add_argument("-k", dest="select", action="append", default=[], metavar="NAME",
+                        help="grade only checks of this function or file (repeatable)")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--sandbox", choices=("auto", "required", "process"), default="auto",
+                        help="auto: bubblewrap when installed; required: refuse without it")
+    return parser
+
+
+def run_batch(args, console):
+    from pathlib import Path
+
+    from grader import batch, report
+    from grader.labs import find_lab
+
+    lab = find_lab(args.lab)
+    if not Path(args.submissions).is_dir():
+        raise UsageError(f"submissions folder {args.submissions} does not exist")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: expected 1 or more")
+    summary = batch.grade_class(lab, args.submissions, args.out, console, workers=args.workers,
+                                force=args.force, select=args.select, device=args.device, sandbox=args.sandbox)
+    report.show_batch(summary, console, args.out)
+    return 1 if summary.statuses.get("error") else 0
+
+
+COMMANDS["batch"] = (batch_parser, run_batch)
+
+
+def release_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py release", description="Build the learners' copy of a lab: stubs, given files, "
+        "README, the quiz, and a grader that gives public feedback (python grade.py LAB inside it). "
+        "No reference solution, no hidden check, no quiz key in exam form.")
+    parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
+    parser.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
+    parser.add_argument("--quiz", choices=("exam", "practice"), default="exam",
+                        help="exam: questions only (default); practice: with answers and explanations")
+    return parser
+
+
+def run_release(args, console):
+    from pathlib import Path
+
+    from grader import release
+    from grader.labs import find_lab
+
+    lab = find_lab(args.lab)
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"--out {out}: expected a new or empty folder")
+    files = release.release(lab, out, quiz=args.quiz)
+    console.print(f"[green]released[/] {lab.name} to {escape(str(out))}: {len(files)} files "
+                  f"(quiz: {args.quiz if lab.quiz else 'none'}). Learners run: python grade.py {lab.name}")
+    return 0
+
+
+COMMANDS["release"] = (release_parser, run_release)
+
+
+def export_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py export", description="Build a Gradescope autograder .zip (setup.sh, run_autograder "
+        "and this grader with the lab): it grades /autograder/submission into "
+        "/autograder/results/results.json.")
+    parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
+    parser.add_argument("--gradescope", required=True, metavar="OUT.zip", help="the autograder bundle to write")
+    return parser
+
+
+def run_export(args, console):
+    from grader import release
+    from grader.labs import find_lab
+
+    if not args.gradescope.endswith(".zip"):
+        raise UsageError(f"--gradescope {args.gradescope}: expected a .zip path")
+    lab = find_lab(args.lab)
+    names = release.export_gradescope(lab, args.gradescope)
+    console.print(f"[green]wrote[/] {escape(args.gradescope)}: {len(names)} files; upload it as the "
+                  "autograder of a Gradescope programming assignment (Ubuntu base image)")
+    return 0
+
+
+COMMANDS["export"] = (export_parser, run_export)

@@ -32,6 +32,7 @@ class Manifest(BaseModel):
     student_files: dict[str, list[str]] = Field(min_length=1, description="file -> its functions")
     child_modules: list[str] = []
     quiz: str | None = None
+    experiments: str | None = Field(None, description="a handout script run by --experiments")
     done_when: list[DoneWhen] = []
     call_timeout: float = Field(10.0, gt=0, description="seconds for one call of student code")
     memory_mb: int = Field(2048, gt=0, description="address space of a child, MiB (CPU only)")

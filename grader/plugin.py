@@ -7,6 +7,7 @@ optionally gives each of its calls more seconds. Fixtures: `student` (calls into
 """
 import importlib
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 
@@ -49,16 +50,38 @@ class Student:
 
 
 class Reference:
-    """The lab's trusted modules (reference solutions, then handout files), imported here."""
+    """The lab's trusted modules (reference solutions over the handout's given files), imported
+    here in the judge: `reference.positions`, `reference.model`. Imported apart from sys.modules,
+    so that they import each other (model.py's `from positions import ...` gets the reference)
+    and nothing else in this process sees or shadows them."""
+
+    _lock = threading.Lock()
 
     def __init__(self, lab):
-        folders = [lab.reference, lab.handout, *(m.parent for m in lab.child_modules)]
-        for folder in reversed([f for f in folders if f is not None]):
-            if str(folder) not in sys.path:
-                sys.path.insert(0, str(folder))
+        self._folders = [str(f) for f in (lab.reference, lab.handout) if f is not None]
+        self._folders += [str(m.parent) for m in lab.child_modules]
+        self._names = {p.stem for folder in self._folders for p in Path(folder).glob("*.py")}
+        self._modules = {}
 
-    def __getattr__(self, module):
-        return importlib.import_module(module)
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(f"the lab has no module {name!r}")
+        with self._lock:
+            if name not in self._modules:
+                self._import(name)
+        return self._modules[name]
+
+    def _import(self, name):
+        outside = {n: sys.modules.pop(n) for n in self._names if n in sys.modules}
+        sys.modules.update(self._modules)           # ours, imported before
+        path = sys.path[:]
+        sys.path[:0] = self._folders
+        try:
+            importlib.import_module(name)
+        finally:
+            self._modules.update({n: sys.modules.pop(n) for n in self._names if n in sys.modules})
+            sys.path[:] = path
+            sys.modules.update(outside)
 
 
 def fixtures(student, reference, device):

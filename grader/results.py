@@ -97,3 +97,82 @@ class GradescopeResults(BaseModel):
     output: str
     sandbox: Literal["bubblewrap", "process"]
     tests: list[GradescopeTest]
+
+
+# -- batch grading: one row per student, the record kept beside results.json, the class summary ----
+RowStatus = Literal["graded", "incomplete", "broken_code", "empty", "rejected", "error", "pending"]
+
+
+class BatchRow(BaseModel):
+    """One student's line of the gradebook.
+
+    status: graded; incomplete (graded, some student files missing: the stubs stood in);
+    broken_code (graded, a student file is not valid Python); empty (no student file found);
+    rejected (an unsafe or unreadable submission, not graded); error (the grader failed: rerun);
+    pending (not graded yet: the batch was interrupted).
+    """
+    student: str
+    status: RowStatus
+    detail: str = ""                        # what is wrong, in words, unless plainly graded
+    score: float | None = None
+    max_score: float | None = None
+    passed: bool = False                    # every check passed
+    functions: dict[str, float] = {}        # points per student function
+    incidents: list[str] = []               # "apply_rope: timed out", "rope_frequencies: crashed"
+    seconds: float = 0.0
+    reused: bool = False                    # unchanged since graded: taken from the last run
+
+    @property
+    def percent(self):
+        return 100 * self.score / self.max_score if self.score is not None and self.max_score else None
+
+
+class StudentRecord(BaseModel):
+    """OUT/<student>/graded.json: what was graded (a content hash) and how it went."""
+    hash: str
+    row: BatchRow
+    results: LabResults | None = None
+
+
+class ScoreBin(BaseModel):
+    low: float                              # percent, inclusive
+    high: float                             # percent, exclusive (the last bin includes 100)
+    students: int
+
+
+class CheckRate(BaseModel):
+    name: str
+    test: str
+    function: str
+    passed: int
+    graded: int
+
+    @property
+    def rate(self):
+        return self.passed / self.graded if self.graded else 0.0
+
+
+class Mistake(BaseModel):
+    hint: str
+    function: str
+    students: list[str]
+
+
+class BatchSummary(BaseModel):
+    """OUT/summary.json: where the class stands and struggles."""
+    lab: str
+    title: str
+    students: int
+    statuses: dict[str, int]                # status -> students
+    graded_now: int                         # graded by this run (the rest reused or not gradable)
+    max_score: float | None
+    functions: dict[str, float]             # student function -> its points
+    mean_percent: float | None
+    median_percent: float | None
+    histogram: list[ScoreBin]
+    checks: list[CheckRate]                 # worst pass rate first
+    mistakes: list[Mistake]                 # most common diagnosed mistakes first
+    problems: list[BatchRow]                # not plainly graded, or crashed / timed out somewhere
+    workers: int
+    seconds: float
+    interrupted: bool = False

@@ -1,5 +1,8 @@
 """Grade one submission of a lab: sandbox up, pytest over the lab's checks, results out."""
 import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,6 +67,23 @@ def _run_checks(lab, box, missing, submission, device, select, started):
         submission=str(Path(submission).resolve()) if submission else str(lab.handout),
         execution_time=time.monotonic() - started, checks=plugin.checks, done_when=done,
         missing_files=missing, selected=sorted(plugin.select))
+
+
+def run_experiments(lab, submission=None, device="auto", out="plots"):
+    """The learner's own experiment run (--experiments): the lab's script, in a copy of the
+    handout holding the submission's files, in its own process, printing to this terminal."""
+    if not lab.manifest.experiments:
+        raise LabError(f"lab {lab.name} has no experiments to run")
+    if submission is not None and not Path(submission).is_dir():
+        raise LabError(f"submission folder {submission} does not exist")
+    files, _ = submission_files(lab, submission)
+    with tempfile.TemporaryDirectory(prefix=f"{lab.name}-experiments-") as work:
+        for name, data in files.items():
+            (Path(work) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(work) / name).write_bytes(data)
+        command = [sys.executable, lab.manifest.experiments, "--device", resolve_device(device),
+                   "--out", str(Path(out).resolve())]
+        return subprocess.run(command, cwd=work, env={**os.environ, "OMP_NUM_THREADS": "1"}).returncode
 
 
 def _done(checks, tags):

@@ -19,6 +19,7 @@ REPEATS = 12    # the same question again: a lucky random shuffle passes 12 time
 
 def truth(layer, x, atol):
     """Is layer's summed output unchanged, within atol, by every reordering of x? (seq <= 6)"""
+    layer, x = layer.double(), x.double()
     with torch.no_grad():
         summed = layer(x).sum(1)
         worst = max((layer(x[:, list(p)]).sum(1) - summed).abs().max().item()
@@ -37,7 +38,7 @@ def as_bool(value):
 
 def ask(student, reference, name, x, atol=1e-5, repeats=1, **kwargs):
     """Ask the student about toy layer `name` on x, `repeats` times; compare with the truth."""
-    expected = truth(reference.toy_attention.layer(name, **kwargs), x.double(), atol)
+    expected = truth(reference.toy_attention.layer(name, **kwargs), x, atol)
     for _ in range(repeats):
         answer = as_bool(student.is_permutation_invariant(
             build("toy_attention:layer", name, **kwargs), x, atol=atol))
@@ -122,3 +123,32 @@ def test_returns_bool(student, device):
         expect(answer is expected, f"{expected} for PositionWeighted({pattern!r})", str(answer))
         expect(isinstance(x_after, torch.Tensor) and torch.equal(x_after.cpu(), x.cpu()),
                "x unchanged", "x was modified", "index into x to reorder it: x[:, perm] makes a copy")
+
+
+ATTENTION = dict(d_model=16, n_heads=2, seed=3)
+
+
+def check_attention(student, reference, x, pos, causal):
+    expected = truth(reference.model.attention_layer(pos=pos, causal=causal, **ATTENTION), x, 1e-5)
+    answer = as_bool(student.is_permutation_invariant(
+        build("model:attention_layer", pos=pos, causal=causal, **ATTENTION), x))
+    what = f"attention_layer(pos={pos!r}, causal={causal})"
+    expect(answer == expected, f"{expected} for {what}", str(answer),
+           "without positions and mask, attention sees a bag of vectors; anything positional breaks that")
+
+
+@pytest.mark.grade(points=2, tags=["is_permutation_invariant"])
+def test_attention_layers(student, reference, device):
+    """attention is invariant without positions, not with learned/sinusoidal/ALiBi ones or a mask"""
+    x = inputs(2, 5, 16, 11, device)
+    for pos, causal in (("none", False), ("none", True), ("learned", False), ("sinusoidal", False),
+                        ("alibi", False)):
+        check_attention(student, reference, x, pos, causal)
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant", "apply_rope", "rope_frequencies"])
+def test_rope_attention(student, reference, device):
+    """attention with your RoPE is not permutation-invariant"""
+    x = inputs(2, 5, 16, 12, device)
+    check_attention(student, reference, x, "none", False)
+    check_attention(student, reference, x, "rope", False)

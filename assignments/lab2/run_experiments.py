@@ -1,0 +1,137 @@
+"""Run your lab 2 experiments: progress, a results table, a terminal chart and plots.
+
+    python run_experiments.py [--seed 0] [--device cpu] [--out out]
+"""
+import argparse
+import traceback
+from pathlib import Path
+
+import torch
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from experiments import extrapolation_runs, measure_loss_gap
+from results import Run
+from tasks import TRAIN_LEN, VOCAB_SIZE
+
+console = Console(highlight=False)
+
+
+def run_experiment(experiment, seed, device):
+    """experiment(seed, device, on_step), a progress bar per training run; None if it fails."""
+    columns = (TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("loss {task.fields[loss]:.3f}"))
+    with Progress(*columns, console=console) as progress:
+        bars = {}
+
+        def on_step(name, step, steps, loss):
+            if name not in bars:
+                bars[name] = progress.add_task(name, total=steps, loss=loss)
+            progress.update(bars[name], completed=step, loss=loss)
+
+        try:
+            return experiment(seed=seed, device=device, on_step=on_step)
+        except NotImplementedError as error:
+            where = traceback.extract_tb(error.__traceback__)[-1]        # the stub that raised
+            console.print(f"[yellow]{experiment.__name__}: {where.name} in "
+                          f"{Path(where.filename).name} is not implemented yet[/]")
+        except Exception:
+            console.print(f"[red]{experiment.__name__} failed:[/]\n{traceback.format_exc()}")
+
+
+def label(run):
+    return f"{run.config['pos']} · {run.task}"
+
+
+def show_loss_gap(result):
+    table = Table(title="Loss gap", caption=f"evaluated at the training length, {TRAIN_LEN}")
+    for column in ("model", "eval loss", "accuracy"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for run in (result.learned, result.no_pos, result.no_pos_majority):
+        table.add_row(label(run), f"{run.eval_losses[0]:.3f}", f"{run.eval_accuracies[0]:.1%}")
+    console.print(table)
+    console.print(f"gap (none - learned, lookback): [bold]{result.gap:+.3f}[/] nats; "
+                  f"chance accuracy is {1 / VOCAB_SIZE:.1%}")
+
+
+def show_extrapolation(result):
+    runs = (result.learned, result.rope)
+    lengths = runs[0].eval_lengths
+    table = Table(title="Extrapolation: accuracy by evaluation length",
+                  caption=f"trained at {TRAIN_LEN}; longer: positions >= {TRAIN_LEN} only")
+    table.add_column("model")
+    for length in lengths:
+        table.add_column(f"acc @{length}", justify="right")
+    for run in runs:
+        table.add_row(label(run), *(f"{acc:.1%}" for acc in run.eval_accuracies))
+    console.print(table)
+    width = 40                                                   # characters for 100% accuracy
+    for i, length in enumerate(lengths):
+        for run in runs:
+            acc = run.eval_accuracies[i]
+            bar = "█" * round(acc * width)
+            console.print(f"@{length:<4} {run.config['pos']:8} {bar:{width}} {acc:.0%}")
+
+
+def plot(loss_gap, extrapolation, out):
+    """Write accuracy-vs-length and training-loss plots into out; their paths."""
+    try:
+        import matplotlib
+    except ImportError:
+        console.print("matplotlib is not installed: plots skipped (pip install matplotlib)")
+        return []
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    if extrapolation is not None:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for run in (extrapolation.learned, extrapolation.rope):
+            ax.plot(run.eval_lengths, run.eval_accuracies, marker="o", label=run.config["pos"])
+        ax.axhline(1 / VOCAB_SIZE, color="gray", linestyle=":", label="chance")
+        ax.axvline(TRAIN_LEN, color="gray", linestyle="--", label="trained length")
+        ax.set(xlabel="evaluation length", ylabel="accuracy", ylim=(0, 1.05),
+               xticks=extrapolation.rope.eval_lengths,
+               title=f"lookback: trained at length {TRAIN_LEN}, scored past it")
+        ax.legend()
+        paths.append(out / "extrapolation.png")
+        fig.savefig(paths[-1], dpi=120, bbox_inches="tight")
+    runs = {label(r): r for result in (loss_gap, extrapolation) if result is not None
+            for r in vars(result).values() if isinstance(r, Run)}    # learned twice: one curve
+    if runs:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for run in runs.values():
+            ax.plot(range(1, len(run.train_losses) + 1), run.train_losses, label=label(run))
+        ax.set(xlabel="step", ylabel="training loss", yscale="log", title="training loss")
+        ax.legend()
+        paths.append(out / "training_loss.png")
+        fig.savefig(paths[-1], dpi=120, bbox_inches="tight")
+    plt.close("all")
+    return paths
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Run the lab 2 experiments and plot them.")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help='e.g. "cpu" or "cuda"')
+    parser.add_argument("--out", type=Path, default=Path("out"), help="folder for the plots")
+    args = parser.parse_args()
+    torch.set_num_threads(1)                    # for these tiny models one thread is fastest
+
+    console.rule("Delete the position encoding: measure_loss_gap")
+    loss_gap = run_experiment(measure_loss_gap, args.seed, args.device)
+    if loss_gap is not None:
+        show_loss_gap(loss_gap)
+    console.rule("Learned positions vs RoPE beyond the trained length: extrapolation_runs")
+    extrapolation = run_experiment(extrapolation_runs, args.seed, args.device)
+    if extrapolation is not None:
+        show_extrapolation(extrapolation)
+    paths = plot(loss_gap, extrapolation, args.out)
+    if paths:
+        console.print(f"plots written to {args.out}/: " + ", ".join(p.name for p in paths))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,534 @@
+"""Grade a class: one folder or .zip per student, graded by warm workers into a gradebook.
+
+`python grade.py batch lab2 SUBMISSIONS --out OUT` writes
+    OUT/grades.csv               one row per student (results.BatchRow), for an LMS gradebook
+    OUT/<student>/results.json   Gradescope's results.json, as single grading writes it
+    OUT/<student>/graded.json    the row, the full results and a hash of what was graded
+    OUT/summary.json             where the class struggles (results.BatchSummary)
+
+Submissions are read here as data only: the lab's student files, from a folder or a zip, with
+caps on sizes and no path leaving the archive. Student code runs only in the children of each
+worker's zygote. A worker imports torch once, keeps one zygote for its life and resets it
+between submissions. Each result is written as soon as it comes back, so a rerun (or a run after
+Ctrl-C) grades only the students whose files, or the lab, changed since.
+"""
+import ast
+import csv
+import hashlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import shutil
+import signal
+import statistics
+import tempfile
+import time
+import zipfile
+import zlib
+from collections import Counter, deque
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+    TimeRemainingColumn
+
+from grader.labs import LabError, find_lab
+from grader.results import (BatchRow, BatchSummary, CheckRate, GradescopeResults, LabResults, Mistake,
+                            ScoreBin, StudentRecord)
+from grader.sandbox import MAX_FILE_BYTES, Zygote, launcher_for
+
+ENGINE = Path(__file__).resolve().parent
+ZIP_MAX_BYTES = 64 * 2**20          # a submission .zip, as stored
+ZIP_MAX_ENTRIES = 10_000
+ZIP_MAX_UNZIPPED = 512 * 2**20      # what its entries claim to unpack to, all together
+GRADABLE = ("graded", "incomplete", "broken_code")
+# How the engine words a call that never came back (grader/sandbox.py), for the class's incidents.
+INCIDENTS = ("no answer within", "the process running your code", "the sandbox was stopped")
+
+
+class Rejected(Exception):
+    """A submission that cannot be read safely: its row says why."""
+
+
+@dataclass
+class Submission:
+    student: str
+    path: Path
+    files: dict                     # the lab's student files found: {name: bytes}
+    status: str                     # graded / incomplete / broken_code, or empty / rejected
+    detail: str = ""
+    hash: str = ""
+
+
+# -- reading submissions ----------------------------------------------------------------------------
+def list_submissions(lab, folder, out=None):
+    """Every student in `folder` (a subfolder or a .zip each, named by student id), read."""
+    folder = Path(folder)
+    entries = [p for p in sorted(folder.iterdir()) if not _ignored(p.name)
+               and (out is None or p.resolve() != Path(out).resolve())]
+    by_student = {}
+    for path in entries:
+        student = path.stem if path.suffix.lower() == ".zip" and path.is_file() else path.name
+        by_student.setdefault(student, []).append(path)
+    submissions = []
+    for student, paths in by_student.items():
+        if len(paths) > 1:
+            names = " and ".join(p.name for p in paths)
+            submissions.append(Submission(student, paths[0], {}, "rejected", f"both {names}: keep one"))
+        else:
+            submissions.append(Submission(student, paths[0], *read_submission(lab, paths[0])))
+    return submissions
+
+
+def read_submission(lab, path):
+    """The lab's student files in a folder or .zip, and what is wrong: (files, status, detail)."""
+    wanted = list(lab.manifest.student_files)
+    path = Path(path)
+    try:
+        if path.is_dir():
+            files = _read_folder(path, wanted)
+        elif path.is_file() and path.suffix.lower() == ".zip":
+            files = _read_zip(path, wanted)
+        else:
+            raise Rejected(f"{path.name} is neither a folder nor a .zip")
+    except Rejected as why:
+        return {}, "rejected", str(why)
+    if not files:
+        return {}, "empty", (f"none of {', '.join(wanted)} found (expected at the top of the "
+                             "submission, or in one folder inside it)")
+    problems = [p for name, data in files.items() if (p := _not_python(name, data))]
+    missing = [name for name in wanted if name not in files]
+    detail = "; ".join(problems + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
+                                   if missing else []))
+    return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
+
+
+def write_files(folder, files):
+    """Lay out {relative name: bytes} under `folder`, a submission folder for grade()."""
+    for name, data in files.items():
+        (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
+        (Path(folder) / name).write_bytes(data)
+
+
+def _ignored(name):
+    return name.startswith((".", "__"))        # .git, .DS_Store, __MACOSX, __pycache__
+
+
+def _mib(size):
+    return f"{size / 2**20:.1f} MiB"
+
+
+def _too_big(name, size):
+    return f"{name} is {_mib(size)}; a student file may have at most {_mib(MAX_FILE_BYTES)}"
+
+
+def _read_folder(folder, wanted):
+    root = folder
+    if not any((folder / name).exists() or (folder / name).is_symlink() for name in wanted):
+        inner = [p for p in folder.iterdir() if p.is_dir() and not _ignored(p.name)]
+        if len(inner) == 1 and not inner[0].is_symlink():
+            root = inner[0]                  # one wrapping folder
+    files = {}
+    for name in wanted:
+        path = root / name
+        if path.is_symlink() or (path.exists() and not path.resolve().is_relative_to(root.resolve())):
+            raise Rejected(f"{name} is a symbolic link; submit the file itself")
+        if not path.exists():
+            continue
+        if not path.is_file():
+            raise Rejected(f"{name} is not a regular file")
+        with open(path, "rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise Rejected(_too_big(name, path.stat().st_size))
+        files[name] = data
+    return files
+
+
+def _read_zip(path, wanted):
+    size = path.stat().st_size
+    if size > ZIP_MAX_BYTES:
+        raise Rejected(f"{path.name} is {_mib(size)}; a submission .zip may have at most {_mib(ZIP_MAX_BYTES)}")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+            if len(entries) > ZIP_MAX_ENTRIES:
+                raise Rejected(f"the zip holds {len(entries)} entries; at most {ZIP_MAX_ENTRIES}")
+            members = {}
+            for info in entries:
+                name = info.filename.replace("\\", "/")
+                parts = PurePosixPath(name).parts
+                if name.startswith("/") or ".." in parts or (parts and ":" in parts[0]):
+                    raise Rejected(f"unsafe path in the zip: {info.filename!r} (absolute, or leaving "
+                                   "the folder with ..); zip the files themselves")
+                if not info.is_dir():
+                    members["/".join(p for p in parts if p != ".")] = info
+            declared = sum(info.file_size for info in entries)
+            if declared > ZIP_MAX_UNZIPPED:
+                raise Rejected(f"the zip unpacks to {_mib(declared)} (a zip bomb?); at most "
+                               f"{_mib(ZIP_MAX_UNZIPPED)}")
+            root = _zip_root(members, wanted)
+            files = {}
+            for name in wanted:
+                if root + name not in members:
+                    continue
+                with archive.open(members[root + name]) as member:   # streamed, capped: headers lie
+                    data = member.read(MAX_FILE_BYTES + 1)
+                if len(data) > MAX_FILE_BYTES:
+                    raise Rejected(f"{name} unzips to more than {_mib(MAX_FILE_BYTES)} (a zip bomb?); "
+                                   f"a student file may have at most {_mib(MAX_FILE_BYTES)}")
+                files[name] = data
+            return files
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, RuntimeError, NotImplementedError,
+            EOFError, OSError, ValueError) as error:
+        raise Rejected(f"{path.name} is not a readable zip ({error})") from None
+
+
+def _zip_root(members, wanted):
+    """'' when student files sit at the top of the zip; 'top/' when all is in one folder."""
+    if any(name in members for name in wanted):
+        return ""
+    tops = {name.split("/")[0] for name in members if "/" in name and not _ignored(name.split("/")[0])}
+    return f"{tops.pop()}/" if len(tops) == 1 else ""
+
+
+def _not_python(name, data):
+    """What keeps a student .py file from being Python source, or None. Parsed, never run."""
+    if not name.endswith(".py"):
+        return None
+    if b"\0" in data:
+        return f"{name} is not Python source (binary data)"
+    try:
+        ast.parse(data, filename=name)
+    except SyntaxError as error:
+        return f"{name} line {error.lineno}: {error.msg}"
+    except (ValueError, RecursionError, MemoryError) as error:
+        return f"{name} cannot be parsed ({type(error).__name__}: {error})"
+    return None
+
+
+# -- what was graded: hashes --------------------------------------------------------------------------
+def lab_fingerprint(lab, select, device):
+    """A hash of everything a grade depends on besides the student's files."""
+    digest = hashlib.sha256(repr((sorted(select), device)).encode())
+    folders = [lab.folder, lab.handout, lab.reference, *lab.child_modules, *ENGINE.glob("*.py")]
+    for top in filter(None, folders):
+        for path in sorted([top] if top.is_file() else top.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(f"{path}\0{path.stat().st_size}\0".encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def submission_hash(fingerprint, files):
+    digest = hashlib.sha256(fingerprint.encode())
+    for name in sorted(files):
+        digest.update(f"\0{name}\0{len(files[name])}\0".encode() + files[name])
+    return digest.hexdigest()
+
+
+def check_select(lab, names):
+    """-k names must be functions or files of the lab, as in single grading."""
+    files = {*lab.manifest.student_files, *(Path(f).stem for f in lab.manifest.student_files)}
+    for name in names:
+        if name not in lab.functions and name not in files:
+            raise LabError(f"-k {name}: not a function or file of this lab "
+                           f"(choose from {', '.join(lab.functions)})")
+
+
+# -- workers ------------------------------------------------------------------------------------------
+def _work(lab_folder, options, conn):
+    """A grading process: torch once, one zygote for life, reset between submissions.
+
+    Receives {name: bytes} per submission (None: stop); answers ("graded", LabResults dump) or
+    ("error", message); ("failed", message) when it cannot start.
+    """
+    os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # the main process decides what Ctrl-C stops
+    try:
+        import torch
+
+        from grader.runner import grade
+
+        torch.set_num_threads(1)
+        lab = find_lab(lab_folder)
+        zygote = Zygote(launcher_for(options["sandbox"]))
+    except Exception as error:
+        conn.send(("failed", f"{type(error).__name__}: {error}"))
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="grade-batch-"))
+
+    def stop(*_):                   # SIGTERM from the main process: leave nothing behind
+        try:
+            os.killpg(zygote.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        shutil.rmtree(zygote.scratch, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+        os._exit(143)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        while (files := conn.recv()) is not None:
+            folder = scratch / "submission"
+            shutil.rmtree(folder, ignore_errors=True)
+            write_files(folder, files)
+            try:
+                results = grade(lab, folder, device=options["device"], select=options["select"],
+                                sandbox=options["sandbox"], zygote=zygote)
+                conn.send(("graded", results.model_dump(mode="json")))
+            except Exception as error:
+                conn.send(("error", f"the grader failed: {type(error).__name__}: {error}"))
+            finally:
+                zygote.reset()
+    except (EOFError, OSError):
+        pass                        # the main process is gone
+    finally:
+        zygote.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class Worker:
+    def __init__(self, context, lab, options):
+        self.conn, theirs = context.Pipe()
+        self.process = context.Process(target=_work, args=(str(lab.folder), options, theirs),
+                                       daemon=True, name="grade-worker")
+        self.process.start()
+        theirs.close()
+        self.job = None             # the Submission being graded
+
+    def give(self, job):
+        self.job = job
+        try:
+            self.conn.send(job.files)
+        except OSError:
+            pass                    # it died: the main loop sees its pipe close
+
+    def answer(self):
+        """(kind, data) when it has answered or died, else None."""
+        if self.conn.poll():
+            try:
+                return self.conn.recv()
+            except (EOFError, OSError):
+                pass
+        elif self.process.is_alive():
+            return None
+        self.process.join(1)
+        return "died", f"the grading process stopped (exit status {self.process.exitcode}); graded by no one"
+
+    def stop(self):
+        if self.job is None and self.process.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+            self.process.join(10)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+def grade_all(lab, todo, count, options, done):
+    """Grade each Submission in `todo` on `count` workers; done(submission, kind, data) per answer."""
+    context = multiprocessing.get_context("spawn")
+    queue = deque(todo)
+    workers = [Worker(context, lab, options) for _ in range(min(count, len(queue)))]
+    try:
+        while queue or any(w.job for w in workers):
+            for worker in workers:
+                if worker.job is None and queue:
+                    worker.give(queue.popleft())
+            busy = [w for w in workers if w.job]
+            multiprocessing.connection.wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            for worker in busy:
+                answer = worker.answer()
+                if answer is None:
+                    continue
+                kind, data = answer
+                if kind == "failed":
+                    raise LabError(f"a grading worker could not start: {data}")
+                job, worker.job = worker.job, None
+                if kind == "died":
+                    workers.remove(worker)
+                    worker.stop()
+                    if queue:
+                        workers.append(Worker(context, lab, options))
+                done(job, "error" if kind == "died" else kind, data)
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+# -- one class ----------------------------------------------------------------------------------------
+def grade_class(lab, submissions, out, console, workers=None, force=False, select=(), device="auto",
+                sandbox="auto"):
+    """Grade every submission in `submissions` into `out`; returns the BatchSummary.
+
+    Ctrl-C: what was graded stays written, grades.csv and summary.json are rewritten (the rest
+    pending), and KeyboardInterrupt goes on up.
+    """
+    started = time.monotonic()
+    out = Path(out)
+    check_select(lab, select)
+    sandbox_name = launcher_for(sandbox).name          # refuses now if --sandbox required can't be met
+    workers = workers or os.cpu_count() or 1
+    subs = list_submissions(lab, submissions, out)
+    out.mkdir(parents=True, exist_ok=True)
+    fingerprint = lab_fingerprint(lab, select, device)
+    rows, graded, todo = {}, {}, []
+    for sub in subs:
+        folder = out / sub.student
+        if sub.status not in GRADABLE:
+            rows[sub.student] = BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=0)
+            _save(folder, StudentRecord(hash="", row=rows[sub.student]), not_graded(sub.detail, sandbox_name))
+            continue
+        sub.hash = submission_hash(fingerprint, sub.files)
+        record = None if force else _reusable(folder, sub.hash)
+        if record:
+            rows[sub.student] = record.row.model_copy(update={"reused": True})
+            graded[sub.student] = record.results
+        else:
+            rows[sub.student] = BatchRow(student=sub.student, status="pending", detail="not graded yet")
+            todo.append(sub)
+
+    def done(sub, kind, data):
+        if kind == "graded":
+            results = LabResults.model_validate(data).model_copy(update={"submission": str(sub.path)})
+            row = _row(lab, sub, results)
+            graded[sub.student] = results
+            gradescope = results.gradescope()
+        else:
+            row = BatchRow(student=sub.student, status="error", detail=data)
+            gradescope = not_graded(data, sandbox_name)
+        _save(out / sub.student, StudentRecord(hash=sub.hash, row=row, results=graded.get(sub.student)),
+              gradescope)
+        rows[sub.student] = row
+        progress.console.print(_line(row), highlight=False)
+        progress.advance(task)
+
+    columns = [TextColumn("[bold]grading {task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("·"), TimeElapsedColumn(), TextColumn("· ETA"), TimeRemainingColumn()]
+    interrupted = False
+    try:
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task(lab.name, total=len(todo))
+            if todo:
+                grade_all(lab, todo, workers, {"device": device, "select": list(select), "sandbox": sandbox},
+                          done)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
+    finally:
+        summary = summarize(lab, list(rows.values()), graded, len(todo), min(workers, len(todo)),
+                            time.monotonic() - started, interrupted)
+        write_csv(out / "grades.csv", lab, sorted(rows.values(), key=lambda r: r.student))
+        _write(out / "summary.json", summary.model_dump_json(indent=2))
+    return summary
+
+
+def _row(lab, sub, results):
+    incidents = dict.fromkeys(c.message.splitlines()[0][:160] for c in results.checks
+                              if c.status == "failed" and any(s in c.message for s in INCIDENTS))
+    return BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=results.score,
+                    max_score=results.max_score, passed=results.all_passed,
+                    functions={f: score for f, (score, _) in results.by_function(lab.functions).items()},
+                    incidents=list(incidents), seconds=round(results.execution_time, 2))
+
+
+def _line(row):
+    mark = {"graded": "[green]✓[/]", "incomplete": "[yellow]✓[/]", "error": "[red]![/]"}.get(row.status, "[red]✗[/]")
+    score = f"{row.score:g}/{row.max_score:g}" if row.score is not None else "-"
+    note = "; ".join(filter(None, [row.detail, *row.incidents]))
+    return f"{mark} {escape(row.student)}  [bold]{score}[/]  [dim]{row.status} {row.seconds:.1f} s {escape(note)}[/]"
+
+
+def not_graded(why, sandbox_name):
+    """Gradescope's results.json for a submission that could not be graded: 0 points, and why."""
+    return GradescopeResults(score=0, execution_time=0, output=f"Not graded: {why}", sandbox=sandbox_name,
+                             tests=[])
+
+
+def _reusable(folder, digest):
+    """The record of an unchanged, well-graded submission, or None."""
+    try:
+        record = StudentRecord.model_validate_json((folder / "graded.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if record.hash != digest or record.results is None or not (folder / "results.json").is_file():
+        return None
+    return record
+
+
+def _write(path, text):
+    """Write atomically: a reader (or an interrupted run) sees the old file or the new one."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(text, encoding="utf-8")
+    os.replace(part, path)
+
+
+def _save(folder, record, gradescope):
+    folder.mkdir(parents=True, exist_ok=True)
+    _write(folder / "results.json", gradescope.model_dump_json(indent=2))
+    _write(folder / "graded.json", record.model_dump_json(indent=2))     # last: it marks the grade done
+
+
+# -- the class: gradebook and summary -------------------------------------------------------------------
+def _number(value, digits=None):
+    return "" if value is None else f"{round(value, digits):g}" if digits is not None else f"{value:g}"
+
+
+def write_csv(path, lab, rows):
+    """The gradebook: one row per student; per-function points after the totals."""
+    functions = list(lab.functions)
+    part = path.with_name(path.name + ".part")
+    with open(part, "w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(["student", "status", "score", "max_score", "percent", "passed", *functions,
+                         "incidents", "detail", "seconds"])
+        for row in rows:
+            known = row.score is not None
+            writer.writerow([row.student, row.status, _number(row.score), _number(row.max_score),
+                             _number(row.percent, 1), ("yes" if row.passed else "no") if known else "",
+                             *(_number(row.functions.get(f)) for f in functions),
+                             "; ".join(row.incidents), row.detail, f"{row.seconds:.1f}"])
+    os.replace(part, path)
+
+
+def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False):
+    """The class summary; rows not graded by the grader count as 0 out of the lab's points."""
+    results = [r for r in graded.values() if r is not None]
+    top = results[0].max_score if results else None
+    functions = {f: points for f, (_, points) in results[0].by_function(lab.functions).items()} if results else {}
+    for row in rows:
+        if row.score is not None and row.max_score is None:
+            row.max_score = top
+    percents = [row.percent for row in rows if row.percent is not None]
+    histogram = [ScoreBin(low=10 * i, high=10 * (i + 1), students=0) for i in range(10)]
+    for percent in percents:
+        histogram[min(int(percent // 10), 9)].students += 1
+    rates, mistakes = {}, {}
+    for student, result in sorted(graded.items()):
+        for check in result.checks if result else ():
+            rate = rates.setdefault(check.test, CheckRate(name=check.name, test=check.test,
+                                                          function=check.function, passed=0, graded=0))
+            rate.graded += 1
+            rate.passed += check.status == "passed"
+            if check.status == "failed" and check.hint:
+                students = mistakes.setdefault((check.hint, check.function), [])
+                if student not in students:
+                    students.append(student)
+    return BatchSummary(
+        lab=lab.name, title=lab.manifest.title, students=len(rows),
+        statuses=dict(Counter(row.status for row in rows)), graded_now=graded_now, max_score=top,
+        functions=functions, mean_percent=statistics.fmean(percents) if percents else None,
+        median_percent=statistics.median(percents) if percents else None, histogram=histogram,
+        checks=sorted(rates.values(), key=lambda r: (r.rate, r.name)),
+        mistakes=sorted((Mistake(hint=h, function=f, students=s) for (h, f), s in mistakes.items()),
+                        key=lambda m: -len(m.students)),
+        problems=sorted((row for row in rows if row.status not in ("graded", "incomplete") or row.incidents),
+                        key=lambda r: r.student),
+        workers=workers, seconds=seconds, interrupted=interrupted)

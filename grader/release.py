@@ -1,0 +1,150 @@
+"""What leaves the instructor's machine: the learners' copy of a lab, and a Gradescope autograder.
+
+Both are a copy of the course laid out as this repository is, holding one lab:
+    grade.py, grader/*.py                the engine
+    grader/labs/LAB/lab.yaml             the manifest, its paths rewritten to this layout
+    grader/labs/LAB/public/ (hidden/)    the checks: public only in a release
+    assignments/LAB/                     the handout: stubs, given files, README
+    reference/LAB/                       the reference solutions: Gradescope bundle only
+    quizzes/LAB.yaml                     the lesson test, in exam or practice form: release only
+"""
+import re
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+import yaml
+
+from grader.labs import ROOT, LabError, find_lab
+from grader.quiz import exam_form, load_quiz
+
+ENGINE = Path(__file__).resolve().parent
+SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade")
+CPU_TORCH = "https://download.pytorch.org/whl/cpu"
+
+SETUP = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, to build the autograder image: Python, bubblewrap, packages.
+set -euo pipefail
+AUTOGRADER="${AUTOGRADER:-/autograder}"
+apt-get update -q
+apt-get install -y -q python3 python3-venv python3-pip bubblewrap
+python3 -m venv "$AUTOGRADER/venv"
+"$AUTOGRADER/venv/bin/pip" install -q --extra-index-url %(cpu)s -r "$AUTOGRADER/source/requirements.txt"
+"""
+
+RUN = """#!/usr/bin/env bash
+# Gradescope runs this per submission: grade $AUTOGRADER/submission into
+# $AUTOGRADER/results/results.json. AUTOGRADER (default /autograder) and GRADER_PYTHON (default:
+# the venv setup.sh made) can be set to run it elsewhere, e.g. in tests with an existing venv.
+set -euo pipefail
+AUTOGRADER="${AUTOGRADER:-/autograder}"
+PYTHON="${GRADER_PYTHON:-$AUTOGRADER/venv/bin/python}"
+cd "$AUTOGRADER/source"
+exec "$PYTHON" -c 'import sys; from grader.release import autograde; sys.exit(autograde(*sys.argv[1:]))' \\
+    "$AUTOGRADER" %(lab)s
+"""
+
+
+def stage(lab, dest, hidden, reference, quiz=None):
+    """Copy the engine and `lab` into `dest` in the course's layout; `quiz`: "exam", "practice"
+    or None. Hidden checks and reference solutions only when asked. Returns the staged Lab."""
+    dest = Path(dest)
+    (dest / "grader").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(ROOT / "grade.py", dest / "grade.py")
+    for source in ENGINE.glob("*.py"):
+        shutil.copy2(source, dest / "grader" / source.name)
+    folder = dest / "grader" / "labs" / lab.name
+    if hidden:                      # the whole lab folder: checks, conftests, helpers
+        shutil.copytree(lab.folder, folder, ignore=shutil.ignore_patterns("lab.yaml", "__pycache__", "*.pyc"))
+    elif (lab.folder / "public").is_dir():
+        shutil.copytree(lab.folder / "public", folder / "public", ignore=SKIP)
+    folder.mkdir(parents=True, exist_ok=True)
+    for module in lab.child_modules:
+        shutil.copy2(module, folder / module.name)
+    shutil.copytree(lab.handout, dest / "assignments" / lab.name, ignore=SKIP)
+    paths = {"handout": f"../../../assignments/{lab.name}", "reference": None, "quiz": None,
+             "child_modules": [m.name for m in lab.child_modules]}
+    if reference and lab.reference:
+        shutil.copytree(lab.reference, dest / "reference" / lab.name, ignore=SKIP)
+        paths["reference"] = f"../../../reference/{lab.name}"
+    if quiz and lab.quiz:
+        _write_quiz(lab, dest / "quizzes" / f"{lab.name}.yaml", quiz)
+        paths["quiz"] = f"../../../quizzes/{lab.name}.yaml"
+    manifest = lab.manifest.model_copy(update=paths).model_dump(exclude_none=True)
+    checks = "public and hidden checks" if hidden else "public checks only"
+    (folder / "lab.yaml").write_text(f"# {lab.name}, released with {checks}. Paths are relative to this folder.\n"
+                                     + yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True))
+    return find_lab(folder)
+
+
+def _write_quiz(lab, path, form):
+    quiz = load_quiz(lab.quiz)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if form == "practice":
+        if not quiz.keyed:
+            raise LabError(f"{lab.quiz} is an exam form with no answer key: there is no practice form to release")
+        shutil.copy2(lab.quiz, path)
+    else:
+        path.write_text(f"# {quiz.title}: exam form, no answer key. Take it: python grade.py quiz {lab.name}\n"
+                        + yaml.safe_dump(exam_form(quiz), sort_keys=False, allow_unicode=True))
+
+
+def release(lab, out, quiz="exam"):
+    """The learners' copy of `lab` in `out`: no reference, no hidden check, the quiz in `quiz` form.
+    Returns the files written."""
+    stage(lab, out, hidden=False, reference=False, quiz=quiz)
+    return sorted(p for p in Path(out).rglob("*") if p.is_file())
+
+
+def export_gradescope(lab, zip_path):
+    """A Gradescope autograder bundle for `lab` at `zip_path`; returns the names in it."""
+    with tempfile.TemporaryDirectory(prefix="gradescope-") as work:
+        work = Path(work)
+        stage(lab, work, hidden=True, reference=True)
+        (work / "requirements.txt").write_text("\n".join(dependencies()) + "\n")
+        (work / "setup.sh").write_text(SETUP % {"cpu": CPU_TORCH})
+        (work / "run_autograder").write_text(RUN % {"lab": lab.name})
+        names = []
+        Path(zip_path).parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as bundle:
+            for path in sorted(p for p in work.rglob("*") if p.is_file()):
+                name = path.relative_to(work).as_posix()
+                info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+                info.external_attr = (0o755 if name in ("setup.sh", "run_autograder") else 0o644) << 16
+                bundle.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
+                names.append(name)
+    return names
+
+
+def dependencies():
+    """The grader's packages, as pyproject.toml lists them."""
+    text = (ROOT / "pyproject.toml").read_text()
+    block = re.search(r"^dependencies = \[(.*?)^\]", text, re.S | re.M).group(1)
+    return re.findall(r'^\s*"([^"]+)"', block, re.M)
+
+
+def autograde(root, lab_name):
+    """Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json.
+
+    The submission is read as batch grading reads one (one wrapping folder is fine); one that
+    cannot be graded still gets a results.json saying why, with score 0.
+    """
+    from grader.batch import GRADABLE, not_graded, read_submission, write_files
+    from grader.runner import grade
+    from grader.sandbox import launcher_for
+
+    root = Path(root)
+    lab = find_lab(lab_name)
+    files, status, detail = read_submission(lab, root / "submission")
+    if status in GRADABLE:
+        with tempfile.TemporaryDirectory(prefix="submission-") as folder:
+            write_files(folder, files)
+            report = grade(lab, folder).gradescope()
+        if status == "broken_code":
+            report.output += f"\n{detail}"
+    else:
+        report = not_graded(detail, launcher_for("auto").name)
+    (root / "results").mkdir(parents=True, exist_ok=True)
+    (root / "results" / "results.json").write_text(report.model_dump_json(indent=2))
+    return 0
