@@ -37,8 +37,10 @@ def _function_block(function, lab, results, score, top):
     colour = "green" if score == top else ("red" if score == 0 else "yellow")
     title = Text.assemble((f"{function}", "bold"), (f"  {lab.functions[function]}", "dim"),
                           (f"   {score:g}/{top:g}", f"bold {colour}"))
-    if all(c.status == "not_implemented" and c.message == "not implemented yet" for c in checks):
-        return Group(title, Text("    not implemented yet: fill in the stub, then grade again", style="yellow"))
+    if all(c.status == "not_implemented" for c in checks) and len({c.message for c in checks}) == 1:
+        why = checks[0].message
+        advice = "fill in the stub, then grade again" if why == "not implemented yet" else "that comes first"
+        return Group(title, Text(f"    {why}: {advice}", style="yellow"))
     table = Table.grid(padding=(0, 1))
     table.add_column(width=3)
     table.add_column()
