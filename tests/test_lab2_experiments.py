@@ -9,17 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.labs import find_lab
-from grader.runner import grade
-
 ROOT = Path(__file__).parent.parent
 SUBMISSIONS = Path(__file__).parent / "submissions"
 EXPERIMENTS = ["measure_loss_gap", "extrapolation_runs"]
-
-
-@pytest.fixture(scope="module")
-def lab():
-    return find_lab("lab2")
 
 
 def assemble(tmp_path, **overrides):
@@ -35,36 +27,36 @@ def by_function(results):
     return results.by_function(EXPERIMENTS + ["apply_rope"])
 
 
-def test_reference_full_marks_and_same_figures_twice(lab, tmp_path):
-    first = grade(lab, submission=ROOT / "reference/lab2", device="cpu")
+def test_reference_full_marks_and_same_figures_twice(grade_lab2):
+    first = grade_lab2(ROOT / "reference/lab2")
     assert first.all_passed and first.score == first.max_score
     assert all(item.done for item in first.done_when)
-    second = grade(lab, submission=ROOT / "reference/lab2", device="cpu")
+    second = grade_lab2(ROOT / "reference/lab2")
     strip = lambda results: json.loads(results.model_dump_json(exclude={"execution_time"}))
     assert strip(first) == strip(second)
 
 
-def test_stubs_say_not_implemented_once(lab):
-    results = grade(lab, submission=None, device="cpu", select=EXPERIMENTS)
+def test_stubs_say_not_implemented_once(grade_lab2):
+    results = grade_lab2(None, EXPERIMENTS)
     assert results.score == 0
     assert {c.status for c in results.checks} == {"not_implemented"}
     assert {c.message for c in results.checks if c.function == "measure_loss_gap"} == {"not implemented yet"}
 
 
-def test_made_up_numbers_with_untrained_weights_score_zero(lab, tmp_path):
-    results = grade(lab, submission=assemble(tmp_path, experiments="fabricated"), device="cpu", select=EXPERIMENTS)
+def test_made_up_numbers_with_untrained_weights_score_zero(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="fabricated"), EXPERIMENTS)
     assert results.score == 0
     assert any("do not reproduce" in c.message for c in results.checks)
 
 
-def test_honest_undertrained_runs_keep_reproduction_points_only(lab, tmp_path):
-    results = grade(lab, submission=assemble(tmp_path, experiments="undertrained"), device="cpu", select=EXPERIMENTS)
+def test_honest_undertrained_runs_keep_reproduction_points_only(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="undertrained"), EXPERIMENTS)
     passed = {c.test.split("::")[-1] for c in results.checks if c.status == "passed"}
     assert passed == {"test_gap_reproduces", "test_extrapolation_reproduces"}
 
 
-def test_wrong_rope_loses_extrapolation_not_the_gap(lab, tmp_path):
-    results = grade(lab, submission=assemble(tmp_path, positions="mistakes_a"), device="cpu", select=EXPERIMENTS)
+def test_wrong_rope_loses_extrapolation_not_the_gap(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, positions="mistakes_a"), EXPERIMENTS)
     scores = by_function(results)
     assert scores["measure_loss_gap"][0] == scores["measure_loss_gap"][1]
     assert scores["extrapolation_runs"][0] < scores["extrapolation_runs"][1]

@@ -5,33 +5,25 @@ from pathlib import Path
 
 import pytest
 
-from grader.labs import find_lab
-from grader.runner import grade
-
 SUBMISSIONS = Path(__file__).parent / "submissions"
 ROOT = Path(__file__).parent.parent
 PARTS = ["positions", "invariance"]          # experiments are graded in test_lab2_experiments.py
 
 
-@pytest.fixture(scope="module")
-def lab():
-    return find_lab("lab2")
+CACHE = {}
 
 
-@pytest.fixture(scope="module")
-def graded(lab):
-    """Grade each submission once: graded("mistakes_a") -> LabResults."""
-    cache = {}
-
-    def get(name, select=PARTS):
-        folder = {"reference": ROOT / "reference/lab2", "stubs": None}.get(name, SUBMISSIONS / name)
-        if (name, tuple(select)) not in cache:
+@pytest.fixture
+def graded(grade_lab2):
+    """Grade each submission once for this file: graded("mistakes_a") -> LabResults."""
+    def get(name):
+        if name not in CACHE:
+            folder = {"reference": ROOT / "reference/lab2", "stubs": None}.get(name, SUBMISSIONS / name)
             started = time.monotonic()
-            results = grade(lab, submission=folder, device="cpu", select=select)
-            cache[name, tuple(select)] = results, time.monotonic() - started
-        return cache[name, tuple(select)][0]
+            CACHE[name] = grade_lab2(folder, PARTS), time.monotonic() - started
+        return CACHE[name][0]
 
-    get.seconds = lambda name: cache[name, tuple(PARTS)][1]
+    get.seconds = lambda name: CACHE[name][1]
     return get
 
 
@@ -124,6 +116,6 @@ def test_segfault_and_memory_hog_fail_cleanly(graded):
     assert points(results, "is_permutation_invariant")[0] == 0
 
 
-def test_select_one_function(lab):
-    results = grade(lab, submission=ROOT / "reference/lab2", device="cpu", select=["apply_rope"])
+def test_select_one_function(grade_lab2):
+    results = grade_lab2(ROOT / "reference/lab2", ["apply_rope"])
     assert results.checks and {c.function for c in results.checks} == {"apply_rope"}
