@@ -43,8 +43,7 @@ ZIP_MAX_BYTES = 64 * 2**20          # a submission .zip, as stored
 ZIP_MAX_ENTRIES = 10_000
 ZIP_MAX_UNZIPPED = 512 * 2**20      # what its entries claim to unpack to, all together
 GRADABLE = ("graded", "incomplete", "broken_code")
-# How the engine words a call that never came back (grader/sandbox.py), for the class's incidents.
-INCIDENTS = ("no answer within", "the process running your code", "the sandbox was stopped")
+INCIDENTS = ("timeout", "crashed")      # calls that never came back, listed for the class
 
 
 class Rejected(Exception):
@@ -246,13 +245,13 @@ def _work(lab_folder, options, conn):
     os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the main process decides what Ctrl-C stops
     try:
+        zygote = Zygote(launcher_for(options["sandbox"]))    # first: it imports torch while we do
         import torch
 
         from grader.runner import grade
 
         torch.set_num_threads(1)
         lab = find_lab(lab_folder)
-        zygote = Zygote(launcher_for(options["sandbox"]))
     except Exception as error:
         conn.send(("failed", f"{type(error).__name__}: {error}"))
         return
@@ -314,15 +313,19 @@ class Worker:
         elif self.process.is_alive():
             return None
         self.process.join(1)
-        return "died", f"the grading process stopped (exit status {self.process.exitcode}); graded by no one"
+        return "died", (f"the grading process stopped unexpectedly (exit status {self.process.exitcode}); "
+                        "run the batch again to grade this one")
 
-    def stop(self):
+    def quit(self):
+        """Ask an idle worker to finish (its zygote closes); a busy one is terminated by stop()."""
         if self.job is None and self.process.is_alive():
             try:
                 self.conn.send(None)
             except OSError:
                 pass
-            self.process.join(10)
+
+    def stop(self):
+        self.process.join(10 if self.job is None else 0)
         if self.process.is_alive():
             self.process.terminate()
             self.process.join(5)
@@ -359,6 +362,8 @@ def grade_all(lab, todo, count, options, done):
                         workers.append(Worker(context, lab, options))
                 done(job, "error" if kind == "died" else kind, data)
     finally:
+        for worker in workers:
+            worker.quit()
         for worker in workers:
             worker.stop()
 
@@ -432,7 +437,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
 
 def _row(lab, sub, results):
     incidents = dict.fromkeys(c.message.splitlines()[0][:160] for c in results.checks
-                              if c.status == "failed" and any(s in c.message for s in INCIDENTS))
+                              if c.failure in INCIDENTS)
     return BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=results.score,
                     max_score=results.max_score, passed=results.all_passed,
                     functions={f: score for f, (score, _) in results.by_function(lab.functions).items()},

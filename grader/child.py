@@ -10,6 +10,7 @@ import ctypes
 import importlib
 import importlib.util
 import os
+import random
 import resource
 import shutil
 import signal
@@ -114,6 +115,8 @@ def become_child(order, fds, scratch, wire):
         resource.setrlimit(resource.RLIMIT_AS, (order["memory_mb"] * 2**20,) * 2)
     resource.setrlimit(resource.RLIMIT_CPU, (order["cpu_seconds"],) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES,) * 2)
+    random.seed(0)                  # the same submission meets the same luck every grading
+    sys.modules["torch"].manual_seed(0)
     serve(workdir, read_fd, write_fd, wire)
     os._exit(0)
 

@@ -158,8 +158,14 @@ def run_batch(args, console):
         raise UsageError(f"submissions folder {args.submissions} does not exist")
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers {args.workers}: expected 1 or more")
-    summary = batch.grade_class(lab, args.submissions, args.out, console, workers=args.workers,
-                                force=args.force, select=args.select, device=args.device, sandbox=args.sandbox)
+    try:
+        summary = batch.grade_class(lab, args.submissions, args.out, console, workers=args.workers,
+                                    force=args.force, select=args.select, device=args.device,
+                                    sandbox=args.sandbox)
+    except KeyboardInterrupt:
+        console.print(f"[yellow]stopped:[/] what was graded is kept in {escape(args.out)} "
+                      "(grades.csv lists the rest as pending); the same command grades the rest")
+        raise
     report.show_batch(summary, console, args.out)
     return 1 if summary.statuses.get("error") else 0
 

@@ -177,7 +177,7 @@ class GradingPlugin:
         error = call.excinfo.value if call.excinfo else None
         if call.when == "setup" and isinstance(error, pytest.FixtureLookupError):
             self.problems.append(f"{item.nodeid}: {error.msg or 'unknown fixture ' + str(error.argname)}")
-        status, message, hint, output = "passed", "", "", ""
+        status, message, hint, output, failure = "passed", "", "", "", ""
         if report.skipped:
             status = "not_implemented" if "not implemented" in str(error) else "skipped"
             message = str(error.msg if hasattr(error, "msg") else error)
@@ -185,7 +185,7 @@ class GradingPlugin:
             status, message = "failed", self._explain(error, grade["tags"][0])
             hint = getattr(error, "hint", None) or ""
             if isinstance(error, CallFailed):
-                output = error.output
+                output, failure = error.output, error.kind
                 if error.kind == "not_implemented":
                     status = "not_implemented"
         doc = (item.function.__doc__ or "").strip().splitlines()
@@ -193,7 +193,7 @@ class GradingPlugin:
         self.checks.append(Check(
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade["tags"]),
             points=grade["points"], score=grade["points"] if status == "passed" else 0,
-            status=status, message=message, hint=hint, output=output,
+            status=status, message=message, hint=hint, output=output, failure=failure,
             visibility="hidden" if Path(item.path).parent.name == "hidden" else "visible"))
 
     def _explain(self, error, function):

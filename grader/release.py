@@ -42,7 +42,7 @@ AUTOGRADER="${AUTOGRADER:-/autograder}"
 PYTHON="${GRADER_PYTHON:-$AUTOGRADER/venv/bin/python}"
 cd "$AUTOGRADER/source"
 exec "$PYTHON" -c 'import sys; from grader.release import autograde; sys.exit(autograde(*sys.argv[1:]))' \\
-    "$AUTOGRADER" %(lab)s
+    "$AUTOGRADER" "%(lab)s"
 """
 
 

@@ -16,6 +16,7 @@ class Check(BaseModel):
     status: Status
     message: str = ""               # expected / saw / hint, or why it did not run
     hint: str = ""                  # the likely mistake, when the check could tell
+    failure: str = ""               # how student code failed to answer: timeout, crashed, raised, ...
     output: str = ""                # what student code printed, cut
     visibility: Literal["visible", "hidden"]
 

@@ -1,0 +1,250 @@
+"""Batch grading: bad submissions each get a row and never stop the batch; scores equal single
+grading; a rerun reuses unchanged results; Ctrl-C keeps what was graded and leaves nothing running."""
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import batch
+from grader.labs import find_lab
+from grader.results import BatchSummary, GradescopeResults, StudentRecord
+
+ROOT = Path(__file__).parent.parent
+REFERENCE = ROOT / "reference" / "lab2"
+SUBMISSIONS = Path(__file__).parent / "submissions"
+ONLY = ["-k", "invariance"]         # the point here is the batch, not the experiments
+
+
+def grade_py(*args, **kwargs):
+    return subprocess.run([sys.executable, str(ROOT / "grade.py"), *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "COLUMNS": "200", **kwargs.pop("env", {})}, **kwargs)
+
+
+def zip_folder(path, folder, top=""):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted(folder.glob("*.py")):
+            archive.write(file, top + file.name)
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return find_lab("lab2")
+
+
+# -- reading one submission: no grading, fast -------------------------------------------------------
+def read(lab, path):
+    files, status, detail = batch.read_submission(lab, path)
+    return sorted(files), status, detail
+
+
+def test_folder_and_wrapped_zip_give_the_same_files(lab, tmp_path):
+    zip_folder(tmp_path / "wrapped.zip", REFERENCE, top="my-lab2/")
+    shutil.copytree(REFERENCE, tmp_path / "wrapped" / "inner")
+    expected = (["experiments.py", "invariance.py", "positions.py"], "graded", "")
+    assert read(lab, REFERENCE) == read(lab, tmp_path / "wrapped.zip") == read(lab, tmp_path / "wrapped") == expected
+
+
+@pytest.mark.parametrize("entries, message", [
+    ({"positions.py": b"x = 1\n", "../../x": b"escaped"}, "unsafe path in the zip: '../../x'"),
+    ({"/etc/evil": b"x"}, "unsafe path in the zip: '/etc/evil'"),
+    ({"positions.py": b"\0" * (50 * 2**20)}, "positions.py unzips to more than 1.0 MiB (a zip bomb?)"),
+], ids=["traversal", "absolute", "bomb"])
+def test_unsafe_zips_are_rejected(lab, tmp_path, entries, message):
+    with zipfile.ZipFile(tmp_path / "s.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    files, status, detail = read(lab, tmp_path / "s.zip")
+    assert (files, status) == ([], "rejected") and message in detail
+    assert not (tmp_path.parent / "x").exists() and sorted(os.listdir(tmp_path)) == ["s.zip"]
+
+
+def test_zip_limits(lab, tmp_path, monkeypatch):
+    zip_folder(tmp_path / "s.zip", REFERENCE)
+    monkeypatch.setattr(batch, "ZIP_MAX_BYTES", 100)
+    assert read(lab, tmp_path / "s.zip")[2].startswith("s.zip is 0.0 MiB; a submission .zip may have at most")
+    monkeypatch.setattr(batch, "ZIP_MAX_BYTES", 2**20)
+    monkeypatch.setattr(batch, "ZIP_MAX_ENTRIES", 2)
+    assert read(lab, tmp_path / "s.zip")[2] == "the zip holds 3 entries; at most 2"
+    monkeypatch.setattr(batch, "ZIP_MAX_ENTRIES", 10)
+    monkeypatch.setattr(batch, "ZIP_MAX_UNZIPPED", 1000)
+    assert "(a zip bomb?)" in read(lab, tmp_path / "s.zip")[2]
+    (tmp_path / "bad.zip").write_bytes(b"PK\3\4 not really a zip")
+    assert read(lab, tmp_path / "bad.zip") == ([], "rejected", "bad.zip is not a readable zip (File is not a zip file)")
+
+
+def test_folder_problems(lab, tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert read(lab, tmp_path / "empty")[1] == "empty"
+    (tmp_path / "syntax").mkdir()
+    (tmp_path / "syntax" / "positions.py").write_text("def rope_frequencies(:\n")
+    shutil.copy(REFERENCE / "invariance.py", tmp_path / "syntax")
+    files, status, detail = read(lab, tmp_path / "syntax")
+    assert (files, status) == (["invariance.py", "positions.py"], "broken_code")
+    assert detail == "positions.py line 1: invalid syntax; not submitted, graded as the stubs: experiments.py"
+    (tmp_path / "binary").mkdir()
+    (tmp_path / "binary" / "positions.py").write_bytes(bytes(range(256)))
+    assert read(lab, tmp_path / "binary")[2].startswith("positions.py is not Python source (binary data)")
+    (tmp_path / "big").mkdir()
+    (tmp_path / "big" / "positions.py").write_bytes(b"#" * (2**20 + 1))
+    assert read(lab, tmp_path / "big") == ([], "rejected", "positions.py is 1.0 MiB; a student file may have at most 1.0 MiB")
+    (tmp_path / "link").mkdir()
+    (tmp_path / "link" / "positions.py").symlink_to(REFERENCE / "positions.py")
+    assert read(lab, tmp_path / "link") == ([], "rejected", "positions.py is a symbolic link; submit the file itself")
+
+
+def test_listing_names_students_and_flags_duplicates(lab, tmp_path):
+    (tmp_path / "alice").mkdir()
+    zip_folder(tmp_path / "alice.zip", REFERENCE)
+    zip_folder(tmp_path / "bob.zip", REFERENCE)
+    (tmp_path / "notes.txt").write_text("hi")
+    (tmp_path / ".DS_Store").write_text("")
+    found = {s.student: (s.status, s.detail) for s in batch.list_submissions(lab, tmp_path)}
+    assert found == {"alice": ("rejected", "both alice and alice.zip: keep one"), "bob": ("graded", ""),
+                     "notes.txt": ("rejected", "notes.txt is neither a folder nor a .zip")}
+
+
+# -- a class, through the command line ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """A class of good, wrong and bad submissions, batch-graded once: (submissions, out, run)."""
+    folder = tmp_path_factory.mktemp("class")
+    subs = folder / "submissions"
+    subs.mkdir()
+    shutil.copytree(REFERENCE, subs / "ref")
+    shutil.copytree(SUBMISSIONS / "mistakes_b", subs / "mistakes_b")
+    zip_folder(subs / "wrapped.zip", REFERENCE, top="lab2-work/")
+    (subs / "empty").mkdir()
+    (subs / "corrupt.zip").write_bytes(b"not a zip at all")
+    with zipfile.ZipFile(subs / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("positions.py", b"\0" * (50 * 2**20))
+    with zipfile.ZipFile(subs / "traversal.zip", "w") as archive:
+        archive.writestr("invariance.py", (REFERENCE / "invariance.py").read_bytes())
+        archive.writestr("../../escaped.py", b"print('out')")
+    (subs / "syntax").mkdir()
+    (subs / "syntax" / "positions.py").write_text("def rope_frequencies(:\n")
+    shutil.copy(REFERENCE / "invariance.py", subs / "syntax")
+    (subs / "binary").mkdir()
+    (subs / "binary" / "positions.py").write_bytes(bytes(range(256)) * 8)
+    out = folder / "out"
+    run = grade_py("batch", "lab2", subs, "--out", out, "--workers", "2", *ONLY)
+    return subs, out, run
+
+
+def rows(out):
+    with open(out / "grades.csv", newline="") as file:
+        return {row["student"]: row for row in csv.DictReader(file)}
+
+
+def test_every_submission_gets_a_row(graded_class):
+    subs, out, run = graded_class
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    table = rows(out)
+    top = table["ref"]["max_score"]
+    assert {s: (r["status"], r["score"]) for s, r in table.items()} == {
+        "ref": ("graded", top), "wrapped": ("graded", top), "mistakes_b": ("incomplete", table["mistakes_b"]["score"]),
+        "syntax": ("broken_code", table["syntax"]["score"]), "binary": ("broken_code", "0"), "empty": ("empty", "0"),
+        "corrupt": ("rejected", "0"), "bomb": ("rejected", "0"), "traversal": ("rejected", "0")}
+    assert 0 < float(table["mistakes_b"]["score"]) < float(top)
+    assert float(table["syntax"]["score"]) > 0          # invariance.py is graded beside the broken file
+    assert table["ref"]["is_permutation_invariant"] == top and table["ref"]["passed"] == "yes"
+    assert "unsafe path in the zip: '../../escaped.py'" in table["traversal"]["detail"]
+    assert not list(subs.parent.rglob("escaped.py"))
+    for student in table:                       # the Gradescope shape, graded or not
+        results = GradescopeResults.model_validate_json((out / student / "results.json").read_text())
+        assert results.score == float(table[student]["score"])
+    summary = BatchSummary.model_validate_json((out / "summary.json").read_text())
+    assert summary.students == 9 and summary.statuses["rejected"] == 3
+    assert summary.checks[0].rate <= summary.checks[-1].rate
+    assert any(m.students == ["mistakes_b"] and "attn(x).sum(1)" in m.hint for m in summary.mistakes)
+    assert {p.student for p in summary.problems} == {"syntax", "binary", "empty", "corrupt", "bomb", "traversal"}
+    assert "class summary" in run.stdout and "worst pass rate first" in run.stdout
+
+
+def test_scores_equal_single_grading(graded_class, tmp_path):
+    subs, out, _ = graded_class
+    single = tmp_path / "single.json"
+    run = grade_py("lab2", "--submission", subs / "mistakes_b", *ONLY, "--json", single)
+    assert run.returncode == 1, run.stdout + run.stderr
+    alone = GradescopeResults.model_validate_json(single.read_text())
+    batched = GradescopeResults.model_validate_json((out / "mistakes_b" / "results.json").read_text())
+    assert [(t.name, t.status, t.score) for t in batched.tests] == [(t.name, t.status, t.score) for t in alone.tests]
+    assert batched.score == alone.score
+
+
+def test_rerun_reuses_unchanged_and_regrades_changed(graded_class):
+    subs, out, _ = graded_class
+    started = time.monotonic()
+    run = grade_py("batch", "lab2", subs, "--out", out, *ONLY)
+    assert run.returncode == 0 and time.monotonic() - started < 30, run.stdout + run.stderr
+    assert BatchSummary.model_validate_json((out / "summary.json").read_text()).graded_now == 0
+    before = rows(out)
+    shutil.copy(REFERENCE / "invariance.py", subs / "mistakes_b" / "invariance.py")
+    run = grade_py("batch", "lab2", subs, "--out", out, *ONLY)
+    summary = BatchSummary.model_validate_json((out / "summary.json").read_text())
+    after = rows(out)
+    assert summary.graded_now == 1 and float(after["mistakes_b"]["score"]) > float(before["mistakes_b"]["score"])
+    assert {s: r["score"] for s, r in after.items() if s != "mistakes_b"} == \
+        {s: r["score"] for s, r in before.items() if s != "mistakes_b"}
+
+
+def test_force_regrades(tmp_path):
+    (tmp_path / "subs").mkdir()
+    zip_folder(tmp_path / "subs" / "solo.zip", REFERENCE)
+
+    def graded_now(*args):
+        run = grade_py("batch", "lab2", tmp_path / "subs", "--out", tmp_path / "out", "-k", "invariance",
+                       "--workers", "1", *args)
+        assert run.returncode == 0, run.stdout + run.stderr
+        return BatchSummary.model_validate_json((tmp_path / "out" / "summary.json").read_text()).graded_now
+
+    assert (graded_now(), graded_now(), graded_now("--force")) == (1, 0, 1)
+
+
+def test_ctrl_c_keeps_finished_results_and_leaves_nothing_running(lab, tmp_path):
+    subs, scratch, out = tmp_path / "subs", tmp_path / "tmp", tmp_path / "out"
+    scratch.mkdir()
+    shutil.copytree(REFERENCE, subs / "a_ref")
+    shutil.copytree(SUBMISSIONS / "endless_rope", subs / "b_endless")   # apply_rope never returns
+    shutil.copytree(SUBMISSIONS / "mistakes_a", subs / "c_mistakes")
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "grade.py"), "batch", "lab2", str(subs), "--out", str(out), "-k", "positions",
+         "--workers", "1"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True, env={**os.environ, "TMPDIR": str(scratch)})
+    try:
+        deadline = time.monotonic() + 180
+        while not (out / "a_ref" / "graded.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)                         # b_endless is being graded now
+        os.killpg(process.pid, signal.SIGINT)   # what Ctrl-C in a terminal does
+        output = process.communicate(timeout=60)[0]
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, output
+    assert "Traceback" not in output
+    table = rows(out)
+    assert table["a_ref"]["status"] == "graded" and table["a_ref"]["score"] == table["a_ref"]["max_score"]
+    assert table["b_endless"]["status"] == table["c_mistakes"]["status"] == "pending"
+    assert BatchSummary.model_validate_json((out / "summary.json").read_text()).interrupted
+    record = StudentRecord.model_validate_json((out / "a_ref" / "graded.json").read_text())
+    files = batch.read_submission(lab, subs / "a_ref")[0]
+    assert record.hash == batch.submission_hash(batch.lab_fingerprint(lab, ["positions"], "auto"), files)
+    time.sleep(0.5)
+    running = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cwd(pid).startswith(str(scratch))]
+    assert not running and not list(scratch.iterdir())
+
+
+def _cwd(pid):
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""

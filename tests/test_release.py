@@ -1,0 +1,118 @@
+"""What leaves the instructor's machine: the learners' release of lab 2 holds nothing secret and
+gives public feedback; the Gradescope bundle grades a submission in a fake /autograder tree."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.labs import find_lab
+from grader.quiz import load_quiz
+from grader.results import GradescopeResults
+
+ROOT = Path(__file__).parent.parent
+REFERENCE = ROOT / "reference" / "lab2"
+
+
+def grade_py(*args, cwd=ROOT, script=ROOT / "grade.py"):
+    return subprocess.run([sys.executable, str(script), *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "COLUMNS": "200"})
+
+
+def secret_lines(paths, given):
+    """Lines of `paths` long enough to identify them, and found in nothing learners are given."""
+    return {line.strip() for path in paths for line in path.read_text().splitlines()
+            if len(line.strip()) > 25 and line.strip() not in given}
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    out = tmp_path_factory.mktemp("release") / "lab2"
+    run = grade_py("release", "lab2", "--out", out)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return out
+
+
+def test_release_leaks_nothing(released):
+    lab = find_lab("lab2")
+    files = [p for p in released.rglob("*") if p.is_file()]
+    assert not [p for p in files if {"reference", "hidden"} & set(p.relative_to(released).parts)]
+    text = "\n".join(p.read_text(errors="replace") for p in files)
+    shipped = {line.strip() for line in text.splitlines()}
+    given = {line.strip() for path in [*lab.handout.rglob("*.py"), *(lab.folder / "public").rglob("*.py"),
+                                       *(ROOT / "grader").glob("*.py"), *lab.child_modules]
+             for line in path.read_text().splitlines()}
+    reference = secret_lines(lab.reference.rglob("*.py"), given)
+    hidden = secret_lines((lab.folder / "hidden").rglob("*.py"), given)
+    assert len(reference) > 10 and len(hidden) > 50
+    assert not (reference | hidden) & shipped
+    quiz = yaml.safe_load((released / "quizzes" / "lab2.yaml").read_text())
+    assert not load_quiz(released / "quizzes" / "lab2.yaml").keyed and not quiz.get("hard_questions")
+    key = load_quiz(lab.quiz)
+    assert not [q.explanation for q in key.questions if q.explanation.strip()[:60] in text]
+    assert all(set(q) <= {"id", "type", "prompt", "choices"} for q in quiz["questions"])
+    manifest = yaml.safe_load((released / "grader" / "labs" / "lab2" / "lab.yaml").read_text())
+    assert "reference" not in manifest and manifest["student_files"] == lab.manifest.student_files
+    assert sorted(p.name for p in (released / "grader" / "labs" / "lab2").iterdir()) == \
+        ["lab.yaml", "public", "toy_attention.py"]
+    assert {p.name for p in (released / "assignments" / "lab2").iterdir()} >= {"README.md", "positions.py", "model.py"}
+
+
+def test_learners_get_public_feedback(released, tmp_path):
+    shutil.copy(REFERENCE / "invariance.py", released / "assignments" / "lab2")
+    out = tmp_path / "results.json"
+    run = grade_py("lab2", "-k", "invariance", "--json", out, cwd=released, script=released / "grade.py")
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = GradescopeResults.model_validate_json(out.read_text())
+    assert results.tests and {t.visibility for t in results.tests} == {"visible"}
+    assert results.score == sum(t.max_score for t in results.tests)
+
+
+def test_practice_quiz_and_a_used_folder(tmp_path):
+    run = grade_py("release", "lab2", "--out", tmp_path / "practice", "--quiz", "practice")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert load_quiz(tmp_path / "practice" / "quizzes" / "lab2.yaml").keyed
+    run = grade_py("release", "lab2", "--out", tmp_path / "practice")
+    assert run.returncode == 2 and "expected a new or empty folder" in run.stdout
+
+
+def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
+    bundle = tmp_path / "lab2.zip"
+    run = grade_py("export", "lab2", "--gradescope", bundle)
+    assert run.returncode == 0, run.stdout + run.stderr
+    with zipfile.ZipFile(bundle) as archive:
+        modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}
+        archive.extractall(tmp_path / "autograder" / "source")
+    assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
+    assert {"grade.py", "requirements.txt", "grader/labs/lab2/hidden/test_positions.py",
+            "reference/lab2/positions.py", "assignments/lab2/positions.py"} <= set(modes)
+    source = tmp_path / "autograder" / "source"
+    assert any(line.startswith("torch") for line in (source / "requirements.txt").read_text().splitlines())
+    assert subprocess.run(["bash", "-n", source / "setup.sh"]).returncode == 0
+    shutil.copy(source / "run_autograder", tmp_path / "autograder")        # where Gradescope puts it
+
+    def autograde(files):
+        shutil.rmtree(tmp_path / "autograder" / "submission", ignore_errors=True)
+        for name, data in files.items():
+            (tmp_path / "autograder" / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / "autograder" / "submission" / name).write_bytes(data)
+        run = subprocess.run(["bash", tmp_path / "autograder" / "run_autograder"], capture_output=True,
+                             text=True, timeout=600, env={**os.environ, "AUTOGRADER": str(tmp_path / "autograder"),
+                                                          "GRADER_PYTHON": sys.executable})
+        assert run.returncode == 0, run.stdout + run.stderr
+        return GradescopeResults.model_validate(json.loads((tmp_path / "autograder/results/results.json").read_text()))
+
+    results = autograde({f"upload/{name}": (REFERENCE / name).read_bytes()       # one wrapping folder
+                         for name in ("positions.py", "invariance.py")})
+    experiments = {"measure_loss_gap", "extrapolation_runs"}
+    assert {t.visibility for t in results.tests} == {"visible", "hidden"}
+    assert {t.status for t in results.tests if not experiments & set(t.tags)} == {"passed"}
+    assert results.score == sum(t.max_score for t in results.tests if not experiments & set(t.tags)) > 0
+    assert "Not submitted (graded as the stubs): experiments.py" in results.output
+    results = autograde({"notes.txt": b"hello"})
+    assert results.score == 0 and not results.tests and results.output.startswith("Not graded: none of positions.py")
