@@ -47,9 +47,10 @@ def _run_checks(lab, box, missing, submission, device, select, started):
     except ValueError as error:
         raise LabError(str(error)) from None
     folders = [str(folder) for folder, _ in lab.test_folders]
-    args = [*folders, "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings",
-            "-p", "no:stepwise", "--import-mode=importlib", "--rootdir", str(lab.folder),
-            "-c", os.devnull]
+    unused = ["cacheprovider", "terminal", "warnings", "stepwise", "unraisableexception",
+              "threadexception", "faulthandler", "doctest", "junitxml", "pastebin", "logging"]
+    args = [*folders, *[arg for name in unused for arg in ("-p", f"no:{name}")],
+            "--import-mode=importlib", "--rootdir", str(lab.folder), "-c", os.devnull]
     code = pytest.main(args, plugins=[plugin, plugin.fixtures])
     if code == pytest.ExitCode.INTERRUPTED:
         raise KeyboardInterrupt

@@ -17,15 +17,24 @@ from grader.wire import build
 REPEATS = 12    # the same question again: a lucky random shuffle passes 12 times in 4096
 
 
-def truth(layer, x, atol):
-    """Is layer's summed output unchanged, within atol, by every reordering of x? (seq <= 6)"""
-    layer, x = layer.double(), x.double()
-    with torch.no_grad():
-        summed = layer(x).sum(1)
-        worst = max((layer(x[:, list(p)]).sum(1) - summed).abs().max().item()
-                    for p in itertools.permutations(range(x.shape[1])))
-    assert worst < atol / 10 or worst > atol * 10, f"an unclear question: {worst} vs {atol}"
-    return worst < atol / 10
+TRUTHS = {}      # (layer, input, atol) -> answer: a batch worker computes each only once
+
+
+def truth(reference, factory, kwargs, x, atol):
+    """Is the layer `factory(**kwargs)` ("module:function" of the reference) unchanged in its
+    summed output, within atol, by every reordering of x? Checked over all of them (seq <= 6)."""
+    key = (factory, tuple(sorted(kwargs.items())), x.cpu().numpy().tobytes(), tuple(x.shape), atol)
+    if key not in TRUTHS:
+        module, name = factory.split(":")
+        layer = getattr(getattr(reference, module), name)(**kwargs).double()
+        x = x.cpu().double()
+        with torch.no_grad():
+            summed = layer(x).sum(1)
+            worst = max((layer(x[:, list(p)]).sum(1) - summed).abs().max().item()
+                        for p in itertools.permutations(range(x.shape[1])))
+        assert worst < atol / 10 or worst > atol * 10, f"an unclear question: {worst} vs {atol}"
+        TRUTHS[key] = worst < atol / 10
+    return TRUTHS[key]
 
 
 def as_bool(value):
@@ -38,7 +47,7 @@ def as_bool(value):
 
 def ask(student, reference, name, x, atol=1e-5, repeats=1, **kwargs):
     """Ask the student about toy layer `name` on x, `repeats` times; compare with the truth."""
-    expected = truth(reference.toy_attention.layer(name, **kwargs), x, atol)
+    expected = truth(reference, "toy_attention:layer", {"name": name, **kwargs}, x, atol)
     for _ in range(repeats):
         answer = as_bool(student.is_permutation_invariant(
             build("toy_attention:layer", name, **kwargs), x, atol=atol))
@@ -94,7 +103,7 @@ def test_partial_invariance(student, reference, device, layer, kwargs, ignores):
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
-@pytest.mark.parametrize("seq", [3, 6], ids=["seq 3", "seq 6"])
+@pytest.mark.parametrize("seq", [3, 5], ids=["seq 3", "seq 5"])
 def test_positional_layers(student, reference, device, seq):
     """position-weighted layers are not invariant; position-free ones are"""
     check(student, reference, "PositionWeighted", inputs(3, seq, 5, seq, device), None,
@@ -129,7 +138,7 @@ ATTENTION = dict(d_model=16, n_heads=2, seed=3)
 
 
 def check_attention(student, reference, x, pos, causal):
-    expected = truth(reference.model.attention_layer(pos=pos, causal=causal, **ATTENTION), x, 1e-5)
+    expected = truth(reference, "model:attention_layer", {"pos": pos, "causal": causal, **ATTENTION}, x, 1e-5)
     answer = as_bool(student.is_permutation_invariant(
         build("model:attention_layer", pos=pos, causal=causal, **ATTENTION), x))
     what = f"attention_layer(pos={pos!r}, causal={causal})"
