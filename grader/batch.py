@@ -36,7 +36,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from grader.labs import LabError, find_lab
 from grader.results import (BatchRow, BatchSummary, CheckRate, GradescopeResults, LabResults, Mistake,
                             ScoreBin, StudentRecord)
-from grader.sandbox import MAX_FILE_BYTES, Zygote, launcher_for
+from grader.sandbox import MAX_FILE_BYTES, Zygote, launcher_for, write_files
 
 ENGINE = Path(__file__).resolve().parent
 ZIP_MAX_BYTES = 64 * 2**20          # a submission .zip, as stored
@@ -101,13 +101,6 @@ def read_submission(lab, path):
     detail = "; ".join(problems + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
                                    if missing else []))
     return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
-
-
-def write_files(folder, files):
-    """Lay out {relative name: bytes} under `folder`, a submission folder for grade()."""
-    for name, data in files.items():
-        (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
-        (Path(folder) / name).write_bytes(data)
 
 
 def _ignored(name):

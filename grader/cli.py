@@ -23,13 +23,18 @@ def grade_parser():
     parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
     parser.add_argument("--submission", metavar="DIR",
                         help="folder with your files (default: the lab's handout folder)")
-    parser.add_argument("-k", dest="select", action="append", default=[], metavar="NAME",
-                        help="grade only checks of this function or file (repeatable), e.g. -k apply_rope")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
     parser.add_argument("--experiments", action="store_true",
                         help="run your experiments with progress, tables and plots instead of grading")
     parser.add_argument("--out", default="plots", metavar="DIR", help="where --experiments puts its plots")
+    return grading_options(parser)
+
+
+def grading_options(parser):
+    """The options every grading command takes."""
+    parser.add_argument("-k", dest="select", action="append", default=[], metavar="NAME",
+                        help="grade only checks of this function or file (repeatable), e.g. -k apply_rope")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--sandbox", choices=("auto", "required", "process"), default="auto",
                         help="auto: bubblewrap when installed; required: refuse without it")
     return parser
@@ -139,12 +144,7 @@ def batch_parser():
     parser.add_argument("--workers", type=int, metavar="N",
                         help="grading processes (default: the machine's cores)")
     parser.add_argument("--force", action="store_true", help="regrade students whose files have not changed")
-    parser.add_argument("-k", dest="select", action="append", default=[], metavar="NAME",
-                        help="grade only checks of this function or file (repeatable)")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    parser.add_argument("--sandbox", choices=("auto", "required", "process"), default="auto",
-                        help="auto: bubblewrap when installed; required: refuse without it")
-    return parser
+    return grading_options(parser)
 
 
 def run_batch(args, console):

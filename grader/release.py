@@ -130,9 +130,9 @@ def autograde(root, lab_name):
     The submission is read as batch grading reads one (one wrapping folder is fine); one that
     cannot be graded still gets a results.json saying why, with score 0.
     """
-    from grader.batch import GRADABLE, not_graded, read_submission, write_files
+    from grader.batch import GRADABLE, not_graded, read_submission
     from grader.runner import grade
-    from grader.sandbox import launcher_for
+    from grader.sandbox import launcher_for, write_files
 
     root = Path(root)
     lab = find_lab(lab_name)

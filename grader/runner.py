@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from grader.labs import LabError
-from grader.sandbox import Sandbox, Zygote, launcher_for, submission_files
+from grader.sandbox import Sandbox, Zygote, launcher_for, submission_files, write_files
 
 
 def grade(lab, submission=None, device="auto", select=(), sandbox="auto", zygote=None):
@@ -79,9 +79,7 @@ def run_experiments(lab, submission=None, device="auto", out="plots"):
         raise LabError(f"submission folder {submission} does not exist")
     files, _ = submission_files(lab, submission)
     with tempfile.TemporaryDirectory(prefix=f"{lab.name}-experiments-") as work:
-        for name, data in files.items():
-            (Path(work) / name).parent.mkdir(parents=True, exist_ok=True)
-            (Path(work) / name).write_bytes(data)
+        write_files(work, files)
         command = [sys.executable, lab.manifest.experiments, "--device", resolve_device(device),
                    "--out", str(Path(out).resolve())]
         return subprocess.run(command, cwd=work, env={**os.environ, "OMP_NUM_THREADS": "1"}).returncode

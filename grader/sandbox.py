@@ -69,6 +69,13 @@ def submission_files(lab, submission=None):
     return files, missing
 
 
+def write_files(folder, files):
+    """Lay out {relative path: bytes} under `folder`."""
+    for name, data in files.items():
+        (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
+        (Path(folder) / name).write_bytes(data)
+
+
 # -- launchers: how the zygote is started ---------------------------------------------------------
 class ProcessLauncher:
     """The zygote as a plain process (no OS sandbox): the fallback everywhere."""
