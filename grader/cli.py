@@ -5,6 +5,8 @@ Heavy modules (torch, pytest) are imported only by the commands that need them.
 """
 import argparse
 import sys
+import traceback
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -79,6 +81,12 @@ def main(argv=None):
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]")
         return 130
+    except Exception as error:          # a bug of the grader's: one line, not a traceback
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        console.print(f"[bold red]the grader itself failed:[/] {escape(type(error).__name__)}: "
+                      f"{escape(str(error))} ({Path(where.filename).name} line {where.lineno}); "
+                      "please report it", soft_wrap=True)
+        return 2
 
 
 def quiz_parser():
@@ -98,7 +106,6 @@ def quiz_parser():
 
 
 def run_quiz(args, console):
-    from pathlib import Path
 
     from grader import quiz, quiz_tui
 
@@ -148,7 +155,6 @@ def batch_parser():
 
 
 def run_batch(args, console):
-    from pathlib import Path
 
     from grader import batch, report
     from grader.labs import find_lab
@@ -186,7 +192,6 @@ def release_parser():
 
 
 def run_release(args, console):
-    from pathlib import Path
 
     from grader import release
     from grader.labs import find_lab

@@ -193,7 +193,7 @@ class GradingPlugin:
         self.checks.append(Check(
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade["tags"]),
             points=grade["points"], score=grade["points"] if status == "passed" else 0,
-            status=status, message=message, hint=hint, output=output, failure=failure,
+            status=status, message=printable(message), hint=hint, output=printable(output), failure=failure,
             visibility="hidden" if Path(item.path).parent.name == "hidden" else "visible"))
 
     def _explain(self, error, function):
@@ -215,3 +215,8 @@ class GradingPlugin:
             where = "".join(f"\n  at {w}" for w in error.where)
             return f"{error.function} raised {error.message}{where}"
         return f"{error.function}: {error.message}"
+
+
+def printable(text):
+    """Text from student code made safe for a terminal and a JSON file: no control characters."""
+    return "".join(c if c.isprintable() or c in "\n\t" else "\N{REPLACEMENT CHARACTER}" for c in text)
