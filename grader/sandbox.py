@@ -105,9 +105,9 @@ class BubblewrapLauncher:
         for device in sorted(Path("/dev").glob("nvidia*")):              # CUDA grading
             binds += ["--dev-bind", str(device), str(device)]
         return ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
-                "--proc", "/proc", "--dev", "/dev", *binds,
-                "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",
-                "--size", str(SCRATCH_BYTES), "--tmpfs", HOME,
+                "--proc", "/proc", "--dev", "/dev",
+                "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",          # first: Python may live
+                "--size", str(SCRATCH_BYTES), "--tmpfs", HOME, *binds,    # under /tmp, or a home
                 "--ro-bind", str(CHILD), "/grader/child.py", "--ro-bind", str(WIRE), "/grader/wire.py",
                 "--chdir", HOME, "--setenv", "HOME", HOME,
                 sys.executable, "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed"]
