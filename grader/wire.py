@@ -18,6 +18,7 @@ import torch
 MAX_FRAME = 256 * 2**20        # bytes; the judge refuses larger answers
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000
+MAX_ELEMENTS = 2**26           # per tensor: a crafted frame can claim a huge shape over tiny storage
 BUILD = "__build__"            # a request argument the child constructs from handout code
 TENSOR = "__tensor__"          # a tensor with the device it lived on
 DEVICE = "__device__"          # a torch.device
@@ -107,6 +108,8 @@ def _tensor(tensor, claimed, device):
     if type(tensor) is not torch.Tensor or tensor.layout != torch.strided \
             or tensor.dtype not in _DTYPES or type(claimed) is not str:
         raise WireError("a tensor that is not a plain dense tensor")
+    if tensor.numel() > MAX_ELEMENTS:
+        raise WireError(f"a tensor of {tensor.numel()} elements, over the limit of {MAX_ELEMENTS}")
     kind = claimed.split(":")[0]
     if kind not in ("cpu", "cuda"):
         raise WireError(f"a tensor on an unexpected device {claimed!r}")

@@ -78,6 +78,14 @@ def test_tensor_subclasses_and_odd_layouts_are_refused():
         wire.sanitize({wire.TENSOR: torch.zeros(1), "device": "meta"})
 
 
+def test_a_huge_shape_over_tiny_storage_is_refused():
+    huge = torch.zeros(1).expand(2**40)                 # 8 bytes of storage, 2**40 elements
+    buffer = io.BytesIO()
+    torch.save({wire.TENSOR: huge, "device": "cpu"}, buffer)
+    with pytest.raises(wire.WireError, match="over the limit"):
+        wire.sanitize(wire.loads(buffer.getvalue()))
+
+
 def test_encoding_strips_subclasses():
     class Liar(torch.Tensor):
         def __eq__(self, other):
