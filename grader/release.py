@@ -1,7 +1,7 @@
 """What leaves the instructor's machine: the learners' copy of a lab, and a Gradescope autograder.
 
 Both are a copy of the course laid out as this repository is, holding one lab:
-    grade.py, grader/*.py                the engine
+    grade.py, grader/*.py                the engine (requirements.txt: what it needs)
     grader/labs/LAB/lab.yaml             the manifest, its paths rewritten to this layout
     grader/labs/LAB/public/ (hidden/)    the checks: public only in a release
     assignments/LAB/                     the handout: stubs, given files, README
@@ -94,6 +94,7 @@ def release(lab, out, quiz="exam"):
     """The learners' copy of `lab` in `out`: no reference, no hidden check, the quiz in `quiz` form.
     Returns the files written."""
     stage(lab, out, hidden=False, reference=False, quiz=quiz)
+    (Path(out) / "requirements.txt").write_text("\n".join(dependencies()) + "\n")    # pip install -r
     return sorted(p for p in Path(out).rglob("*") if p.is_file())
 
 
