@@ -67,6 +67,16 @@ def describe(error, workdir):
     }
 
 
+def flush():
+    """Push what student code printed into the output pipe, before the answer; survive whatever
+    it did to sys.stdout and sys.stderr."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
 def serve(workdir, read_fd, write_fd, wire):
     while True:
         try:
@@ -88,8 +98,7 @@ def serve(workdir, read_fd, write_fd, wire):
         except BaseException as error:  # SystemExit and KeyboardInterrupt too: report, don't die
             answer.update(ok=False, error=describe(error, workdir))
         finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            flush()
         wire.send(write_fd, answer)
 
 

@@ -119,3 +119,8 @@ def test_segfault_and_memory_hog_fail_cleanly(graded):
 def test_select_one_function(grade_lab2):
     results = grade_lab2(ROOT / "reference/lab2", ["apply_rope"])
     assert results.checks and {c.function for c in results.checks} == {"apply_rope"}
+
+
+def test_broken_stdout_does_not_break_the_child(graded):
+    results = graded("stdout_sabotage")
+    assert points(results, "is_permutation_invariant")[0] == points(results, "is_permutation_invariant")[1]
