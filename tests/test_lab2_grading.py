@@ -123,4 +123,5 @@ def test_select_one_function(grade_lab2):
 
 def test_broken_stdout_does_not_break_the_child(graded):
     results = graded("stdout_sabotage")
-    assert points(results, "is_permutation_invariant")[0] == points(results, "is_permutation_invariant")[1]
+    own = [c for c in results.checks if c.tags == ["is_permutation_invariant"]]
+    assert own and all(c.status == "passed" for c in own)
