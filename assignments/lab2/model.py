@@ -116,11 +116,12 @@ def build_model(config, state_dict=None, seed=0, device="cpu"):
     return model.to(device)
 
 
-def attention_layer(d_model, n_heads=2, pos="none", causal=False, max_len=96, seed=0):
+def attention_layer(d_model, n_heads=2, pos="none", causal=False, max_len=96, seed=0, device="cpu"):
     """One self-attention layer with pos, (batch, seq, d_model) -> (batch, seq, d_model): learned
     or sinusoidal vectors are added to its input, rope turns q and k, alibi biases the scores."""
     cfg = Config(pos=pos, d_model=d_model, n_heads=n_heads, max_len=max_len, causal=causal)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         attn = SelfAttention(cfg)
-        return nn.Sequential(AddPositions(cfg), attn) if pos in ("learned", "sinusoidal") else attn
+        layer = nn.Sequential(AddPositions(cfg), attn) if pos in ("learned", "sinusoidal") else attn
+    return layer.to(device)

@@ -140,7 +140,7 @@ ATTENTION = dict(d_model=16, n_heads=2, seed=3)
 def check_attention(student, reference, x, pos, causal):
     expected = truth(reference, "model:attention_layer", {"pos": pos, "causal": causal, **ATTENTION}, x, 1e-5)
     answer = as_bool(student.is_permutation_invariant(
-        build("model:attention_layer", pos=pos, causal=causal, **ATTENTION), x))
+        build("model:attention_layer", pos=pos, causal=causal, device=str(x.device), **ATTENTION), x))
     what = f"attention_layer(pos={pos!r}, causal={causal})"
     expect(answer == expected, f"{expected} for {what}", str(answer),
            "without positions and mask, attention sees a bag of vectors; anything positional breaks that")
