@@ -138,42 +138,53 @@ def zygote(scratch, control, wire, sandboxed):
             order, fds = wire.recv_with_fds(control)
         except EOFError:
             return
-        op = order["op"]
-        if op == "fork":
-            pid = os.fork()
-            if pid == 0:
-                control.close()
-                try:
-                    become_child(order, fds, scratch, wire)
-                finally:
-                    os._exit(70)
-            for fd in fds:
-                os.close(fd)
-            children[pid] = None
-            reply = {"pid": pid}
-        elif op == "status":        # wait up to `timeout` s for a child to end; its wait status
-            reply = {"status": reap(children, order["pid"], order["timeout"])}
-        elif op == "kill":
-            kill_child(order["pid"])
-            reply = {"status": reap(children, order["pid"], 5.0)}
-        elif op == "reset":         # between submissions: nothing of the last one survives
-            for pid in children:
-                kill_child(pid)
-            if sandboxed:           # our own PID namespace: stray daemons die too
-                try:
-                    os.kill(-1, signal.SIGKILL)
-                except ProcessLookupError:  # nothing left to kill
-                    pass
-            for pid in list(children):
-                reap(children, pid, 5.0)
-            children.clear()
-            for entry in Path(scratch).iterdir():
-                shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink()
-            reply = {"ok": True}
+        try:
+            reply = obey(order, fds, children, scratch, control, wire, sandboxed)
+        except Exception as error:  # a bad order is answered, never the zygote's end
+            reply = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
         wire.send_with_fds(control, reply)
 
 
-def kill_child(pid):
+def obey(order, fds, children, scratch, control, wire, sandboxed):
+    op = order["op"]
+    if op == "fork":
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            try:
+                become_child(order, fds, scratch, wire)
+            finally:
+                os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        children[pid] = None
+        return {"pid": pid}
+    if op == "status":              # wait up to `timeout` s for a child to end; its wait status
+        return {"status": reap(children, order["pid"], order["timeout"])}
+    if op == "kill":
+        kill_child(children, order["pid"])
+        return {"status": reap(children, order["pid"], 5.0)}
+    if op == "reset":               # between submissions: nothing of the last one survives
+        for pid in children:
+            kill_child(children, pid)
+        if sandboxed:               # our own PID namespace: stray daemons die too
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in list(children):
+            reap(children, pid, 5.0)
+        children.clear()
+        for entry in Path(scratch).iterdir():
+            shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink()
+        return {"ok": True}
+    raise ValueError(f"unknown order {op!r}")
+
+
+def kill_child(children, pid):
+    """Kill a child that still runs, with its session; a reaped pid may belong to another now."""
+    if pid not in children or children[pid] is not None:
+        return
     for kill in (os.killpg, os.kill):
         try:
             kill(pid, signal.SIGKILL)

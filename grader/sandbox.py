@@ -49,12 +49,13 @@ class CallFailed(Exception):
 
 
 def submission_files(lab, submission=None):
-    """The files a child works with: the handout, with the submission's student files over it.
+    """The files a child works with: the handout's Python files, with the submission's student
+    files over them.
 
     Returns ({relative path: bytes}, [student files the submission lacks]).
     """
-    files = {str(p.relative_to(lab.handout)): p.read_bytes() for p in sorted(lab.handout.rglob("*"))
-             if p.is_file() and "__pycache__" not in p.parts}
+    files = {str(p.relative_to(lab.handout)): p.read_bytes() for p in sorted(lab.handout.rglob("*.py"))
+             if not any(part.startswith((".", "__pycache__")) for part in p.relative_to(lab.handout).parts)}
     files.update({m.name: m.read_bytes() for m in lab.child_modules})
     missing = []
     for name in lab.manifest.student_files if submission is not None else ():
@@ -149,7 +150,7 @@ class Zygote:
 
     def __init__(self, launcher):
         self.launcher = launcher
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._names = itertools.count()
         self._start()
 
@@ -177,9 +178,12 @@ class Zygote:
                     self.ready = True
                 self.control.settimeout(30)
                 wire.send_with_fds(self.control, order, fds)
-                return wire.recv_with_fds(self.control)[0]
+                reply = wire.recv_with_fds(self.control)[0]
             except (OSError, EOFError, wire.WireError) as error:
                 raise ZygoteGone(self._why(error)) from None
+        if "error" in reply:
+            raise ZygoteGone(f"the sandbox refused: {reply['error']}")
+        return reply
 
     def _why(self, error):
         self.process.poll()
@@ -190,9 +194,10 @@ class Zygote:
 
     def fork(self, files, device, memory_mb):
         """A new child holding `files`, ready for calls; restarts the zygote if it died."""
-        if self.process.poll() is not None:
-            self.close()
-            self._start()
+        with self._lock:
+            if self.process.poll() is not None:
+                self.close()
+                self._start()
         request_r, request_w = os.pipe()
         answer_r, answer_w = os.pipe()
         output_r, output_w = os.pipe()
@@ -211,11 +216,12 @@ class Zygote:
 
     def reset(self):
         """Between submissions: kill every child and wipe their files."""
-        try:
-            self.ask({"op": "reset"})
-        except ZygoteGone:
-            self.close()
-            self._start()
+        with self._lock:
+            try:
+                self.ask({"op": "reset"})
+            except ZygoteGone:
+                self.close()
+                self._start()
 
     def close(self):
         if self.process.poll() is None:
@@ -236,6 +242,7 @@ class Child:
     def __init__(self, zygote, pid, request_fd, answer_fd, output_fd):
         self.zygote, self.pid = zygote, pid
         self._request, self._answer, self._output_fd = request_fd, answer_fd, output_fd
+        os.set_blocking(request_fd, False)
         os.set_blocking(output_fd, False)
         self._output, self._dropped = bytearray(), 0
         self._next_id = 0
@@ -280,6 +287,15 @@ class Child:
                     return
         return wait
 
+    def _send(self, data, deadline):
+        """Write a request, giving up at the deadline: a child may stop reading its pipe."""
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self._request], [], left)[1]:
+                raise TimeoutError
+            view = view[os.write(self._request, view):]
+
     def call(self, module, function, args, kwargs, timeout, device, echo=False):
         """Run module.function(*args, **kwargs) in the child; its value, with tensors on `device`.
 
@@ -290,9 +306,10 @@ class Child:
         self._next_id += 1
         request = {"id": self._next_id, "module": module, "function": function, "echo": echo,
                    "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs)}
+        deadline = time.monotonic() + timeout
         try:
-            wire.send(self._request, request)
-            answer = wire.recv(self._answer, self._waiter(time.monotonic() + timeout))
+            self._send(wire.frame(request), deadline)
+            answer = wire.recv(self._answer, self._waiter(deadline))
         except TimeoutError:
             self.kill()
             raise CallFailed(function, "timeout", "no answer in time") from None

@@ -12,13 +12,13 @@ import os
 import socket
 import struct
 import warnings
+import zipfile
 
 import torch
 
-MAX_FRAME = 256 * 2**20        # bytes; the judge refuses larger answers
+MAX_FRAME = 256 * 2**20        # bytes of a frame, and of the tensors rebuilt from one
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000
-MAX_ELEMENTS = 2**26           # per tensor: a crafted frame can claim a huge shape over tiny storage
 BUILD = "__build__"            # a request argument the child constructs from handout code
 TENSOR = "__tensor__"          # a tensor with the device it lived on
 DEVICE = "__device__"          # a torch.device
@@ -41,8 +41,11 @@ def encode(value, depth=0):
     """Turn a value into the wire's plain tree; dataclasses and pydantic models become dicts."""
     if depth > MAX_DEPTH:
         raise WireError("the value is nested too deeply")
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
+    for kind in (bool, int, float, str):    # exact types: numpy's float64 is a float subclass
+        if isinstance(value, kind):
+            return kind(value)
+    if value is None:
+        return None
     if isinstance(value, torch.device):
         return {DEVICE: str(value)}
     if isinstance(value, torch.Tensor):
@@ -70,60 +73,87 @@ def dumps(value):
 
 
 def loads(data):
-    """Read a frame's bytes without running code; raises WireError on anything odd."""
+    """Read a frame's bytes without running code; raises WireError on anything odd.
+
+    A frame must be torch.save's zip with stored (uncompressed) records adding up to at most
+    MAX_FRAME, so that what it unpacks to is no larger than what was sent.
+    """
+    try:
+        records = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, ValueError):
+        raise WireError("unreadable data (not a torch.save frame)") from None
+    if any(r.compress_type != zipfile.ZIP_STORED for r in records) or \
+            sum(r.file_size for r in records) > MAX_FRAME:
+        raise WireError("unreadable data (compressed or oversized records)")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")         # torch's notes on odd pickles: refused anyway
             return torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
-    except Exception as error:  # the unpickler's refusals come in many types
-        raise WireError(f"unreadable data ({type(error).__name__}: {str(error)[:200]})") from None
+    except Exception:  # the unpickler's refusals come in many types
+        raise WireError("unreadable data (objects other than plain data)") from None
 
 
-def sanitize(value, device=None, depth=0, count=None):
-    """Rebuild a decoded tree from exact built-in types and fresh tensors.
+def sanitize(value, device=None):
+    """Rebuild a decoded tree from exact built-in types and fresh tensors, within budgets of
+    depth, items and tensor bytes (a crafted frame can claim huge shapes over tiny storage).
 
     The judge passes its grading `device`: tensors the child had on that kind of device come
     back on it, all others on the CPU. The child passes None: tensors go where the judge had them.
     """
-    count = count if count is not None else [0]
-    count[0] += 1
-    if depth > MAX_DEPTH or count[0] > MAX_ITEMS:
+    return _sanitize(value, device, 0, {"items": 0, "bytes": 0})
+
+
+def _sanitize(value, device, depth, budget):
+    budget["items"] += 1
+    if depth > MAX_DEPTH or budget["items"] > MAX_ITEMS:
         raise WireError("the value is too deep or too large")
     if value is None or type(value) in (bool, int, float, str):
         return type(value)(value) if value is not None else None
     if type(value) is dict and set(value) == {TENSOR, "device"}:
-        return _tensor(value[TENSOR], value["device"], device)
-    if type(value) is dict and set(value) == {DEVICE} and type(value[DEVICE]) is str:
-        return torch.device(value[DEVICE])
+        return _tensor(value[TENSOR], value["device"], device, budget)
+    if type(value) is dict and set(value) == {DEVICE}:
+        try:
+            return torch.device(value[DEVICE])
+        except (RuntimeError, TypeError):
+            raise WireError(f"an unknown device {str(value[DEVICE])[:40]!r}") from None
     if type(value) is dict:
-        return {str(k): sanitize(v, device, depth + 1, count) for k, v in value.items()
+        return {str(k): _sanitize(v, device, depth + 1, budget) for k, v in value.items()
                 if type(k) is str}
     if type(value) in (list, tuple):
-        items = [sanitize(v, device, depth + 1, count) for v in value]
+        items = [_sanitize(v, device, depth + 1, budget) for v in value]
         return items if type(value) is list else tuple(items)
     raise WireError(f"unexpected {type(value).__name__} in the data")
 
 
-def _tensor(tensor, claimed, device):
+def _tensor(tensor, claimed, device, budget):
     if type(tensor) is not torch.Tensor or tensor.layout != torch.strided \
             or tensor.dtype not in _DTYPES or type(claimed) is not str:
         raise WireError("a tensor that is not a plain dense tensor")
-    if tensor.numel() > MAX_ELEMENTS:
-        raise WireError(f"a tensor of {tensor.numel()} elements, over the limit of {MAX_ELEMENTS}")
+    budget["bytes"] += tensor.numel() * tensor.element_size()
+    if budget["bytes"] > MAX_FRAME:
+        raise WireError(f"tensors of more than {MAX_FRAME} bytes in all")
     kind = claimed.split(":")[0]
     if kind not in ("cpu", "cuda"):
-        raise WireError(f"a tensor on an unexpected device {claimed!r}")
+        raise WireError(f"a tensor on an unexpected device {claimed[:40]!r}")
     plain = torch.empty(tensor.shape, dtype=tensor.dtype)
-    plain.copy_(tensor)
+    try:
+        plain.copy_(tensor)
+    except (RuntimeError, NotImplementedError):
+        raise WireError("a tensor without readable data") from None
     if device is None:
         return plain.to(claimed)
     return plain.to(device) if kind == torch.device(device).type else plain
 
 
-def send(fd, value):
-    """Write one frame (length header + bytes) to a file descriptor."""
+def frame(value):
+    """One frame's bytes: a length header, then torch.save's."""
     data = dumps(value)
-    _write_all(fd, _HEADER.pack(len(data)) + data)
+    return _HEADER.pack(len(data)) + data
+
+
+def send(fd, value):
+    """Write one frame to a (blocking) file descriptor."""
+    _write_all(fd, frame(value))
 
 
 def recv(fd, wait=None, limit=MAX_FRAME):

@@ -2,6 +2,7 @@
 import io
 import os
 import pickle
+import zipfile
 
 import pytest
 import torch
@@ -76,14 +77,39 @@ def test_tensor_subclasses_and_odd_layouts_are_refused():
         wire.sanitize(sparse)
     with pytest.raises(wire.WireError, match="unexpected device"):
         wire.sanitize({wire.TENSOR: torch.zeros(1), "device": "meta"})
+    with pytest.raises(wire.WireError, match="unknown device"):
+        wire.sanitize({wire.DEVICE: "bogus"})
 
 
 def test_a_huge_shape_over_tiny_storage_is_refused():
     huge = torch.zeros(1).expand(2**40)                 # 8 bytes of storage, 2**40 elements
     buffer = io.BytesIO()
     torch.save({wire.TENSOR: huge, "device": "cpu"}, buffer)
-    with pytest.raises(wire.WireError, match="over the limit"):
+    with pytest.raises(wire.WireError, match="bytes in all"):
         wire.sanitize(wire.loads(buffer.getvalue()))
+
+
+def test_many_small_storages_cannot_add_up():
+    views = [torch.zeros(1).expand(2**24) for _ in range(8)]     # 8 x 64 MiB once rebuilt
+    buffer = io.BytesIO()
+    torch.save([{wire.TENSOR: v, "device": "cpu"} for v in views], buffer)
+    with pytest.raises(wire.WireError, match="bytes in all"):
+        wire.sanitize(wire.loads(buffer.getvalue()))
+
+
+def test_compressed_frames_are_refused():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("archive/data.pkl", b"\0" * 1000)
+    with pytest.raises(wire.WireError, match="compressed"):
+        wire.loads(buffer.getvalue())
+
+
+def test_numpy_scalars_become_plain_numbers():
+    import numpy
+
+    back = roundtrip({"gap": numpy.float64(2.5), "n": numpy.int64(3), "s": numpy.str_("x")})
+    assert back == {"gap": 2.5, "n": 3, "s": "x"} and type(back["gap"]) is float
 
 
 def test_encoding_strips_subclasses():
