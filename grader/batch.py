@@ -201,9 +201,9 @@ def _not_python(name, data):
 
 
 # -- what was graded: hashes --------------------------------------------------------------------------
-def lab_fingerprint(lab, select, device):
+def lab_fingerprint(lab, select, device, sandbox):
     """A hash of everything a grade depends on besides the student's files."""
-    digest = hashlib.sha256(repr((sorted(select), device)).encode())
+    digest = hashlib.sha256(repr((sorted(select), device, sandbox)).encode())
     folders = [lab.folder, lab.handout, lab.reference, *lab.child_modules, *ENGINE.glob("*.py")]
     for top in filter(None, folders):
         for path in sorted([top] if top.is_file() else top.rglob("*")):
@@ -217,15 +217,6 @@ def submission_hash(fingerprint, files):
     for name in sorted(files):
         digest.update(f"\0{name}\0{len(files[name])}\0".encode() + files[name])
     return digest.hexdigest()
-
-
-def check_select(lab, names):
-    """-k names must be functions or files of the lab, as in single grading."""
-    files = {*lab.manifest.student_files, *(Path(f).stem for f in lab.manifest.student_files)}
-    for name in names:
-        if name not in lab.functions and name not in files:
-            raise LabError(f"-k {name}: not a function or file of this lab "
-                           f"(choose from {', '.join(lab.functions)})")
 
 
 # -- workers ------------------------------------------------------------------------------------------
@@ -371,12 +362,12 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     """
     started = time.monotonic()
     out = Path(out)
-    check_select(lab, select)
+    lab.select(select)
     sandbox_name = launcher_for(sandbox).name          # refuses now if --sandbox required can't be met
     workers = workers or os.cpu_count() or 1
     subs = list_submissions(lab, submissions, out)
     out.mkdir(parents=True, exist_ok=True)
-    fingerprint = lab_fingerprint(lab, select, device)
+    fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
     rows, graded, todo = {}, {}, []
     for sub in subs:
         folder = out / sub.student

@@ -68,6 +68,17 @@ class Lab:
     def module_of(self, function):
         return Path(self.functions[function]).stem
 
+    def select(self, names):
+        """The functions -k names choose: each a function, or a student file (with or without .py)."""
+        chosen = set()
+        for name in names:
+            files = [fs for f, fs in self.manifest.student_files.items() if name in (f, Path(f).stem)]
+            if name not in self.functions and not files:
+                raise LabError(f"-k {name}: not a function or file of this lab (choose from "
+                               f"{', '.join([*self.functions, *self.manifest.student_files])})")
+            chosen.update([name] if name in self.functions else files[0])
+        return chosen
+
 
 def find_lab(name_or_path):
     """The lab called `name_or_path` under grader/labs/, or the lab folder at that path."""

@@ -109,27 +109,14 @@ def fixtures(student, reference, device):
 class GradingPlugin:
     def __init__(self, lab, sandbox, device, select=()):
         self.lab = lab
-        self.select = self._functions_selected(select)
+        self.select = lab.select(select)
+        self.visibility = {folder: visibility for folder, visibility in lab.test_folders}
         self.checks = []
         self.problems = []          # what is wrong with the lab itself
         self.blocked = {}           # function -> why its remaining checks do not run
         self.calls = Student(sandbox, lab.functions)
         reference = Reference(lab) if lab.reference else None
         self.fixtures = fixtures(self.calls, reference, torch.device(device))
-
-    def _functions_selected(self, names):
-        chosen = set()
-        for name in names:
-            files = {f: fs for f, fs in self.lab.manifest.student_files.items()
-                     if name in (f, Path(f).stem)}
-            if name in self.lab.functions:
-                chosen.add(name)
-            elif files:
-                chosen.update(*files.values())
-            else:
-                raise ValueError(f"-k {name}: not a function or file of this lab "
-                                 f"(choose from {', '.join(self.lab.functions)})")
-        return chosen
 
     # -- collection -------------------------------------------------------------------------
     def pytest_configure(self, config):
@@ -165,6 +152,9 @@ class GradingPlugin:
             if function in self.blocked:
                 own, dependency = BLOCKED[self.blocked[function]]
                 pytest.skip(own if function == grade["tags"][0] else f"needs {function}, which {dependency}")
+        for function in grade["tags"][1:]:     # a check is not charged for another function's bug
+            if any(c.function == function and c.status != "passed" for c in self.checks):
+                pytest.skip(f"needs {function}, which does not pass its own checks yet")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -194,7 +184,7 @@ class GradingPlugin:
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade["tags"]),
             points=grade["points"], score=grade["points"] if status == "passed" else 0,
             status=status, message=printable(message), hint=hint, output=printable(output), failure=failure,
-            visibility="hidden" if Path(item.path).parent.name == "hidden" else "visible"))
+            visibility=next(v for folder, v in self.visibility.items() if Path(item.path).is_relative_to(folder))))
 
     def _explain(self, error, function):
         """The failure in words for the learner, blocking what cannot run any more."""

@@ -1,4 +1,5 @@
 """Grade one submission of a lab: sandbox up, pytest over the lab's checks, results out."""
+import contextlib
 import os
 import subprocess
 import sys
@@ -42,16 +43,14 @@ def _run_checks(lab, box, missing, submission, device, select, started):
 
     torch.set_num_threads(1)
     box.device = resolve_device(device)
-    try:
-        plugin = GradingPlugin(lab, box, box.device, select)
-    except ValueError as error:
-        raise LabError(str(error)) from None
+    plugin = GradingPlugin(lab, box, box.device, select)
     folders = [str(folder) for folder, _ in lab.test_folders]
     unused = ["cacheprovider", "terminal", "warnings", "stepwise", "unraisableexception",
               "threadexception", "faulthandler", "doctest", "junitxml", "pastebin", "logging"]
     args = [*folders, *[arg for name in unused for arg in ("-p", f"no:{name}")],
             "--import-mode=importlib", "--rootdir", str(lab.folder), "-c", os.devnull]
-    code = pytest.main(args, plugins=[plugin, plugin.fixtures])
+    with _environment(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTEST_ADDOPTS=None):   # the user's own
+        code = pytest.main(args, plugins=[plugin, plugin.fixtures])                 # pytest setup stays out
     if code == pytest.ExitCode.INTERRUPTED:
         raise KeyboardInterrupt
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
@@ -83,6 +82,19 @@ def run_experiments(lab, submission=None, device="auto", out="plots"):
         command = [sys.executable, lab.manifest.experiments, "--device", resolve_device(device),
                    "--out", str(Path(out).resolve())]
         return subprocess.run(command, cwd=work, env={**os.environ, "OMP_NUM_THREADS": "1"}).returncode
+
+
+@contextlib.contextmanager
+def _environment(**changes):
+    """Set (or, with None, remove) environment variables for the duration of a block."""
+    saved = {name: os.environ.get(name) for name in changes}
+    try:
+        for name, value in changes.items():
+            os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
 
 
 def _done(checks, tags):

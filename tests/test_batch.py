@@ -15,6 +15,7 @@ import pytest
 from grader import batch
 from grader.labs import find_lab
 from grader.results import BatchSummary, GradescopeResults, StudentRecord
+from grader.sandbox import launcher_for
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"
@@ -237,7 +238,8 @@ def test_ctrl_c_keeps_finished_results_and_leaves_nothing_running(lab, tmp_path)
     assert BatchSummary.model_validate_json((out / "summary.json").read_text()).interrupted
     record = StudentRecord.model_validate_json((out / "a_ref" / "graded.json").read_text())
     files = batch.read_submission(lab, subs / "a_ref")[0]
-    assert record.hash == batch.submission_hash(batch.lab_fingerprint(lab, ["positions"], "auto"), files)
+    fingerprint = batch.lab_fingerprint(lab, ["positions"], "auto", launcher_for("auto").name)
+    assert record.hash == batch.submission_hash(fingerprint, files)
     time.sleep(0.5)
     running = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cwd(pid).startswith(str(scratch))]
     assert not running and not list(scratch.iterdir())

@@ -63,6 +63,13 @@ def test_wrong_rope_loses_extrapolation_not_the_gap(grade_lab2, tmp_path):
     assert any("positions.py must pass its checks" in c.message for c in results.checks)
 
 
+def test_a_failing_dependency_skips_instead_of_charging_the_check(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, positions="mistakes_a"))
+    extrapolation = [c for c in results.checks if c.function == "extrapolation_runs"]
+    assert extrapolation and {c.status for c in extrapolation} == {"skipped"}
+    assert {c.message for c in extrapolation} == {"needs apply_rope, which does not pass its own checks yet"}
+
+
 def test_experiments_command_shows_table_chart_and_writes_plots(tmp_path):
     run = subprocess.run([sys.executable, "grade.py", "lab2", "--experiments", "--submission", "reference/lab2",
                           "--out", str(tmp_path / "plots")], cwd=ROOT, capture_output=True, text=True,

@@ -86,10 +86,10 @@ def test_patched_allclose_and_zeros_score_zero(graded):
 def test_exits_fail_their_checks_and_grading_goes_on(graded):
     results = graded("crash_exit")
     assert results.score == 0
-    messages = {c.function: c.message for c in results.checks}
-    assert "SystemExit" in messages["rope_frequencies"]
-    assert "exited with status 3" in messages["apply_rope"]
-    assert "SystemExit: bye" in messages["is_permutation_invariant"]
+    said = lambda function, text: any(text in c.message for c in failures(results, function))
+    assert said("rope_frequencies", "SystemExit")
+    assert said("apply_rope", "exited with status 3")
+    assert said("is_permutation_invariant", "SystemExit: bye")
 
 
 def test_endless_loop_keeps_other_points_and_finishes(graded):

@@ -128,15 +128,16 @@ def test_batch(toy, tmp_path):
 def test_a_changed_lab_regrades(toy):
     """The hash of a submission covers the lab's manifest, checks, handout and reference."""
     lab = find_lab(toy)
-    before = lab_fingerprint(lab, [], "cpu")
+    before = lab_fingerprint(lab, [], "cpu", "process")
     hidden = toy / "hidden" / "test_adder.py"
     hidden.write_text(HIDDEN.replace("doubles", "doubles 21"))
     try:
-        assert lab_fingerprint(lab, [], "cpu") != before
+        assert lab_fingerprint(lab, [], "cpu", "process") != before
     finally:
         hidden.write_text(HIDDEN)
-    assert lab_fingerprint(lab, [], "cpu") == before
-    assert lab_fingerprint(lab, ["add"], "cpu") != before != lab_fingerprint(lab, [], "cuda")
+    assert lab_fingerprint(lab, [], "cpu", "process") == before
+    assert lab_fingerprint(lab, ["add"], "cpu", "process") != before != lab_fingerprint(lab, [], "cuda", "process")
+    assert lab_fingerprint(lab, [], "cpu", "bubblewrap") != before
 
 
 def test_release_runs_public_checks_only(toy, tmp_path):

@@ -36,6 +36,6 @@ def apply_rope(x, cos, sin):
         (x[..., p, 2i], x[..., p, 2i+1]) = (a, b) becomes
             (a * cos[p, i] - b * sin[p, i],  a * sin[p, i] + b * cos[p, i])
         i.e. pairs are adjacent dimensions (0, 1), (2, 3), ... (the lesson's interleaved
-        convention), each turned counter-clockwise. x itself is left unchanged.
+        convention), each turned counter-clockwise. x, cos and sin are left unchanged.
     """
     raise NotImplementedError

@@ -7,7 +7,8 @@ those measurements, and the claims are judged on the judge's measurements only.
 Thresholds come from the reference over seeds 0..19 (benchmarks/seed_spread.py), min / median / max:
     loss gap (none - learned)              2.273 / 2.301 / 2.331      -> gap > 1.0
     learned, lookback accuracy             1.000 / 1.000 / 1.000      -> > 0.9
-    no positions, lookback accuracy        0.197 / 0.217 / 0.222      -> < 0.35
+    no positions, lookback accuracy        0.197 / 0.217 / 0.222      -> < 0.35, and > 0.15: trained
+                                                                         (untrained: about 0.06)
     no positions, majority accuracy        0.824 / 0.855 / 0.887      -> > 0.7
     learned at 48 / 96 (past 24 only)      0.059-0.076 / 0.065-0.074  -> < 0.2
     RoPE at 24 / 48 / 96                   0.948 / 0.948 / 0.952 min  -> > 0.8
@@ -140,6 +141,14 @@ def expect_honest(measured, experiment, hint=None):
                f"from {sum(first) / len(first):.3f} to {sum(last) / len(last):.3f} on average")
 
 
+def expect_no_pos_trained(runs):
+    """An untrained no-position model would widen the gap for free: it must have learned what
+    it can (lookback's statistics: the reference reaches 0.20 to 0.22, an untrained one 0.06)."""
+    accuracy = runs["no_pos"][1][0][1]
+    expect(accuracy > 0.15, "the no-position model trained on lookback (accuracy > 0.15)",
+           f"accuracy {accuracy:.3f}", "train it like the others: train(model, 'lookback', seed=seed)")
+
+
 def gap_runs(reference):
     train_len = reference.tasks.TRAIN_LEN
     return [("learned", "learned", "lookback", [train_len]), ("no_pos", "none", "lookback", [train_len]),
@@ -156,7 +165,7 @@ def gap(experiments, reference, device, seed):
     return measured_runs(experiments, reference, device, seed, "measure_loss_gap", LossGap, gap_runs)
 
 
-@pytest.mark.grade(points=3, tags=["measure_loss_gap"], timeout=60)
+@pytest.mark.grade(points=3, tags=["measure_loss_gap"])
 def test_gap_reproduces(gap):
     """returns the three documented models, and numbers that reproduce from their weights"""
     expect_honest(gap, "measure_loss_gap")
@@ -166,11 +175,12 @@ def test_gap_reproduces(gap):
            f"{value.gap:.4f}")
 
 
-@pytest.mark.grade(points=3, tags=["measure_loss_gap"], timeout=60)
+@pytest.mark.grade(points=3, tags=["measure_loss_gap"])
 def test_gap_measured(gap):
     """deleting positions costs a clear loss gap (> 1 nat, measured by the grader)"""
     expect_honest(gap, "measure_loss_gap")
     _, runs = gap
+    expect_no_pos_trained(runs)
     learned_loss, learned_accuracy = runs["learned"][1][0]
     no_pos_loss, _ = runs["no_pos"][1][0]
     expect(learned_accuracy > 0.9, "the model with learned positions to learn lookback (accuracy > 0.9)",
@@ -179,11 +189,12 @@ def test_gap_measured(gap):
            f"{no_pos_loss:.3f} - {learned_loss:.3f} = {no_pos_loss - learned_loss:.3f}")
 
 
-@pytest.mark.grade(points=3, tags=["measure_loss_gap"], timeout=60)
+@pytest.mark.grade(points=3, tags=["measure_loss_gap"])
 def test_gap_can_and_cannot(gap):
     """without positions the model cannot do lookback but can do majority"""
     expect_honest(gap, "measure_loss_gap")
     _, runs = gap
+    expect_no_pos_trained(runs)
     lookback = runs["no_pos"][1][0][1]
     majority = runs["no_pos_majority"][1][0][1]
     expect(lookback < 0.35, "the no-position model to fail at lookback (accuracy < 0.35)", f"{lookback:.3f}",
@@ -203,13 +214,13 @@ def extrapolation(experiments, reference, device, seed):
                          extrapolation_runs)
 
 
-@pytest.mark.grade(points=3, tags=TAGS, timeout=60)
+@pytest.mark.grade(points=3, tags=TAGS)
 def test_extrapolation_reproduces(extrapolation):
     """returns learned and RoPE models, and numbers at every length that reproduce from their weights"""
     expect_honest(extrapolation, "extrapolation_runs", ROPE_HINT)
 
 
-@pytest.mark.grade(points=3, tags=TAGS, timeout=60)
+@pytest.mark.grade(points=3, tags=TAGS)
 def test_learned_fails_beyond(extrapolation, reference):
     """learned positions work at the training length and fail beyond it"""
     expect_honest(extrapolation, "extrapolation_runs", ROPE_HINT)
@@ -223,7 +234,7 @@ def test_learned_fails_beyond(extrapolation, reference):
                f"{accuracy:.3f}", "evaluate at longer lengths with start=TRAIN_LEN")
 
 
-@pytest.mark.grade(points=3, tags=TAGS, timeout=60)
+@pytest.mark.grade(points=3, tags=TAGS)
 def test_rope_extrapolates(extrapolation, reference):
     """RoPE keeps working past the training length, far better than learned positions"""
     expect_honest(extrapolation, "extrapolation_runs", ROPE_HINT)
