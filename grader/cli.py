@@ -216,6 +216,9 @@ def export_parser():
         "/autograder/results/results.json.")
     parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
     parser.add_argument("--gradescope", required=True, metavar="OUT.zip", help="the autograder bundle to write")
+    parser.add_argument("--sandbox", choices=("required", "auto"), default="required",
+                        help="required (default): without bubblewrap every submission gets 0 saying why; "
+                        "auto: grade in a plain process then (student code can read the bundle)")
     return parser
 
 
@@ -226,7 +229,7 @@ def run_export(args, console):
     if not args.gradescope.endswith(".zip"):
         raise UsageError(f"--gradescope {args.gradescope}: expected a .zip path")
     lab = find_lab(args.lab)
-    names = release.export_gradescope(lab, args.gradescope)
+    names = release.export_gradescope(lab, args.gradescope, sandbox=args.sandbox)
     console.print(f"[green]wrote[/] {escape(args.gradescope)}: {len(names)} files; upload it as the "
                   "autograder of a Gradescope programming assignment (Ubuntu base image)")
     return 0

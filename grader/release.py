@@ -42,7 +42,7 @@ AUTOGRADER="${AUTOGRADER:-/autograder}"
 PYTHON="${GRADER_PYTHON:-$AUTOGRADER/venv/bin/python}"
 cd "$AUTOGRADER/source"
 exec "$PYTHON" -c 'import sys; from grader.release import autograde; sys.exit(autograde(*sys.argv[1:]))' \\
-    "$AUTOGRADER" "%(lab)s"
+    "$AUTOGRADER" "%(lab)s" "%(sandbox)s"
 """
 
 
@@ -98,14 +98,19 @@ def release(lab, out, quiz="exam"):
     return sorted(p for p in Path(out).rglob("*") if p.is_file())
 
 
-def export_gradescope(lab, zip_path):
-    """A Gradescope autograder bundle for `lab` at `zip_path`; returns the names in it."""
+def export_gradescope(lab, zip_path, sandbox="required"):
+    """A Gradescope autograder bundle for `lab` at `zip_path`; returns the names in it.
+
+    `sandbox` is the --sandbox mode it grades with: "required" (the default) gives every
+    submission a 0 that says why when bubblewrap cannot run there, rather than grading it, as
+    root, in a plain process that can read the hidden checks and rewrite results.json.
+    """
     with tempfile.TemporaryDirectory(prefix="gradescope-") as work:
         work = Path(work)
         stage(lab, work, hidden=True, reference=True)
         (work / "requirements.txt").write_text("\n".join(dependencies()) + "\n")
         (work / "setup.sh").write_text(SETUP % {"cpu": CPU_TORCH})
-        (work / "run_autograder").write_text(RUN % {"lab": lab.name})
+        (work / "run_autograder").write_text(RUN % {"lab": lab.name, "sandbox": sandbox})
         names = []
         Path(zip_path).parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as bundle:
@@ -125,27 +130,30 @@ def dependencies():
     return re.findall(r'^\s*"([^"]+)"', block, re.M)
 
 
-def autograde(root, lab_name):
+def autograde(root, lab_name, sandbox="required"):
     """Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json.
 
     The submission is read as batch grading reads one (one wrapping folder is fine); one that
-    cannot be graded still gets a results.json saying why, with score 0.
+    cannot be graded, or a sandbox that cannot be had, still gets a results.json saying why.
     """
     from grader.batch import GRADABLE, not_graded, read_submission
     from grader.runner import grade
-    from grader.sandbox import launcher_for, write_files
+    from grader.sandbox import bubblewrap_works, write_files
 
     root = Path(root)
     lab = find_lab(lab_name)
     files, status, detail = read_submission(lab, root / "submission")
-    if status in GRADABLE:
+    if status not in GRADABLE:
+        report = not_graded(detail, "bubblewrap" if bubblewrap_works() else "process")
+    elif sandbox == "required" and not bubblewrap_works():
+        report = not_graded("bubblewrap cannot run on this autograder, and this bundle refuses to grade "
+                            "without it (export it with --sandbox auto to allow a plain process)", "process")
+    else:
         with tempfile.TemporaryDirectory(prefix="submission-") as folder:
             write_files(folder, files)
-            report = grade(lab, folder).gradescope()
+            report = grade(lab, folder, sandbox=sandbox).gradescope()
         if status == "broken_code":
             report.output += f"\n{detail}"
-    else:
-        report = not_graded(detail, launcher_for("auto").name)
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(report.model_dump_json(indent=2))
     return 0

@@ -96,14 +96,14 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
     assert subprocess.run(["bash", "-n", source / "setup.sh"]).returncode == 0
     shutil.copy(source / "run_autograder", tmp_path / "autograder")        # where Gradescope puts it
 
-    def autograde(files):
+    def autograde(files, path=os.environ["PATH"]):
         shutil.rmtree(tmp_path / "autograder" / "submission", ignore_errors=True)
         for name, data in files.items():
             (tmp_path / "autograder" / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / "autograder" / "submission" / name).write_bytes(data)
-        run = subprocess.run(["bash", tmp_path / "autograder" / "run_autograder"], capture_output=True,
+        run = subprocess.run([shutil.which("bash"), tmp_path / "autograder" / "run_autograder"], capture_output=True,
                              text=True, timeout=600, env={**os.environ, "AUTOGRADER": str(tmp_path / "autograder"),
-                                                          "GRADER_PYTHON": sys.executable})
+                                                          "GRADER_PYTHON": sys.executable, "PATH": path})
         assert run.returncode == 0, run.stdout + run.stderr
         return GradescopeResults.model_validate(json.loads((tmp_path / "autograder/results/results.json").read_text()))
 
@@ -116,3 +116,5 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
     assert "Not submitted (graded as the stubs): experiments.py" in results.output
     results = autograde({"notes.txt": b"hello"})
     assert results.score == 0 and not results.tests and results.output.startswith("Not graded: none of positions.py")
+    results = autograde({"positions.py": (REFERENCE / "positions.py").read_bytes()}, path=str(tmp_path))
+    assert results.score == 0 and "bubblewrap cannot run" in results.output and results.sandbox == "process"
