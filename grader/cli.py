@@ -28,7 +28,7 @@ def grade_parser():
     parser.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
     parser.add_argument("--experiments", action="store_true",
                         help="run your experiments with progress, tables and plots instead of grading")
-    parser.add_argument("--out", default="plots", metavar="DIR", help="where --experiments puts its plots")
+    parser.add_argument("--out", metavar="DIR", help="where --experiments puts its plots (default: plots)")
     return grading_options(parser)
 
 
@@ -43,20 +43,25 @@ def grading_options(parser):
 
 
 def run_grade(args, console):
-    from grader.labs import find_lab
-    from grader.runner import grade
     from grader import report
+    from grader.labs import find_lab
+    from grader.quiz import load_quiz, quiz_status
+    from grader.runner import grade, run_experiments
 
-    from grader.quiz import quiz_status
-
-    lab = find_lab(args.lab)
+    if args.submission and Path(args.submission).suffix == ".zip":
+        raise UsageError(f"--submission {args.submission}: unzip it first (grade.py batch reads .zip files)")
     if args.experiments:
-        from grader.runner import run_experiments
-
-        return run_experiments(lab, args.submission, args.device, args.out)
+        if args.select or args.json or args.sandbox != "auto":
+            raise UsageError("--experiments runs your experiments; it takes --submission, --device and --out")
+        return run_experiments(find_lab(args.lab), args.submission, args.device, args.out or "plots")
+    if args.out:
+        raise UsageError("--out is where --experiments puts its plots; grading writes --json FILE")
+    lab = find_lab(args.lab)
     results = grade(lab, submission=args.submission, device=args.device, select=args.select,
                     sandbox=args.sandbox)
-    quiz = quiz_status(lab.name) if lab.quiz else None
+    quiz = None
+    if lab.quiz:
+        quiz = quiz_status(lab.name) if load_quiz(lab.quiz).keyed else "exam"
     report.show(results, lab, console, quiz=(lab.quiz is not None, quiz))
     if args.json:
         report.write_json(results, args.json)

@@ -71,7 +71,7 @@ def _summary(results, quiz):
     if results.done_when:
         parts += [Text(""), Text("You are done when", style="bold")]
         parts += [Text.from_markup(f"  {'[green]☑[/]' if d.done else '[red]☐[/]'} {escape(d.text)}"
-                                   if d.graded else f"  [dim]☐ {escape(d.text)} (not graded this time)[/]")
+                                   if d.graded else f"  [dim]☐ {escape(d.text)} (not checked here)[/]")
                   for d in results.done_when]
     has_quiz, status = quiz
     if has_quiz:
@@ -80,7 +80,11 @@ def _summary(results, quiz):
 
 
 def _lesson(results, status):
-    """The lesson test beside the lab: the lesson is complete when both pass."""
+    """The lesson test beside the lab: the lesson is complete when both pass. `status` is the best
+    attempt, None before one, or "exam" for a quiz without its key (graded by the instructor)."""
+    if status == "exam":
+        return Text.from_markup(f"[bold]Lesson test[/]  an exam: python grade.py quiz {results.lab}, then hand "
+                                "your response file to your instructor, who grades it")
     if status is None:
         test = f"[yellow]not taken yet[/]: python grade.py quiz {results.lab}"
     else:
@@ -93,6 +97,7 @@ def _lesson(results, status):
 
 def write_json(results, path):
     """Write Gradescope's results.json for these results."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(results.gradescope().model_dump_json(indent=2))
 
 

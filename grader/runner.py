@@ -57,8 +57,9 @@ def _run_checks(lab, box, missing, submission, device, select, started):
         plugin.problems.append(f"pytest stopped ({code.name})")
     if plugin.problems:
         raise LabError(f"lab {lab.name} is broken: " + "; ".join(plugin.problems))
-    if not plugin.checks and not select:
-        raise LabError(f"lab {lab.name} has no checks")
+    if not plugin.checks:
+        chosen = f" of {', '.join(sorted(plugin.select))}" if select else ""
+        raise LabError(f"lab {lab.name} has no checks{chosen} here")
     done = [DoneItem(text=d.text, done=_done(plugin.checks, d.tags),
                      graded=any(set(c.tags) & set(d.tags) for c in plugin.checks))
             for d in lab.manifest.done_when]

@@ -19,7 +19,7 @@ def grade_py(*args, cwd=ROOT):
 
 
 def test_reference_passes_with_exit_0_and_valid_json(tmp_path):
-    out = tmp_path / "results.json"
+    out = tmp_path / "new folder" / "results.json"
     run = grade_py("lab2", "--submission", "reference/lab2", "-k", "positions.py", "--json", out)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Traceback" not in run.stdout + run.stderr
@@ -45,6 +45,9 @@ def test_stubs_exit_1_with_not_implemented(tmp_path):
     (["lab2", "-k", "nonsense"], "not a function or file"),
     (["lab2", "--device", "tpu"], "invalid choice"),
     (["lab2", "--device", "cuda"], "sees no CUDA device"),
+    (["lab2", "--submission", "work.zip"], "unzip it first"),
+    (["lab2", "--out", "plots"], "--out is where --experiments"),
+    (["lab2", "--experiments", "-k", "apply_rope"], "it takes --submission, --device and --out"),
 ])
 def test_bad_usage_exits_2(args, message):
     import torch
