@@ -22,7 +22,7 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
-from grader.labs import LabError
+from grader.labs import ROOT, LabError
 
 CHILD = Path(__file__).with_name("child.py")
 WIRE = Path(__file__).with_name("wire.py")
@@ -91,7 +91,7 @@ class BubblewrapLauncher:
     """The zygote in bubblewrap: read-only system and Python, a private home and /tmp of limited
     size, no network, its own PID namespace, no capabilities. Its children get the handout and
     submission files over the control socket and see nothing of the grader, the reference or
-    the host."""
+    the host: only Python's own folders are bound, and those must not hold the course."""
 
     name = "bubblewrap"
 
@@ -100,9 +100,9 @@ class BubblewrapLauncher:
         for path in ["/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", "/sys", *python_prefixes()]:
             if Path(path).exists():
                 binds += ["--ro-bind", path, path]
-        grader = Path(__file__).resolve().parent
-        if any(grader.is_relative_to(p) for p in python_prefixes()):   # an installed grader
-            binds += ["--tmpfs", str(grader)]
+        if any(ROOT.is_relative_to(p) for p in python_prefixes()):
+            raise LabError(f"Python's environment {sys.prefix} holds the course folder {ROOT}: the sandbox "
+                           "could not hide the reference and the checks. Make the venv in a subfolder (.venv)")
         for device in sorted(Path("/dev").glob("nvidia*")):              # CUDA grading
             binds += ["--dev-bind", str(device), str(device)]
         return ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
