@@ -1,5 +1,7 @@
 # Two entry points, each sets itself up on first use: `make grade` and `make test`.
 PYTHON ?= python3
+# e.g. PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu" for torch's CPU build
+PIP_ARGS ?=
 VENV   := .venv
 BIN    := $(VENV)/bin
 READY  := $(VENV)/.installed
@@ -8,7 +10,7 @@ READY  := $(VENV)/.installed
 
 $(READY): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[dev,plots]'
+	$(BIN)/pip install -q $(PIP_ARGS) -e '.[dev,plots]'
 	touch $@
 
 grade: $(READY)
