@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from grader.labs import LabError
+from grader.labs import LabError, find_lab
 
 
 class UsageError(Exception):
@@ -44,7 +44,6 @@ def grading_options(parser):
 
 def run_grade(args, console):
     from grader import report
-    from grader.labs import find_lab
     from grader.quiz import load_quiz, quiz_status
     from grader.runner import grade, run_experiments
 
@@ -111,7 +110,6 @@ def quiz_parser():
 
 
 def run_quiz(args, console):
-
     from grader import quiz, quiz_tui
 
     if bool(args.class_csv) != bool(args.out):
@@ -160,9 +158,7 @@ def batch_parser():
 
 
 def run_batch(args, console):
-
     from grader import batch, report
-    from grader.labs import find_lab
 
     lab = find_lab(args.lab)
     if not Path(args.submissions).is_dir():
@@ -197,9 +193,7 @@ def release_parser():
 
 
 def run_release(args, console):
-
     from grader import release
-    from grader.labs import find_lab
 
     lab = find_lab(args.lab)
     out = Path(args.out)
@@ -229,7 +223,6 @@ def export_parser():
 
 def run_export(args, console):
     from grader import release
-    from grader.labs import find_lab
 
     if not args.gradescope.endswith(".zip"):
         raise UsageError(f"--gradescope {args.gradescope}: expected a .zip path")

@@ -18,8 +18,6 @@ def grade(lab, submission=None, device="auto", select=(), sandbox="auto", zygote
     here, first, so that it imports torch while we do.
     """
     started = time.monotonic()
-    if submission is not None and not Path(submission).is_dir():
-        raise LabError(f"submission folder {submission} does not exist")
     own = zygote is None
     zygote = zygote or Zygote(launcher_for(sandbox))
     try:
@@ -75,8 +73,6 @@ def run_experiments(lab, submission=None, device="auto", out="plots"):
     handout holding the submission's files, in its own process, printing to this terminal."""
     if not lab.manifest.experiments:
         raise LabError(f"lab {lab.name} has no experiments to run")
-    if submission is not None and not Path(submission).is_dir():
-        raise LabError(f"submission folder {submission} does not exist")
     files, _ = submission_files(lab, submission)
     with tempfile.TemporaryDirectory(prefix=f"{lab.name}-experiments-") as work:
         write_files(work, files)
@@ -89,13 +85,19 @@ def run_experiments(lab, submission=None, device="auto", out="plots"):
 def _environment(**changes):
     """Set (or, with None, remove) environment variables for the duration of a block."""
     saved = {name: os.environ.get(name) for name in changes}
+    _set_environment(changes)
     try:
-        for name, value in changes.items():
-            os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
         yield
     finally:
-        for name, value in saved.items():
-            os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
+        _set_environment(saved)
+
+
+def _set_environment(values):
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _done(checks, tags):

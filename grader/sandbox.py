@@ -54,6 +54,8 @@ def submission_files(lab, submission=None):
 
     Returns ({relative path: bytes}, [student files the submission lacks]).
     """
+    if submission is not None and not Path(submission).is_dir():
+        raise LabError(f"submission folder {submission} does not exist")
     files = {str(p.relative_to(lab.handout)): p.read_bytes() for p in sorted(lab.handout.rglob("*.py"))
              if not any(part.startswith((".", "__pycache__")) for part in p.relative_to(lab.handout).parts)}
     files.update({m.name: m.read_bytes() for m in lab.child_modules})
