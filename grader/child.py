@@ -1,10 +1,13 @@
 """The child side: a zygote that imports torch once, and the forked children that run
 student code, one call per request. Nothing here trusts what student code does.
 
-grader/sandbox.py starts `python -I child.py SCRATCH CONTROL_FD` (inside bubblewrap when it
-can). The zygote never runs student code: on a control request it forks a child that writes
-the submission's files into a fresh folder under SCRATCH, limits itself, and answers calls
-with plain data only (grader/wire.py). The judge trusts none of what a child says.
+grader/sandbox.py starts `python -I child.py SCRATCH CONTROL_FD MODE [UID]`, inside bubblewrap
+when it can. The zygote never runs student code and never holds a student's files: on a
+control order it forks a child, and the judge hands the child its files over the child's own
+request pipe. Inside bubblewrap the zygote is the namespace's PID 1 (children cannot stop or
+kill it), runs as an unprivileged user with a user namespace of its own, and gives every child
+fresh, empty mounts for its home, /tmp and /dev/shm and a fresh IPC namespace before the child
+drops every capability. The judge trusts none of what a child says.
 """
 import ctypes
 import importlib
@@ -15,13 +18,21 @@ import resource
 import shutil
 import signal
 import socket
+import stat
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
 
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
-FILE_BYTES = 64 * 2**20         # the largest file a child may write
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 28, 38, 36
+SECURE_ALL_LOCKED = 0x2f            # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED: with their locks
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x08000000, 0x10000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 0x4000, 0x40000
+FILE_BYTES = 64 * 2**20             # the largest file a child may write
+PROCESSES = 128                     # processes and threads of the sandbox's own user (root only)
+libc = ctypes.CDLL(None, use_errno=True)
 
 
 def load_wire():
@@ -29,6 +40,14 @@ def load_wire():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def checked(result, what):
+    """A libc call's result, or OSError naming what failed."""
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
+    return result
 
 
 # -- a child: runs student code ------------------------------------------------------------------
@@ -102,28 +121,66 @@ def serve(workdir, read_fd, write_fd, wire):
         wire.send(write_fd, answer)
 
 
-def become_child(order, fds, scratch, wire):
-    """In a fresh fork: take the pipes, lay out the files, limit ourselves, then serve."""
+def fresh_mounts(home, scratch_bytes):
+    """In a new mount and IPC namespace: empty tmpfs over home, /tmp and /dev/shm, so that
+    nothing any other child wrote is here and nothing written here outlives this child."""
+    checked(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+    checked(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    for folder in (home, "/tmp", "/dev/shm"):
+        if os.path.isdir(folder):
+            checked(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                               f"size={scratch_bytes},mode=0700".encode()), f"mount {folder}")
+
+
+def drop_privileges():
+    """Lose every capability for good: bounding set, securebits, the sets themselves, and no
+    new privileges through exec. Checked afterwards: a child that kept any does not run."""
+    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    for cap in range(last + 1):
+        checked(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "drop the bounding set")
+    checked(libc.prctl(PR_SET_SECUREBITS, SECURE_ALL_LOCKED, 0, 0, 0), "securebits")
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)       # _LINUX_CAPABILITY_VERSION_3, this thread
+    checked(libc.capset(header, (ctypes.c_uint32 * 6)()), "capset")
+    checked(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    status = Path("/proc/self/status").read_text()
+    if any(line.split()[1].strip("0") for line in status.splitlines()
+           if line.startswith(("CapPrm", "CapEff", "CapBnd", "CapAmb"))):
+        raise OSError("capabilities survived the drop")
+
+
+def become_child(order, fds, scratch, wire, sandboxed):
+    """In a fresh fork: take the pipes, get fresh mounts, lose privileges, take the files the
+    judge sends down the request pipe, limit ourselves, then serve."""
     read_fd, write_fd, output_fd = fds
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
-    libc = ctypes.CDLL(None)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    libc.prctl(PR_SET_DUMPABLE, 1)
     os.setsid()
     os.dup2(output_fd, 1)
     os.dup2(output_fd, 2)
     os.close(output_fd)
-    workdir = Path(scratch, order["name"]).resolve()
-    for name, data in order["files"].items():
+    if sandboxed:
+        fresh_mounts(str(scratch), order["scratch_bytes"])
+        drop_privileges()
+        workdir = Path(scratch, "work")
+        workdir.mkdir()
+    else:
+        workdir = Path(tempfile.mkdtemp(dir=scratch))
+    workdir = workdir.resolve()
+    libc.prctl(PR_SET_DUMPABLE, 1)
+    setup = wire.recv(read_fd)                          # the files: never seen by the zygote
+    for name, data in setup["files"].items():
         path = workdir / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+    del setup
     os.chdir(workdir)
     sys.path.insert(0, str(workdir))
     if not order["device"].startswith("cuda"):      # CUDA maps far more address space than it uses
         resource.setrlimit(resource.RLIMIT_AS, (order["memory_mb"] * 2**20,) * 2)
     resource.setrlimit(resource.RLIMIT_CPU, (order["cpu_seconds"],) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES,) * 2)
+    if order["own_user"]:                           # a user of our own: count only our processes
+        resource.setrlimit(resource.RLIMIT_NPROC, (PROCESSES,) * 2)
     random.seed(0)                  # the same submission meets the same luck every grading
     sys.modules["torch"].manual_seed(0)
     serve(workdir, read_fd, write_fd, wire)
@@ -152,7 +209,7 @@ def obey(order, fds, children, scratch, control, wire, sandboxed):
         if pid == 0:
             control.close()
             try:
-                become_child(order, fds, scratch, wire)
+                become_child(order, fds, scratch, wire, sandboxed)
             finally:
                 os._exit(70)
         for fd in fds:
@@ -164,21 +221,67 @@ def obey(order, fds, children, scratch, control, wire, sandboxed):
     if op == "kill":
         kill_child(children, order["pid"])
         return {"status": reap(children, order["pid"], 5.0)}
-    if op == "reset":               # between submissions: nothing of the last one survives
-        for pid in children:
-            kill_child(children, pid)
-        if sandboxed:               # our own PID namespace: stray daemons die too
+    if op == "reset":               # between submissions: no process of the last one survives
+        kill_everything(sandboxed)
+        children.clear()
+        if not sandboxed:           # sandboxed children's files lived in their own mounts
+            wipe(scratch)
+        return {"ok": True}
+    raise ValueError(f"unknown order {op!r}")
+
+
+def kill_everything(sandboxed, rounds=5):
+    """Kill every process but ourselves: in the sandbox, all of our PID namespace; in a plain
+    process, all our descendants (orphans come back to us: we are their subreaper)."""
+    for _ in range(rounds):
+        if sandboxed:               # PID 1 of our namespace: kill(-1) reaches all of it
             try:
                 os.kill(-1, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        for pid in list(children):
-            reap(children, pid, 5.0)
-        children.clear()
-        for entry in Path(scratch).iterdir():
-            shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink()
-        return {"ok": True}
-    raise ValueError(f"unknown order {op!r}")
+        else:
+            for pid in descendants(os.getpid()):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:      # reap; a fork racing the kill is caught next round
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    signal.sigtimedwait([signal.SIGCHLD], 0.02)
+            except ChildProcessError:
+                return
+
+
+def descendants(root):
+    """PIDs of every process below `root`, from /proc."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            parents[int(entry.name)] = int(fields[1])
+        except (ValueError, OSError, IndexError):
+            pass
+    found, frontier = [], [root]
+    while frontier:
+        frontier = [pid for pid, parent in parents.items() if parent in frontier]
+        found += frontier
+    return found
+
+
+def wipe(folder):
+    """Empty `folder`, whatever modes a child left on what it wrote there."""
+    def writable(function, path, _):
+        os.chmod(os.path.dirname(path), stat.S_IRWXU)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, stat.S_IRWXU)
+        function(path)
+    for entry in Path(folder).iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, onerror=writable)
+        else:
+            entry.unlink()
 
 
 def kill_child(children, pid):
@@ -209,14 +312,39 @@ def reap(children, pid, timeout):
     return children.get(pid)
 
 
+def unprivileged(uid):
+    """Inside bubblewrap: become `uid` (when started as root), then root of a user namespace of
+    our own, which owns the mounts each child makes and maps to nothing on the host but `uid`."""
+    parent = os.getppid()
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    uid, gid = os.getuid(), os.getgid()
+    libc.prctl(PR_SET_DUMPABLE, 1)                  # to write our own maps below
+    checked(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+    Path("/proc/self/setgroups").write_text("deny")
+    Path("/proc/self/uid_map").write_text(f"0 {uid} 1")
+    Path("/proc/self/gid_map").write_text(f"0 {gid} 1")
+    libc.prctl(PR_SET_DUMPABLE, 0)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)    # new credentials cleared bubblewrap's; its end is ours
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def main(argv):
-    scratch, control_fd, sandboxed = Path(argv[0]), int(argv[1]), argv[2] == "sandboxed"
+    scratch, control_fd, mode = Path(argv[0]), int(argv[1]), argv[2]
+    sandboxed = mode == "sandboxed"
+    if sandboxed:
+        unprivileged(int(argv[3]))
+    else:                           # orphans of our children come back to us, to be killed
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
     sys.dont_write_bytecode = True
     wire = load_wire()
     import torch                    # the point of the zygote: imported once, shared by every fork
 
     torch.set_num_threads(1)
-    ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0)     # children cannot trace or read the zygote
+    libc.prctl(PR_SET_DUMPABLE, 0)                  # children cannot trace or read the zygote
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
     control = socket.socket(fileno=control_fd)
     wire.send_with_fds(control, {"ready": True})

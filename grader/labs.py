@@ -36,6 +36,7 @@ class Manifest(BaseModel):
     done_when: list[DoneWhen] = []
     call_timeout: float = Field(10.0, gt=0, description="seconds for one call of student code")
     memory_mb: int = Field(2048, gt=0, description="address space of a child, MiB (CPU only)")
+    time_budget: float = Field(300.0, gt=0, description="seconds for all of one submission's calls")
 
     @model_validator(mode="after")
     def _functions_unique(self):

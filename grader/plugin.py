@@ -16,7 +16,7 @@ import torch
 
 from grader.checks import CheckFailed
 from grader.results import Check
-from grader.sandbox import CallFailed
+from grader.sandbox import MESSAGE_LIMIT, CallFailed
 
 # Why a function's remaining checks do not run: as the check's own function, as a dependency.
 BLOCKED = {"not_implemented": ("not implemented yet", "is not implemented yet"),
@@ -114,6 +114,7 @@ class GradingPlugin:
         self.checks = []
         self.problems = []          # what is wrong with the lab itself
         self.blocked = {}           # function -> why its remaining checks do not run
+        self.stopped = ""           # why no more checks run at all (the time budget ran out)
         self.calls = Student(sandbox, lab.functions)
         reference = Reference(lab) if lab.reference else None
         self.fixtures = fixtures(self.calls, reference, torch.device(device))
@@ -148,6 +149,8 @@ class GradingPlugin:
     def pytest_runtest_setup(self, item):
         grade = item.get_closest_marker("grade").kwargs
         self.calls.timeout = grade.get("timeout")
+        if self.stopped:
+            pytest.skip(self.stopped)
         for function in grade["tags"]:
             if function in self.blocked:
                 own, dependency = BLOCKED[self.blocked[function]]
@@ -183,7 +186,8 @@ class GradingPlugin:
         self.checks.append(Check(
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade["tags"]),
             points=grade["points"], score=grade["points"] if status == "passed" else 0,
-            status=status, message=printable(message), hint=hint, output=printable(output), failure=failure,
+            status=status, message=printable(message)[:MESSAGE_LIMIT], hint=hint, output=printable(output),
+            failure=failure,
             visibility=next(v for folder, v in self.visibility.items() if Path(item.path).is_relative_to(folder))))
 
     def _explain(self, error, function):
@@ -198,6 +202,9 @@ class GradingPlugin:
             self.blocked[missing] = error.kind
             own, dependency = BLOCKED[error.kind]
             return own if missing == function else f"needs {missing}, which {dependency}"
+        if error.kind == "budget":
+            self.stopped = error.message
+            return error.message
         if error.kind == "timeout":
             self.blocked[error.function] = error.kind
             return f"{error.function}: {error.message}"

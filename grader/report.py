@@ -29,6 +29,8 @@ def _header(results):
                           style="yellow"))
     if results.selected:
         lines.append(Text(f"graded only: {', '.join(results.selected)}", style="yellow"))
+    if results.stopped:
+        lines.append(Text(results.stopped, style="bold red"))
     return Panel(Group(*lines), title=f"[bold]{results.title}[/]", title_align="left")
 
 

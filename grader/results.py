@@ -42,6 +42,7 @@ class LabResults(BaseModel):
     done_when: list[DoneItem]
     missing_files: list[str] = []   # student files the submission lacked (the stubs stood in)
     selected: list[str] = []        # -k selections, when only part of the lab was graded
+    stopped: str = ""               # why grading stopped early (the time budget ran out)
 
     @property
     def score(self):

@@ -65,7 +65,7 @@ def _run_checks(lab, box, missing, submission, device, select, started):
         lab=lab.name, title=lab.manifest.title, device=str(box.device), sandbox=box.zygote.launcher.name,
         submission=str(Path(submission).resolve()) if submission else str(lab.handout),
         execution_time=time.monotonic() - started, checks=plugin.checks, done_when=done,
-        missing_files=missing, selected=sorted(plugin.select))
+        missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped)
 
 
 def run_experiments(lab, submission=None, device="auto", out="plots"):

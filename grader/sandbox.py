@@ -2,13 +2,16 @@
 
 Student code runs only in children (grader/child.py). A zygote process imports torch once and
 forks a child per need: one for the checks of a submission, one more for each call run apart
-(`submit`). A call sends plain data, waits at most its time limit, and reads back plain data
-through grader/wire.py. A child that hangs, dies, floods its output or answers garbage is
-killed and replaced; the judge carries on. Batch grading keeps one zygote per worker and
-resets it between submissions.
+(`submit`). The zygote never sees a submission: the judge sends each child its files down the
+child's own pipe. A call sends plain data, waits at most its time limit (and never past the
+submission's time budget), and reads back plain data through grader/wire.py, with every size
+limit applied here. A child that hangs, dies, floods its output or answers garbage is killed
+and replaced; a zygote that stops answering is replaced within seconds; the judge carries on.
+Batch grading keeps one zygote per worker and resets it between submissions: every process of
+the last submission is killed, and inside bubblewrap each child had mounts of its own.
 """
+import ctypes
 import functools
-import itertools
 import os
 import select
 import shutil
@@ -30,6 +33,11 @@ HOME = "/home/student"       # where children work inside bubblewrap
 SCRATCH_BYTES = 256 * 2**20  # what sandboxed children may write, in their home and in /tmp
 OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
 START_TIMEOUT = 120.0        # seconds for the zygote to import torch and say it is ready
+ORDER_TIMEOUT = 5.0          # seconds for the zygote to answer an order: past it, it is replaced
+FILES_TIMEOUT = 10.0         # seconds for a new child to take its files
+MESSAGE_LIMIT = 1000         # characters of an error message kept from a child
+SANDBOX_UID_BASE = 1_000_000  # as root, the sandbox runs as this + the judge's pid: a user of its own
+PR_SET_CHILD_SUBREAPER = 36
 CPU_SECONDS = 600            # a child's CPU time, a backstop behind the per-call limits
 MAX_FILE_BYTES = 2**20       # the largest student file accepted
 ENV = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -39,7 +47,7 @@ ENV = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
 class CallFailed(Exception):
     """A call of student code that did not return a value.
 
-    kind: "raised", "not_implemented", "timeout", "crashed" or "bad_answer".
+    kind: "raised", "not_implemented", "timeout", "budget", "crashed" or "bad_answer".
     """
 
     def __init__(self, function, kind, message, where=(), output=""):
@@ -81,39 +89,57 @@ def write_files(folder, files):
 
 # -- launchers: how the zygote is started ---------------------------------------------------------
 class ProcessLauncher:
-    """The zygote as a plain process (no OS sandbox): the fallback everywhere."""
+    """The zygote as a plain process (no OS sandbox): the fallback everywhere. It protects the
+    judge's memory and time, and kills every process a child starts, but not the host's files,
+    the network or (as root) anything root may do."""
 
     name = "process"
+    own_user = False
 
     def argv(self, scratch, control_fd):
         return [sys.executable, "-I", str(CHILD), str(scratch), str(control_fd), "plain"]
 
 
 class BubblewrapLauncher:
-    """The zygote in bubblewrap: read-only system and Python, a private home and /tmp of limited
-    size, no network, its own PID namespace, no capabilities. Its children get the handout and
-    submission files over the control socket and see nothing of the grader, the reference or
-    the host: only Python's own folders are bound, and those must not hold the course."""
+    """The zygote in bubblewrap: read-only system, Python and /proc/sys, no network, its own PID
+    namespace with the zygote as PID 1, no capabilities but those it needs to lose its user.
+    As root, the zygote becomes a user of its own (SANDBOX_UID_BASE + the judge's pid) before
+    anything else; either way it then makes a user namespace of its own, and each child gets
+    fresh mounts and drops every capability (grader/child.py). Children get the handout and
+    submission files down their own pipe and see nothing of the grader, the reference or the
+    host: only Python's own folders are bound, and those must not hold the course."""
 
     name = "bubblewrap"
+
+    def __init__(self):
+        self.own_user = os.getuid() == 0
 
     def argv(self, scratch, control_fd):
         binds = []
         for path in ["/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", "/sys", *python_prefixes()]:
-            if Path(path).exists():
+            if Path(path).exists():         # parents made traversable: the zygote is no root
+                for parent in reversed(Path(path).parents[:-1]):
+                    binds += ["--perms", "0755", "--dir", str(parent)]
                 binds += ["--ro-bind", path, path]
         if any(ROOT.is_relative_to(p) for p in python_prefixes()):
             raise LabError(f"Python's environment {sys.prefix} holds the course folder {ROOT}: the sandbox "
                            "could not hide the reference and the checks. Make the venv in a subfolder (.venv)")
         for device in sorted(Path("/dev").glob("nvidia*")):              # CUDA grading
             binds += ["--dev-bind", str(device), str(device)]
-        return ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL",
-                "--proc", "/proc", "--dev", "/dev",
+        # As root no user namespace here: the zygote leaves root for a user of its own and makes
+        # one itself. Otherwise bubblewrap makes one, and drops every capability by itself.
+        caps = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] \
+            if self.own_user else []
+        return ["bwrap", "--die-with-parent", "--new-session", "--as-pid-1", *caps,
+                "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev",
                 "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",          # first: Python may live
                 "--size", str(SCRATCH_BYTES), "--tmpfs", HOME, *binds,    # under /tmp, or a home
-                "--ro-bind", str(CHILD), "/grader/child.py", "--ro-bind", str(WIRE), "/grader/wire.py",
+                "--perms", "0755", "--dir", "/grader", "--ro-bind", str(CHILD), "/grader/child.py", "--ro-bind", str(WIRE), "/grader/wire.py",
+                "--remount-ro", "/dev", "--remount-ro", "/",
                 "--chdir", HOME, "--setenv", "HOME", HOME,
-                sys.executable, "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed"]
+                sys.executable, "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",
+                str(SANDBOX_UID_BASE + os.getpid())]
 
 
 def python_prefixes():
@@ -126,8 +152,9 @@ def bubblewrap_works():
     """Whether bwrap is installed and can make its namespaces here (it cannot in some containers)."""
     if not shutil.which("bwrap"):
         return False
+    # the zygote makes a user namespace of its own inside: that must be allowed too
     probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc",
-                            "--dev", "/dev", "true"], capture_output=True)
+                            "--dev", "/dev", "unshare", "--user", "--map-root-user", "true"], capture_output=True)
     return probe.returncode == 0
 
 
@@ -150,10 +177,13 @@ class ZygoteGone(Exception):
 class Zygote:
     """The process that forks children; it has imported torch and runs no student code."""
 
+    live = set()                    # pids of this process's running zygotes
+
     def __init__(self, launcher):
         self.launcher = launcher
         self._lock = threading.RLock()
-        self._names = itertools.count()
+        if launcher.name == "process":      # orphans of a killed zygote come back to us, to be killed
+            ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1)
         self._start()
 
     def _start(self):
@@ -164,49 +194,62 @@ class Zygote:
             self.launcher.argv(self.scratch, theirs.fileno()), pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=ENV,
             cwd=self.scratch, start_new_session=True)
+        Zygote.live.add(self.process.pid)
         theirs.close()
         self.control = ours
-        self.ready = False
+        self.ready = self.broken = False
 
     def ask(self, order, fds=()):
-        """Send the zygote an order (with file descriptors to hand over); return its reply."""
+        """Send the zygote an order (with file descriptors to hand over); return its reply.
+        A zygote that does not answer within ORDER_TIMEOUT is broken, and replaced at the next fork."""
         from grader import wire     # imports torch: not before the zygote is on its way
 
         with self._lock:
+            if self.broken:
+                raise ZygoteGone("the sandbox's zygote stopped answering")
             try:
                 if not self.ready:
                     self.control.settimeout(START_TIMEOUT)
-                    wire.recv_with_fds(self.control)
+                    wire.recv_with_fds(self.control, limit=wire.SMALL_FRAME)
                     self.ready = True
-                self.control.settimeout(30)
+                self.control.settimeout(ORDER_TIMEOUT)
                 wire.send_with_fds(self.control, order, fds)
-                reply = wire.recv_with_fds(self.control)[0]
+                reply, fds = wire.recv_with_fds(self.control, limit=wire.SMALL_FRAME)
+                for fd in fds:      # nothing should hand the judge descriptors
+                    os.close(fd)
+                reply = wire.sanitize(reply)
             except (OSError, EOFError, wire.WireError) as error:
+                self.broken = True
                 raise ZygoteGone(self._why(error)) from None
-        if "error" in reply:
-            raise ZygoteGone(f"the sandbox refused: {reply['error']}")
+        if type(reply) is not dict or "error" in reply:
+            raise ZygoteGone(f"the sandbox refused: {str(reply)[:MESSAGE_LIMIT]}")
         return reply
 
     def _why(self, error):
         self.process.poll()
-        self._log.seek(0)
-        said = self._log.read()[-800:].decode("utf-8", "replace").strip()
+        said = ""
+        if not self.ready:          # what it said while starting (bwrap's own errors); later its
+            self._log.seek(0)       # output is nobody's business: children could have written it
+            said = self._log.read(800).decode("utf-8", "replace").strip()
         return f"the sandbox's zygote stopped ({error or type(error).__name__}; " \
                f"exit status {self.process.returncode}){': ' + said if said else ''}"
 
     def fork(self, files, device, memory_mb):
-        """A new child holding `files`, ready for calls; restarts the zygote if it died."""
+        """A new child, handed `files` down its own pipe, ready for calls; a zygote that died or
+        stopped answering is replaced first."""
+        from grader import wire
+
         with self._lock:
-            if self.process.poll() is not None:
+            if self.broken or self.process.poll() is not None:
                 self.close()
                 self._start()
         request_r, request_w = os.pipe()
         answer_r, answer_w = os.pipe()
         output_r, output_w = os.pipe()
-        order = {"op": "fork", "name": f"w{next(self._names)}", "files": files, "device": str(device),
-                 "memory_mb": memory_mb, "cpu_seconds": CPU_SECONDS}
+        order = {"op": "fork", "device": str(device), "memory_mb": memory_mb, "cpu_seconds": CPU_SECONDS,
+                 "scratch_bytes": SCRATCH_BYTES, "own_user": self.launcher.own_user}
         try:
-            pid = self.ask(order, [request_r, answer_w, output_w])["pid"]
+            reply = self.ask(order, [request_r, answer_w, output_w])
         except ZygoteGone:
             for fd in (request_w, answer_r, output_r):
                 os.close(fd)
@@ -214,10 +257,16 @@ class Zygote:
         finally:
             for fd in (request_r, answer_w, output_w):
                 os.close(fd)
-        return Child(self, pid, request_w, answer_r, output_r)
+        child = Child(self, reply.get("pid"), request_w, answer_r, output_r)
+        try:
+            child.send(wire.frame({"files": files}), time.monotonic() + FILES_TIMEOUT)
+        except TimeoutError:
+            child.kill()
+            raise ZygoteGone("a new child did not take its files in time") from None
+        return child
 
     def reset(self):
-        """Between submissions: kill every child and wipe their files."""
+        """Between submissions: kill every process of the last one (and wipe a plain process's files)."""
         with self._lock:
             try:
                 self.ask({"op": "reset"})
@@ -226,15 +275,67 @@ class Zygote:
                 self._start()
 
     def close(self):
+        if self.launcher.name == "process" and not self.broken and self.process.poll() is None:
+            try:                    # the zygote kills its children's daemons while it can
+                self.ask({"op": "reset"})
+            except ZygoteGone:
+                pass
         if self.process.poll() is None:
+            # bubblewrap's end cannot signal a zygote that changed user: the zygote, PID 1 of its
+            # namespace, is killed here, and every process in that namespace with it
+            zygotes = children_of(self.process.pid)
+            for pid in zygotes:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            deadline = time.monotonic() + 2.0       # gone only when its namespace is
+            while any(Path(f"/proc/{pid}").exists() for pid in zygotes) and time.monotonic() < deadline:
+                time.sleep(0.01)
         self.process.wait()
+        Zygote.live.discard(self.process.pid)
+        if self.launcher.name == "process":
+            sweep_orphans()
         self.control.close()
         self._log.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def processes():
+    """{pid: (parent pid, session id)} of every process, from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            found[int(entry.name)] = (int(fields[1]), int(fields[3]))
+        except (OSError, ValueError, IndexError):
+            pass
+    return found
+
+
+def children_of(parent):
+    return [pid for pid, (ppid, _) in processes().items() if ppid == parent]
+
+
+def sweep_orphans():
+    """Kill what came back to us when a plain-process zygote died: its children's daemons. We are
+    their subreaper; what we start ourselves stays in our session, zygotes have sessions of their
+    own and are known, so any other child of ours in another session is an orphan."""
+    for _ in range(5):
+        orphans = [pid for pid, (parent, session) in processes().items()
+                   if parent == os.getpid() and session != os.getsid(0) and pid not in Zygote.live]
+        if not orphans:
+            return
+        for pid in orphans:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
 
 
 # -- children -------------------------------------------------------------------------------------
@@ -289,7 +390,7 @@ class Child:
                     return
         return wait
 
-    def _send(self, data, deadline):
+    def send(self, data, deadline):
         """Write a request, giving up at the deadline: a child may stop reading its pipe."""
         view = memoryview(data)
         while view:
@@ -310,7 +411,7 @@ class Child:
                    "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs)}
         deadline = time.monotonic() + timeout
         try:
-            self._send(wire.frame(request), deadline)
+            self.send(wire.frame(request), deadline)
             answer = wire.recv(self._answer, self._waiter(deadline))
         except TimeoutError:
             self.kill()
@@ -327,12 +428,13 @@ class Child:
             if answer["ok"] is True:
                 return (answer["value"], answer["args"]) if echo else answer["value"]
             error = answer["error"]
+            kind, text = str(error["type"])[:100], str(error["message"])[:MESSAGE_LIMIT]
             if error["not_implemented"]:
-                raise CallFailed(function, "not_implemented", str(error["not_implemented"]))
-            if error["type"] == "WireError":
-                raise CallFailed(function, "bad_answer", f"returned {error['message']}")
-            message = f"{error['type']}: {error['message']}" if error["message"] else error["type"]
-            raise CallFailed(function, "raised", message, error["where"])
+                raise CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
+            if kind == "WireError":
+                raise CallFailed(function, "bad_answer", f"returned {text}")
+            where = [str(w)[:200] for w in error["where"][:3]]
+            raise CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
         except (KeyError, TypeError, wire.WireError) as error:
             self.kill()
             raise CallFailed(function, "bad_answer", f"its answer was malformed ({error})") from None
@@ -379,23 +481,38 @@ class Child:
 # -- one submission's calls -----------------------------------------------------------------------
 class Sandbox:
     """The children grading one submission: a main child reused call after call, and one child
-    of its own for each call run apart. A child that fails is replaced by a fresh fork."""
+    of its own for each call run apart. A child that fails is replaced by a fresh fork. Every
+    call ends by the submission's time budget (`budget` seconds from its first child's start),
+    whatever it asks for."""
 
-    def __init__(self, lab, files, zygote):
+    def __init__(self, lab, files, zygote, budget=None):
         self.lab, self.files, self.zygote = lab, files, zygote
         self.device = "cpu"         # where tensors go; the runner sets the grading device
+        self.budget = budget or lab.manifest.time_budget
+        self.deadline = None        # set when the first child is up: the zygote's start is ours
         self._main = None
         self._children = []
         self._lock = threading.Lock()
 
     def _spawn(self, function):
+        self._left(function)
         try:
             child = self.zygote.fork(self.files, self.device, self.lab.manifest.memory_mb)
         except ZygoteGone as gone:
             raise CallFailed(function, "crashed", str(gone)) from None
         with self._lock:
             self._children.append(child)
+            if self.deadline is None:
+                self.deadline = time.monotonic() + self.budget
         return child
+
+    def _left(self, function):
+        """Seconds left of the budget; CallFailed("budget") when none are."""
+        left = self.budget if self.deadline is None else self.deadline - time.monotonic()
+        if left <= 0:
+            raise CallFailed(function, "budget", f"the submission's time budget of {self.budget:g} s "
+                             "ran out: the remaining checks were not run")
+        return left
 
     def call(self, function, args=(), kwargs=None, timeout=None, echo=False):
         """Call a student function in the main child."""
@@ -421,10 +538,13 @@ class Sandbox:
     def _call(self, child, function, args, kwargs, timeout, echo=False):
         module = self.lab.module_of(function)
         timeout = timeout or self.lab.manifest.call_timeout
+        left = self._left(function)
         try:
-            return child.call(module, function, args, kwargs, timeout, self.device, echo)
+            return child.call(module, function, args, kwargs, min(timeout, left), self.device, echo)
         except CallFailed as failure:
             failure.output = child.take_output()
+            if failure.kind == "timeout" and left < timeout:
+                self._left(function)            # raises: the budget ended the call
             if failure.kind == "timeout":
                 failure.message = f"no answer within {timeout:g} s (an endless loop?)"
             raise

@@ -17,6 +17,8 @@ import zipfile
 import torch
 
 MAX_FRAME = 256 * 2**20        # bytes of a frame, and of the tensors rebuilt from one
+SMALL_FRAME = 2**16            # bytes of a frame that carries no tensors (the zygote's replies)
+MAX_STRING = 4000              # characters of a string kept by sanitize; the rest is cut
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000
 BUILD = "__build__"            # a request argument the child constructs from handout code
@@ -107,7 +109,9 @@ def _sanitize(value, device, depth, budget):
     budget["items"] += 1
     if depth > MAX_DEPTH or budget["items"] > MAX_ITEMS:
         raise WireError("the value is too deep or too large")
-    if value is None or type(value) in (bool, int, float, str):
+    if type(value) is str:
+        return str(value[:MAX_STRING]) + (" [... cut]" if len(value) > MAX_STRING else "")
+    if value is None or type(value) in (bool, int, float):
         return type(value)(value) if value is not None else None
     if type(value) is dict and set(value) == {TENSOR, "device"}:
         return _tensor(value[TENSOR], value["device"], device, budget)

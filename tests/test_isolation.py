@@ -1,0 +1,283 @@
+"""Isolation that holds: a child cannot touch the host as root, one student cannot see or change
+the next one's grading, a submission cannot hold the grader, and every limit is the judge's.
+
+A probe lab (one student file, `probe.py`) is built in a temporary folder; each test sends the
+probe's source as a student's submission, calls it through the real zygote and children, and
+judges what the probe saw from the values it returned."""
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.labs import find_lab
+from grader.runner import grade
+from grader.sandbox import CallFailed, Sandbox, Zygote, bubblewrap_works, launcher_for
+
+needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
+FUNCTIONS = ["look", "plant", "act", "slow", "shout"]
+
+# What the probe can do; each test's submission is this module, as one student would send it.
+PROBE = r'''
+import os, signal, subprocess, sys, time
+
+def look(needle_start="", needle_end=""):
+    """What a student sees: files in its writable places, other processes, a needle in memory."""
+    seen = {}
+    for folder in (os.path.expanduser("~"), "/tmp", "/dev/shm"):
+        try:
+            seen[folder] = sorted(os.listdir(folder))
+        except OSError as error:
+            seen[folder] = [type(error).__name__]
+    seen["processes"] = sorted(open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace")
+                               for p in os.listdir("/proc") if p.isdigit() and _readable(p))
+    seen["found"] = _in_memory(needle_start, needle_end) if needle_start else False
+    return seen
+
+def _readable(pid):
+    try:
+        open(f"/proc/{pid}/cmdline", "rb").read()
+        return True
+    except OSError:
+        return False
+
+def _in_memory(start, end):
+    """Whether start+end lies anywhere in our readable memory (never built here as one string)."""
+    start, end = start.encode(), end.encode()
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+        for line in maps:
+            fields = line.split()
+            if not fields[1].startswith("r") or len(fields) > 5 and fields[5].startswith("/"):
+                continue
+            low, high = (int(x, 16) for x in fields[0].split("-"))
+            try:
+                mem.seek(low)
+                data = mem.read(high - low)
+            except (OSError, ValueError, OverflowError):
+                continue
+            at = data.find(start)
+            while at >= 0:
+                if data[at + len(start):at + len(start) + len(end)] == end:
+                    return True
+                at = data.find(start, at + 1)
+    return False
+
+def plant():
+    """Leave what a reset cannot delete, and a daemon to plant it again."""
+    home = os.path.expanduser("~")
+    for folder in (home, "/tmp", "/dev/shm"):
+        try:
+            os.makedirs(f"{folder}/planted/locked", exist_ok=True)
+            open(f"{folder}/planted/locked/note", "w").write("from the last student")
+            os.chmod(f"{folder}/planted/locked", 0o500)
+            os.chmod(f"{folder}/planted", 0o500)
+            open(f"{folder}/planted-file", "w").write("x" * 1000)
+        except OSError:
+            pass
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)  # isolation-daemon"],
+                     start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return True
+
+def act(what):
+    """Try something against the host or the grader; say what happened."""
+    try:
+        if what == "sysctl":
+            path = "/proc/sys/kernel/core_pattern"
+            value = open(path).read()
+            open(path, "w").write(value)            # the same value: harmless if it works
+        elif what == "stop zygote":
+            os.kill(os.getppid(), signal.SIGSTOP)
+            os.kill(1, signal.SIGSTOP)
+        elif what == "kill zygote":
+            os.kill(os.getppid(), signal.SIGKILL)
+        elif what == "zygote output":
+            for fd in (1, 2):
+                open(f"/proc/{os.getppid()}/fd/{fd}", "w").write("GRADER SAYS: full marks\n")
+        elif what == "capabilities":
+            return [l for l in open("/proc/self/status") if l.startswith("Cap")]
+        else:
+            return "unknown"
+        return "done"
+    except OSError as error:
+        return f"refused: {type(error).__name__}"
+
+def slow(seconds):
+    time.sleep(seconds)
+    return seconds
+
+def shout(size, how):
+    if how == "raise":
+        raise ValueError("x" * size)
+    return "y" * size
+'''
+
+
+@pytest.fixture(scope="module")
+def probe_lab(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("course") / "probe"
+    (folder / "handout").mkdir(parents=True)
+    (folder / "handout" / "probe.py").write_text("def look():\n    raise NotImplementedError\n")
+    (folder / "hidden").mkdir()
+    (folder / "lab.yaml").write_text(yaml.safe_dump({
+        "title": "Probe", "handout": "handout", "student_files": {"probe.py": FUNCTIONS},
+        "call_timeout": 20, "time_budget": 60}))
+    return find_lab(folder)
+
+
+def submission(source=PROBE):
+    return {"probe.py": source.encode()}
+
+
+@pytest.fixture(params=["bubblewrap", "process"])
+def zygote(request):
+    if request.param == "bubblewrap" and not bubblewrap_works():
+        pytest.skip("bubblewrap is not available here")
+    warm = Zygote(launcher_for("auto" if request.param == "bubblewrap" else "process"))
+    yield warm
+    warm.close()
+
+
+@pytest.fixture
+def sandboxed():
+    if not bubblewrap_works():
+        pytest.skip("bubblewrap is not available here")
+    warm = Zygote(launcher_for("required"))
+    yield warm
+    warm.close()
+
+
+def daemons():
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and b"isolation-daemon" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+# -- 1. the host ------------------------------------------------------------------------------------
+@needs_bwrap
+def test_no_privilege_over_the_host(probe_lab, sandboxed):
+    box = Sandbox(probe_lab, submission(), sandboxed)
+    assert box.call("act", ["sysctl"]).startswith("refused")
+    caps = box.call("act", ["capabilities"])
+    assert caps and all(line.split()[1].strip("0") == "" for line in caps), caps
+    box.close()
+
+
+# -- 2. one student, then the next -----------------------------------------------------------------
+@needs_bwrap
+def test_nothing_of_one_student_reaches_the_next(probe_lab, sandboxed):
+    first = Sandbox(probe_lab, submission(PROBE + "\n# STUDENT-ONE-" + "SECRET-4f1c\n"), sandboxed)
+    assert first.call("plant") is True
+    first.close()
+    sandboxed.reset()
+    second = Sandbox(probe_lab, submission(), sandboxed)
+    seen = second.call("look", ["STUDENT-ONE-", "SECRET-4f1c"])
+    assert seen["/tmp"] == [] and seen["/dev/shm"] in ([], ["PermissionError"])
+    assert seen["/home/student"] == ["work"]
+    assert not any("isolation-daemon" in p for p in seen["processes"])
+    assert seen["found"] is False           # not in any memory this child inherited
+    second.close()
+
+
+@needs_bwrap
+def test_children_of_one_student_share_no_files(probe_lab, sandboxed):
+    box = Sandbox(probe_lab, submission(), sandboxed)
+    assert box.submit("plant").result(30) is True
+    seen = box.call("look")
+    assert seen["/tmp"] == [] and "planted" not in str(seen)
+    box.close()
+
+
+def test_a_daemon_dies_with_the_grading(probe_lab, zygote):
+    box = Sandbox(probe_lab, submission(), zygote)
+    box.call("plant")
+    box.close()
+    zygote.reset()
+    time.sleep(0.2)
+    assert daemons() == []
+
+
+def test_a_daemon_dies_when_its_zygote_was_killed(probe_lab):
+    """Plain process: the student kills the zygote; its daemon still does not outlive grading."""
+    warm = Zygote(launcher_for("process"))
+    box = Sandbox(probe_lab, submission(), warm)
+    box.call("plant")
+    try:
+        box.call("act", ["kill zygote"])
+    except CallFailed:
+        pass
+    box.close()
+    warm.close()
+    time.sleep(0.2)
+    assert daemons() == []
+
+
+# -- 3. holding the grader ---------------------------------------------------------------------------
+def test_a_stopped_zygote_is_replaced_within_seconds(probe_lab, zygote):
+    box = Sandbox(probe_lab, submission(), zygote)
+    box.call("act", ["stop zygote"])
+    box.close()
+    started = time.monotonic()
+    zygote.reset()
+    again = Sandbox(probe_lab, submission(), zygote)
+    assert again.call("slow", [0]) == 0
+    assert time.monotonic() - started < 15
+    again.close()
+
+
+def test_the_time_budget_ends_a_slow_submission(probe_lab, zygote):
+    box = Sandbox(probe_lab, submission(), zygote, budget=3)
+    assert box.call("slow", [0]) == 0            # the clock starts with the first child
+    started = time.monotonic()
+    failures = []
+    for _ in range(6):
+        try:
+            box.call("slow", [1.2])
+        except CallFailed as failure:
+            failures.append(failure.kind)
+    assert time.monotonic() - started < 5
+    assert failures and set(failures) == {"budget"}
+    box.close()
+
+
+# -- 4. and 5. what the judge believes ----------------------------------------------------------------
+def test_sizes_are_cut_by_the_judge(probe_lab, zygote):
+    uncut = ("\nimport __main__\n__main__.describe = lambda error, workdir: {'type': 'ValueError', "
+             "'message': str(error), 'where': ['x' * 10**6] * 1000, 'not_implemented': None}\n")
+    box = Sandbox(probe_lab, submission(PROBE + uncut), zygote)
+    with pytest.raises(CallFailed) as failure:
+        box.call("shout", [5_000_000, "raise"])
+    assert len(failure.value.message) < 1100 and failure.value.message.startswith("ValueError: xxx")
+    assert len(box.call("shout", [5_000_000, "return"])) < 5000
+    box.close()
+
+
+@needs_bwrap
+def test_the_zygote_output_is_out_of_reach(probe_lab, sandboxed):
+    box = Sandbox(probe_lab, submission(), sandboxed)
+    assert box.call("act", ["zygote output"]).startswith("refused")
+    box.close()
+
+
+# -- the whole grading ---------------------------------------------------------------------------------
+def test_a_spent_budget_is_one_line(tmp_path):
+    """A lab whose checks each take a while: past the budget the rest is skipped with one reason."""
+    lab = tmp_path / "slowlab"
+    (lab / "handout").mkdir(parents=True)
+    (lab / "hidden").mkdir()
+    (lab / "handout" / "probe.py").write_text("import time\n\ndef slow(s):\n    time.sleep(s)\n    return s\n")
+    (lab / "hidden" / "test_slow.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.grade(points=1, tags=['slow'])\n@pytest.mark.parametrize('n', range(8))\n"
+        "def test_slow(student, n):\n    assert student.slow(1.0) == 1.0\n")
+    (lab / "lab.yaml").write_text(yaml.safe_dump({"title": "Slow", "handout": "handout",
+                                                  "student_files": {"probe.py": ["slow"]},
+                                                  "call_timeout": 5, "time_budget": 3}))
+    results = grade(find_lab(lab), sandbox="process")
+    assert "time budget of 3 s ran out" in results.stopped
+    assert 1 <= results.score <= 3
+    assert {c.status for c in results.checks[int(results.score):]} <= {"failed", "skipped"}
