@@ -1,10 +1,11 @@
 """Grade a class: one folder or .zip per student, graded by warm workers into a gradebook.
 
 `python grade.py batch lab2 SUBMISSIONS --out OUT` writes
-    OUT/grades.csv               one row per student (results.BatchRow), for an LMS gradebook
-    OUT/<student>/results.json   Gradescope's results.json, as single grading writes it
-    OUT/<student>/graded.json    the row, the full results and a hash of what was graded
-    OUT/summary.json             where the class struggles (results.BatchSummary)
+    OUT/grades.csv                        one row per student (results.BatchRow), for an LMS gradebook
+    OUT/students/<student>/results.json   Gradescope's results.json, as single grading writes it
+    OUT/students/<student>/graded.json    the row, the full results and a hash of what was graded
+    OUT/summary.json                      where the class struggles (results.BatchSummary)
+Students' folders live apart from the gradebook's files, so no student's name can replace them.
 
 Submissions are read here as data only: the lab's student files, from a folder or a zip, with
 caps on sizes and no path leaving the archive. Student code runs only in the children of each
@@ -35,7 +36,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from grader.labs import LabError, find_lab
 from grader.results import (BatchRow, BatchSummary, CheckRate, GradescopeResults, LabResults, Mistake,
-                            ScoreBin, StudentRecord)
+                            ScoreBin, StudentRecord, printable)
 from grader.sandbox import MAX_FILE_BYTES, Zygote, launcher_for, write_files
 
 ENGINE = Path(__file__).resolve().parent
@@ -43,7 +44,8 @@ ZIP_MAX_BYTES = 64 * 2**20          # a submission .zip, as stored
 ZIP_MAX_ENTRIES = 10_000
 ZIP_MAX_UNZIPPED = 512 * 2**20      # what its entries claim to unpack to, all together
 GRADABLE = ("graded", "incomplete", "broken_code")
-INCIDENTS = ("timeout", "crashed")      # calls that never came back, listed for the class
+INCIDENTS = ("timeout", "crashed", "budget")    # calls that never came back, listed for the class
+STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 
 
 class Rejected(Exception):
@@ -370,7 +372,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
     rows, graded, todo = {}, {}, []
     for sub in subs:
-        folder = out / sub.student
+        folder = out / STUDENTS / sub.student
         if sub.status not in GRADABLE:
             rows[sub.student] = BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=0)
             _save(folder, StudentRecord(hash="", row=rows[sub.student]), not_graded(sub.detail, sandbox_name))
@@ -393,7 +395,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
         else:
             row = BatchRow(student=sub.student, status="error", detail=data)
             gradescope = not_graded(data, sandbox_name)
-        _save(out / sub.student, StudentRecord(hash=sub.hash, row=row, results=graded.get(sub.student)),
+        _save(out / STUDENTS / sub.student, StudentRecord(hash=sub.hash, row=row, results=graded.get(sub.student)),
               gradescope)
         rows[sub.student] = row
         progress.console.print(_line(row), highlight=False)
@@ -432,7 +434,8 @@ def _line(row):
     mark = {"graded": "[green]✓[/]", "incomplete": "[yellow]✓[/]", "error": "[red]![/]"}.get(row.status, "[red]✗[/]")
     score = f"{row.score:g}/{row.max_score:g}" if row.score is not None else "-"
     note = "; ".join(filter(None, [row.detail, *row.incidents]))
-    return f"{mark} {escape(row.student)}  [bold]{score}[/]  [dim]{row.status} {row.seconds:.1f} s {escape(note)}[/]"
+    return f"{mark} {escape(printable(row.student))}  [bold]{score}[/]  " \
+           f"[dim]{row.status} {row.seconds:.1f} s {escape(printable(note))}[/]"
 
 
 def not_graded(why, sandbox_name):
@@ -480,11 +483,17 @@ def write_csv(path, lab, rows):
                          "incidents", "detail", "seconds"])
         for row in rows:
             known = row.score is not None
-            writer.writerow([row.student, row.status, _number(row.score), _number(row.max_score),
+            writer.writerow([inert(row.student), row.status, _number(row.score), _number(row.max_score),
                              _number(row.percent, 1), ("yes" if row.passed else "no") if known else "",
                              *(_number(row.functions.get(f)) for f in functions),
-                             "; ".join(row.incidents), row.detail, f"{row.seconds:.1f}"])
+                             inert("; ".join(row.incidents)), inert(row.detail), f"{row.seconds:.1f}"])
     os.replace(part, path)
+
+
+def inert(text):
+    """A CSV cell a spreadsheet shows as text: no formula (=, +, -, @), no control characters."""
+    text = printable(text).replace("\n", " ").replace("\t", " ")
+    return "'" + text if text.startswith(("=", "+", "-", "@")) else text
 
 
 def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False):

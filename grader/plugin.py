@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from grader.checks import CheckFailed
-from grader.results import Check
+from grader.results import Check, printable
 from grader.sandbox import MESSAGE_LIMIT, CallFailed
 
 # Why a function's remaining checks do not run: as the check's own function, as a dependency.
@@ -212,8 +212,3 @@ class GradingPlugin:
             where = "".join(f"\n  at {w}" for w in error.where)
             return f"{error.function} raised {error.message}{where}"
         return f"{error.function}: {error.message}"
-
-
-def printable(text):
-    """Text from student code made safe for a terminal and a JSON file: no control characters."""
-    return "".join(c if c.isprintable() or c in "\n\t" else "\N{REPLACEMENT CHARACTER}" for c in text)

@@ -7,6 +7,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from grader.results import printable
+
 MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "[yellow]·[/]",
         "skipped": "[yellow]-[/]"}
 
@@ -122,7 +124,7 @@ def show_batch(summary, console, out):
     if summary.problems:
         console.print(_problems(summary))
     console.print(f"[dim]gradebook {escape(str(Path(out) / 'grades.csv'))} · summary "
-                  f"{escape(str(Path(out) / 'summary.json'))} · per student {escape(str(Path(out)))}/<student>/results.json[/]")
+                  f"{escape(str(Path(out) / 'summary.json'))} · per student {escape(str(Path(out)))}/students/<student>/results.json[/]")
 
 
 def _histogram(summary):
@@ -157,7 +159,7 @@ def _mistakes(summary, shown=8):
     for mistake in summary.mistakes[:shown]:
         who = ", ".join(mistake.students[:3]) + (" ..." if len(mistake.students) > 3 else "")
         table.add_row(str(len(mistake.students)), escape(mistake.function),
-                      f"{escape(mistake.hint)} [dim]({escape(who)})[/]")
+                      f"{escape(mistake.hint)} [dim]({escape(printable(who))})[/]")
     return table
 
 
@@ -168,6 +170,6 @@ def _problems(summary):
     table.add_column("what happened")
     for row in summary.problems:
         colour = "yellow" if row.status in ("broken_code", "pending", "graded", "incomplete") else "red"
-        table.add_row(escape(row.student), f"[{colour}]{row.status}[/]",
-                      escape("; ".join(filter(None, [row.detail, *row.incidents]))))
+        table.add_row(escape(printable(row.student)), f"[{colour}]{row.status}[/]",
+                      escape(printable("; ".join(filter(None, [row.detail, *row.incidents])))))
     return table

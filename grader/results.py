@@ -6,6 +6,11 @@ from pydantic import BaseModel, ConfigDict
 Status = Literal["passed", "failed", "not_implemented", "skipped"]
 
 
+
+def printable(text):
+    """Text from student code made safe for a terminal and a JSON file: no control characters."""
+    return "".join(c if c.isprintable() or c in "\n\t" else "\N{REPLACEMENT CHARACTER}" for c in text)
+
 class Check(BaseModel):
     """One hidden or public test, as graded."""
     name: str                       # what it checks, in words

@@ -160,7 +160,7 @@ def test_every_submission_gets_a_row(graded_class):
     assert "unsafe path in the zip: '../../escaped.py'" in table["traversal"]["detail"]
     assert not list(subs.parent.rglob("escaped.py"))
     for student in table:                       # the Gradescope shape, graded or not
-        results = GradescopeResults.model_validate_json((out / student / "results.json").read_text())
+        results = GradescopeResults.model_validate_json((out / "students" / student / "results.json").read_text())
         assert results.score == float(table[student]["score"])
     summary = BatchSummary.model_validate_json((out / "summary.json").read_text())
     assert summary.students == 9 and summary.statuses["rejected"] == 3
@@ -176,7 +176,7 @@ def test_scores_equal_single_grading(graded_class, tmp_path):
     run = grade_py("lab2", "--submission", subs / "mistakes_b", *ONLY, "--json", single)
     assert run.returncode == 1, run.stdout + run.stderr
     alone = GradescopeResults.model_validate_json(single.read_text())
-    batched = GradescopeResults.model_validate_json((out / "mistakes_b" / "results.json").read_text())
+    batched = GradescopeResults.model_validate_json((out / "students" / "mistakes_b" / "results.json").read_text())
     assert [(t.name, t.status, t.score) for t in batched.tests] == [(t.name, t.status, t.score) for t in alone.tests]
     assert batched.score == alone.score
 
@@ -222,7 +222,7 @@ def test_ctrl_c_keeps_finished_results_and_leaves_nothing_running(lab, tmp_path)
         start_new_session=True, env={**os.environ, "TMPDIR": str(scratch)})
     try:
         deadline = time.monotonic() + 180
-        while not (out / "a_ref" / "graded.json").exists() and time.monotonic() < deadline:
+        while not (out / "students" / "a_ref" / "graded.json").exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(1.0)                         # b_endless is being graded now
         os.killpg(process.pid, signal.SIGINT)   # what Ctrl-C in a terminal does
@@ -236,7 +236,7 @@ def test_ctrl_c_keeps_finished_results_and_leaves_nothing_running(lab, tmp_path)
     assert table["a_ref"]["status"] == "graded" and table["a_ref"]["score"] == table["a_ref"]["max_score"]
     assert table["b_endless"]["status"] == table["c_mistakes"]["status"] == "pending"
     assert BatchSummary.model_validate_json((out / "summary.json").read_text()).interrupted
-    record = StudentRecord.model_validate_json((out / "a_ref" / "graded.json").read_text())
+    record = StudentRecord.model_validate_json((out / "students" / "a_ref" / "graded.json").read_text())
     files = batch.read_submission(lab, subs / "a_ref")[0]
     fingerprint = batch.lab_fingerprint(lab, ["positions"], "auto", launcher_for("auto").name)
     assert record.hash == batch.submission_hash(fingerprint, files)
@@ -250,3 +250,36 @@ def _cwd(pid):
         return os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         return ""
+
+
+# -- what students cannot do to the gradebook ----------------------------------------------------------
+def test_student_names_cannot_replace_or_poison_the_gradebook(tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    names = ["grades.csv", "summary.json", "students", '=HYPERLINK("x")', "red\x1b[31mname"]
+    for name in names:
+        (subs / name).mkdir(parents=True)           # empty: each is a row, nothing to grade
+    for _ in range(2):                              # and again: a rerun must not break either
+        run = grade_py("batch", "lab2", subs, "--out", out, *ONLY)
+        assert run.returncode == 0, run.stdout + run.stderr
+        table = rows(out)
+        assert len(table) == len(names) and BatchSummary.model_validate_json((out / "summary.json").read_text())
+    assert "'=HYPERLINK(\"x\")" in table and "\x1b" not in run.stdout + (out / "grades.csv").read_text()
+    assert (out / "students" / "grades.csv" / "results.json").is_file()
+
+
+def late_writers():
+    return [p for p in os.listdir("/proc") if p.isdigit() and os.path.exists(f"/proc/{p}/cmdline")
+            and b"late-writer-marker" in open(f"/proc/{p}/cmdline", "rb").read()]
+
+
+@pytest.mark.parametrize("sandbox", ["process", "auto"])
+def test_no_daemon_outlives_the_batch(tmp_path, sandbox):
+    """A daemon that waits for the batch to end, then rewrites its gradebook, is dead by then."""
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    shutil.copytree(SUBMISSIONS / "late_writer", subs / "late")
+    run = grade_py("batch", "lab2", subs, "--out", out, "--sandbox", sandbox, "-k", "rope_frequencies")
+    assert run.returncode == 0, run.stdout + run.stderr
+    written = (out / "grades.csv").read_text()
+    assert late_writers() == []
+    time.sleep(5)
+    assert (out / "grades.csv").read_text() == written and "late_writer,100" not in written
