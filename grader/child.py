@@ -13,6 +13,7 @@ import ctypes
 import importlib
 import importlib.util
 import os
+import mmap
 import random
 import resource
 import shutil
@@ -51,25 +52,29 @@ def checked(result, what):
 
 
 # -- a child: runs student code ------------------------------------------------------------------
-def resolve(value, wire):
-    """Construct the objects the judge asked for with `wire.build` (from handout modules)."""
+def resolve(value, wire, shared):
+    """Construct the objects the judge asked for with `wire.build` (from handout modules), and the
+    tensor arguments it placed in `shared` memory (views of it: what the call does to them, the
+    judge sees for itself)."""
+    if isinstance(value, dict) and wire.SHARED in value:
+        import torch
+
+        dtype = getattr(torch, value["dtype"])
+        count = 1
+        for size in value["shape"]:
+            count *= size
+        tensor = torch.frombuffer(shared, dtype=dtype, count=count, offset=value[wire.SHARED]) \
+            if count else torch.empty(0, dtype=dtype)
+        return tensor.view(value["shape"]).to(value["device"])
     if isinstance(value, dict) and wire.BUILD in value:
         module, _, name = value[wire.BUILD].partition(":")
         factory = getattr(importlib.import_module(module), name)
-        return factory(*resolve(value["args"], wire), **resolve(value["kwargs"], wire))
+        return factory(*resolve(value["args"], wire, shared), **resolve(value["kwargs"], wire, shared))
     if isinstance(value, dict):
-        return {k: resolve(v, wire) for k, v in value.items()}
+        return {k: resolve(v, wire, shared) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(resolve(v, wire) for v in value)
+        return type(value)(resolve(v, wire, shared) for v in value)
     return value
-
-
-def echo(argument, wire):
-    """An argument as it is after the call, or None for objects that are not plain data."""
-    try:
-        return wire.encode(argument)
-    except wire.WireError:
-        return None
 
 
 def describe(error, workdir):
@@ -96,7 +101,7 @@ def flush():
             pass
 
 
-def serve(workdir, read_fd, write_fd, wire):
+def serve(workdir, read_fd, write_fd, shared, wire):
     while True:
         try:
             request = wire.recv(read_fd)
@@ -104,13 +109,11 @@ def serve(workdir, read_fd, write_fd, wire):
             return
         answer = {"id": request["id"]}
         try:
-            args = resolve(wire.sanitize(request["args"]), wire)
-            kwargs = resolve(wire.sanitize(request["kwargs"]), wire)
+            args = resolve(wire.sanitize(request["args"]), wire, shared)
+            kwargs = resolve(wire.sanitize(request["kwargs"]), wire, shared)
             function = getattr(importlib.import_module(request["module"]), request["function"])
             value = function(*args, **kwargs)
             answer.update(ok=True, value=wire.encode(value))
-            if request["echo"]:
-                answer["args"] = [echo(a, wire) for a in args]
         except wire.WireError as error:
             answer.update(ok=False, error={"type": "WireError", "message": str(error), "where": [],
                                            "not_implemented": None})
@@ -151,7 +154,9 @@ def drop_privileges():
 def become_child(order, fds, scratch, wire, sandboxed):
     """In a fresh fork: take the pipes, get fresh mounts, lose privileges, take the files the
     judge sends down the request pipe, limit ourselves, then serve."""
-    read_fd, write_fd, output_fd = fds
+    read_fd, write_fd, output_fd, shared_fd = fds
+    shared = mmap.mmap(shared_fd, 0)
+    os.close(shared_fd)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     os.setsid()
@@ -183,7 +188,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
         resource.setrlimit(resource.RLIMIT_NPROC, (PROCESSES,) * 2)
     random.seed(0)                  # the same submission meets the same luck every grading
     sys.modules["torch"].manual_seed(0)
-    serve(workdir, read_fd, write_fd, wire)
+    serve(workdir, read_fd, write_fd, shared, wire)
     os._exit(0)
 
 

@@ -12,6 +12,7 @@ the last submission is killed, and inside bubblewrap each child had mounts of it
 """
 import ctypes
 import functools
+import mmap
 import os
 import select
 import shutil
@@ -246,10 +247,12 @@ class Zygote:
         request_r, request_w = os.pipe()
         answer_r, answer_w = os.pipe()
         output_r, output_w = os.pipe()
+        shared = os.memfd_create("grader-arguments", os.MFD_CLOEXEC)
+        os.ftruncate(shared, wire.SHARED_BYTES)
         order = {"op": "fork", "device": str(device), "memory_mb": memory_mb, "cpu_seconds": CPU_SECONDS,
                  "scratch_bytes": SCRATCH_BYTES, "own_user": self.launcher.own_user}
         try:
-            reply = self.ask(order, [request_r, answer_w, output_w])
+            reply = self.ask(order, [request_r, answer_w, output_w, shared])
         except ZygoteGone:
             for fd in (request_w, answer_r, output_r):
                 os.close(fd)
@@ -257,7 +260,9 @@ class Zygote:
         finally:
             for fd in (request_r, answer_w, output_w):
                 os.close(fd)
-        child = Child(self, reply.get("pid"), request_w, answer_r, output_r)
+            memory = mmap.mmap(shared, wire.SHARED_BYTES)
+            os.close(shared)
+        child = Child(self, reply.get("pid"), request_w, answer_r, output_r, memory)
         try:
             child.send(wire.frame({"files": files}), time.monotonic() + FILES_TIMEOUT)
         except TimeoutError:
@@ -342,8 +347,8 @@ def sweep_orphans():
 class Child:
     """One forked child: request and answer pipes, and its output, kept up to a limit."""
 
-    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd):
-        self.zygote, self.pid = zygote, pid
+    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared):
+        self.zygote, self.pid, self._shared = zygote, pid, shared
         self._request, self._answer, self._output_fd = request_fd, answer_fd, output_fd
         os.set_blocking(request_fd, False)
         os.set_blocking(output_fd, False)
@@ -402,13 +407,16 @@ class Child:
     def call(self, module, function, args, kwargs, timeout, device, echo=False):
         """Run module.function(*args, **kwargs) in the child; its value, with tensors on `device`.
 
-        With `echo`, the value is (returned value, the positional arguments after the call).
+        With `echo`, the value is (returned value, the positional arguments after the call): tensor
+        arguments go in memory shared with the child and are read back here, so what the call did
+        to them is seen, not reported; other arguments come back as None.
         """
         from grader import wire
 
         self._next_id += 1
-        request = {"id": self._next_id, "module": module, "function": function, "echo": echo,
-                   "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs)}
+        args, placed = (self._place(args) if echo else (list(args), []))
+        request = {"id": self._next_id, "module": module, "function": function,
+                   "args": wire.encode(args), "kwargs": wire.encode(kwargs)}
         deadline = time.monotonic() + timeout
         try:
             self.send(wire.frame(request), deadline)
@@ -426,7 +434,7 @@ class Child:
             if answer["id"] != self._next_id:
                 raise wire.WireError("an answer to another call")
             if answer["ok"] is True:
-                return (answer["value"], answer["args"]) if echo else answer["value"]
+                return (answer["value"], self._read_back(placed)) if echo else answer["value"]
             error = answer["error"]
             kind, text = str(error["type"])[:100], str(error["message"])[:MESSAGE_LIMIT]
             if error["not_implemented"]:
@@ -438,6 +446,42 @@ class Child:
         except (KeyError, TypeError, wire.WireError) as error:
             self.kill()
             raise CallFailed(function, "bad_answer", f"its answer was malformed ({error})") from None
+
+    def _place(self, args):
+        """Tensor arguments into the shared memory: (arguments with markers, where each went)."""
+        import torch
+
+        from grader import wire
+
+        placed, offset, marked = [], 0, []
+        for value in args:
+            if not isinstance(value, torch.Tensor):
+                placed.append(None)
+                marked.append(value)
+                continue
+            data = value.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+            if offset + len(data) > wire.SHARED_BYTES:
+                raise ValueError("arguments too large to share with the child")
+            self._shared[offset:offset + len(data)] = data
+            placed.append((offset, len(data), value.dtype, tuple(value.shape), value.device))
+            marked.append({wire.SHARED: offset, "dtype": str(value.dtype).removeprefix("torch."),
+                           "shape": list(value.shape), "device": str(value.device)})
+            offset += -(-len(data) // 64) * 64
+        return marked, placed
+
+    def _read_back(self, placed):
+        """The shared tensor arguments as they are now in memory; None for the others."""
+        import torch
+
+        after = []
+        for where in placed:
+            if where is None:
+                after.append(None)
+                continue
+            offset, size, dtype, shape, device = where
+            raw = torch.frombuffer(bytearray(self._shared[offset:offset + size]) or bytearray(1), dtype=torch.uint8)
+            after.append(raw[:size].view(dtype).reshape(shape).to(device))
+        return after
 
     def _ended(self):
         """Why the child is gone, from its wait status (the zygote is its parent)."""
@@ -468,6 +512,8 @@ class Child:
     def close(self):
         self.alive = False
         self._pump_output()
+        if not self._shared.closed:
+            self._shared.close()
         for fd in (self._request, self._answer, self._output_fd):
             if fd is not None and fd >= 0:
                 try:

@@ -24,6 +24,8 @@ MAX_ITEMS = 100_000
 BUILD = "__build__"            # a request argument the child constructs from handout code
 TENSOR = "__tensor__"          # a tensor with the device it lived on
 DEVICE = "__device__"          # a torch.device
+SHARED = "__shared__"          # a tensor argument in memory the judge reads back after the call
+SHARED_BYTES = 32 * 2**20      # that memory, per child
 _HEADER = struct.Struct("<Q")
 _DTYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
            torch.complex128, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8,

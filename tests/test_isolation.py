@@ -281,3 +281,26 @@ def test_a_spent_budget_is_one_line(tmp_path):
     assert "time budget of 3 s ran out" in results.stopped
     assert 1 <= results.score <= 3
     assert {c.status for c in results.checks[int(results.score):]} <= {"failed", "skipped"}
+
+
+def test_inputs_are_seen_not_reported(probe_lab, zygote):
+    """An argument changed in place is seen in shared memory, whatever the child echoes back."""
+    import torch
+
+    source = PROBE + '''
+import __main__
+__main__.echo = lambda argument, wire: wire.encode(argument.clone() * 0 + 1)   # a lying echo
+
+def scale(x):
+    x.mul_(2)
+    return True
+'''
+    box = Sandbox(probe_lab, {"probe.py": source.encode()}, zygote)
+    probe_lab.functions["scale"] = "probe.py"
+    try:
+        x = torch.arange(6.0).reshape(2, 3)
+        value, (after,) = box.call("scale", [x], echo=True)
+        assert value is True and torch.equal(after, x * 2) and torch.equal(x, torch.arange(6.0).reshape(2, 3))
+    finally:
+        del probe_lab.functions["scale"]
+        box.close()
