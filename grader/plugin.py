@@ -8,6 +8,7 @@ optionally gives each of its calls more seconds. Fixtures: `student` (calls into
 import importlib
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -20,7 +21,49 @@ from grader.sandbox import MESSAGE_LIMIT, CallFailed
 
 # Why a function's remaining checks do not run: as the check's own function, as a dependency.
 BLOCKED = {"not_implemented": ("not implemented yet", "is not implemented yet"),
-           "timeout": ("skipped: it timed out in an earlier check", "timed out in an earlier check")}
+           "timeout": ("skipped: it timed out in an earlier check", "timed out in an earlier check"),
+           "failing": (None, "does not pass its own checks yet")}
+
+
+@dataclass(frozen=True)
+class Grade:
+    """A check's `@pytest.mark.grade(points, tags, timeout=None)`, read and validated once."""
+    points: float
+    tags: tuple[str, ...]           # the student functions it exercises; the first owns the points
+    timeout: float | None = None    # seconds for each of its calls, if not the lab's
+
+    @property
+    def function(self):
+        return self.tags[0]
+
+    @classmethod
+    def read(cls, item, functions):
+        """The item's Grade; ValueError saying what a well-formed marker looks like."""
+        marker = item.get_closest_marker("grade")
+        kwargs = marker.kwargs if marker else {}
+        points, tags, timeout = kwargs.get("points"), kwargs.get("tags"), kwargs.get("timeout")
+        if not (isinstance(points, (int, float)) and points > 0 and tags and set(tags) <= set(functions)
+                and set(kwargs) <= {"points", "tags", "timeout"}
+                and (timeout is None or isinstance(timeout, (int, float)) and timeout > 0)):
+            raise ValueError(f"needs @pytest.mark.grade(points=N > 0, tags=[functions of "
+                             f"{', '.join(functions)}], timeout=None or seconds)")
+        return cls(points, tuple(tags), timeout)
+
+
+GRADE = pytest.StashKey[Grade]()
+
+
+def grade_of(item):
+    """The Grade of a collected check."""
+    return item.stash[GRADE]
+
+
+class Blocked(pytest.skip.Exception):
+    """A check not run because `function` cannot be used: `why` is a key of BLOCKED, or "budget"."""
+
+    def __init__(self, function, why, message):
+        super().__init__(msg=message)
+        self.function, self.why = function, why
 
 
 class Student:
@@ -131,33 +174,35 @@ class GradingPlugin:
         order = list(self.lab.functions)
         kept = []
         for item in items:
-            marker = item.get_closest_marker("grade")
-            points = marker and marker.kwargs.get("points")
-            tags = marker and marker.kwargs.get("tags")
-            if not (isinstance(points, (int, float)) and points > 0 and tags
-                    and set(tags) <= set(order)):
-                self.problems.append(f"{item.nodeid}: needs @pytest.mark.grade(points=N > 0, "
-                                     f"tags=[functions of {', '.join(order)}])")
-            elif not self.select or tags[0] in self.select:
+            try:
+                item.stash[GRADE] = Grade.read(item, order)
+            except ValueError as problem:
+                self.problems.append(f"{item.nodeid}: {problem}")
+                continue
+            if not self.select or grade_of(item).function in self.select:
                 kept.append(item)
-        kept.sort(key=lambda item: order.index(item.get_closest_marker("grade").kwargs["tags"][0]))
+        kept.sort(key=lambda item: order.index(grade_of(item).function))
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = [] if self.problems else kept
 
     # -- running ----------------------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
-        grade = item.get_closest_marker("grade").kwargs
-        self.calls.timeout = grade.get("timeout")
+        grade = grade_of(item)
+        self.calls.timeout = grade.timeout
         if self.stopped:
-            pytest.skip(self.stopped)
-        for function in grade["tags"]:
+            raise Blocked(grade.function, "budget", self.stopped)
+        for function in grade.tags:
             if function in self.blocked:
-                own, dependency = BLOCKED[self.blocked[function]]
-                pytest.skip(own if function == grade["tags"][0] else f"needs {function}, which {dependency}")
-        for function in grade["tags"][1:]:     # a check is not charged for another function's bug
+                raise self._blocked(function, self.blocked[function], grade.function)
+        for function in grade.tags[1:]:     # a check is not charged for another function's bug
             if any(c.function == function and c.status != "passed" for c in self.checks):
-                pytest.skip(f"needs {function}, which does not pass its own checks yet")
+                raise self._blocked(function, "failing", grade.function)
+
+    @staticmethod
+    def _blocked(function, why, own):
+        yours, dependency = BLOCKED[why]
+        return Blocked(function, why, yours if function == own else f"needs {function}, which {dependency}")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -166,29 +211,35 @@ class GradingPlugin:
             self._record(item, call, report)
 
     def _record(self, item, call, report):
-        grade = item.get_closest_marker("grade").kwargs
+        grade = grade_of(item)
         error = call.excinfo.value if call.excinfo else None
         if call.when == "setup" and isinstance(error, pytest.FixtureLookupError):
             self.problems.append(f"{item.nodeid}: {error.msg or 'unknown fixture ' + str(error.argname)}")
-        status, message, hint, output, failure = "passed", "", "", "", ""
+        status, message, hint, output, failure, blocked_by = "passed", "", "", "", "", ""
         if report.skipped:
-            status = "not_implemented" if "not implemented" in str(error) else "skipped"
-            message = str(error.msg if hasattr(error, "msg") else error)
+            status, message = "skipped", str(error.msg if hasattr(error, "msg") else error)
+            if isinstance(error, Blocked):
+                blocked_by = error.function
+                status = "not_implemented" if error.why == "not_implemented" else "skipped"
         elif report.failed:
-            status, message = "failed", self._explain(error, grade["tags"][0])
+            status, message = "failed", self._explain(error, grade.function)
             hint = getattr(error, "hint", None) or ""
             if isinstance(error, CallFailed):
                 output, failure = error.output, error.kind
                 if error.kind == "not_implemented":
-                    status = "not_implemented"
+                    status, blocked_by = "not_implemented", self._missing(error)
         doc = (item.function.__doc__ or "").strip().splitlines()
         variant = f" [{item.callspec.id}]" if hasattr(item, "callspec") else ""
         self.checks.append(Check(
-            name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade["tags"]),
-            points=grade["points"], score=grade["points"] if status == "passed" else 0,
+            name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade.tags),
+            points=grade.points, score=grade.points if status == "passed" else 0,
             status=status, message=printable(message)[:MESSAGE_LIMIT], hint=hint, output=printable(output),
-            failure=failure,
+            failure=failure, blocked_by=blocked_by,
             visibility=next(v for folder, v in self.visibility.items() if Path(item.path).is_relative_to(folder))))
+
+    def _missing(self, error):
+        """The student function whose stub raised NotImplementedError in a call."""
+        return error.message if error.message in self.lab.functions else error.function
 
     def _explain(self, error, function):
         """The failure in words for the learner, blocking what cannot run any more."""
@@ -198,10 +249,9 @@ class GradingPlugin:
             return (f"the check could not use what your code returned "
                     f"({type(error).__name__}: {str(error)[:300]})")
         if error.kind == "not_implemented":
-            missing = error.message if error.message in self.lab.functions else error.function
+            missing = self._missing(error)
             self.blocked[missing] = error.kind
-            own, dependency = BLOCKED[error.kind]
-            return own if missing == function else f"needs {missing}, which {dependency}"
+            return str(self._blocked(missing, error.kind, function).msg)
         if error.kind == "budget":
             self.stopped = error.message
             return error.message

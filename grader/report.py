@@ -43,7 +43,7 @@ def _function_block(function, lab, results, score, top):
                           (f"   {score:g}/{top:g}", f"bold {colour}"))
     if all(c.status == "not_implemented" for c in checks) and len({c.message for c in checks}) == 1:
         why = checks[0].message
-        advice = "fill in the stub, then grade again" if why == "not implemented yet" else "that comes first"
+        advice = "fill in the stub, then grade again" if checks[0].blocked_by == function else "that comes first"
         return Group(title, Text(f"    {why}: {advice}", style="yellow"))
     table = Table.grid(padding=(0, 1))
     table.add_column(width=3)

@@ -6,10 +6,10 @@ from pydantic import BaseModel, ConfigDict
 Status = Literal["passed", "failed", "not_implemented", "skipped"]
 
 
-
 def printable(text):
     """Text from student code made safe for a terminal and a JSON file: no control characters."""
     return "".join(c if c.isprintable() or c in "\n\t" else "\N{REPLACEMENT CHARACTER}" for c in text)
+
 
 class Check(BaseModel):
     """One hidden or public test, as graded."""
@@ -23,6 +23,7 @@ class Check(BaseModel):
     hint: str = ""                  # the likely mistake, when the check could tell
     failure: str = ""               # how student code failed to answer: timeout, crashed, raised, ...
     output: str = ""                # what student code printed, cut
+    blocked_by: str = ""            # the function whose stub or failure kept this check from running
     visibility: Literal["visible", "hidden"]
 
     @property
