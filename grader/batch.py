@@ -493,7 +493,7 @@ def write_csv(path, lab, rows):
 def inert(text):
     """A CSV cell a spreadsheet shows as text: no formula (=, +, -, @), no control characters."""
     text = printable(text).replace("\n", " ").replace("\t", " ")
-    return "'" + text if text.startswith(("=", "+", "-", "@")) else text
+    return "'" + text if text.lstrip().startswith(("=", "+", "-", "@")) else text
 
 
 def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False):

@@ -124,10 +124,11 @@ def serve(workdir, read_fd, write_fd, shared, wire):
         wire.send(write_fd, answer)
 
 
-def fresh_mounts(home, scratch_bytes):
-    """In a new mount and IPC namespace: empty tmpfs over home, /tmp and /dev/shm, so that
-    nothing any other child wrote is here and nothing written here outlives this child."""
-    checked(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+def fresh_namespaces(home, scratch_bytes):
+    """New user, mount and IPC namespaces, with empty tmpfs over home, /tmp and /dev/shm: nothing
+    any other child wrote or kept in the kernel (files, IPC objects, keyrings) is here, and
+    nothing made here outlives this child."""
+    map_root(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
     checked(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     for folder in (home, "/tmp", "/dev/shm"):
         if os.path.isdir(folder):
@@ -151,27 +152,32 @@ def drop_privileges():
         raise OSError("capabilities survived the drop")
 
 
+order_signals = {}                  # the signal handlers Python had, before the zygote ignored them
+
+
 def become_child(order, fds, scratch, wire, sandboxed):
     """In a fresh fork: take the pipes, get fresh mounts, lose privileges, take the files the
     judge sends down the request pipe, limit ourselves, then serve."""
     read_fd, write_fd, output_fd, shared_fd = fds
     shared = mmap.mmap(shared_fd, 0)
     os.close(shared_fd)
+    for number, handler in order_signals.items():       # as Python had them, not as the zygote
+        signal.signal(number, handler)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
+    libc.prctl(PR_SET_DUMPABLE, 1)                  # ours to map our own user namespace
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     os.setsid()
     os.dup2(output_fd, 1)
     os.dup2(output_fd, 2)
     os.close(output_fd)
     if sandboxed:
-        fresh_mounts(str(scratch), order["scratch_bytes"])
+        fresh_namespaces(str(scratch), order["scratch_bytes"])
         drop_privileges()
         workdir = Path(scratch, "work")
         workdir.mkdir()
     else:
         workdir = Path(tempfile.mkdtemp(dir=scratch))
     workdir = workdir.resolve()
-    libc.prctl(PR_SET_DUMPABLE, 1)
     setup = wire.recv(read_fd)                          # the files: never seen by the zygote
     for name, data in setup["files"].items():
         path = workdir / name
@@ -245,11 +251,7 @@ def kill_everything(sandboxed, rounds=5):
             except ProcessLookupError:
                 pass
         else:
-            for pid in descendants(os.getpid()):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            stop_then_kill(lambda: descendants(os.getpid()))
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:      # reap; a fork racing the kill is caught next round
             try:
@@ -259,20 +261,48 @@ def kill_everything(sandboxed, rounds=5):
                 return
 
 
-def descendants(root):
-    """PIDs of every process below `root`, from /proc."""
-    parents = {}
+def processes():
+    """{pid: (parent pid, session id)} of every process, from /proc."""
+    found = {}
     for entry in Path("/proc").iterdir():
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            parents[int(entry.name)] = int(fields[1])
-        except (ValueError, OSError, IndexError):
+            found[int(entry.name)] = (int(fields[1]), int(fields[3]))
+        except (OSError, ValueError, IndexError):
             pass
+    return found
+
+
+def descendants(root):
+    """PIDs of every process below `root`."""
+    parents = {pid: parent for pid, (parent, _) in processes().items()}
     found, frontier = [], [root]
     while frontier:
         frontier = [pid for pid, parent in parents.items() if parent in frontier]
         found += frontier
     return found
+
+
+def stop_then_kill(find, rounds=200):
+    """SIGSTOP what find() returns until it returns nothing new, then SIGKILL it all: a process
+    that forks and exits as fast as it can is frozen before it gets away. Returns the pids."""
+    stopped = set()
+    for _ in range(rounds):
+        new = set(find()) - stopped
+        if not new:
+            break
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        stopped |= new
+    for pid in stopped:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return stopped
 
 
 def wipe(folder):
@@ -317,6 +347,16 @@ def reap(children, pid, timeout):
     return children.get(pid)
 
 
+def map_root(flags):
+    """unshare(flags), a new user namespace among them, in which we are root: uid 0 there is
+    who we were, and nobody else."""
+    uid, gid = os.getuid(), os.getgid()
+    checked(libc.unshare(flags), "unshare")
+    Path("/proc/self/setgroups").write_text("deny")
+    Path("/proc/self/uid_map").write_text(f"0 {uid} 1")
+    Path("/proc/self/gid_map").write_text(f"0 {gid} 1")
+
+
 def unprivileged(uid):
     """Inside bubblewrap: become `uid` (when started as root), then root of a user namespace of
     our own, which owns the mounts each child makes and maps to nothing on the host but `uid`."""
@@ -325,16 +365,26 @@ def unprivileged(uid):
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    uid, gid = os.getuid(), os.getgid()
-    libc.prctl(PR_SET_DUMPABLE, 1)                  # to write our own maps below
-    checked(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC), "unshare")
-    Path("/proc/self/setgroups").write_text("deny")
-    Path("/proc/self/uid_map").write_text(f"0 {uid} 1")
-    Path("/proc/self/gid_map").write_text(f"0 {gid} 1")
+    libc.prctl(PR_SET_DUMPABLE, 1)                  # to write our own maps
+    map_root(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
     libc.prctl(PR_SET_DUMPABLE, 0)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)    # new credentials cleared bubblewrap's; its end is ours
     if os.getppid() != parent:
         os._exit(1)
+
+
+def deaf():
+    """Ignore every signal a process may send: PID 1 keeps only those it handles, and Python
+    handles SIGINT. Faults stay as they are; children get Python's handlers back."""
+    keep = {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGSEGV, signal.SIGBUS,
+            signal.SIGFPE, signal.SIGILL, signal.SIGABRT, signal.SIGTRAP, signal.SIGSYS}
+    for number in signal.valid_signals() - keep:
+        try:
+            handler = signal.getsignal(number)
+            signal.signal(number, signal.SIG_IGN)
+        except (OSError, ValueError, RuntimeError):
+            continue
+        order_signals[number] = handler if handler is not None else signal.SIG_DFL
 
 
 def main(argv):
@@ -350,6 +400,7 @@ def main(argv):
 
     torch.set_num_threads(1)
     libc.prctl(PR_SET_DUMPABLE, 0)                  # children cannot trace or read the zygote
+    deaf()
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
     control = socket.socket(fileno=control_fd)
     wire.send_with_fds(control, {"ready": True})

@@ -26,6 +26,7 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
+from grader.child import processes, stop_then_kill
 from grader.labs import ROOT, LabError
 
 CHILD = Path(__file__).with_name("child.py")
@@ -310,18 +311,6 @@ class Zygote:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def processes():
-    """{pid: (parent pid, session id)} of every process, from /proc."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            found[int(entry.name)] = (int(fields[1]), int(fields[3]))
-        except (OSError, ValueError, IndexError):
-            pass
-    return found
-
-
 def children_of(parent):
     return [pid for pid, (ppid, _) in processes().items() if ppid == parent]
 
@@ -330,17 +319,15 @@ def sweep_orphans():
     """Kill what came back to us when a plain-process zygote died: its children's daemons. We are
     their subreaper; what we start ourselves stays in our session, zygotes have sessions of their
     own and are known, so any other child of ours in another session is an orphan."""
-    for _ in range(5):
-        orphans = [pid for pid, (parent, session) in processes().items()
-                   if parent == os.getpid() and session != os.getsid(0) and pid not in Zygote.live]
-        if not orphans:
-            return
-        for pid in orphans:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+    def orphans():
+        return [pid for pid, (parent, session) in processes().items()
+                if parent == os.getpid() and session != os.getsid(0) and pid not in Zygote.live]
+
+    for pid in stop_then_kill(orphans):
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
 
 
 # -- children -------------------------------------------------------------------------------------
@@ -356,9 +343,12 @@ class Child:
         self._next_id = 0
         self.alive = True
 
-    def _pump_output(self):
-        """Read what the child printed so far; keep OUTPUT_LIMIT bytes, count the rest."""
-        while self._output_fd is not None:
+    def _pump_output(self, chunks=16):
+        """Read what the child printed so far, a bounded amount per wake-up so that the caller's
+        deadline is seen; keep OUTPUT_LIMIT bytes, count the rest."""
+        for _ in range(chunks):
+            if self._output_fd is None:
+                return
             try:
                 chunk = os.read(self._output_fd, 1 << 16)
             except BlockingIOError:

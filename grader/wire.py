@@ -18,6 +18,8 @@ import torch
 
 MAX_FRAME = 256 * 2**20        # bytes of a frame, and of the tensors rebuilt from one
 SMALL_FRAME = 2**16            # bytes of a frame that carries no tensors (the zygote's replies)
+MAX_PICKLE = 2**20             # bytes of a frame's pickle: torch reads it in Python, ~1 s per MB
+MAX_RECORDS = 10_000           # records (tensors) of a frame
 MAX_STRING = 4000              # characters of a string kept by sanitize; the rest is cut
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000
@@ -86,8 +88,9 @@ def loads(data):
         records = zipfile.ZipFile(io.BytesIO(data)).infolist()
     except (zipfile.BadZipFile, ValueError):
         raise WireError("unreadable data (not a torch.save frame)") from None
-    if any(r.compress_type != zipfile.ZIP_STORED for r in records) or \
-            sum(r.file_size for r in records) > MAX_FRAME:
+    if any(r.compress_type != zipfile.ZIP_STORED for r in records) or len(records) > MAX_RECORDS or \
+            sum(r.file_size for r in records) > MAX_FRAME or \
+            any(r.filename.endswith(".pkl") and r.file_size > MAX_PICKLE for r in records):
         raise WireError("unreadable data (compressed or oversized records)")
     try:
         with warnings.catch_warnings():

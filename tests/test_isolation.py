@@ -15,7 +15,8 @@ from grader.runner import grade
 from grader.sandbox import CallFailed, Sandbox, Zygote, bubblewrap_works, launcher_for
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
-FUNCTIONS = ["look", "plant", "act", "slow", "shout"]
+FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
+             "hopper", "heartbeat"]
 
 # What the probe can do; each test's submission is this module, as one student would send it.
 PROBE = r'''
@@ -88,6 +89,9 @@ def act(what):
         elif what == "stop zygote":
             os.kill(os.getppid(), signal.SIGSTOP)
             os.kill(1, signal.SIGSTOP)
+        elif what == "interrupt zygote":
+            for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):
+                os.kill(os.getppid(), number)
         elif what == "kill zygote":
             os.kill(os.getppid(), signal.SIGKILL)
         elif what == "zygote output":
@@ -109,6 +113,60 @@ def shout(size, how):
     if how == "raise":
         raise ValueError("x" * size)
     return "y" * size
+
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_ADD_KEY, SYS_REQUEST_KEY, SYS_KEYCTL, KEYCTL_READ, KEY_SPEC_USER_KEYRING = 248, 249, 250, 11, -4
+
+def keyring_put(note):
+    """A note in the kernel's user keyring: no file, no process, no IPC object."""
+    data = note.encode()
+    return libc.syscall(SYS_ADD_KEY, b"user", b"isolation-note", data, len(data), KEY_SPEC_USER_KEYRING) > 0
+
+def keyring_get():
+    key = libc.syscall(SYS_REQUEST_KEY, b"user", b"isolation-note", None, 0)
+    if key <= 0:
+        return None
+    buffer = ctypes.create_string_buffer(200)
+    return buffer.raw[:libc.syscall(SYS_KEYCTL, KEYCTL_READ, key, buffer, 200)].decode()
+
+def crafted_answer(ops):
+    """A small frame, valid on its face, whose pickle is `ops` opcodes for the judge to read."""
+    import io, struct, zipfile
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("archive/data.pkl", b"\x80\x02" + b"N" * ops + b".")
+        archive.writestr("archive/byteorder", b"little")
+        archive.writestr("archive/version", b"3\n")
+    frame = sys._getframe()
+    while "write_fd" not in frame.f_locals:
+        frame = frame.f_back
+    data = buffer.getvalue()
+    os.write(frame.f_locals["write_fd"], struct.pack("<Q", len(data)) + data)
+    time.sleep(60)
+
+HOP = """
+import os, sys, time
+end = time.monotonic() + float(sys.argv[2])
+os.setsid()
+while time.monotonic() < end:
+    with open(sys.argv[1], "w") as beat:
+        beat.write(repr(time.time()))
+    if os.fork():
+        os._exit(0)            # the parent goes, the child carries on under a new pid
+"""
+
+def hopper(beat, seconds):
+    """A daemon that is never the same process for more than a moment."""
+    subprocess.Popen([sys.executable, "-c", HOP, beat, str(seconds)],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return True
+
+def heartbeat(beat):
+    try:
+        return time.time() - float(open(beat).read())
+    except (OSError, ValueError):
+        return None
 '''
 
 
@@ -247,12 +305,15 @@ def test_the_time_budget_ends_a_slow_submission(probe_lab, zygote):
 # -- 4. and 5. what the judge believes ----------------------------------------------------------------
 def test_sizes_are_cut_by_the_judge(probe_lab, zygote):
     uncut = ("\nimport __main__\n__main__.describe = lambda error, workdir: {'type': 'ValueError', "
-             "'message': str(error), 'where': ['x' * 10**6] * 1000, 'not_implemented': None}\n")
+             "'message': str(error), 'where': ['x' * 10**4] * 50, 'not_implemented': None}\n")
     box = Sandbox(probe_lab, submission(PROBE + uncut), zygote)
     with pytest.raises(CallFailed) as failure:
-        box.call("shout", [5_000_000, "raise"])
+        box.call("shout", [500_000, "raise"])
     assert len(failure.value.message) < 1100 and failure.value.message.startswith("ValueError: xxx")
-    assert len(box.call("shout", [5_000_000, "return"])) < 5000
+    assert len(box.call("shout", [500_000, "return"])) < 5000
+    with pytest.raises(CallFailed) as failure:          # past what a pickle may hold: refused
+        box.call("shout", [5_000_000, "return"])
+    assert failure.value.kind == "bad_answer"
     box.close()
 
 
@@ -304,3 +365,48 @@ def scale(x):
     finally:
         del probe_lab.functions["scale"]
         box.close()
+
+
+@needs_bwrap
+def test_the_kernel_keyring_is_not_shared(probe_lab, sandboxed):
+    first = Sandbox(probe_lab, submission(), sandboxed)
+    assert first.call("keyring_put", ["the hidden inputs were ..."]) is True
+    first.close()
+    sandboxed.reset()
+    second = Sandbox(probe_lab, submission(), sandboxed)
+    assert second.call("keyring_get") is None
+    second.close()
+
+
+@needs_bwrap
+def test_signals_do_not_reach_the_zygote(probe_lab, sandboxed):
+    box = Sandbox(probe_lab, submission(), sandboxed)
+    assert box.call("act", ["interrupt zygote"]) == "done"
+    time.sleep(0.5)
+    box.close()
+    sandboxed.reset()
+    assert not sandboxed.broken and sandboxed.process.poll() is None
+
+
+def test_a_crafted_answer_cannot_hold_the_judge(probe_lab, zygote):
+    box = Sandbox(probe_lab, submission(), zygote)
+    box.call("slow", [0])
+    started = time.monotonic()
+    with pytest.raises(CallFailed) as failure:
+        box.call("crafted_answer", [2_000_000], timeout=2)
+    assert failure.value.kind == "bad_answer" and time.monotonic() - started < 4
+    box.close()
+
+
+def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab, tmp_path):
+    beat = tmp_path / "heartbeat"
+    warm = Zygote(launcher_for("process"))
+    box = Sandbox(probe_lab, submission(), warm)
+    assert box.call("hopper", [str(beat), 25]) is True
+    time.sleep(1)
+    assert box.call("heartbeat", [str(beat)]) < 0.5         # it runs
+    box.close()
+    warm.reset()
+    warm.close()
+    time.sleep(1)
+    assert time.time() - float(beat.read_text()) > 0.8
