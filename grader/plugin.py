@@ -107,9 +107,10 @@ def fixtures(student, reference, device):
 
 
 class GradingPlugin:
-    def __init__(self, lab, sandbox, device, select=()):
+    def __init__(self, lab, sandbox, device, select=(), first=()):
         self.lab = lab
         self.select = lab.select(select)
+        self.order = sorted(lab.functions, key=lambda function: function not in first)
         self.visibility = {folder: visibility for folder, visibility in lab.test_folders}
         self.checks = []
         self.problems = []          # what is wrong with the lab itself
@@ -127,7 +128,7 @@ class GradingPlugin:
             self.problems.append(f"{report.nodeid}: {report.longreprtext.strip().splitlines()[-1]}")
 
     def pytest_collection_modifyitems(self, session, config, items):
-        order = list(self.lab.functions)
+        order = self.order
         kept = []
         for item in items:
             marker = item.get_closest_marker("grade")
