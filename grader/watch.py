@@ -52,10 +52,11 @@ def _rounds(lab, live, zygote, submission, select, device, json_path):
     folder = Path(submission or lab.handout).resolve()
     names = {folder / name: name for name in lab.manifest.student_files}
     keyed = lab.quiz is not None and load_quiz(lab.quiz).keyed
-    changes = watchfiles.watch(folder, watch_filter=lambda _, path: Path(path) in names,
-                               step=QUIET_MS, recursive=any("/" in name for name in names.values()))
-    saved = []
-    while True:
+    changes = watchfiles.watch(folder, watch_filter=lambda _, path: Path(path) in names, step=QUIET_MS,
+                               rust_timeout=100, yield_on_timeout=True,
+                               recursive=any("/" in name for name in names.values()))
+    saved = sorted({names[Path(path)] for _, path in next(changes)})   # watching from here on: a save
+    while True:                                                         # during a round is not missed
         live.update(_status("grading", escape(", ".join(saved)) or "all selected checks", spinning=True))
         started = time.monotonic()
         first = [f for name in saved for f in lab.manifest.student_files[name]]
@@ -78,7 +79,9 @@ def _rounds(lab, live, zygote, submission, select, device, json_path):
             zygote.reset()
         live.update(_status("watching", f"{escape(str(folder))} · last round {verdict} in {took:.2f} s"
                             " · save a file to grade again, Ctrl-C to stop"))
-        saved = sorted({names[Path(path)] for _, path in next(changes)})
+        while not (batch := next(changes)):
+            pass
+        saved = sorted({names[Path(path)] for _, path in batch})
 
 
 def _status(state, detail, spinning=False):
