@@ -56,6 +56,16 @@ class Reference:
     and nothing else in this process sees or shadows them."""
 
     _lock = threading.Lock()
+    _imported = {}                  # lab folder -> its Reference, shared by a process's gradings
+
+    @classmethod
+    def of(cls, lab):
+        """The lab's reference, imported once per process: a batch worker's students and the
+        rounds of --watch share it (it is trusted code, and student code never reaches it)."""
+        with cls._lock:
+            if lab.folder not in cls._imported:
+                cls._imported[lab.folder] = cls(lab)
+            return cls._imported[lab.folder]
 
     def __init__(self, lab):
         self._folders = [str(f) for f in (lab.reference, lab.handout) if f is not None]
@@ -116,7 +126,7 @@ class GradingPlugin:
         self.problems = []          # what is wrong with the lab itself
         self.blocked = {}           # function -> why its remaining checks do not run
         self.calls = Student(sandbox, lab.functions)
-        reference = Reference(lab) if lab.reference else None
+        reference = Reference.of(lab) if lab.reference else None
         self.fixtures = fixtures(self.calls, reference, torch.device(device))
 
     # -- collection -------------------------------------------------------------------------
