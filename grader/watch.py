@@ -9,7 +9,6 @@ import signal
 import time
 from pathlib import Path
 
-from rich.console import Group
 from rich.control import Control
 from rich.live import Live
 from rich.markup import escape
@@ -87,4 +86,4 @@ def _rounds(lab, live, zygote, submission, select, device, json_path):
 def _status(state, detail, spinning=False):
     """The one line under the report: what the watcher is doing."""
     line = Text.from_markup(f"[bold cyan]{state}[/] [dim]{detail}[/]")
-    return Spinner("dots", line) if spinning else Group(Text.assemble("● ", line))
+    return Spinner("dots", line) if spinning else Text.assemble("● ", line)
