@@ -21,3 +21,4 @@ test: $(READY)
 
 bench: $(READY)
 	$(BIN)/python benchmarks/bench.py
+	$(BIN)/python benchmarks/watch_bench.py

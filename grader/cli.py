@@ -26,6 +26,8 @@ def grade_parser():
     parser.add_argument("--submission", metavar="DIR",
                         help="folder with your files (default: the lab's handout folder)")
     parser.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
+    parser.add_argument("--watch", action="store_true",
+                        help="grade again each time you save a file of the lab (Ctrl-C to stop)")
     parser.add_argument("--experiments", action="store_true",
                         help="run your experiments with progress, tables and plots instead of grading")
     parser.add_argument("--out", metavar="DIR", help="where --experiments puts its plots (default: plots)")
@@ -50,12 +52,16 @@ def run_grade(args, console):
     if args.submission and Path(args.submission).suffix == ".zip":
         raise UsageError(f"--submission {args.submission}: unzip it first (grade.py batch reads .zip files)")
     if args.experiments:
-        if args.select or args.json or args.sandbox != "auto":
+        if args.select or args.json or args.watch or args.sandbox != "auto":
             raise UsageError("--experiments runs your experiments; it takes --submission, --device and --out")
         return run_experiments(find_lab(args.lab), args.submission, args.device, args.out or "plots")
     if args.out:
         raise UsageError("--out is where --experiments puts its plots; grading writes --json FILE")
     lab = find_lab(args.lab)
+    if args.watch:
+        from grader.watch import watch
+
+        return watch(lab, console, args.submission, args.select, args.device, args.sandbox, args.json)
     results = grade(lab, submission=args.submission, device=args.device, select=args.select,
                     sandbox=args.sandbox)
     quiz = None

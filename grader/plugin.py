@@ -99,6 +99,16 @@ class Reference:
     and nothing else in this process sees or shadows them."""
 
     _lock = threading.Lock()
+    _imported = {}                  # lab folder -> its Reference, shared by a process's gradings
+
+    @classmethod
+    def of(cls, lab):
+        """The lab's reference, imported once per process: a batch worker's students and the
+        rounds of --watch share it (it is trusted code, and student code never reaches it)."""
+        with cls._lock:
+            if lab.folder not in cls._imported:
+                cls._imported[lab.folder] = cls(lab)
+            return cls._imported[lab.folder]
 
     def __init__(self, lab):
         self._folders = [str(f) for f in (lab.reference, lab.handout) if f is not None]
@@ -150,16 +160,17 @@ def fixtures(student, reference, device):
 
 
 class GradingPlugin:
-    def __init__(self, lab, sandbox, device, select=()):
+    def __init__(self, lab, sandbox, device, select=(), first=()):
         self.lab = lab
         self.select = lab.select(select)
+        self.order = sorted(lab.functions, key=lambda function: function not in first)
         self.visibility = {folder: visibility for folder, visibility in lab.test_folders}
         self.checks = []
         self.problems = []          # what is wrong with the lab itself
         self.blocked = {}           # function -> why its remaining checks do not run
         self.stopped = ""           # why no more checks run at all (the time budget ran out)
         self.calls = Student(sandbox, lab.functions)
-        reference = Reference(lab) if lab.reference else None
+        reference = Reference.of(lab) if lab.reference else None
         self.fixtures = fixtures(self.calls, reference, torch.device(device))
 
     # -- collection -------------------------------------------------------------------------
@@ -171,7 +182,7 @@ class GradingPlugin:
             self.problems.append(f"{report.nodeid}: {report.longreprtext.strip().splitlines()[-1]}")
 
     def pytest_collection_modifyitems(self, session, config, items):
-        order = list(self.lab.functions)
+        order = self.order
         kept = []
         for item in items:
             try:

@@ -1,4 +1,6 @@
 """Every screen of grading, in rich: per-function points, failures that teach, the checklist."""
+import os
+import tempfile
 from pathlib import Path
 
 from rich.console import Group
@@ -15,10 +17,15 @@ MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "
 
 def show(results, lab, console, quiz=(False, None)):
     """Print the full report of one grading; `quiz` is (the lab has a lesson test, its status)."""
-    console.print(_header(results))
-    for function, (score, top) in results.by_function(lab.functions).items():
-        console.print(_function_block(function, lab, results, score, top))
-    console.print(_summary(results, quiz))
+    console.print(render(results, lab, quiz))
+
+
+def render(results, lab, quiz=(False, None), first=()):
+    """The full report of one grading, the functions in `first` shown first."""
+    order = sorted(lab.functions, key=lambda function: function not in first)
+    blocks = [_function_block(function, lab, results, score, top)
+              for function, (score, top) in results.by_function(order).items()]
+    return Group(_header(results), *blocks, _summary(results, quiz))
 
 
 def _header(results):
@@ -100,9 +107,19 @@ def _lesson(results, status):
 
 
 def write_json(results, path):
-    """Write Gradescope's results.json for these results."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(results.gradescope().model_dump_json(indent=2))
+    """Write Gradescope's results.json for these results, atomically: whoever reads the file
+    (a watcher, an editor plugin) sees the old results or the new ones, never half of them."""
+    folder = Path(path).resolve().parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=f".{Path(path).name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(results.gradescope().model_dump_json(indent=2))
+        os.chmod(partial, 0o644)
+        os.replace(partial, path)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
 
 
 # -- batch: the class summary ---------------------------------------------------------------------

@@ -11,11 +11,12 @@ from grader.labs import LabError
 from grader.sandbox import Sandbox, Zygote, launcher_for, submission_files, write_files
 
 
-def grade(lab, submission=None, device="auto", select=(), sandbox="auto", zygote=None):
+def grade(lab, submission=None, device="auto", select=(), sandbox="auto", zygote=None, first=()):
     """Run the lab's checks against `submission` (a folder; None: the handout) -> LabResults.
 
-    `zygote`: a warm one to fork children from (batch grading); by default one is started
-    here, first, so that it imports torch while we do.
+    `zygote`: a warm one to fork children from (batch grading, --watch); by default one is
+    started here, first, so that it imports torch while we do. `first`: functions whose checks
+    run before the others (--watch: those of the file just saved).
     """
     started = time.monotonic()
     own = zygote is None
@@ -24,7 +25,7 @@ def grade(lab, submission=None, device="auto", select=(), sandbox="auto", zygote
         files, missing = submission_files(lab, submission)
         box = Sandbox(lab, files, zygote)
         try:
-            return _run_checks(lab, box, missing, submission, device, select, started)
+            return _run_checks(lab, box, missing, submission, device, select, started, first)
         finally:
             box.close()
     finally:
@@ -32,7 +33,7 @@ def grade(lab, submission=None, device="auto", select=(), sandbox="auto", zygote
             zygote.close()
 
 
-def _run_checks(lab, box, missing, submission, device, select, started):
+def _run_checks(lab, box, missing, submission, device, select, started, first):
     import pytest
     import torch
 
@@ -41,7 +42,7 @@ def _run_checks(lab, box, missing, submission, device, select, started):
 
     torch.set_num_threads(1)
     box.device = resolve_device(device)
-    plugin = GradingPlugin(lab, box, box.device, select)
+    plugin = GradingPlugin(lab, box, box.device, select, first)
     folders = [str(folder) for folder, _ in lab.test_folders]
     unused = ["cacheprovider", "terminal", "warnings", "stepwise", "unraisableexception",
               "threadexception", "faulthandler", "doctest", "junitxml", "pastebin", "logging"]
