@@ -56,7 +56,7 @@ def test_same_seed_same_model_data_and_training():
     a, b = (model.build_model(model.Config(pos="rope"), seed=3) for _ in range(2))
     assert all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict())
     other = model.build_model(model.Config(pos="rope"), seed=4)
-    assert not torch.equal(a.head.weight, other.head.weight)
+    assert not torch.equal(a.lm_head.weight, other.lm_head.weight)
     losses = [tasks.train(net, "lookback", steps=5, seed=1) for net in (a, b)]
     assert losses[0] == losses[1]
     for task in tasks.TASKS:

@@ -25,6 +25,8 @@ class Config:
     def __post_init__(self):
         if self.pos not in ("none", "learned", "sinusoidal", "rope", "alibi"):
             raise ValueError(f"unknown position encoding {self.pos!r}")
+        assert self.d_model % self.n_heads == 0, \
+            f"d_model ({self.d_model}) must split evenly into n_heads ({self.n_heads}) heads"
 
 
 class AddPositions(nn.Module):
@@ -35,20 +37,21 @@ class AddPositions(nn.Module):
         if cfg.pos == "learned":               # rows of positions never trained on stay random
             self.table = nn.Parameter(torch.randn(cfg.max_len, cfg.d_model))
         else:
-            freq = 10000.0 ** (-torch.arange(0, cfg.d_model, 2) / cfg.d_model)    # (d/2,)
-            angle = torch.arange(cfg.max_len)[:, None] * freq                   # (max_len, d/2)
-            table = torch.cat((angle.sin(), angle.cos()), dim=1)                # (max_len, d)
+            freq = 10000.0 ** (-torch.arange(0, cfg.d_model, 2) / cfg.d_model)    # (C/2,)
+            angle = torch.arange(cfg.max_len)[:, None] * freq                   # (max_len, C/2)
+            table = torch.cat((angle.sin(), angle.cos()), dim=1)                # (max_len, C)
             self.register_buffer("table", table, persistent=False)
 
-    def forward(self, x):                      # (B, T, d) -> (B, T, d)
+    def forward(self, x):                      # (B, T, C) -> (B, T, C)
         return x + self.table[: x.shape[1]]
 
 
 class SelfAttention(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.cfg, self.head_dim = cfg, cfg.d_model // cfg.n_heads
-        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
+        self.cfg = cfg
+        self.head_dim = cfg.d_model // cfg.n_heads
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)    # q, k, v in one matmul
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
         if cfg.pos == "rope":
             cos, sin = rope_frequencies(self.head_dim, cfg.max_len)            # (max_len, hd/2)
@@ -58,31 +61,33 @@ class SelfAttention(nn.Module):
             slopes = 2.0 ** (-8.0 * torch.arange(1, cfg.n_heads + 1) / cfg.n_heads)
             self.register_buffer("slopes", slopes[:, None, None], persistent=False)
 
-    def forward(self, x):                      # (B, T, d) -> (B, T, d)
-        B, T, d = x.shape
+    def forward(self, x):                      # (B, T, C) -> (B, T, C)
+        B, T, C = x.shape
         qkv = self.qkv(x).view(B, T, 3, self.cfg.n_heads, self.head_dim)
-        q, k, v = qkv.permute(2, 0, 3, 1, 4)   # each (B, heads, T, head_dim)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)   # each (B, n_heads, T, head_dim)
         if self.cfg.pos == "rope":
             cos, sin = self.cos[:T], self.sin[:T]
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)            # (B, heads, T, T)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)            # (B, n_heads, T, T)
         i = torch.arange(T, device=x.device)
         if self.cfg.pos == "alibi":
             scores = scores - self.slopes * (i[:, None] - i[None, :]).abs()
         if self.cfg.causal:
             scores = scores.masked_fill(i[None, :] > i[:, None], float("-inf"))
-        y = scores.softmax(dim=-1) @ v                                          # (B, heads, T, hd)
-        return self.proj(y.transpose(1, 2).reshape(B, T, d))
+        y = scores.softmax(dim=-1) @ v                                          # (B, n_heads, T, head_dim)
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))                   # heads side by side
 
 
 class Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        d = cfg.d_model
-        self.ln1, self.attn, self.ln2 = nn.LayerNorm(d), SelfAttention(cfg), nn.LayerNorm(d)
-        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+        self.ln1 = nn.LayerNorm(cfg.d_model)
+        self.attn = SelfAttention(cfg)
+        self.ln2 = nn.LayerNorm(cfg.d_model)
+        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(),
+                                 nn.Linear(4 * cfg.d_model, cfg.d_model))
 
-    def forward(self, x):                      # (B, T, d) -> (B, T, d)
+    def forward(self, x):                      # (B, T, C) -> (B, T, C)
         x = x + self.attn(self.ln1(x))
         return x + self.mlp(self.ln2(x))
 
@@ -95,13 +100,13 @@ class GPT(nn.Module):
         self.add_pos = AddPositions(cfg) if cfg.pos in ("learned", "sinusoidal") else nn.Identity()
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
-        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
 
-    def forward(self, idx):                    # (B, T) token ids -> (B, T, vocab) logits
-        x = self.add_pos(self.tok_emb(idx))    # (B, T, d)
+    def forward(self, idx):                    # (B, T) token ids -> (B, T, vocab_size) logits
+        x = self.add_pos(self.tok_emb(idx))    # (B, T, C)
         for block in self.blocks:
-            x = block(x)
-        return self.head(self.ln_f(x))
+            x = block(x)                       # (B, T, C)
+        return self.lm_head(self.ln_f(x))
 
 
 def build_model(config, state_dict=None, seed=0, device="cpu"):
