@@ -105,6 +105,7 @@ def test_stubs_score_zero_with_one_line_each(graded):
     ("mistakes_b", "is_permutation_invariant", "attn(x).sum(1)"),
     ("mistakes_b", "is_permutation_invariant", "atol=atol"),
     ("fixed_reorderings", "is_permutation_invariant", "try every reordering"),
+    ("device_ignored", "rope_frequencies", "pass device=device to torch.arange"),
 ])
 def test_mistakes_lose_points_with_their_hint(graded, submission, function, hint):
     results = graded(submission)

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from grader.checks import CheckFailed, describe, expect, expect_close, expect_tensor, max_error
+from grader.sandbox import CallFailed
 
 EPS = 2.0 ** -23
 DEVICE_SLACK = {"cpu": 1.0, "cuda": 4.0}
@@ -113,6 +114,29 @@ def test_frequencies_device(student, device):
     """the device argument is honoured, as a string or a torch.device"""
     check_frequencies(student, 16, 8, 10000.0, device, device=str(device))
     check_frequencies(student, 16, 8, 10000.0, device, device=torch.device(device))
+
+
+@pytest.mark.grade(points=1, tags=["rope_frequencies"])
+def test_frequencies_device_without_gpu(student):
+    """the device argument is honoured on any machine: asked for the meta device, the tensors are there"""
+    student.rope_frequencies(16, 8)        # a stub stays "not implemented", not a failure here
+    for device in ("meta", torch.device("meta")):
+        try:
+            result = student.rope_frequencies(16, 8, device=device)
+        except CallFailed as failure:       # torch's meta kernels raise NotImplementedError on data access
+            if failure.kind == "timeout":
+                raise
+            raise CheckFailed("(cos, sin) on the meta device (tensors with a shape and no data)",
+                              f"{failure.function} raised {failure.message}",
+                              "make every tensor with device=device and compute with torch operations only "
+                              "(no .item(), .tolist() or numpy on them)") from None
+        expect(isinstance(result, (tuple, list)) and len(result) == 2, "a pair (cos, sin)", describe(result))
+        for name, value in zip(("cos", "sin"), result):
+            expect(isinstance(value, torch.Tensor) and value.device.type == "meta",
+                   f"{name} on the device asked for (meta)", describe(value),
+                   "pass device=device to torch.arange (or create the tensors there): "
+                   "a GPU run would leave them on the CPU")
+            expect_tensor(value, name, (8, 8), torch.float32, "meta")
 
 
 @pytest.mark.grade(points=1, tags=["rope_frequencies"])
