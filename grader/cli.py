@@ -189,6 +189,8 @@ def release_parser():
     parser.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
     parser.add_argument("--quiz", choices=("exam", "practice"), default="exam",
                         help="exam: questions only (default); practice: with answers and explanations")
+    parser.add_argument("--ignore-working-copy", action="store_true",
+                        help="release the pristine stubs even though the handout folder's copies differ")
     return parser
 
 
@@ -199,7 +201,7 @@ def run_release(args, console):
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"--out {out}: expected a new or empty folder")
-    files = release.release(lab, out, quiz=args.quiz)
+    files = release.release(lab, out, quiz=args.quiz, ignore_working_copy=args.ignore_working_copy)
     console.print(f"[green]released[/] {lab.name} to {escape(str(out))}: {len(files)} files "
                   f"(quiz: {args.quiz if lab.quiz else 'none'}). Learners run: python grade.py {lab.name}")
     return 0

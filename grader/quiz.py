@@ -129,8 +129,6 @@ class Quiz(BaseModel):
                 if not keyed and present:
                     raise ValueError(f"{_question_at(number, question.id, field)}: no question has an answer "
                                      "(an exam form), so none may have an explanation")
-        if not keyed and self.hard_questions:
-            raise ValueError("field 'hard_questions': an exam form has no answer key, so no reveals either")
         return self
 
     @property
@@ -358,11 +356,12 @@ def grade(quiz, answers, name):
 def exam_form(quiz):
     """The quiz as a learner receives it in exam mode: plain data for yaml.safe_dump.
 
-    Same schema with no key: each question loses answer, tolerance and explanation, and the hard
-    questions go (their reveals are answers). load_quiz accepts the result; grade refuses it.
+    Same schema with no key: each question loses answer, tolerance and explanation. The unscored
+    hard questions stay, as the lesson shows them: their reveals answer no scored question.
+    load_quiz accepts the result; grade refuses it.
     """
-    return quiz.model_dump(exclude={"questions": {"__all__": {"answer", "tolerance", "explanation"}},
-                                    "hard_questions": True}, exclude_none=True)
+    return quiz.model_dump(exclude={"questions": {"__all__": {"answer", "tolerance", "explanation"}}},
+                           exclude_none=True)
 
 
 # --------------------------------------------------------------------------------- class gradebook

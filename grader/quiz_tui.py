@@ -55,6 +55,7 @@ def take_exam(quiz, console, response_file):
     console.print(Panel(f"All {len(quiz.questions)} questions answered. Your responses are in "
                         f"[bold]{_shown(response_file)}[/]: hand that file in to be graded.",
                         title="Done", border_style="cyan"))
+    _hard_questions(quiz, console)
     return True
 
 
