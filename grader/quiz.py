@@ -180,6 +180,31 @@ class QuizStatus(Attempt):
     attempts: int
 
 
+class LabRecord(BaseModel):
+    """What `.grade/lab-<name>.json` holds: the latest full grading of the learner's own copy."""
+    passed: bool
+    when: datetime
+
+
+class LessonStatus(BaseModel):
+    """Where the learner stands on a lesson: complete once its lab and its lesson test both pass."""
+    lab_passed: bool | None      # None: the learner's copy of the lab not fully graded yet
+    test: QuizStatus | None      # None: the lesson test not taken yet
+
+    @property
+    def complete(self):
+        return bool(self.lab_passed and self.test and self.test.passed)
+
+    def line(self, name):
+        """The lesson's state in words, the same wherever it is shown (quiz and lab reports)."""
+        if self.complete:
+            return "lesson complete"
+        missing = [] if self.lab_passed else [f"the lab (python grade.py {name})"]
+        if not (self.test and self.test.passed):
+            missing.append(f"the lesson test (python grade.py quiz {name})")
+        return f"lesson not complete yet: {' and '.join(missing)} must pass"
+
+
 class GradebookRow(BaseModel):
     row: int                     # line number in the responses CSV (the header is line 1)
     student: str
@@ -446,6 +471,25 @@ def _read_record(record_path):
         return QuizRecord.model_validate_json(record_path.read_text(encoding="utf-8"))
     except (OSError, ValidationError):
         return None                     # no attempt yet, or an unreadable record: start afresh
+
+
+def record_lab(lab_name, passed):
+    """Note a full grading of the learner's own copy of the lab (the latest counts)."""
+    path = STATE / f"lab-{lab_name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(LabRecord(passed=passed, when=datetime.now().astimezone()).model_dump_json(indent=2),
+                    encoding="utf-8")
+
+
+def lesson_status(lab_name, lab_passed=None):
+    """The one place lesson completion is decided. `lab_passed`: a grading just done, else the
+    latest recorded one; the lesson test's best recorded attempt."""
+    if lab_passed is None:
+        try:
+            lab_passed = LabRecord.model_validate_json((STATE / f"lab-{lab_name}.json").read_text()).passed
+        except (OSError, ValidationError):
+            pass
+    return LessonStatus(lab_passed=lab_passed, test=quiz_status(lab_name))
 
 
 def quiz_status(lab_name):
