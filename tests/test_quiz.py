@@ -143,6 +143,43 @@ def test_answers_are_normalised(lab2):
     assert not q.is_correct(lab2["rope-score"], "m + n")
 
 
+RIGHT_PHRASINGS = [
+    "how far apart they are", "m-n.", "(m - n)", "m minus n", "the relative distance between them",
+    "relative distance m-n", "n-m", "their offset", "the difference of the positions", "relative position",
+    "m − n", "m–n", "|m-n|", "(m - n) * theta", "(m-n)θ", "the gap between positions", "n minus m",
+    "how many positions apart", "their relative positions", "  Relative   DISTANCE ", "position delta",
+    "the displacement between query and key", "m - n, the relative position", "positional difference",
+    "how far the query is from the key", "the distance between m and n", "'m - n'", "M - N",
+]
+WRONG_PHRASINGS = [
+    "m + n", "the absolute position", "the angle", "m", "n", "position", "m*n", "m n", "m and n", "their sum",
+    "m times n", "the product", "m/n", "absolute positions", "the frequency", "theta", "m-n+1",
+    "m + n or m - n", "the dot product", "m plus n", "the position m", "mn", "m×n", "the rotation angle",
+]
+
+
+@pytest.mark.parametrize("answer", RIGHT_PHRASINGS)
+def test_free_text_accepts_the_ways_people_write_it(lab2, answer):
+    assert q.is_correct(lab2["rope-score"], q.parse_answer(lab2["rope-score"], answer))
+
+
+@pytest.mark.parametrize("answer", WRONG_PHRASINGS)
+def test_free_text_rejects_wrong_answers(lab2, answer):
+    assert not q.is_correct(lab2["rope-score"], q.parse_answer(lab2["rope-score"], answer))
+
+
+def test_free_text_rule_is_the_quiz_schema(tmp_path):
+    """The rule is generic: accepted phrases and expressions, operators bound expressions, rejects win."""
+    assert q.text_matches("the Sizes, relatively", ["size"]) and not q.text_matches("sighs", ["size"])
+    assert q.text_matches("(a − b) / 2", ["a - b"]) and not q.text_matches("a - b*c", ["a - b"])
+    assert not q.text_matches("a - b, or a + b", ["a - b"], reject=["a + b"])
+    data = yaml.safe_load(LAB2_QUIZ.read_text())
+    data["questions"][2]["reject"] = ["x"]
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(q.QuizError, match="only text questions have forms to reject"):
+        q.load_quiz(tmp_path / "q.yaml")
+
+
 @pytest.mark.parametrize("question, raw, hint", [
     ("methods", "e", "type one of a, b, c, d"),
     ("order", "a x", "'x' is not a choice"),
