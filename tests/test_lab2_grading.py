@@ -106,6 +106,7 @@ def test_stubs_score_zero_with_one_line_each(graded):
     ("mistakes_b", "is_permutation_invariant", "atol=atol"),
     ("fixed_reorderings", "is_permutation_invariant", "try every reordering"),
     ("device_ignored", "rope_frequencies", "pass device=device to torch.arange"),
+    ("lesson_starter", "is_permutation_invariant", "rather than assert it, and reorder x's own positions"),
 ])
 def test_mistakes_lose_points_with_their_hint(graded, submission, function, hint):
     results = graded(submission)
@@ -168,3 +169,10 @@ def test_broken_stdout_does_not_break_the_child(graded):
     results = graded("stdout_sabotage")
     own = [c for c in results.checks if c.tags == ["is_permutation_invariant"]]
     assert own and all(c.status == "passed" for c in own)
+
+
+def test_a_syntax_error_shows_the_line_not_importlib(graded):
+    results = graded("syntax_error")
+    messages = [c.message for c in results.checks if c.function == "rope_frequencies" and c.status == "failed"]
+    assert messages and all("frozen" not in m and "importlib" not in m for m in messages), messages
+    assert "SyntaxError: '(' was never closed" in messages[0] and "positions.py line 6" in messages[0]
