@@ -35,7 +35,7 @@ def grade_parser():
 def grading_options(parser):
     """The options every grading command takes."""
     parser.add_argument("-k", dest="select", action="append", default=[], metavar="NAME",
-                        help="grade only checks of this function or file (repeatable), e.g. -k apply_rope")
+                        help="grade only checks of this function or file (repeatable), e.g. -k FUNCTION or -k FILE.py")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--sandbox", choices=("auto", "required", "process"), default="auto",
                         help="auto: bubblewrap when installed; required: refuse without it")

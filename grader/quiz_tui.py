@@ -186,7 +186,7 @@ def _feedback(question, given, console):
 
 
 def _show_answer(question, answer):
-    """An answer as the learner would recognise it: 'c) the choice's text', 'a, b, e', '38.6'."""
+    """An answer as the learner would recognise it: 'x) the choice's text', 'x, z', '2.5'."""
     if answer is None:
         return "(no answer)"
     if question.type == "single":

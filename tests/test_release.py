@@ -63,6 +63,34 @@ def test_release_leaks_nothing(released):
     assert {p.name for p in (released / "assignments" / "lab2").iterdir()} >= {"README.md", "positions.py", "model.py"}
 
 
+def answer_forms(question):
+    """How a key could be written in a comment or docstring: numbers in their usual forms, choice
+    lists with any separator, expressions of a text answer."""
+    if question.type == "numeric":
+        value = question.answer
+        return {f"{value:g}", f"{value}", f"{value:.1f}", f"{value * 1e6:,.0f}", f"{value * 1e6:.0f}"}
+    if question.type == "multiple":
+        return {separator.join(question.answer) for separator in (", ", ",", " ", "")} - set(question.answer)
+    if question.type == "text":
+        return {form for form in question.answer if set(form) & set("-+*/")}
+    return set()
+
+
+def test_release_carries_no_answer_key(released):
+    """The learners' copy has no answer of the lesson test anywhere, nor the engine any course
+    content: numbers, choice keys and expressions of the key are all absent."""
+    key = load_quiz(find_lab("lab2").quiz)
+    forms = {form for question in key.questions for form in answer_forms(question)}
+    assert {"38.6", "38,597,376", "a, b, e", "m - n"} <= forms
+    for path in (p for p in released.rglob("*") if p.is_file()):
+        text = path.read_text(errors="replace")
+        found = {form for form in forms if form in text and (len(form) > 4 or form in text.split())}
+        assert not found, f"{path.relative_to(released)} holds {found}"
+    engine = [released / "grade.py", *(released / "grader").glob("*.py")]
+    choices = {text for question in key.questions for text in (question.choices or {}).values()}
+    assert not [(path.name, c) for path in engine for c in choices if c[:30] in path.read_text()]
+
+
 def test_release_has_what_the_lesson_gives(released):
     """A README to start from, the unscored hard questions (as the lesson shows them), and every
     package the handout's commands need, matplotlib for --experiments plots included."""
