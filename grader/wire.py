@@ -50,8 +50,6 @@ def encode(value, depth=0):
         return {DEVICE: str(value)}
     if isinstance(value, torch.Tensor):
         tensor = torch.Tensor.as_subclass(value.detach(), torch.Tensor)
-        if tensor.is_meta:                  # no data: one zero stands for it, the device says so
-            return {TENSOR: torch.zeros((), dtype=tensor.dtype).expand(tensor.shape), "device": "meta"}
         return {TENSOR: tensor.cpu().clone(), "device": str(tensor.device)}
     if isinstance(value, (list, tuple)):
         items = [encode(v, depth + 1) for v in value]
@@ -135,10 +133,8 @@ def _tensor(tensor, claimed, device, budget):
     if budget["bytes"] > MAX_FRAME:
         raise WireError(f"tensors of more than {MAX_FRAME} bytes in all")
     kind = claimed.split(":")[0]
-    if kind not in ("cpu", "cuda", "meta"):
+    if kind not in ("cpu", "cuda"):
         raise WireError(f"a tensor on an unexpected device {claimed[:40]!r}")
-    if kind == "meta":                      # a shape and dtype without data, on either side
-        return torch.empty(tensor.shape, dtype=tensor.dtype, device="meta")
     plain = torch.empty(tensor.shape, dtype=tensor.dtype)
     try:
         plain.copy_(tensor)

@@ -76,7 +76,7 @@ def test_tensor_subclasses_and_odd_layouts_are_refused():
     with pytest.raises(wire.WireError, match="plain dense"):
         wire.sanitize(sparse)
     with pytest.raises(wire.WireError, match="unexpected device"):
-        wire.sanitize({wire.TENSOR: torch.zeros(1), "device": "mps"})
+        wire.sanitize({wire.TENSOR: torch.zeros(1), "device": "meta"})
     with pytest.raises(wire.WireError, match="unknown device"):
         wire.sanitize({wire.DEVICE: "bogus"})
 
@@ -144,15 +144,3 @@ def test_a_closed_channel_is_eof():
 def test_cpu_grading_keeps_child_cuda_claims_on_cpu():
     back = wire.sanitize({wire.TENSOR: torch.ones(1), "device": "cuda:0"}, "cpu")
     assert back.device.type == "cpu"
-
-
-def test_meta_tensors_cross_as_shape_and_dtype():
-    """A tensor on the meta device has no data: it crosses as its shape, dtype and device."""
-    value = torch.empty(1000, 64, dtype=torch.float16, device="meta")
-    frame = wire.dumps(wire.encode(value))
-    assert len(frame) < 4096
-    for device in (None, "cpu"):
-        back = wire.sanitize(wire.loads(frame), device)
-        assert back.is_meta and back.shape == (1000, 64) and back.dtype == torch.float16
-    with pytest.raises(wire.WireError, match="bytes in all"):
-        roundtrip(torch.empty(2**40, device="meta"))
