@@ -185,7 +185,7 @@ def submission_files(lab, submission=None):
     folder = Path(submission) if submission is not None else lab.handout
     if not folder.is_dir():
         where = f"--submission {submission}" if submission is not None else f"the handout folder {folder}"
-        raise LabError(f"{where} is a file, not a folder" if folder.exists() else f"{where}: no such folder")
+        raise LabError(f"{where} is a file, not a folder" if folder.exists() else f"{where} does not exist")
     wanted = list(lab.manifest.student_files)
     try:
         found = _read_folder(folder, wanted)

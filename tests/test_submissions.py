@@ -54,7 +54,7 @@ def test_a_file_is_not_a_folder(lab, tmp_path):
     (tmp_path / "adder.py").write_bytes(SOLVED)
     with pytest.raises(LabError, match=r"--submission .*adder.py is a file, not a folder"):
         submission_files(lab, tmp_path / "adder.py")
-    with pytest.raises(LabError, match="no such folder"):
+    with pytest.raises(LabError, match="nowhere does not exist"):
         submission_files(lab, tmp_path / "nowhere")
 
 
