@@ -7,13 +7,11 @@
     OUT/summary.json                      where the class struggles (results.BatchSummary)
 Students' folders live apart from the gradebook's files, so no student's name can replace them.
 
-Submissions are read here as data only: the lab's student files, from a folder or a zip, with
-caps on sizes and no path leaving the archive. Student code runs only in the children of each
+Submissions are read as data only, by grader/submissions.py. Student code runs only in the children of each
 worker's zygote. A worker imports torch once, keeps one zygote for its life and resets it
 between submissions. Each result is written as soon as it comes back, so a rerun (or a run after
 Ctrl-C) grades only the students whose files, or the lab, changed since.
 """
-import ast
 import csv
 import hashlib
 import multiprocessing
@@ -24,11 +22,8 @@ import signal
 import statistics
 import tempfile
 import time
-import zipfile
-import zlib
 from collections import Counter, deque
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
@@ -37,169 +32,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from grader.labs import LabError, find_lab
 from grader.results import (BatchRow, BatchSummary, CheckRate, GradescopeResults, LabResults, Mistake,
                             ScoreBin, StudentRecord, printable)
-from grader.sandbox import MAX_FILE_BYTES, Zygote, launcher_for, write_files
+from grader.sandbox import Zygote, launcher_for, write_files
+from grader.submissions import GRADABLE, list_submissions
 
 ENGINE = Path(__file__).resolve().parent
-ZIP_MAX_BYTES = 64 * 2**20          # a submission .zip, as stored
-ZIP_MAX_ENTRIES = 10_000
-ZIP_MAX_UNZIPPED = 512 * 2**20      # what its entries claim to unpack to, all together
-GRADABLE = ("graded", "incomplete", "broken_code")
 INCIDENTS = ("timeout", "crashed", "budget")    # calls that never came back, listed for the class
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
-
-
-class Rejected(Exception):
-    """A submission that cannot be read safely: its row says why."""
-
-
-@dataclass
-class Submission:
-    student: str
-    path: Path
-    files: dict                     # the lab's student files found: {name: bytes}
-    status: str                     # graded / incomplete / broken_code, or empty / rejected
-    detail: str = ""
-    hash: str = ""
-
-
-# -- reading submissions ----------------------------------------------------------------------------
-def list_submissions(lab, folder, out=None):
-    """Every student in `folder` (a subfolder or a .zip each, named by student id), read."""
-    folder = Path(folder)
-    entries = [p for p in sorted(folder.iterdir()) if not _ignored(p.name)
-               and (out is None or p.resolve() != Path(out).resolve())]
-    by_student = {}
-    for path in entries:
-        student = path.stem if path.suffix.lower() == ".zip" and path.is_file() else path.name
-        by_student.setdefault(student, []).append(path)
-    submissions = []
-    for student, paths in by_student.items():
-        if len(paths) > 1:
-            names = " and ".join(p.name for p in paths)
-            submissions.append(Submission(student, paths[0], {}, "rejected", f"both {names}: keep one"))
-        else:
-            submissions.append(Submission(student, paths[0], *read_submission(lab, paths[0])))
-    return submissions
-
-
-def read_submission(lab, path):
-    """The lab's student files in a folder or .zip, and what is wrong: (files, status, detail)."""
-    wanted = list(lab.manifest.student_files)
-    path = Path(path)
-    try:
-        if path.is_dir():
-            files = _read_folder(path, wanted)
-        elif path.is_file() and path.suffix.lower() == ".zip":
-            files = _read_zip(path, wanted)
-        else:
-            raise Rejected(f"{path.name} is neither a folder nor a .zip")
-    except Rejected as why:
-        return {}, "rejected", str(why)
-    if not files:
-        return {}, "empty", (f"none of {', '.join(wanted)} found (expected at the top of the "
-                             "submission, or in one folder inside it)")
-    problems = [p for name, data in files.items() if (p := _not_python(name, data))]
-    missing = [name for name in wanted if name not in files]
-    detail = "; ".join(problems + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
-                                   if missing else []))
-    return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
-
-
-def _ignored(name):
-    return name.startswith((".", "__"))        # .git, .DS_Store, __MACOSX, __pycache__
-
-
-def _mib(size):
-    return f"{size / 2**20:.1f} MiB"
-
-
-def _too_big(name, size):
-    return f"{name} is {_mib(size)}; a student file may have at most {_mib(MAX_FILE_BYTES)}"
-
-
-def _read_folder(folder, wanted):
-    root = folder
-    if not any((folder / name).exists() or (folder / name).is_symlink() for name in wanted):
-        inner = [p for p in folder.iterdir() if p.is_dir() and not _ignored(p.name)]
-        if len(inner) == 1 and not inner[0].is_symlink():
-            root = inner[0]                  # one wrapping folder
-    files = {}
-    for name in wanted:
-        path = root / name
-        if path.is_symlink() or (path.exists() and not path.resolve().is_relative_to(root.resolve())):
-            raise Rejected(f"{name} is a symbolic link; submit the file itself")
-        if not path.exists():
-            continue
-        if not path.is_file():
-            raise Rejected(f"{name} is not a regular file")
-        with open(path, "rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            raise Rejected(_too_big(name, path.stat().st_size))
-        files[name] = data
-    return files
-
-
-def _read_zip(path, wanted):
-    size = path.stat().st_size
-    if size > ZIP_MAX_BYTES:
-        raise Rejected(f"{path.name} is {_mib(size)}; a submission .zip may have at most {_mib(ZIP_MAX_BYTES)}")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            entries = archive.infolist()
-            if len(entries) > ZIP_MAX_ENTRIES:
-                raise Rejected(f"the zip holds {len(entries)} entries; at most {ZIP_MAX_ENTRIES}")
-            members = {}
-            for info in entries:
-                name = info.filename.replace("\\", "/")
-                parts = PurePosixPath(name).parts
-                if name.startswith("/") or ".." in parts or (parts and ":" in parts[0]):
-                    raise Rejected(f"unsafe path in the zip: {info.filename!r} (absolute, or leaving "
-                                   "the folder with ..); zip the files themselves")
-                if not info.is_dir():
-                    members["/".join(p for p in parts if p != ".")] = info
-            declared = sum(info.file_size for info in entries)
-            if declared > ZIP_MAX_UNZIPPED:
-                raise Rejected(f"the zip unpacks to {_mib(declared)} (a zip bomb?); at most "
-                               f"{_mib(ZIP_MAX_UNZIPPED)}")
-            root = _zip_root(members, wanted)
-            files = {}
-            for name in wanted:
-                if root + name not in members:
-                    continue
-                with archive.open(members[root + name]) as member:   # streamed, capped: headers lie
-                    data = member.read(MAX_FILE_BYTES + 1)
-                if len(data) > MAX_FILE_BYTES:
-                    raise Rejected(f"{name} unzips to more than {_mib(MAX_FILE_BYTES)} (a zip bomb?); "
-                                   f"a student file may have at most {_mib(MAX_FILE_BYTES)}")
-                files[name] = data
-            return files
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, RuntimeError, NotImplementedError,
-            EOFError, OSError, ValueError) as error:
-        raise Rejected(f"{path.name} is not a readable zip ({error})") from None
-
-
-def _zip_root(members, wanted):
-    """'' when student files sit at the top of the zip; 'top/' when all is in one folder."""
-    if any(name in members for name in wanted):
-        return ""
-    tops = {name.split("/")[0] for name in members if "/" in name and not _ignored(name.split("/")[0])}
-    return f"{tops.pop()}/" if len(tops) == 1 else ""
-
-
-def _not_python(name, data):
-    """What keeps a student .py file from being Python source, or None. Parsed, never run."""
-    if not name.endswith(".py"):
-        return None
-    if b"\0" in data:
-        return f"{name} is not Python source (binary data)"
-    try:
-        ast.parse(data, filename=name)
-    except SyntaxError as error:
-        return f"{name} line {error.lineno}: {error.msg}"
-    except (ValueError, RecursionError, MemoryError) as error:
-        return f"{name} cannot be parsed ({type(error).__name__}: {error})"
-    return None
 
 
 # -- what was graded: hashes --------------------------------------------------------------------------

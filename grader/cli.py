@@ -37,7 +37,7 @@ def grade_parser():
 def grading_options(parser):
     """The options every grading command takes."""
     parser.add_argument("-k", dest="select", action="append", default=[], metavar="NAME",
-                        help="grade only checks of this function or file (repeatable), e.g. -k apply_rope")
+                        help="grade only checks of this function or file (repeatable), e.g. -k FUNCTION or -k FILE.py")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--sandbox", choices=("auto", "required", "process"), default="auto",
                         help="auto: bubblewrap when installed; required: refuse without it")
@@ -46,7 +46,7 @@ def grading_options(parser):
 
 def run_grade(args, console):
     from grader import report
-    from grader.quiz import load_quiz, quiz_status
+    from grader.quiz import lesson_status, load_quiz, record_lab
     from grader.runner import grade, run_experiments
 
     if args.submission and Path(args.submission).suffix == ".zip":
@@ -64,9 +64,12 @@ def run_grade(args, console):
         return watch(lab, console, args.submission, args.select, args.device, args.sandbox, args.json)
     results = grade(lab, submission=args.submission, device=args.device, select=args.select,
                     sandbox=args.sandbox)
+    lab_passed = results.all_passed and not results.selected
+    if args.submission is None and not results.selected:     # the learner's own copy, in full
+        record_lab(lab.name, lab_passed)
     quiz = None
     if lab.quiz:
-        quiz = quiz_status(lab.name) if load_quiz(lab.quiz).keyed else "exam"
+        quiz = lesson_status(lab.name, lab_passed) if load_quiz(lab.quiz).keyed else "exam"
     report.show(results, lab, console, quiz=(lab.quiz is not None, quiz))
     if args.json:
         report.write_json(results, args.json)
@@ -195,6 +198,8 @@ def release_parser():
     parser.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
     parser.add_argument("--quiz", choices=("exam", "practice"), default="exam",
                         help="exam: questions only (default); practice: with answers and explanations")
+    parser.add_argument("--ignore-working-copy", action="store_true",
+                        help="release the pristine stubs even though the handout folder's copies differ")
     return parser
 
 
@@ -205,7 +210,7 @@ def run_release(args, console):
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"--out {out}: expected a new or empty folder")
-    files = release.release(lab, out, quiz=args.quiz)
+    files = release.release(lab, out, quiz=args.quiz, ignore_working_copy=args.ignore_working_copy)
     console.print(f"[green]released[/] {lab.name} to {escape(str(out))}: {len(files)} files "
                   f"(quiz: {args.quiz if lab.quiz else 'none'}). Learners run: python grade.py {lab.name}")
     return 0

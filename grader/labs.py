@@ -1,8 +1,8 @@
 """Labs as data: find a lab by name or folder and validate its manifest (`lab.yaml`).
 
-A lab folder holds `lab.yaml`, `public/` and `hidden/` (pytest files of checks). The manifest
-names the handout, the reference, the student files with their functions, and the quiz;
-paths in it are relative to the lab folder.
+A lab folder holds `lab.yaml`, `public/` and `hidden/` (pytest files of checks) and `stubs/`
+(each student file as learners first get it). The manifest names the handout, the reference,
+the student files with their functions, and the quiz; paths in it are relative to the lab folder.
 """
 from pathlib import Path
 
@@ -30,6 +30,8 @@ class Manifest(BaseModel):
     handout: str
     reference: str | None = None
     student_files: dict[str, list[str]] = Field(min_length=1, description="file -> its functions")
+    stubs: str = Field("stubs", description="pristine copies of the student files: what a missing file "
+                       "is graded as and what a release ships, whatever the handout folder holds now")
     child_modules: list[str] = []
     quiz: str | None = None
     experiments: str | None = Field(None, description="a handout script run by --experiments")
@@ -53,6 +55,7 @@ class Lab:
         self.name, self.folder, self.manifest = name, folder, manifest
         self.handout = self._path(manifest.handout)
         self.reference = self._path(manifest.reference) if manifest.reference else None
+        self.stubs = self._path(manifest.stubs)
         self.quiz = self._path(manifest.quiz) if manifest.quiz else None
         self.child_modules = [self._path(p) for p in manifest.child_modules]
         self.functions = {f: file for file, fs in manifest.student_files.items() for f in fs}
@@ -102,6 +105,10 @@ def find_lab(name_or_path):
     lab = Lab(folder.resolve().name, folder.resolve(), manifest)
     if not lab.handout.is_dir():
         raise LabError(f"{manifest_file}: handout folder {lab.handout} does not exist")
+    missing = [name for name in manifest.student_files if not (lab.stubs / name).is_file()]
+    if missing:
+        raise LabError(f"{manifest_file}: no pristine stub {lab.stubs / missing[0]} (the stubs folder holds "
+                       "each student file as learners first get it)")
     return lab
 
 

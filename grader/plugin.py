@@ -1,6 +1,6 @@
 """The grading plugin: pytest collects a lab's checks, this turns each into a scored Check.
 
-A check is a plain pytest test marked `@pytest.mark.grade(points=2, tags=["apply_rope"])`:
+A check is a plain pytest test marked `@pytest.mark.grade(points=2, tags=["my_function"])`:
 `tags` lists the student functions it exercises (the first owns the points) and `timeout`
 optionally gives each of its calls more seconds. Fixtures: `student` (calls into the sandbox),
 `reference` (the lab's trusted modules), `device` (the grading device).
@@ -67,7 +67,7 @@ class Blocked(pytest.skip.Exception):
 
 
 class Student:
-    """The submission's functions, each call run in the sandbox: `student.apply_rope(x, cos, sin)`."""
+    """The submission's functions, each call run in the sandbox: `student.my_function(x, y)`."""
 
     def __init__(self, sandbox, functions):
         self._sandbox, self._functions = sandbox, functions
@@ -94,8 +94,8 @@ class Student:
 
 class Reference:
     """The lab's trusted modules (reference solutions over the handout's given files), imported
-    here in the judge: `reference.positions`, `reference.model`. Imported apart from sys.modules,
-    so that they import each other (model.py's `from positions import ...` gets the reference)
+    here in the judge: `reference.solution`, `reference.given`. Imported apart from sys.modules,
+    so that they import each other (given.py's `from solution import ...` gets the reference)
     and nothing else in this process sees or shadows them."""
 
     _lock = threading.Lock()

@@ -1,13 +1,24 @@
 """Lesson tests as data: the quiz file, answers, grading, exam form, class gradebook, attempts.
 
 A quiz file (`quizzes/labN.yaml`) holds a title, `pass_fraction` and exactly five scored
-`questions`, each `{id, type, prompt, choices, answer, tolerance?, explanation}`, plus unscored
-`hard_questions: [{prompt, reveal}]`. A keyed quiz (practice) has every answer and explanation;
-its exam form (see `exam_form`) has none, and can be taken but not graded.
+`questions`, each `{id, type, prompt, choices, answer, tolerance?, reject?, explanation}`, plus
+unscored `hard_questions: [{prompt, reveal}]`. A keyed quiz (practice) has every answer and
+explanation; its exam form (see `exam_form`) has none, and can be taken but not graded.
 
 Answers, in one form everywhere (answers files, response files, the class CSV):
-  single: a choice key ("b")   multiple: keys ([a, c] or "a, c")   numeric: a number
-  text: a string, compared with each accepted string ignoring case and spacing.
+  single: a choice key ("b")   multiple: keys ([x, y] or "x, y")   numeric: a number
+  text: a string, matched by the rule below.
+
+Text answers. A text question's `answer` lists accepted forms, each a phrase ("relative size") or
+an expression ("a - b"), and `reject` optionally lists forms that make an answer wrong even
+beside an accepted one (a hedge such as "a + b or a - b"). Answer and forms are normalised
+alike: case folded; dashes and the minus sign read as "-", and the words "minus" and "plus" as
+"-" and "+"; brackets, operators (- + * /) and runs of letters or digits are tokens, all other
+punctuation and spacing is dropped; a word longer than three letters loses a plural "s". The
+answer is right when it contains an accepted form as a run of whole tokens, not extended by an
+operator on either side ("a-b+1" does not contain "a - b"; "(a - b) * c" does), and contains no
+rejected form. So "a − b.", "(a - b)", "a minus b" and "the relative sizes" all contain "a - b" or
+"relative size". List the words a right answer would use; a wrong one must not contain any.
 This module draws nothing on screen (that is grader/quiz_tui.py) and never imports torch.
 """
 import csv
@@ -52,6 +63,7 @@ class Question(BaseModel):
     choices: dict[str, str] | None = Field(None, validate_default=True)
     answer: Answer | None = None
     tolerance: float | None = Field(None, ge=0)
+    reject: list[str] | None = None
     explanation: str | None = None
 
     @field_validator("choices")
@@ -79,11 +91,11 @@ class Question(BaseModel):
                              f"e.g. [{keys[0]}, {keys[-1]}], got {answer!r}")
         if kind == "numeric":
             if not isinstance(answer, (int, float)) or isinstance(answer, bool):
-                raise ValueError(f"expected a number, e.g. 38.6, got {answer!r}")
+                raise ValueError(f"expected a number, e.g. 2.5, got {answer!r}")
             return float(answer)
         if kind == "text" and not (isinstance(answer, list) and answer
                                    and all(isinstance(text, str) and text.strip() for text in answer)):
-            raise ValueError(f"expected a list of accepted strings, e.g. [bag, set], got {answer!r}")
+            raise ValueError(f"expected a list of accepted forms, e.g. [a - b, difference], got {answer!r}")
         return answer
 
     @field_validator("tolerance")
@@ -92,6 +104,15 @@ class Question(BaseModel):
         if tolerance is not None and info.data.get("type") != "numeric":
             raise ValueError("only numeric questions have a tolerance")
         return tolerance
+
+    @field_validator("reject")
+    @classmethod
+    def _reject_only_for_text(cls, reject, info):
+        if reject is not None and info.data.get("type") != "text":
+            raise ValueError("only text questions have forms to reject")
+        if reject is not None and not all(_tokens(form) for form in reject):
+            raise ValueError(f"expected a list of non-empty forms to reject, got {reject!r}")
+        return reject
 
 
 class HardQuestion(BaseModel):
@@ -129,8 +150,6 @@ class Quiz(BaseModel):
                 if not keyed and present:
                     raise ValueError(f"{_question_at(number, question.id, field)}: no question has an answer "
                                      "(an exam form), so none may have an explanation")
-        if not keyed and self.hard_questions:
-            raise ValueError("field 'hard_questions': an exam form has no answer key, so no reveals either")
         return self
 
     @property
@@ -180,6 +199,31 @@ class QuizRecord(BaseModel):
 class QuizStatus(Attempt):
     """The best recorded attempt at a lesson test, and how many attempts there were."""
     attempts: int
+
+
+class LabRecord(BaseModel):
+    """What `.grade/lab-<name>.json` holds: the latest full grading of the learner's own copy."""
+    passed: bool
+    when: datetime
+
+
+class LessonStatus(BaseModel):
+    """Where the learner stands on a lesson: complete once its lab and its lesson test both pass."""
+    lab_passed: bool | None      # None: the learner's copy of the lab not fully graded yet
+    test: QuizStatus | None      # None: the lesson test not taken yet
+
+    @property
+    def complete(self):
+        return bool(self.lab_passed and self.test and self.test.passed)
+
+    def line(self, name):
+        """The lesson's state in words, the same wherever it is shown (quiz and lab reports)."""
+        if self.complete:
+            return "lesson complete"
+        missing = [] if self.lab_passed else [f"the lab (python grade.py {name})"]
+        if not (self.test and self.test.passed):
+            missing.append(f"the lesson test (python grade.py quiz {name})")
+        return f"lesson not complete yet: {' and '.join(missing)} must pass"
 
 
 class GradebookRow(BaseModel):
@@ -255,9 +299,37 @@ def _first_problem(error, data):
 
 # ------------------------------------------------------------------------------------- answers
 
-def normalise_text(text):
-    """Text answers compare ignoring case and runs of spaces."""
-    return " ".join(str(text).split()).casefold()
+DASHES = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d"   # minus sign, hyphens, dashes
+OPERATORS = set("-+*/")
+
+
+def _tokens(text):
+    """A text answer as the matching rule reads it (see the module's docstring)."""
+    text = str(text).casefold()
+    for dash in DASHES:
+        text = text.replace(dash, "-")
+    text = re.sub(r"\bminus\b", "-", re.sub(r"\bplus\b", "+", text))
+    tokens = re.findall(r"[^\W_]+|[-+*/()]", text)
+    return [t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") and t.isalpha() else t
+            for t in tokens]
+
+
+def _contains(tokens, form):
+    """Whether `form`'s tokens occur in `tokens`, not extended by an operator on either side."""
+    for start in range(len(tokens) - len(form) + 1):
+        if tokens[start:start + len(form)] == form:
+            before = tokens[start - 1] if start else None
+            after = tokens[start + len(form)] if start + len(form) < len(tokens) else None
+            if before not in OPERATORS and after not in OPERATORS:
+                return True
+    return False
+
+
+def text_matches(answer, accepted, reject=()):
+    """The text-answer rule: contains an accepted form, and no rejected one."""
+    tokens = _tokens(answer)
+    return any(_contains(tokens, _tokens(form)) for form in accepted) and \
+        not any(_contains(tokens, _tokens(form)) for form in reject)
 
 
 def parse_answer(question, raw):
@@ -290,7 +362,7 @@ def _number(raw):
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         return float(raw)
     text = str(raw).strip()
-    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", text):      # 38,597,376
+    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", text):      # thousands separators: 1,234,567
         text = text.replace(",", "")
     try:
         number = float(text)
@@ -309,7 +381,7 @@ def is_correct(question, given):
     if question.type == "numeric":
         return math.isclose(given, question.answer, rel_tol=1e-9, abs_tol=question.tolerance or 0.0)
     if question.type == "text":
-        return normalise_text(given) in {normalise_text(accepted) for accepted in question.answer}
+        return text_matches(given, question.answer, question.reject or ())
     return given == question.answer
 
 
@@ -358,11 +430,12 @@ def grade(quiz, answers, name):
 def exam_form(quiz):
     """The quiz as a learner receives it in exam mode: plain data for yaml.safe_dump.
 
-    Same schema with no key: each question loses answer, tolerance and explanation, and the hard
-    questions go (their reveals are answers). load_quiz accepts the result; grade refuses it.
+    Same schema with no key: each question loses answer, tolerance, reject and explanation. The unscored
+    hard questions stay, as the lesson shows them: their reveals answer no scored question.
+    load_quiz accepts the result; grade refuses it.
     """
-    return quiz.model_dump(exclude={"questions": {"__all__": {"answer", "tolerance", "explanation"}},
-                                    "hard_questions": True}, exclude_none=True)
+    return quiz.model_dump(exclude={"questions": {"__all__": {"answer", "tolerance", "reject", "explanation"}}},
+                           exclude_none=True)
 
 
 # --------------------------------------------------------------------------------- class gradebook
@@ -447,6 +520,25 @@ def _read_record(record_path):
         return QuizRecord.model_validate_json(record_path.read_text(encoding="utf-8"))
     except (OSError, ValidationError):
         return None                     # no attempt yet, or an unreadable record: start afresh
+
+
+def record_lab(lab_name, passed):
+    """Note a full grading of the learner's own copy of the lab (the latest counts)."""
+    path = STATE / f"lab-{lab_name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(LabRecord(passed=passed, when=datetime.now().astimezone()).model_dump_json(indent=2),
+                    encoding="utf-8")
+
+
+def lesson_status(lab_name, lab_passed=None):
+    """The one place lesson completion is decided. `lab_passed`: a grading just done, else the
+    latest recorded one; the lesson test's best recorded attempt."""
+    if lab_passed is None:
+        try:
+            lab_passed = LabRecord.model_validate_json((STATE / f"lab-{lab_name}.json").read_text()).passed
+        except (OSError, ValidationError):
+            pass
+    return LessonStatus(lab_passed=lab_passed, test=quiz_status(lab_name))
 
 
 def quiz_status(lab_name):

@@ -43,7 +43,7 @@ def take_practice(quiz, name, console):
     result = q.grade(quiz, answers, name)
     q.record_attempt(result)
     progress.unlink(missing_ok=True)
-    show_result(quiz, result, console)
+    show_result(quiz, result, console, lesson=q.lesson_status(name))
     _hard_questions(quiz, console)
     return result
 
@@ -55,13 +55,13 @@ def take_exam(quiz, console, response_file):
     console.print(Panel(f"All {len(quiz.questions)} questions answered. Your responses are in "
                         f"[bold]{_shown(response_file)}[/]: hand that file in to be graded.",
                         title="Done", border_style="cyan"))
+    _hard_questions(quiz, console)
     return True
 
 
 def grade_answers(quiz, name, answers_file, console):
-    """Grade an answers file without prompting; the attempt is recorded like a practice one."""
+    """Grade an answers file without prompting (an instructor's check): never recorded as an attempt."""
     result = q.grade(quiz, q.load_answers(quiz, answers_file), name)
-    q.record_attempt(result)
     show_result(quiz, result, console)
     return result
 
@@ -186,7 +186,7 @@ def _feedback(question, given, console):
 
 
 def _show_answer(question, answer):
-    """An answer as the learner would recognise it: 'c) the choice's text', 'a, b, e', '38.6'."""
+    """An answer as the learner would recognise it: 'x) the choice's text', 'x, z', '2.5'."""
     if answer is None:
         return "(no answer)"
     if question.type == "single":
@@ -208,8 +208,9 @@ def _show_key(question):
 
 # ------------------------------------------------------------------------------------- results
 
-def show_result(quiz, result, console):
-    """Each question with the answer given, the key and the explanation; then score and PASS/FAIL."""
+def show_result(quiz, result, console, lesson=None):
+    """Each question with the answer given, the key and the explanation; then score and PASS/FAIL,
+    and, for a recorded attempt, where the lesson stands (`lesson`, a LessonStatus)."""
     console.rule("Review")
     review = Table.grid(padding=(0, 1))
     for number, (question, graded) in enumerate(zip(quiz.questions, result.questions), 1):
@@ -221,10 +222,13 @@ def show_result(quiz, result, console):
                       Text(question.explanation, style="dim"), Text(""))
         review.add_row(mark, Text(f"{number}."), lines)
     console.print(review)
-    if result.passed:
-        verdict, advice, colour = "PASS", "lesson complete", "green"
-    else:
+    if not result.passed:
         verdict, advice, colour = "FAIL", "read the explanations above and take it again", "red"
+    elif lesson is None:
+        verdict, advice, colour = "PASS", "an answers file: graded, not recorded as an attempt", "green"
+    else:
+        verdict, colour = "PASS", "green"
+        advice = lesson.line(result.quiz)
     console.print(Panel(f"[bold {colour}]{verdict}[/]  {result.score} of {result.max} right "
                         f"(pass: {result.needed} of {result.max}) · {advice}",
                         title=Text(f"Lesson test · {quiz.title}"), border_style=colour))

@@ -4,9 +4,14 @@ Both are a copy of the course laid out as this repository is, holding one lab:
     grade.py, grader/*.py                the engine (requirements.txt: what it needs)
     grader/labs/LAB/lab.yaml             the manifest, its paths rewritten to this layout
     grader/labs/LAB/public/ (hidden/)    the checks: public only in a release
-    assignments/LAB/                     the handout: stubs, given files, README
+    grader/labs/LAB/stubs/               the pristine stubs
+    assignments/LAB/                     the handout: the pristine stubs, given files, README
     reference/LAB/                       the reference solutions: Gradescope bundle only
     quizzes/LAB.yaml                     the lesson test, in exam or practice form: release only
+    README.md                            where to start: release only
+
+Student files always come from the lab's pristine stubs, never from the handout folder, where
+an instructor may have tried a solution.
 """
 import re
 import shutil
@@ -63,7 +68,12 @@ def stage(lab, dest, hidden, reference, quiz=None):
     for module in lab.child_modules:
         shutil.copy2(module, folder / module.name)
     shutil.copytree(lab.handout, dest / "assignments" / lab.name, ignore=SKIP)
-    paths = {"handout": f"../../../assignments/{lab.name}", "reference": None, "quiz": None,
+    (folder / "stubs").mkdir(exist_ok=True)
+    for name in lab.manifest.student_files:
+        for copy in (dest / "assignments" / lab.name / name, folder / "stubs" / name):
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(lab.stubs / name, copy)
+    paths = {"handout": f"../../../assignments/{lab.name}", "stubs": "stubs", "reference": None, "quiz": None,
              "child_modules": [m.name for m in lab.child_modules]}
     if reference and lab.reference:
         shutil.copytree(lab.reference, dest / "reference" / lab.name, ignore=SKIP)
@@ -90,11 +100,42 @@ def _write_quiz(lab, path, form):
                         + yaml.safe_dump(exam_form(quiz), sort_keys=False, allow_unicode=True))
 
 
-def release(lab, out, quiz="exam"):
-    """The learners' copy of `lab` in `out`: no reference, no hidden check, the quiz in `quiz` form.
-    Returns the files written."""
+def readme(lab):
+    """The release's top-level README: how to install, grade, run the experiments, take the test."""
+    python = ".venv/bin/python"
+    commands = [(f"{python} grade.py {lab.name}", f"grade your work in assignments/{lab.name}/")]
+    if lab.manifest.experiments:
+        commands.append((f"{python} grade.py {lab.name} --experiments", "run your experiments, with plots"))
+    if lab.quiz:
+        commands.append((f"{python} grade.py quiz {lab.name}", "the lesson test"))
+    width = max(len(command) for command, _ in commands)
+    lines = "\n".join(f"    {command:<{width}}   # {what}" for command, what in commands)
+    return (f"# {lab.manifest.title}\n\nYour copy of the lab: the handout and a grader that runs its public "
+            f"checks on your code.\n\n    python3 -m venv .venv && .venv/bin/pip install -r requirements.txt\n"
+            f"{lines}\n\nStart with assignments/{lab.name}/README.md: the tasks and the files you fill in. "
+            "Your code runs in\na separate process (sandboxed where bubblewrap is installed). The course's "
+            "own grading adds\nhidden checks of the same contracts.\n")
+
+
+def working_copy_changes(lab):
+    """Student files in the handout folder that are not their pristine stubs (or are missing)."""
+    return [name for name in lab.manifest.student_files if not (lab.handout / name).is_file()
+            or (lab.handout / name).read_bytes() != (lab.stubs / name).read_bytes()]
+
+
+def release(lab, out, quiz="exam", ignore_working_copy=False):
+    """The learners' copy of `lab` in `out`: no reference, no hidden check, the quiz in `quiz` form,
+    the student files as the pristine stubs. Refuses while the handout folder's copies differ from
+    them (a solution tried there, or a stub edited but not saved as pristine) unless told to ignore
+    that. Returns the files written."""
+    changed = working_copy_changes(lab)
+    if changed and not ignore_working_copy:
+        raise LabError(f"{', '.join(changed)} in {lab.handout} differ from the pristine stubs in {lab.stubs}; "
+                       "the release ships the pristine stubs: copy your edits there to ship them, or pass "
+                       "--ignore-working-copy")
     stage(lab, out, hidden=False, reference=False, quiz=quiz)
-    (Path(out) / "requirements.txt").write_text("\n".join(dependencies()) + "\n")    # pip install -r
+    (Path(out) / "requirements.txt").write_text("\n".join(dependencies(extras=["plots"])) + "\n")
+    (Path(out) / "README.md").write_text(readme(lab))
     return sorted(p for p in Path(out).rglob("*") if p.is_file())
 
 
@@ -123,11 +164,12 @@ def export_gradescope(lab, zip_path, sandbox="required"):
     return names
 
 
-def dependencies():
-    """The grader's packages, as pyproject.toml lists them."""
+def dependencies(extras=()):
+    """The grader's packages, as pyproject.toml lists them, with those of the optional `extras`."""
     text = (ROOT / "pyproject.toml").read_text()
-    block = re.search(r"^dependencies = \[(.*?)^\]", text, re.S | re.M).group(1)
-    return re.findall(r'^\s*"([^"]+)"', block, re.M)
+    blocks = [re.search(r"^dependencies = \[(.*?)^\]", text, re.S | re.M).group(1)]
+    blocks += [re.search(rf"^{extra} = \[(.*?)\]", text, re.S | re.M).group(1) for extra in extras]
+    return [name for block in blocks for name in re.findall(r'"([^"]+)"', block)]
 
 
 def autograde(root, lab_name, sandbox="required"):
@@ -136,9 +178,10 @@ def autograde(root, lab_name, sandbox="required"):
     The submission is read as batch grading reads one (one wrapping folder is fine); one that
     cannot be graded, or a sandbox that cannot be had, still gets a results.json saying why.
     """
-    from grader.batch import GRADABLE, not_graded, read_submission
+    from grader.batch import not_graded
     from grader.runner import grade
     from grader.sandbox import bubblewrap_works, write_files
+    from grader.submissions import GRADABLE, read_submission
 
     root = Path(root)
     lab = find_lab(lab_name)

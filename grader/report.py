@@ -91,18 +91,18 @@ def _summary(results, quiz):
 
 
 def _lesson(results, status):
-    """The lesson test beside the lab: the lesson is complete when both pass. `status` is the best
-    attempt, None before one, or "exam" for a quiz without its key (graded by the instructor)."""
+    """The lesson test beside the lab. `status` is a quiz.LessonStatus, or "exam" for a quiz
+    without its key (graded by the instructor)."""
     if status == "exam":
         return Text.from_markup(f"[bold]Lesson test[/]  an exam: python grade.py quiz {results.lab}, then hand "
                                 "your response file to your instructor, who grades it")
-    if status is None:
+    if status.test is None:
         test = f"[yellow]not taken yet[/]: python grade.py quiz {results.lab}"
     else:
-        verdict = "[green]passed[/]" if status.passed else "[red]not passed[/]"
-        test = f"{verdict}, best {status.score}/{status.max} of {status.attempts} attempt(s)"
-    complete = results.all_passed and not results.selected and status is not None and status.passed
-    lesson = "[bold green]complete[/]" if complete else "not complete yet: the lab and the lesson test must both pass"
+        verdict = "[green]passed[/]" if status.test.passed else "[red]not passed[/]"
+        test = f"{verdict}, best {status.test.score}/{status.test.max} of {status.test.attempts} attempt(s)"
+    lesson = status.line(results.lab)
+    lesson = f"[bold green]{lesson}[/]" if status.complete else escape(lesson)
     return Text.from_markup(f"[bold]Lesson test[/]  {test}\n[bold]Lesson[/]       {lesson}")
 
 

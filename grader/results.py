@@ -126,7 +126,7 @@ class BatchRow(BaseModel):
     max_score: float | None = None
     passed: bool = False                    # every check passed
     functions: dict[str, float] = {}        # points per student function
-    incidents: list[str] = []               # "apply_rope: timed out", "rope_frequencies: crashed"
+    incidents: list[str] = []               # "f: timed out", "g: crashed"
     seconds: float = 0.0
     reused: bool = False                    # unchanged since graded: taken from the last run
 

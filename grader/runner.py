@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 from grader.labs import LabError
-from grader.sandbox import Sandbox, Zygote, launcher_for, submission_files, write_files
+from grader.sandbox import Sandbox, Zygote, launcher_for, write_files
+from grader.submissions import submission_files
 
 
 def grade(lab, submission=None, device="auto", select=(), sandbox="auto", zygote=None, first=()):

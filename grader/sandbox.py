@@ -41,7 +41,6 @@ MESSAGE_LIMIT = 1000         # characters of an error message kept from a child
 SANDBOX_UID_BASE = 1_000_000  # as root, the sandbox runs as this + the judge's pid: a user of its own
 PR_SET_CHILD_SUBREAPER = 36
 CPU_SECONDS = 600            # a child's CPU time, a backstop behind the per-call limits
-MAX_FILE_BYTES = 2**20       # the largest student file accepted
 ENV = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
        "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
 
@@ -56,30 +55,6 @@ class CallFailed(Exception):
         super().__init__(message)
         self.function, self.kind, self.message = function, kind, message
         self.where, self.output = list(where), output
-
-
-def submission_files(lab, submission=None):
-    """The files a child works with: the handout's Python files, with the submission's student
-    files over them.
-
-    Returns ({relative path: bytes}, [student files the submission lacks]).
-    """
-    if submission is not None and not Path(submission).is_dir():
-        raise LabError(f"submission folder {submission} does not exist")
-    files = {str(p.relative_to(lab.handout)): p.read_bytes() for p in sorted(lab.handout.rglob("*.py"))
-             if not any(part.startswith((".", "__pycache__")) for part in p.relative_to(lab.handout).parts)}
-    files.update({m.name: m.read_bytes() for m in lab.child_modules})
-    missing = []
-    for name in lab.manifest.student_files if submission is not None else ():
-        source = Path(submission) / name
-        if not source.is_file():
-            missing.append(name)
-        elif source.stat().st_size > MAX_FILE_BYTES:
-            raise LabError(f"{source} is {source.stat().st_size} bytes; a student file may have "
-                           f"at most {MAX_FILE_BYTES}")
-        else:
-            files[name] = source.read_bytes()
-    return files, missing
 
 
 def write_files(folder, files):

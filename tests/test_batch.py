@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch
+from grader import batch, submissions
 from grader.labs import find_lab
 from grader.results import BatchSummary, GradescopeResults, StudentRecord
 from grader.sandbox import launcher_for
@@ -42,7 +42,7 @@ def lab():
 
 # -- reading one submission: no grading, fast -------------------------------------------------------
 def read(lab, path):
-    files, status, detail = batch.read_submission(lab, path)
+    files, status, detail = submissions.read_submission(lab, path)
     return sorted(files), status, detail
 
 
@@ -69,13 +69,13 @@ def test_unsafe_zips_are_rejected(lab, tmp_path, entries, message):
 
 def test_zip_limits(lab, tmp_path, monkeypatch):
     zip_folder(tmp_path / "s.zip", REFERENCE)
-    monkeypatch.setattr(batch, "ZIP_MAX_BYTES", 100)
+    monkeypatch.setattr(submissions, "ZIP_MAX_BYTES", 100)
     assert read(lab, tmp_path / "s.zip")[2].startswith("s.zip is 0.0 MiB; a submission .zip may have at most")
-    monkeypatch.setattr(batch, "ZIP_MAX_BYTES", 2**20)
-    monkeypatch.setattr(batch, "ZIP_MAX_ENTRIES", 2)
+    monkeypatch.setattr(submissions, "ZIP_MAX_BYTES", 2**20)
+    monkeypatch.setattr(submissions, "ZIP_MAX_ENTRIES", 2)
     assert read(lab, tmp_path / "s.zip")[2] == "the zip holds 3 entries; at most 2"
-    monkeypatch.setattr(batch, "ZIP_MAX_ENTRIES", 10)
-    monkeypatch.setattr(batch, "ZIP_MAX_UNZIPPED", 1000)
+    monkeypatch.setattr(submissions, "ZIP_MAX_ENTRIES", 10)
+    monkeypatch.setattr(submissions, "ZIP_MAX_UNZIPPED", 1000)
     assert "(a zip bomb?)" in read(lab, tmp_path / "s.zip")[2]
     (tmp_path / "bad.zip").write_bytes(b"PK\3\4 not really a zip")
     assert read(lab, tmp_path / "bad.zip") == ([], "rejected", "bad.zip is not a readable zip (File is not a zip file)")
@@ -107,7 +107,7 @@ def test_listing_names_students_and_flags_duplicates(lab, tmp_path):
     zip_folder(tmp_path / "bob.zip", REFERENCE)
     (tmp_path / "notes.txt").write_text("hi")
     (tmp_path / ".DS_Store").write_text("")
-    found = {s.student: (s.status, s.detail) for s in batch.list_submissions(lab, tmp_path)}
+    found = {s.student: (s.status, s.detail) for s in submissions.list_submissions(lab, tmp_path)}
     assert found == {"alice": ("rejected", "both alice and alice.zip: keep one"), "bob": ("graded", ""),
                      "notes.txt": ("rejected", "notes.txt is neither a folder nor a .zip")}
 
@@ -237,7 +237,7 @@ def test_ctrl_c_keeps_finished_results_and_leaves_nothing_running(lab, tmp_path)
     assert table["b_endless"]["status"] == table["c_mistakes"]["status"] == "pending"
     assert BatchSummary.model_validate_json((out / "summary.json").read_text()).interrupted
     record = StudentRecord.model_validate_json((out / "students" / "a_ref" / "graded.json").read_text())
-    files = batch.read_submission(lab, subs / "a_ref")[0]
+    files = submissions.read_submission(lab, subs / "a_ref")[0]
     fingerprint = batch.lab_fingerprint(lab, ["positions"], "auto", launcher_for("auto").name)
     assert record.hash == batch.submission_hash(fingerprint, files)
     time.sleep(0.5)

@@ -4,6 +4,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 ROOT = Path(__file__).parent.parent
@@ -41,10 +42,50 @@ def test_reference_full_marks(graded):
     assert {c.visibility for c in results.checks} == {"visible", "hidden"}
 
 
-def test_alternative_styles_full_marks(graded):
-    """float64 angles, einsum, complex numbers, other reorderings: all correct."""
-    results = graded("alternative_styles")
-    assert results.score == results.max_score, [c.message for c in results.checks if c.message]
+@pytest.mark.parametrize("submission", ["alternative_styles", "orbit_search"])
+def test_alternative_styles_full_marks(graded, submission):
+    """float64 angles, einsum, complex numbers, every reordering one by one, a search of x's orbit."""
+    results = graded(submission)
+    own = [c for c in results.checks if c.function == "is_permutation_invariant"]
+    assert all(c.status == "passed" for c in own), [c.message for c in own if c.message]
+    if submission == "alternative_styles":
+        assert results.score == results.max_score, [c.message for c in results.checks if c.message]
+
+
+def test_reference_invariance_is_right_with_repeated_tokens(lab2):
+    """The layer weighting positions (1, 2, 1) on x = (a, a, b): a swap of the first two, a rotation
+    and the reversal change nothing there, but (a, b, a) changes the sum."""
+    from grader.plugin import Reference
+
+    reference = Reference(lab2)
+    layer = reference.toy_attention.Layer(torch.eye(3), torch.tensor([0.0, 1.0, 0.0]), 0.0)
+    x = torch.randn(2, 2, 4)[:, [0, 0, 1]]
+    assert reference.invariance.is_permutation_invariant(layer, x) is False
+    assert reference.invariance.is_permutation_invariant(layer, x[:, [0, 0, 0]]) is True
+    assert reference.invariance.is_permutation_invariant(reference.toy_attention.Layer(
+        torch.eye(3), torch.zeros(3), 0.0), x) is True
+
+
+@pytest.mark.parametrize("pos, causal", [("none", False), ("none", True), ("learned", False),
+                                         ("sinusoidal", False), ("rope", False), ("alibi", True)])
+def test_opaque_attention_matches_the_handout(lab2, pos, causal):
+    """The layer handed to students computes what model.attention_layer computes, from weights alone."""
+    from grader.plugin import Reference
+
+    reference = Reference(lab2)
+    layer = reference.model.attention_layer(16, n_heads=2, pos=pos, causal=causal, seed=1)
+    opaque = reference.toy_attention.Attention(**reference.toy_attention.attention_weights(layer, 7))
+    x = torch.randn(3, 7, 16)
+    with torch.no_grad():
+        assert torch.allclose(opaque(x), layer(x), atol=1e-5)
+    assert type(opaque).__name__ == "Attention" and not vars(opaque).get("cfg")
+    assert set(dict(opaque.named_buffers())) == {"qkv", "proj", "table", "bias", "cos", "sin"}
+
+
+def test_layer_names_and_attributes_give_nothing_away(graded):
+    """A submission that reads class names, `pattern`, `cfg.pos` or `causal` scores nothing."""
+    results = graded("peek_layers")
+    assert points(results, "is_permutation_invariant")[0] == 0
 
 
 def test_stubs_score_zero_with_one_line_each(graded):
@@ -63,6 +104,9 @@ def test_stubs_score_zero_with_one_line_each(graded):
     ("mistakes_b", "apply_rope", "views of x"),
     ("mistakes_b", "is_permutation_invariant", "attn(x).sum(1)"),
     ("mistakes_b", "is_permutation_invariant", "atol=atol"),
+    ("fixed_reorderings", "is_permutation_invariant", "try every reordering"),
+    ("device_ignored", "rope_frequencies", "pass device=device to torch.arange"),
+    ("lesson_starter", "is_permutation_invariant", "rather than assert it, and reorder x's own positions"),
 ])
 def test_mistakes_lose_points_with_their_hint(graded, submission, function, hint):
     results = graded(submission)
@@ -125,3 +169,10 @@ def test_broken_stdout_does_not_break_the_child(graded):
     results = graded("stdout_sabotage")
     own = [c for c in results.checks if c.tags == ["is_permutation_invariant"]]
     assert own and all(c.status == "passed" for c in own)
+
+
+def test_a_syntax_error_shows_the_line_not_importlib(graded):
+    results = graded("syntax_error")
+    messages = [c.message for c in results.checks if c.function == "rope_frequencies" and c.status == "failed"]
+    assert messages and all("frozen" not in m and "importlib" not in m for m in messages), messages
+    assert "SyntaxError: '(' was never closed" in messages[0] and "positions.py line 6" in messages[0]

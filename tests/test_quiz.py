@@ -143,6 +143,43 @@ def test_answers_are_normalised(lab2):
     assert not q.is_correct(lab2["rope-score"], "m + n")
 
 
+RIGHT_PHRASINGS = [
+    "how far apart they are", "m-n.", "(m - n)", "m minus n", "the relative distance between them",
+    "relative distance m-n", "n-m", "their offset", "the difference of the positions", "relative position",
+    "m − n", "m–n", "|m-n|", "(m - n) * theta", "(m-n)θ", "the gap between positions", "n minus m",
+    "how many positions apart", "their relative positions", "  Relative   DISTANCE ", "position delta",
+    "the displacement between query and key", "m - n, the relative position", "positional difference",
+    "how far the query is from the key", "the distance between m and n", "'m - n'", "M - N",
+]
+WRONG_PHRASINGS = [
+    "m + n", "the absolute position", "the angle", "m", "n", "position", "m*n", "m n", "m and n", "their sum",
+    "m times n", "the product", "m/n", "absolute positions", "the frequency", "theta", "m-n+1",
+    "m + n or m - n", "the dot product", "m plus n", "the position m", "mn", "m×n", "the rotation angle",
+]
+
+
+@pytest.mark.parametrize("answer", RIGHT_PHRASINGS)
+def test_free_text_accepts_the_ways_people_write_it(lab2, answer):
+    assert q.is_correct(lab2["rope-score"], q.parse_answer(lab2["rope-score"], answer))
+
+
+@pytest.mark.parametrize("answer", WRONG_PHRASINGS)
+def test_free_text_rejects_wrong_answers(lab2, answer):
+    assert not q.is_correct(lab2["rope-score"], q.parse_answer(lab2["rope-score"], answer))
+
+
+def test_free_text_rule_is_the_quiz_schema(tmp_path):
+    """The rule is generic: accepted phrases and expressions, operators bound expressions, rejects win."""
+    assert q.text_matches("the Sizes, relatively", ["size"]) and not q.text_matches("sighs", ["size"])
+    assert q.text_matches("(a − b) / 2", ["a - b"]) and not q.text_matches("a - b*c", ["a - b"])
+    assert not q.text_matches("a - b, or a + b", ["a - b"], reject=["a + b"])
+    data = yaml.safe_load(LAB2_QUIZ.read_text())
+    data["questions"][2]["reject"] = ["x"]
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(q.QuizError, match="only text questions have forms to reject"):
+        q.load_quiz(tmp_path / "q.yaml")
+
+
 @pytest.mark.parametrize("question, raw, hint", [
     ("methods", "e", "type one of a, b, c, d"),
     ("order", "a x", "'x' is not a choice"),
@@ -169,13 +206,50 @@ def test_answers_file_grades_by_the_pass_rule(right, code, tmp_path, capsys):
     assert "38,597,376" in out                                  # the review shows explanations
 
 
-def test_attempts_are_recorded_and_the_best_is_kept(tmp_path, capsys):
-    assert q.quiz_status("lab2") is None
-    three_right = {"methods": "d", "tied": "c", "order": "a b e"}
-    run_cli(capsys, "lab2", "--answers", answers_file(tmp_path, three_right))
-    run_cli(capsys, "quizzes/lab2.yaml", "--answers", answers_file(tmp_path, {"methods": "d"}))
+def test_answers_files_are_checks_not_attempts(tmp_path, capsys, state):
+    """An instructor checking a key with --answers leaves the learner's record alone."""
+    for _ in range(3):
+        code, out = run_cli(capsys, "lab2", "--answers", answers_file(tmp_path, RIGHT))
+        out = " ".join(out.replace("│", " ").split())
+        assert code == 0 and "not recorded as an attempt" in out and "lesson complete" not in out
+    assert q.quiz_status("lab2") is None and not state.exists()
+
+
+def test_attempts_keep_the_best():
+    three, one = (q.grade(q.load_quiz(LAB2_QUIZ), answers, "lab2") for answers in (
+        {"methods": "d", "tied": "c", "order": ["a", "b", "e"]}, {"methods": "d"}))
+    q.record_attempt(three)
+    q.record_attempt(one)
     status = q.quiz_status("lab2")
     assert (status.score, status.max, status.passed, status.attempts) == (3, 5, True, 2)
+
+
+def test_lesson_completion_is_the_same_in_the_quiz_and_the_lab_report(capsys):
+    """A passed lesson test with the lab not passed is not a complete lesson, on either screen."""
+    from rich.console import Console
+
+    from grader import quiz_tui, report
+    from grader.results import LabResults
+
+    quiz = q.load_quiz(LAB2_QUIZ)
+    result = q.grade(quiz, RIGHT, "lab2")
+    q.record_attempt(result)
+    lab = LabResults(lab="lab2", title="Lab 2", device="cpu", sandbox="process", submission="x",
+                     execution_time=1.0, checks=[], done_when=[], missing_files=[], selected=[])
+    console = Console(width=200, force_terminal=False)
+
+    def screens():
+        quiz_tui.show_result(quiz, result, console, lesson=q.lesson_status("lab2"))
+        console.print(report._lesson(lab, q.lesson_status("lab2")))
+        return capsys.readouterr().out
+
+    out = screens()
+    assert out.count("lesson not complete yet: the lab (python grade.py lab2) must pass") == 2, out
+    q.record_lab("lab2", True)
+    out = screens()
+    assert out.count("lesson complete") == 2 and "not complete" not in out, out
+    q.record_lab("lab2", False)
+    assert not q.lesson_status("lab2").complete and q.lesson_status("lab2", lab_passed=True).complete
 
 
 def test_answers_file_with_unknown_question_or_bad_answer_exits_2(tmp_path, capsys):
@@ -189,10 +263,14 @@ def test_answers_file_with_unknown_question_or_bad_answer_exits_2(tmp_path, caps
 # ---------------------------------------------------------------------------------- exam form
 
 def test_exam_form_has_no_key_and_cannot_be_graded(tmp_path, capsys):
-    exam = q.exam_form(q.load_quiz(LAB2_QUIZ))
+    key = q.load_quiz(LAB2_QUIZ)
+    exam = q.exam_form(key)
     text = yaml.safe_dump(exam, allow_unicode=True)
-    assert "answer" not in text and "explanation" not in text and "tolerance" not in text
-    assert "reveal" not in text
+    assert all(set(question) == {"id", "type", "prompt"} | ({"choices"} if "choices" in question else set())
+               for question in exam["questions"])
+    assert not [x for question in key.questions for x in (question.explanation[:40], str(question.answer))
+                if len(x) > 2 and x in text]
+    assert exam["hard_questions"] == [h.model_dump() for h in key.hard_questions]   # as the lesson shows them
     path = tmp_path / "lab2-exam.yaml"
     path.write_text(text)
     assert not q.load_quiz(path).keyed

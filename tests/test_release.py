@@ -52,15 +52,76 @@ def test_release_leaks_nothing(released):
     assert len(reference) > 10 and len(hidden) > 50
     assert not (reference | hidden) & shipped
     quiz = yaml.safe_load((released / "quizzes" / "lab2.yaml").read_text())
-    assert not load_quiz(released / "quizzes" / "lab2.yaml").keyed and not quiz.get("hard_questions")
+    assert not load_quiz(released / "quizzes" / "lab2.yaml").keyed
     key = load_quiz(lab.quiz)
     assert not [q.explanation for q in key.questions if q.explanation.strip()[:60] in text]
     assert all(set(q) <= {"id", "type", "prompt", "choices"} for q in quiz["questions"])
     manifest = yaml.safe_load((released / "grader" / "labs" / "lab2" / "lab.yaml").read_text())
     assert "reference" not in manifest and manifest["student_files"] == lab.manifest.student_files
     assert sorted(p.name for p in (released / "grader" / "labs" / "lab2").iterdir()) == \
-        ["lab.yaml", "public", "toy_attention.py"]
+        ["lab.yaml", "public", "stubs", "toy_attention.py"]
     assert {p.name for p in (released / "assignments" / "lab2").iterdir()} >= {"README.md", "positions.py", "model.py"}
+
+
+def answer_forms(question):
+    """How a key could be written in a comment or docstring: numbers in their usual forms, choice
+    lists with any separator, expressions of a text answer."""
+    if question.type == "numeric":
+        value = question.answer
+        return {f"{value:g}", f"{value}", f"{value:.1f}", f"{value * 1e6:,.0f}", f"{value * 1e6:.0f}"}
+    if question.type == "multiple":
+        return {separator.join(question.answer) for separator in (", ", ",", " ", "")} - set(question.answer)
+    if question.type == "text":
+        return {form for form in question.answer if set(form) & set("-+*/")}
+    return set()
+
+
+def test_release_carries_no_answer_key(released):
+    """The learners' copy has no answer of the lesson test anywhere, nor the engine any course
+    content: numbers, choice keys and expressions of the key are all absent."""
+    key = load_quiz(find_lab("lab2").quiz)
+    forms = {form for question in key.questions for form in answer_forms(question)}
+    assert {"38.6", "38,597,376", "a, b, e", "m - n"} <= forms
+    for path in (p for p in released.rglob("*") if p.is_file()):
+        text = path.read_text(errors="replace")
+        found = {form for form in forms if form in text and (len(form) > 4 or form in text.split())}
+        assert not found, f"{path.relative_to(released)} holds {found}"
+    engine = [released / "grade.py", *(released / "grader").glob("*.py")]
+    choices = {text for question in key.questions for text in (question.choices or {}).values()}
+    assert not [(path.name, c) for path in engine for c in choices if c[:30] in path.read_text()]
+
+
+def test_release_has_what_the_lesson_gives(released):
+    """A README to start from, the unscored hard questions (as the lesson shows them), and every
+    package the handout's commands need, matplotlib for --experiments plots included."""
+    readme = (released / "README.md").read_text()
+    assert "pip install -r requirements.txt" in readme and "grade.py lab2 --experiments" in readme
+    assert "grade.py quiz lab2" in readme and "assignments/lab2/README.md" in readme
+    hard = load_quiz(released / "quizzes" / "lab2.yaml").hard_questions
+    assert [h.prompt for h in hard] == [h.prompt for h in load_quiz(find_lab("lab2").quiz).hard_questions]
+    requirements = (released / "requirements.txt").read_text().splitlines()
+    assert "matplotlib" in requirements and any(line.startswith("torch") for line in requirements)
+
+
+def test_release_ships_the_pristine_stubs_and_refuses_a_changed_copy(tmp_path):
+    """A solution tried in the handout folder is never shipped: release refuses, in one line, and
+    with --ignore-working-copy ships the pristine stubs."""
+    course = tmp_path / "course"
+    shutil.copytree(ROOT / "grader" / "labs" / "lab2", course / "lab", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "assignments" / "lab2", course / "handout", ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = yaml.safe_load((course / "lab" / "lab.yaml").read_text())
+    manifest.update(handout="../handout", reference=str(REFERENCE), quiz=str(ROOT / "quizzes" / "lab2.yaml"),
+                    child_modules=["toy_attention.py"])
+    (course / "lab" / "lab.yaml").write_text(yaml.safe_dump(manifest))
+    shutil.copy(REFERENCE / "invariance.py", course / "handout" / "invariance.py")
+    run = grade_py("release", course / "lab", "--out", tmp_path / "out")
+    assert run.returncode == 2 and len(run.stdout.strip().splitlines()) == 1, run.stdout
+    assert "invariance.py" in run.stdout and "--ignore-working-copy" in run.stdout
+    assert not (tmp_path / "out").exists()
+    run = grade_py("release", course / "lab", "--out", tmp_path / "out", "--ignore-working-copy")
+    assert run.returncode == 0, run.stdout + run.stderr
+    shipped = tmp_path / "out" / "assignments" / "lab" / "invariance.py"
+    assert shipped.read_bytes() == (ROOT / "grader" / "labs" / "lab2" / "stubs" / "invariance.py").read_bytes()
 
 
 def test_learners_get_public_feedback(released, tmp_path):

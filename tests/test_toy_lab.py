@@ -76,7 +76,7 @@ QUESTIONS = [{"id": f"q{i}", "type": "single", "prompt": f"Toy question {i}?",
 def toy(tmp_path_factory):
     """The toy lab's folder: lab.yaml, handout/, reference/, public/, hidden/, quiz.yaml."""
     lab = tmp_path_factory.mktemp("course") / "toy"
-    files = {"handout/adder.py": STUB, "handout/README.md": "# Toy lab\nFill in adder.py.\n",
+    files = {"handout/adder.py": STUB, "stubs/adder.py": STUB, "handout/README.md": "# Toy lab\nFill in adder.py.\n",
              "reference/adder.py": REFERENCE, "hidden/test_adder.py": HIDDEN,
              "public/test_adder_public.py": PUBLIC,
              "quiz.yaml": yaml.safe_dump({"title": "Toy quiz", "pass_fraction": 0.6, "questions": QUESTIONS}),

@@ -1,50 +1,72 @@
-"""Toy layers mapping (batch, seq, d) to (batch, seq, d), for checking is_permutation_invariant.
+"""Layers mapping (batch, seq, d) to (batch, seq, d), for checking is_permutation_invariant.
 
-Copied into the child's workspace so the checks can hand them to student code; the judge uses
-its own copy to know the truth. Each ignores a known set of reorderings and no others.
+Copied into the child's workspace so that the checks can hand layers to student code; the judge
+builds the same layers from the same weights to know the truth. Whatever a layer does with
+positions lives in its weights: no class, attribute or argument names it.
 """
+import math
+
 import torch
 
 
-class PositionWeighted(torch.nn.Module):
-    """out[:, t] = x[:, t] * (1 + scale * w[t]); the summed output ignores reorderings that keep w.
+class Layer(torch.nn.Module):
+    """h = mix @ x (mixing positions), then out[:, t] = h[:, t] * (1 + gain[t] + pair * <h[:, t], h[:, t+1]>),
+    with t+1 wrapping round to 0. mix: (seq, seq), gain: (seq,), pair: a number."""
 
-    pattern: "linear" (w[t] = t: no reordering ignored), "symmetric" (w[t] = w[seq-1-t]: reversal
-    ignored), "first_two_tied" (w[0] = w[1]: swapping them ignored) or "flat" (all ignored).
+    def __init__(self, mix, gain, pair):
+        super().__init__()
+        self.register_buffer("mix", torch.as_tensor(mix))
+        self.register_buffer("gain", torch.as_tensor(gain))
+        self.register_buffer("pair", torch.as_tensor(pair))
+
+    def forward(self, x):
+        h = self.mix.to(x.dtype) @ x
+        neighbour = (h * h.roll(-1, dims=1)).sum(-1, keepdim=True)
+        return h * (1 + self.gain.to(x.dtype)[:, None] + self.pair.to(x.dtype) * neighbour)
+
+
+class Attention(torch.nn.Module):
+    """Multi-head self-attention of x + table: softmax(q·k / sqrt(head_dim) + bias) v, with each
+    adjacent pair of q's and k's dimensions turned by (cos, sin) first, as RoPE does.
+
+    qkv: (3d, d), proj: (d, d), table: (seq, d), bias: (heads, seq, seq), cos and sin: (seq, head_dim/2).
     """
 
-    def __init__(self, pattern, scale=0.5):
+    def __init__(self, qkv, proj, table, bias, cos, sin):
         super().__init__()
-        self.pattern, self.scale = pattern, scale
+        for name, value in dict(qkv=qkv, proj=proj, table=table, bias=bias, cos=cos, sin=sin).items():
+            self.register_buffer(name, torch.as_tensor(value))
 
     def forward(self, x):
-        seq = x.shape[1]
-        t = torch.arange(seq, dtype=x.dtype, device=x.device)
-        w = {"linear": t, "symmetric": (t - (seq - 1) / 2) ** 2,
-             "first_two_tied": (t - 1).clamp(min=0), "flat": torch.zeros_like(t)}[self.pattern]
-        return x * (1 + self.scale * w)[None, :, None]
+        B, T, d = x.shape
+        heads = self.bias.shape[0]
+        h = x + self.table.to(x.dtype)
+        q, k, v = (h @ self.qkv.to(x.dtype).T).view(B, T, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+        q, k = _turn(q, self.cos.to(x.dtype), self.sin.to(x.dtype)), _turn(k, self.cos.to(x.dtype), self.sin.to(x.dtype))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d // heads) + self.bias.to(x.dtype)
+        y = scores.softmax(dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, T, d) @ self.proj.to(x.dtype).T
 
 
-class NeighbourMix(torch.nn.Module):
-    """out[:, t] = x[:, t] * (1 + scale * <x[:, t], x[:, t+1 mod seq]>): only rotations are ignored."""
-
-    def __init__(self, scale=0.5):
-        super().__init__()
-        self.scale = scale
-
-    def forward(self, x):
-        nxt = x.roll(-1, dims=1)
-        return x * (1 + self.scale * (x * nxt).sum(-1, keepdim=True))
+def _turn(x, cos, sin):
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
 
 
-class Reverse(torch.nn.Module):
-    """out = x reversed along positions: the sum ignores every reordering, the output does not."""
-
-    def forward(self, x):
-        return x.flip(1)
-
-
-def layer(name, **kwargs):
-    """Build a toy layer by class name, e.g. layer("PositionWeighted", pattern="symmetric")."""
-    return {"PositionWeighted": PositionWeighted, "NeighbourMix": NeighbourMix,
-            "Reverse": Reverse}[name](**kwargs)
+def attention_weights(layer, seq):
+    """The weights of Attention equal to `layer` (the handout's model.attention_layer) on `seq`
+    positions: for the judge, which hands over the weights and never the layer itself."""
+    add, attn = (layer[0], layer[1]) if isinstance(layer, torch.nn.Sequential) else (None, layer)
+    d, heads = attn.qkv.in_features, attn.cfg.n_heads
+    i = torch.arange(seq)
+    bias = torch.zeros(heads, seq, seq)
+    if hasattr(attn, "slopes"):
+        bias = bias - attn.slopes * (i[:, None] - i[None, :]).abs()
+    if attn.cfg.causal:
+        bias = bias.masked_fill(i[None, :] > i[:, None], float("-inf"))
+    half = attn.head_dim // 2
+    rope = hasattr(attn, "cos")
+    return dict(qkv=attn.qkv.weight.detach().clone(), proj=attn.proj.weight.detach().clone(),
+                table=add.table[:seq].detach().clone() if add is not None else torch.zeros(seq, d), bias=bias,
+                cos=attn.cos[:seq].clone() if rope else torch.ones(seq, half),
+                sin=attn.sin[:seq].clone() if rope else torch.zeros(seq, half))

@@ -1,32 +1,68 @@
 """Hidden checks of invariance.py: is_permutation_invariant is right every time.
 
-The layers come from toy_attention.py (each ignores a known set of reorderings) and from the
-handout's model.py. The judge computes the truth itself, over every reordering of short
-inputs, and only asks questions whose answer is clear: the summed outputs differ either by
-float noise (far below atol) or by far more than atol. Every check asks at least one question
-whose answer is True and one whose answer is False, so a constant answer earns nothing.
+The truth is "the summed output is the same for every reordering of x": the judge computes it
+itself, over every reordering of these short inputs, and only asks questions whose answer is
+clear (summed outputs differ by float noise far below atol, or by far more than atol). Every
+check asks at least one question whose answer is True and one whose answer is False, so a
+constant answer earns nothing.
+
+Layers are handed over as weights only (toy_attention.py's Layer and Attention): what a layer
+does with positions is in its numbers, never in a name or attribute the student's code could read.
+Some inputs repeat tokens, so that a fixed few reorderings (a swap and a rotation, every adjacent
+swap, every rotation and the reversal) leave the sum unchanged while another reordering changes it.
 """
+import hashlib
 import itertools
 
 import pytest
 import torch
 
-from grader.checks import describe, expect
+from grader.checks import CheckFailed, describe, expect
+from grader.sandbox import CallFailed
 from grader.wire import build
 
 REPEATS = 12    # the same question again: a lucky random shuffle passes 12 times in 4096
+STARTER = ("return the answer as a bool (e.g. return torch.allclose(...)) rather than assert it, and reorder "
+           "x's own positions (x.shape[1] of them), not a fixed 5")
+EVERY_ORDER = ("try every reordering of the positions (itertools.permutations; stacked along the batch "
+               "dimension they take one call of attn)")
+TRUTHS = {}     # (weights, input, atol) -> answer: a batch worker computes each only once
 
 
-TRUTHS = {}      # (layer, input, atol) -> answer: a batch worker computes each only once
+# -- layers, as weights ---------------------------------------------------------------------------------
+def toy(seq, gain=None, pair=0.0, mix=None):
+    """Weights of toy_attention.Layer: identity mixing, no gain, no pairing unless given."""
+    return {"mix": torch.eye(seq) if mix is None else mix,
+            "gain": torch.zeros(seq) if gain is None else torch.as_tensor(gain, dtype=torch.float32),
+            "pair": torch.tensor(float(pair))}
 
 
-def truth(reference, factory, kwargs, x, atol):
-    """Is the layer `factory(**kwargs)` ("module:function" of the reference) unchanged in its
-    summed output, within atol, by every reordering of x? Checked over all of them (seq <= 6)."""
-    key = (factory, tuple(sorted(kwargs.items())), x.cpu().numpy().tobytes(), tuple(x.shape), atol)
+def weighted(seq, scale=0.5):
+    return toy(seq, gain=scale * torch.arange(seq, dtype=torch.float32))
+
+
+LAYERS = {      # name shown in messages -> weights on seq positions
+    "a layer that weights position t by 1 + t/2": weighted,
+    "a layer that ignores positions": toy,
+    "a layer that reverses positions (its sum ignores order)": lambda seq: toy(seq, mix=torch.eye(seq).flip(0)),
+    "a layer weighting positions symmetrically (reversal changes nothing)":
+        lambda seq: toy(seq, gain=0.5 * (torch.arange(seq) - (seq - 1) / 2) ** 2),
+    "a layer weighting positions 0 and 1 alike (swapping them changes nothing)":
+        lambda seq: toy(seq, gain=0.5 * (torch.arange(seq) - 1).clamp(min=0)),
+    "a layer mixing each position with the next, round in a circle (rotations change nothing)":
+        lambda seq: toy(seq, pair=0.5),
+}
+
+
+def truth(reference, factory, weights, x, atol):
+    """Is toy_attention.`factory`(**weights) unchanged in its summed output, within atol, by every
+    reordering of x? Checked over all of them, in float64 on the CPU."""
+    digest = hashlib.sha256(repr((factory, atol, tuple(x.shape))).encode())
+    for value in [*weights.values(), x]:
+        digest.update(value.detach().cpu().double().numpy().tobytes())
+    key = digest.hexdigest()
     if key not in TRUTHS:
-        module, name = factory.split(":")
-        layer = getattr(getattr(reference, module), name)(**kwargs).double()
+        layer = getattr(reference.toy_attention, factory)(**{k: v.cpu() for k, v in weights.items()}).double()
         x = x.cpu().double()
         orders = list(itertools.permutations(range(x.shape[1])))
         with torch.no_grad():       # every reordering in one batch: these layers treat rows apart
@@ -37,68 +73,93 @@ def truth(reference, factory, kwargs, x, atol):
     return TRUTHS[key]
 
 
+def ask(student, reference, weights, x, atol=1e-5, factory="Layer"):
+    """The student's answer about the layer with these weights, and the truth."""
+    expected = truth(reference, factory, weights, x, atol)
+    sent = {k: v.to(x.device) for k, v in weights.items()}
+    try:
+        answer = student.is_permutation_invariant(build(f"toy_attention:{factory}", **sent), x, atol=atol)
+    except CallFailed as failure:       # the lesson's starter as it stands: assert, randperm(5)
+        if failure.kind == "raised" and failure.message.startswith(("AssertionError", "IndexError")):
+            raise CheckFailed(f"{expected} for a layer on seq {x.shape[1]}",
+                              f"{failure.function} raised {failure.message}", STARTER) from None
+        raise
+    return expected, as_bool(answer)
+
+
 def as_bool(value):
     """The student's answer as a bool (a one-element bool tensor is accepted here)."""
     if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool:
         return bool(value)
-    expect(type(value) is bool, "a bool", describe(value))
+    expect(type(value) is bool, "a bool", describe(value), STARTER if value is None else None)
     return value
 
 
-def ask(student, reference, name, x, atol=1e-5, repeats=1, **kwargs):
-    """Ask the student about toy layer `name` on x, `repeats` times; compare with the truth."""
-    expected = truth(reference, "toy_attention:layer", {"name": name, **kwargs}, x, atol)
+def inputs(batch, seq, d, seed, device, tokens=None):
+    """Random (batch, seq, d) inputs; `tokens` like "aab" repeats a token wherever a letter does."""
+    x = torch.randn(batch, seq, d, generator=torch.Generator().manual_seed(seed))
+    if tokens:
+        x = x[:, ["abcdefgh".index(letter) for letter in tokens]]
+    return x.to(device)
+
+
+def check(student, reference, name, x, hint, atol=1e-5, repeats=1, weights=None):
+    weights = weights or LAYERS[name](x.shape[1])
     for _ in range(repeats):
-        answer = as_bool(student.is_permutation_invariant(
-            build("toy_attention:layer", name, **kwargs), x, atol=atol))
-        yield expected, answer
-
-
-def inputs(batch, seq, d, seed, device):
-    return torch.randn(batch, seq, d, generator=torch.Generator().manual_seed(seed)).to(device)
-
-
-def check(student, reference, layer, x, hint, atol=1e-5, repeats=1, **kwargs):
-    for expected, answer in ask(student, reference, layer, x, atol, repeats, **kwargs):
-        expect(answer == expected, f"{expected} for {layer}{kwargs or ''} with seq {x.shape[1]}",
-               str(answer), hint)
+        expected, answer = ask(student, reference, weights, x, atol)
+        expect(answer == expected, f"{expected} for {name}, seq {x.shape[1]}", str(answer), hint)
 
 
 def check_invariant_one(student, reference, x):
     """The position-free layer: True. Keeps a constant False from scoring."""
-    check(student, reference, "PositionWeighted", x, "compare attn(x).sum(1) within atol", pattern="flat")
+    check(student, reference, "a layer that ignores positions", x, "compare attn(x).sum(1) within atol")
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_order(student, reference, device):
     """compares the summed output: reversing the output keeps the sum, so True"""
     x = inputs(2, 5, 4, 0, device)
-    check(student, reference, "Reverse", x, "compare attn(x).sum(1), not the outputs position by position")
-    check(student, reference, "PositionWeighted", x, None, pattern="linear")
+    check(student, reference, "a layer that reverses positions (its sum ignores order)", x,
+          "compare attn(x).sum(1), not the outputs position by position")
+    check(student, reference, "a layer that weights position t by 1 + t/2", x, None)
 
 
 @pytest.mark.grade(points=2, tags=["is_permutation_invariant"])
 def test_short_sequences(student, reference, device):
     """right every time for seq 1 and 2, where a random shuffle often moves nothing"""
-    check(student, reference, "PositionWeighted", inputs(1, 1, 3, 1, device),
-          "with one position there is nothing to reorder", pattern="linear")
-    check(student, reference, "PositionWeighted", inputs(1, 2, 3, 2, device),
-          "torch.randperm(2) leaves the order unchanged half the time: choose a reordering that moves tokens",
-          repeats=REPEATS, pattern="linear")
+    check(student, reference, "a layer that weights position t by 1 + t/2", inputs(1, 1, 3, 1, device),
+          "with one position there is nothing to reorder")
+    check(student, reference, "a layer that weights position t by 1 + t/2", inputs(1, 2, 3, 2, device),
+          "torch.randperm(2) leaves the order unchanged half the time: " + EVERY_ORDER, repeats=REPEATS)
 
 
 @pytest.mark.grade(points=2, tags=["is_permutation_invariant"])
-@pytest.mark.parametrize("layer, kwargs, ignores", [
-    ("PositionWeighted", {"pattern": "symmetric"}, "reversal"),
-    ("NeighbourMix", {}, "rotations"),
-    ("PositionWeighted", {"pattern": "first_two_tied"}, "swapping the first two positions"),
+@pytest.mark.parametrize("name", [
+    "a layer weighting positions symmetrically (reversal changes nothing)",
+    "a layer mixing each position with the next, round in a circle (rotations change nothing)",
+    "a layer weighting positions 0 and 1 alike (swapping them changes nothing)",
 ], ids=["ignores reversal", "ignores rotations", "ignores a swap"])
-def test_partial_invariance(student, reference, device, layer, kwargs, ignores):
+def test_partial_invariance(student, reference, device, name):
     """a layer that ignores only some reorderings is not invariant"""
     x = inputs(2, 4, 3, 3, device)
-    check(student, reference, layer, x,
-          f"this layer ignores {ignores} but not every reordering: try reorderings that together "
-          "produce every order (a swap of the first two and a rotation by one)", repeats=4, **kwargs)
+    check(student, reference, name, x, "this layer ignores some reorderings but not all: " + EVERY_ORDER, repeats=4)
+    check_invariant_one(student, reference, x)
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+@pytest.mark.parametrize("tokens, gain", [
+    ("aab", [0.0, 0.5, 0.0]),           # a swap of the first two, a rotation by one, the reversal: no change
+    ("abb", [0.0, 0.5, 0.0]),           # the swap of the last two, a rotation back, the reversal: no change
+    ("aaab", [0.0, 0.5, 0.0, 0.0]),     # every adjacent swap, a rotation either way: no change
+    ("abab", [0.5, 0.0, 0.0, 0.5]),     # every rotation and the reversal: no change
+], ids=["aab", "abb", "aaab", "abab"])
+def test_repeated_tokens(student, reference, device, tokens, gain):
+    """repeated tokens: a fixed few reorderings can change nothing while another changes the sum"""
+    x = inputs(2, len(tokens), 3, 13, device, tokens)
+    check(student, reference, f"a position-weighted layer (gains {gain}) on tokens {' '.join(tokens)}", x,
+          "with repeated tokens a few chosen reorderings (a swap, a rotation) can leave x as it was, or "
+          "change it in ways this layer ignores, while another order changes the sum: " + EVERY_ORDER,
+          weights=toy(len(tokens), gain=gain))
     check_invariant_one(student, reference, x)
 
 
@@ -106,30 +167,30 @@ def test_partial_invariance(student, reference, device, layer, kwargs, ignores):
 @pytest.mark.parametrize("seq", [3, 5], ids=["seq 3", "seq 5"])
 def test_positional_layers(student, reference, device, seq):
     """position-weighted layers are not invariant; position-free ones are"""
-    check(student, reference, "PositionWeighted", inputs(3, seq, 5, seq, device), None,
-          repeats=3, pattern="linear")
-    check(student, reference, "PositionWeighted", inputs(3, seq, 5, seq, device), None, pattern="flat")
+    check(student, reference, "a layer that weights position t by 1 + t/2", inputs(3, seq, 5, seq, device), None,
+          repeats=3)
+    check(student, reference, "a layer that ignores positions", inputs(3, seq, 5, seq, device), None)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, reference, device):
     """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5"""
     x = inputs(1, 4, 2, 7, device)
-    check(student, reference, "PositionWeighted", x, "compare with atol=atol, the argument",
-          atol=1.0, pattern="linear", scale=0.002)
-    check(student, reference, "PositionWeighted", x, "compare with atol=atol, the argument",
-          atol=1e-5, pattern="linear", scale=0.002)
+    for atol in (1.0, 1e-5):
+        check(student, reference, "a layer that weights position t by 1 + t/500", x,
+              "compare with atol=atol, the argument", atol=atol, weights=weighted(4, scale=0.002))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_returns_bool(student, device):
     """returns the right Python bool and leaves x unchanged"""
     x = inputs(2, 5, 4, 8, device)
-    for pattern, expected in (("flat", True), ("linear", False)):
-        layer = build("toy_attention:layer", "PositionWeighted", pattern=pattern)
+    for weights, expected in ((toy(5), True), (weighted(5), False)):
+        layer = build("toy_attention:Layer", **{k: v.to(device) for k, v in weights.items()})
         answer, (_, x_after) = student.with_inputs("is_permutation_invariant", layer, x)
         expect(type(answer) is bool, "a Python bool (bool(...) or torch.allclose)", describe(answer))
-        expect(answer is expected, f"{expected} for PositionWeighted({pattern!r})", str(answer))
+        expect(answer is expected, f"{expected} for a layer that {'ignores' if expected else 'weights'} positions",
+               str(answer))
         expect(isinstance(x_after, torch.Tensor) and torch.equal(x_after.cpu(), x.cpu()),
                "x unchanged", "x was modified", "index into x to reorder it: x[:, perm] makes a copy")
 
@@ -138,11 +199,11 @@ ATTENTION = dict(d_model=16, n_heads=2, seed=3)
 
 
 def check_attention(student, reference, x, pos, causal):
-    expected = truth(reference, "model:attention_layer", {"pos": pos, "causal": causal, **ATTENTION}, x, 1e-5)
-    answer = as_bool(student.is_permutation_invariant(
-        build("model:attention_layer", pos=pos, causal=causal, device=str(x.device), **ATTENTION), x))
-    what = f"attention_layer(pos={pos!r}, causal={causal})"
-    expect(answer == expected, f"{expected} for {what}", str(answer),
+    """Ask about the handout's attention_layer(pos, causal), handed over as Attention's weights."""
+    layer = reference.model.attention_layer(pos=pos, causal=causal, **ATTENTION)
+    weights = reference.toy_attention.attention_weights(layer, x.shape[1])
+    expected, answer = ask(student, reference, weights, x, factory="Attention")
+    expect(answer == expected, f"{expected} for attention_layer(pos={pos!r}, causal={causal})", str(answer),
            "without positions and mask, attention sees a bag of vectors; anything positional breaks that")
 
 
@@ -155,9 +216,9 @@ def test_attention_layers(student, reference, device):
         check_attention(student, reference, x, pos, causal)
 
 
-@pytest.mark.grade(points=1, tags=["is_permutation_invariant", "apply_rope", "rope_frequencies"])
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_rope_attention(student, reference, device):
-    """attention with your RoPE is not permutation-invariant"""
+    """attention with RoPE is not permutation-invariant"""
     x = inputs(2, 5, 16, 12, device)
     check_attention(student, reference, x, "none", False)
     check_attention(student, reference, x, "rope", False)

@@ -1,0 +1,57 @@
+"""Your experiments for lab 2: delete the positions, then compare extrapolation with RoPE.
+
+Use the given files: model.py (build_model, Config), tasks.py (train, evaluate, TRAIN_LEN) and
+results.py (Run, LossGap, Extrapolation). Run them with: python run_experiments.py
+"""
+from dataclasses import asdict
+
+from model import Config, build_model
+from results import Extrapolation, LossGap, Run
+from tasks import TRAIN_LEN, evaluate, train
+
+
+def measure_loss_gap(seed=0, device="cpu", on_step=None):
+    """Measure what deleting the position encoding costs on "lookback", and what it leaves.
+
+    Train three models, each built with build_model(Config(pos=POS), seed=seed, device=device)
+    and trained with train(model, TASK, seed=seed, on_step=on_step) (all other defaults):
+        learned          POS "learned", TASK "lookback"   the working transformer
+        no_pos           POS "none",    TASK "lookback"   the same with positions deleted
+        no_pos_majority  POS "none",    TASK "majority"   an order-free task, for contrast
+    Evaluate each once, at the training length on fresh data:
+        evaluate(model, TASK, TRAIN_LEN, seed=seed + 1) -> (loss, accuracy)
+
+    Args:
+        seed: seeds model initialisation and training data; the same seed gives the same result.
+        device: where to train, e.g. "cpu" or "cuda".
+        on_step: progress callback; pass it to every train call unchanged.
+
+    Returns:
+        LossGap(learned, no_pos, no_pos_majority, gap): one Run per model (see results.py), with
+        eval_lengths [TRAIN_LEN], and gap = no_pos.eval_losses[0] - learned.eval_losses[0].
+    """
+    raise NotImplementedError
+
+
+def extrapolation_runs(seed=0, device="cpu", on_step=None):
+    """Train learned positions and RoPE at TRAIN_LEN on "lookback"; test them on longer sequences.
+
+    Train two models, each built with build_model(Config(pos=POS), seed=seed, device=device)
+    and trained with train(model, "lookback", seed=seed, on_step=on_step): POS "learned" and
+    POS "rope" (your positions.py). Config's max_len is 4 * TRAIN_LEN, so the learned table has a
+    row for every position evaluated; rows past TRAIN_LEN are never trained.
+    Evaluate each at lengths [TRAIN_LEN, 2 * TRAIN_LEN, 4 * TRAIN_LEN] on fresh data:
+        evaluate(model, "lookback", length, start=start, seed=seed + 1) -> (loss, accuracy)
+    with start=0 at TRAIN_LEN, and start=TRAIN_LEN at the longer lengths, so that only the
+    positions beyond the trained length are scored there.
+
+    Args:
+        seed: seeds model initialisation and training data; the same seed gives the same result.
+        device: where to train, e.g. "cpu" or "cuda".
+        on_step: progress callback; pass it to every train call unchanged.
+
+    Returns:
+        Extrapolation(learned, rope): one Run per model (see results.py), with eval_lengths
+        [TRAIN_LEN, 2 * TRAIN_LEN, 4 * TRAIN_LEN] and the loss and accuracy at each.
+    """
+    raise NotImplementedError
