@@ -26,12 +26,28 @@ from collections import Counter, deque
 from pathlib import Path
 
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-    TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
-from grader.labs import LabError, find_lab
-from grader.results import (BatchRow, BatchSummary, CheckRate, GradescopeResults, LabResults, Mistake,
-                            ScoreBin, StudentRecord, printable)
+from grader.errors import SetupError
+from grader.labs import find_lab
+from grader.results import (
+    BatchRow,
+    BatchSummary,
+    CheckRate,
+    GradescopeResults,
+    LabResults,
+    Mistake,
+    ScoreBin,
+    StudentRecord,
+    printable,
+)
 from grader.sandbox import Zygote, launcher_for, write_files
 from grader.submissions import GRADABLE, list_submissions
 
@@ -177,7 +193,7 @@ def grade_all(lab, todo, count, options, done):
                     continue
                 kind, data = answer
                 if kind == "failed":
-                    raise LabError(f"a grading worker could not start: {data}")
+                    raise SetupError(f"a grading worker could not start: {data}")
                 job, worker.job = worker.job, None
                 if kind == "died":
                     workers.remove(worker)

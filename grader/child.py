@@ -12,8 +12,8 @@ drops every capability. The judge trusts none of what a child says.
 import ctypes
 import importlib
 import importlib.util
-import os
 import mmap
+import os
 import random
 import resource
 import shutil
@@ -398,7 +398,7 @@ def main(argv):
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
     sys.dont_write_bytecode = True
     wire = load_wire()
-    import torch                    # the point of the zygote: imported once, shared by every fork
+    import torch  # the point of the zygote: imported once, shared by every fork
 
     torch.set_num_threads(1)
     libc.prctl(PR_SET_DUMPABLE, 0)                  # children cannot trace or read the zygote

@@ -11,11 +11,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from grader.labs import LabError, find_lab
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit 2."""
+from grader.errors import GraderError, UsageError
+from grader.labs import find_lab
 
 
 def grade_parser():
@@ -88,7 +85,7 @@ def main(argv=None):
             build, run = COMMANDS[argv[0]]
             return run(build().parse_args(argv[1:]), console)
         return run_grade(grade_parser().parse_args(argv), console)
-    except (LabError, UsageError) as error:
+    except GraderError as error:
         console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
         return 2
     except KeyboardInterrupt:

@@ -9,12 +9,10 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from grader.errors import LabError, UsageError
+
 ROOT = Path(__file__).resolve().parent.parent      # the course: grade.py, assignments/, ...
 LABS = Path(__file__).resolve().parent / "labs"
-
-
-class LabError(Exception):
-    """A lab that cannot be found or whose manifest is broken (exit status 2)."""
 
 
 class DoneWhen(BaseModel):
@@ -78,7 +76,7 @@ class Lab:
         for name in names:
             files = [fs for f, fs in self.manifest.student_files.items() if name in (f, Path(f).stem)]
             if name not in self.functions and not files:
-                raise LabError(f"-k {name}: not a function or file of this lab (choose from "
+                raise UsageError(f"-k {name}: not a function or file of this lab (choose from "
                                f"{', '.join([*self.functions, *self.manifest.student_files])})")
             chosen.update([name] if name in self.functions else files[0])
         return chosen

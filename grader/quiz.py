@@ -29,18 +29,22 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, RootModel, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from grader.labs import ROOT, LabError, find_lab
+from grader.errors import QuizError
+from grader.labs import ROOT, find_lab
 
 QUESTIONS_PER_TEST = 5                  # "5 questions. Get 3 right (60%) to pass."
 STATE = ROOT / ".grade"                 # local attempts: quiz-<name>.json
 Answer = str | list[str] | float
-
-
-class QuizError(LabError):
-    """A quiz, answers or responses file that cannot be used: one line, exit status 2."""
 
 
 class AnswerError(ValueError):

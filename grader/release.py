@@ -21,7 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from grader.labs import ROOT, LabError, find_lab
+from grader.errors import LabError, UsageError
+from grader.labs import ROOT, find_lab
 from grader.quiz import exam_form, load_quiz
 
 ENGINE = Path(__file__).resolve().parent
@@ -130,7 +131,7 @@ def release(lab, out, quiz="exam", ignore_working_copy=False):
     that. Returns the files written."""
     changed = working_copy_changes(lab)
     if changed and not ignore_working_copy:
-        raise LabError(f"{', '.join(changed)} in {lab.handout} differ from the pristine stubs in {lab.stubs}; "
+        raise UsageError(f"{', '.join(changed)} in {lab.handout} differ from the pristine stubs in {lab.stubs}; "
                        "the release ships the pristine stubs: copy your edits there to ship them, or pass "
                        "--ignore-working-copy")
     stage(lab, out, hidden=False, reference=False, quiz=quiz)

@@ -7,7 +7,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.labs import LabError
+from grader.errors import LabError, SetupError
 from grader.sandbox import Sandbox, Zygote, launcher_for, write_files
 from grader.submissions import submission_files
 
@@ -113,5 +113,5 @@ def resolve_device(device):
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise LabError("--device cuda: this machine's torch sees no CUDA device")
+        raise SetupError("--device cuda: this machine's torch sees no CUDA device")
     return device

@@ -27,7 +27,8 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from grader.child import processes, stop_then_kill
-from grader.labs import ROOT, LabError
+from grader.errors import SetupError
+from grader.labs import ROOT
 
 CHILD = Path(__file__).with_name("child.py")
 WIRE = Path(__file__).with_name("wire.py")
@@ -99,7 +100,7 @@ class BubblewrapLauncher:
                     binds += ["--perms", "0755", "--dir", str(parent)]
                 binds += ["--ro-bind", path, path]
         if any(ROOT.is_relative_to(p) for p in python_prefixes()):
-            raise LabError(f"Python's environment {sys.prefix} holds the course folder {ROOT}: the sandbox "
+            raise SetupError(f"Python's environment {sys.prefix} holds the course folder {ROOT}: the sandbox "
                            "could not hide the reference and the checks. Make the venv in a subfolder (.venv)")
         for device in sorted(Path("/dev").glob("nvidia*")):              # CUDA grading
             binds += ["--dev-bind", str(device), str(device)]
@@ -141,7 +142,7 @@ def launcher_for(mode):
     if mode != "process" and bubblewrap_works():
         return BubblewrapLauncher()
     if mode == "required":
-        raise LabError("--sandbox required: bubblewrap is not installed or cannot run here "
+        raise SetupError("--sandbox required: bubblewrap is not installed or cannot run here "
                        "(Debian/Ubuntu: apt install bubblewrap)")
     return ProcessLauncher()
 
@@ -179,7 +180,7 @@ class Zygote:
     def ask(self, order, fds=()):
         """Send the zygote an order (with file descriptors to hand over); return its reply.
         A zygote that does not answer within ORDER_TIMEOUT is broken, and replaced at the next fork."""
-        from grader import wire     # imports torch: not before the zygote is on its way
+        from grader import wire  # imports torch: not before the zygote is on its way
 
         with self._lock:
             if self.broken:

@@ -12,7 +12,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from grader.labs import LabError
+from grader.errors import UsageError
 
 MAX_FILE_BYTES = 2**20              # the largest student file accepted
 ZIP_MAX_BYTES = 64 * 2**20          # a submission .zip, as stored
@@ -180,17 +180,17 @@ def submission_files(lab, submission=None):
     """The files a child works with: the handout's given Python files, the lab's pristine stubs,
     and the student files of `submission` (a folder; default: the handout, the learner's copy) over them.
 
-    Returns ({relative path: bytes}, [student files the submission lacks]); LabError if it cannot be read.
+    Returns ({relative path: bytes}, [student files the submission lacks]); UsageError if it cannot be read.
     """
     folder = Path(submission) if submission is not None else lab.handout
     if not folder.is_dir():
         where = f"--submission {submission}" if submission is not None else f"the handout folder {folder}"
-        raise LabError(f"{where} is a file, not a folder" if folder.exists() else f"{where} does not exist")
+        raise UsageError(f"{where} is a file, not a folder" if folder.exists() else f"{where} does not exist")
     wanted = list(lab.manifest.student_files)
     try:
         found = _read_folder(folder, wanted)
     except Rejected as why:
-        raise LabError(f"{folder}: {why}") from None
+        raise UsageError(f"{folder}: {why}") from None
     files = {str(p.relative_to(lab.handout)): p.read_bytes() for p in sorted(lab.handout.rglob("*.py"))
              if not any(part.startswith((".", "__pycache__")) for part in p.relative_to(lab.handout).parts)}
     files.update({m.name: m.read_bytes() for m in lab.child_modules})

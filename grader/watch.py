@@ -17,7 +17,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from grader import report
-from grader.labs import LabError
+from grader.errors import GraderError, UsageError
 from grader.sandbox import Zygote, launcher_for
 
 QUIET_MS = 30       # a save is over when its files are quiet this long (editors write in bursts)
@@ -26,7 +26,7 @@ QUIET_MS = 30       # a save is over when its files are quiet this long (editors
 def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto", json_path=None):
     """Grade `submission` (a folder; None: the handout) round after round until Ctrl-C -> 0."""
     if submission is not None and not Path(submission).is_dir():
-        raise LabError(f"submission folder {submission} does not exist")
+        raise UsageError(f"submission folder {submission} does not exist")
     lab.select(select)                              # a bad -k is refused now, not every round
     zygote = Zygote(launcher_for(sandbox))          # first: it imports torch while we do
     try:
@@ -62,7 +62,7 @@ def _rounds(lab, live, zygote, submission, select, device, json_path):
         try:
             try:
                 results = grade(lab, submission, device=device, select=select, zygote=zygote, first=first)
-            except LabError as error:       # e.g. a file too large: said, and the next save is awaited
+            except GraderError as error:       # e.g. a file too large: said, and the next save is awaited
                 live.console.print(Control.clear(), Control.home(),
                                    Panel(Text(str(error)), title="[red]not graded[/]", title_align="left"))
                 verdict = "not graded"

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.labs import LabError, find_lab
+from grader.errors import GraderError, LabError
+from grader.labs import find_lab
 from grader.submissions import submission_files
 
 ROOT = Path(__file__).parent.parent
@@ -46,15 +47,15 @@ def test_symlinked_student_files_are_refused(lab, tmp_path):
     """A link (e.g. restored by unzip) to the reference would grade the reference as the student's."""
     (tmp_path / "linked").mkdir()
     (tmp_path / "linked" / "adder.py").symlink_to(ROOT / "reference" / "lab2" / "positions.py")
-    with pytest.raises(LabError, match="adder.py is a symbolic link"):
+    with pytest.raises(GraderError, match="adder.py is a symbolic link"):
         submission_files(lab, tmp_path / "linked")
 
 
 def test_a_file_is_not_a_folder(lab, tmp_path):
     (tmp_path / "adder.py").write_bytes(SOLVED)
-    with pytest.raises(LabError, match=r"--submission .*adder.py is a file, not a folder"):
+    with pytest.raises(GraderError, match=r"--submission .*adder.py is a file, not a folder"):
         submission_files(lab, tmp_path / "adder.py")
-    with pytest.raises(LabError, match="nowhere does not exist"):
+    with pytest.raises(GraderError, match="nowhere does not exist"):
         submission_files(lab, tmp_path / "nowhere")
 
 

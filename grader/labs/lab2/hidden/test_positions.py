@@ -12,7 +12,14 @@ import math
 import pytest
 import torch
 
-from grader.checks import CheckFailed, describe, expect, expect_close, expect_tensor, max_error
+from grader.checks import (
+    CheckFailed,
+    describe,
+    expect,
+    expect_close,
+    expect_tensor,
+    max_error,
+)
 from grader.sandbox import CallFailed
 
 EPS = 2.0 ** -23
