@@ -36,7 +36,7 @@ from rich.progress import (
 )
 
 from grader.errors import SetupError
-from grader.labs import find_lab
+from grader.labs import engine_files, find_lab
 from grader.results import (
     BatchRow,
     BatchSummary,
@@ -60,7 +60,7 @@ STUDENTS = "students"                           # OUT/students/<student>/: one f
 def lab_fingerprint(lab, select, device, sandbox):
     """A hash of everything a grade depends on besides the student's files."""
     digest = hashlib.sha256(repr((sorted(select), device, sandbox)).encode())
-    folders = [lab.folder, lab.handout, lab.reference, *lab.child_modules, *ENGINE.glob("*.py")]
+    folders = [lab.folder, lab.handout, lab.reference, *lab.child_modules, *(ENGINE / f for f in engine_files())]
     for top in filter(None, folders):
         for path in sorted([top] if top.is_file() else top.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:

@@ -117,5 +117,13 @@ def yaml_problem(error):
     return f"not valid YAML{where}: {getattr(error, 'problem', None) or error}"
 
 
+def engine_files():
+    """The engine's own Python files, as paths relative to grader/: what a release ships and what
+    a grade's fingerprint covers. Labs (grader/labs/) are data, not engine."""
+    engine = LABS.parent
+    return sorted(p.relative_to(engine) for p in engine.rglob("*.py")
+                  if p.relative_to(engine).parts[0] != "labs" and "__pycache__" not in p.parts)
+
+
 def list_labs():
     return sorted(p.parent.name for p in LABS.glob("*/lab.yaml"))

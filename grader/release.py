@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from grader.errors import LabError, UsageError
-from grader.labs import ROOT, find_lab
+from grader.labs import ROOT, engine_files, find_lab
 from grader.quiz import exam_form, load_quiz
 
 ENGINE = Path(__file__).resolve().parent
@@ -58,8 +58,9 @@ def stage(lab, dest, hidden, reference, quiz=None):
     dest = Path(dest)
     (dest / "grader").mkdir(parents=True, exist_ok=True)
     shutil.copy2(ROOT / "grade.py", dest / "grade.py")
-    for source in ENGINE.glob("*.py"):
-        shutil.copy2(source, dest / "grader" / source.name)
+    for name in engine_files():
+        (dest / "grader" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ENGINE / name, dest / "grader" / name)
     folder = dest / "grader" / "labs" / lab.name
     if hidden:                      # the whole lab folder: checks, conftests, helpers
         shutil.copytree(lab.folder, folder, ignore=shutil.ignore_patterns("lab.yaml", "__pycache__", "*.pyc"))
