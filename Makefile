@@ -17,6 +17,7 @@ grade: $(READY)
 	$(BIN)/python grade.py lab2 --submission reference/lab2
 
 test: $(READY)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 bench: $(READY)

@@ -19,8 +19,8 @@ sys.path[:0] = [str(ROOT / "reference" / "lab2"), str(ROOT / "assignments" / "la
 
 def measure(job):
     """The numbers of one (function, seed) run, and its seconds."""
-    import torch
     import experiments
+    import torch
 
     torch.set_num_threads(1)
     function, seed = job

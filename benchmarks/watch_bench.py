@@ -78,7 +78,7 @@ class Watcher:
 def median_round(watcher, positions, source, saves):
     times = []
     for i in range(saves):
-        took, results = watcher.round_after(lambda: positions.write_text(f"{source}\n# save {i}\n"))
+        took, results = watcher.round_after(lambda i=i: positions.write_text(f"{source}\n# save {i}\n"))
         assert results["score"] == sum(t["max_score"] for t in results["tests"]), "the reference lost points"
         times.append(took)
         time.sleep(0.2)             # a learner reads between saves

@@ -141,7 +141,8 @@ def show_batch(summary, console, out):
     if summary.problems:
         console.print(_problems(summary))
     console.print(f"[dim]gradebook {escape(str(Path(out) / 'grades.csv'))} · summary "
-                  f"{escape(str(Path(out) / 'summary.json'))} · per student {escape(str(Path(out)))}/students/<student>/results.json[/]")
+                  f"{escape(str(Path(out) / 'summary.json'))} · per student "
+                  f"{escape(str(Path(out)))}/students/<student>/results.json[/]")
 
 
 def _histogram(summary):

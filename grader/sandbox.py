@@ -113,7 +113,8 @@ class BubblewrapLauncher:
                 "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev",
                 "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",          # first: Python may live
                 "--size", str(SCRATCH_BYTES), "--tmpfs", HOME, *binds,    # under /tmp, or a home
-                "--perms", "0755", "--dir", "/grader", "--ro-bind", str(CHILD), "/grader/child.py", "--ro-bind", str(WIRE), "/grader/wire.py",
+                "--perms", "0755", "--dir", "/grader",
+                "--ro-bind", str(CHILD), "/grader/child.py", "--ro-bind", str(WIRE), "/grader/wire.py",
                 "--remount-ro", "/dev", "--remount-ro", "/",
                 "--chdir", HOME, "--setenv", "HOME", HOME,
                 sys.executable, "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",

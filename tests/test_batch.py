@@ -95,7 +95,8 @@ def test_folder_problems(lab, tmp_path):
     assert read(lab, tmp_path / "binary")[2].startswith("positions.py is not Python source (binary data)")
     (tmp_path / "big").mkdir()
     (tmp_path / "big" / "positions.py").write_bytes(b"#" * (2**20 + 1))
-    assert read(lab, tmp_path / "big") == ([], "rejected", "positions.py is 1.0 MiB; a student file may have at most 1.0 MiB")
+    assert read(lab, tmp_path / "big") == ([], "rejected",
+                                           "positions.py is 1.0 MiB; a student file may have at most 1.0 MiB")
     (tmp_path / "link").mkdir()
     (tmp_path / "link" / "positions.py").symlink_to(REFERENCE / "positions.py")
     assert read(lab, tmp_path / "link") == ([], "rejected", "positions.py is a symbolic link; submit the file itself")

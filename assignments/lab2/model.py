@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
-
 from positions import apply_rope, rope_frequencies
 
 

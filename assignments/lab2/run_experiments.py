@@ -7,12 +7,11 @@ import traceback
 from pathlib import Path
 
 import torch
+from experiments import extrapolation_runs, measure_loss_gap
+from results import Run
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
-
-from experiments import extrapolation_runs, measure_loss_gap
-from results import Run
 from tasks import TRAIN_LEN, VOCAB_SIZE
 
 console = Console(highlight=False)

@@ -42,7 +42,8 @@ class Attention(torch.nn.Module):
         heads = self.bias.shape[0]
         h = x + self.table.to(x.dtype)
         q, k, v = (h @ self.qkv.to(x.dtype).T).view(B, T, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
-        q, k = _turn(q, self.cos.to(x.dtype), self.sin.to(x.dtype)), _turn(k, self.cos.to(x.dtype), self.sin.to(x.dtype))
+        cos, sin = self.cos.to(x.dtype), self.sin.to(x.dtype)
+        q, k = _turn(q, cos, sin), _turn(k, cos, sin)
         scores = q @ k.transpose(-2, -1) / math.sqrt(d // heads) + self.bias.to(x.dtype)
         y = scores.softmax(dim=-1) @ v
         return y.transpose(1, 2).reshape(B, T, d) @ self.proj.to(x.dtype).T

@@ -97,7 +97,8 @@ def test_frequencies_values(student, device):
 
 
 @pytest.mark.grade(points=2, tags=["rope_frequencies"])
-@pytest.mark.parametrize("head_dim, seq_len", [(2, 1), (6, 7), (128, 3)], ids=["head_dim 2, seq 1", "head_dim 6, seq 7", "head_dim 128, seq 3"])
+@pytest.mark.parametrize("head_dim, seq_len", [(2, 1), (6, 7), (128, 3)],
+                         ids=["head_dim 2, seq 1", "head_dim 6, seq 7", "head_dim 128, seq 3"])
 def test_frequencies_shapes(student, device, head_dim, seq_len):
     """small and odd sizes: head_dim 2, 6, 128; one position; head_dim // 2 odd"""
     check_frequencies(student, head_dim, seq_len, 10000.0, device, device=device)
