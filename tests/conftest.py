@@ -1,4 +1,7 @@
-"""Shared by the tests: one warm zygote for in-process grading, as a batch worker keeps one."""
+"""Shared by the tests: one warm zygote for in-process grading, as a batch worker keeps one, and
+a way to find the processes an attack submission left behind."""
+from pathlib import Path
+
 import pytest
 
 from grader.labs import find_lab
@@ -25,3 +28,15 @@ def grade_lab2(lab2, zygote):
         zygote.reset()
         return grade(lab2, submission=submission, device="cpu", select=select, zygote=zygote)
     return run
+
+
+def processes_marked(marker):
+    """PIDs of processes whose command line carries `marker` (bytes): an attack's daemons."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes():
+                pids.append(int(entry.name))
+        except OSError:
+            pass
+    return pids

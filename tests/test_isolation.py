@@ -5,10 +5,10 @@ A probe lab (one student file, `probe.py`) is built in a temporary folder; each 
 probe's source as a student's submission, calls it through the real zygote and children, and
 judges what the probe saw from the values it returned."""
 import time
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import processes_marked
 
 from grader.labs import find_lab
 from grader.runner import grade
@@ -205,14 +205,7 @@ def sandboxed():
 
 
 def daemons():
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and b"isolation-daemon" in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            pass
-    return found
+    return processes_marked(b"isolation-daemon")
 
 
 # -- 1. the host ------------------------------------------------------------------------------------

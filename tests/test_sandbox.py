@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import processes_marked
 
 from grader.labs import find_lab
 from grader.runner import grade
@@ -21,15 +22,7 @@ needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is n
 
 
 def daemons():
-    """PIDs of processes carrying the hostile submission's daemon marker."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and b"grader-daemon-marker" in (entry / "cmdline").read_bytes():
-                pids.append(int(entry.name))
-        except OSError:
-            pass
-    return pids
+    return processes_marked(b"grader-daemon-marker")
 
 
 @pytest.fixture
