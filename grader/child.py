@@ -264,46 +264,53 @@ def kill_everything(sandboxed, rounds=5):
 
 
 def processes():
-    """{pid: (parent pid, session id)} of every process, from /proc."""
+    """{pid: (parent pid, session id, state letter)} of every process, from /proc."""
     found = {}
     for entry in Path("/proc").iterdir():
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            found[int(entry.name)] = (int(fields[1]), int(fields[3]))
+            found[int(entry.name)] = (int(fields[1]), int(fields[3]), fields[0])
         except (OSError, ValueError, IndexError):
             pass
     return found
 
 
-def descendants(root):
-    """PIDs of every process below `root`."""
-    parents = {pid: parent for pid, (parent, _) in processes().items()}
-    found, frontier = [], [root]
+def below(roots, table):
+    """`roots` and every process below them in a processes() table."""
+    found, frontier = list(roots), set(roots)
     while frontier:
-        frontier = [pid for pid, parent in parents.items() if parent in frontier]
+        frontier = {pid for pid, (parent, _, _) in table.items() if parent in frontier}
         found += frontier
     return found
 
 
+def descendants(root):
+    """PIDs of every process below `root`."""
+    return below([root], processes())[1:]
+
+
 def stop_then_kill(find, rounds=200):
-    """SIGSTOP what find() returns until it returns nothing new, then SIGKILL it all: a process
-    that forks and exits as fast as it can is frozen before it gets away. Returns the pids."""
+    """SIGSTOP what find() returns, with its process group, until it returns nothing new, then
+    SIGKILL it all: a process that forks and exits as fast as it can is frozen before it gets
+    away. Returns the pids."""
     stopped = set()
     for _ in range(rounds):
         new = set(find()) - stopped
         if not new:
             break
         for pid in new:
-            try:
-                os.kill(pid, signal.SIGSTOP)
-            except ProcessLookupError:
-                pass
+            for stop in (os.killpg, os.kill):
+                try:
+                    stop(pid if stop is os.kill else os.getpgid(pid), signal.SIGSTOP)
+                except (ProcessLookupError, PermissionError):
+                    pass
         stopped |= new
     for pid in stopped:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid if kill is os.kill else os.getpgid(pid), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
     return stopped
 
 

@@ -26,7 +26,7 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
-from grader.child import processes, stop_then_kill
+from grader.child import below, processes, stop_then_kill
 from grader.errors import SetupError
 from grader.labs import ROOT
 
@@ -37,6 +37,7 @@ SCRATCH_BYTES = 256 * 2**20  # what sandboxed children may write, in their home 
 OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
 START_TIMEOUT = 120.0        # seconds for the zygote to import torch and say it is ready
 ORDER_TIMEOUT = 5.0          # seconds for the zygote to answer an order: past it, it is replaced
+RESET_TIMEOUT = 20.0         # seconds for it to kill every process of a submission
 FILES_TIMEOUT = 10.0         # seconds for a new child to take its files
 MESSAGE_LIMIT = 1000         # characters of an error message kept from a child
 SANDBOX_UID_BASE = 1_000_000  # as root, the sandbox runs as this + the judge's pid: a user of its own
@@ -191,7 +192,7 @@ class Zygote:
                     self.control.settimeout(START_TIMEOUT)
                     wire.recv_with_fds(self.control, limit=wire.SMALL_FRAME)
                     self.ready = True
-                self.control.settimeout(ORDER_TIMEOUT)
+                self.control.settimeout(RESET_TIMEOUT if order["op"] == "reset" else ORDER_TIMEOUT)
                 wire.send_with_fds(self.control, order, fds)
                 reply, fds = wire.recv_with_fds(self.control, limit=wire.SMALL_FRAME)
                 for fd in fds:      # nothing should hand the judge descriptors
@@ -289,21 +290,30 @@ class Zygote:
 
 
 def children_of(parent):
-    return [pid for pid, (ppid, _) in processes().items() if ppid == parent]
+    return [pid for pid, (ppid, _, _) in processes().items() if ppid == parent]
 
 
 def sweep_orphans():
-    """Kill what came back to us when a plain-process zygote died: its children's daemons. We are
-    their subreaper; what we start ourselves stays in our session, zygotes have sessions of their
-    own and are known, so any other child of ours in another session is an orphan."""
-    def orphans():
-        return [pid for pid, (parent, session) in processes().items()
+    """Kill what came back to us when a plain-process zygote died: its children, still dying,
+    and their daemons. We are their subreaper; what we start ourselves stays in our session,
+    zygotes have sessions of their own and are known, so any other child of ours in another
+    session is a stray, and so is everything below it."""
+    def strays():
+        table = processes()
+        ours = [pid for pid, (parent, session, _) in table.items()
                 if parent == os.getpid() and session != os.getsid(0) and pid not in Zygote.live]
+        for pid in ours:            # the dead are reaped as we go: they cannot come back
+            if table[pid][2] == "Z":
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+        return below([pid for pid in ours if table[pid][2] != "Z"], table)
 
-    for pid in stop_then_kill(orphans):
+    for pid in stop_then_kill(strays):
         try:
             os.waitpid(pid, 0)
-        except ChildProcessError:
+        except ChildProcessError:   # not ours: its own parent reaps it
             pass
 
 

@@ -175,6 +175,8 @@ def probe_lab(tmp_path_factory):
     folder = tmp_path_factory.mktemp("course") / "probe"
     (folder / "handout").mkdir(parents=True)
     (folder / "handout" / "probe.py").write_text("def look():\n    raise NotImplementedError\n")
+    (folder / "stubs").mkdir()
+    (folder / "stubs" / "probe.py").write_text("def look():\n    raise NotImplementedError\n")
     (folder / "hidden").mkdir()
     (folder / "lab.yaml").write_text(yaml.safe_dump({
         "title": "Probe", "handout": "handout", "student_files": {"probe.py": FUNCTIONS},
@@ -324,6 +326,8 @@ def test_a_spent_budget_is_one_line(tmp_path):
     (lab / "handout").mkdir(parents=True)
     (lab / "hidden").mkdir()
     (lab / "handout" / "probe.py").write_text("import time\n\ndef slow(s):\n    time.sleep(s)\n    return s\n")
+    (lab / "stubs").mkdir()
+    (lab / "stubs" / "probe.py").write_text((lab / "handout" / "probe.py").read_text())
     (lab / "hidden" / "test_slow.py").write_text(
         "import pytest\n\n"
         "@pytest.mark.grade(points=1, tags=['slow'])\n@pytest.mark.parametrize('n', range(8))\n"
@@ -397,7 +401,8 @@ def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab, tmp_path):
     box = Sandbox(probe_lab, submission(), warm)
     assert box.call("hopper", [str(beat), 25]) is True
     time.sleep(1)
-    assert box.call("heartbeat", [str(beat)]) < 0.5         # it runs
+    ages = [box.call("heartbeat", [str(beat)]) for _ in range(20)]      # a read may meet a write
+    assert min(age for age in ages if age is not None) < 0.5           # it runs
     box.close()
     warm.reset()
     warm.close()
