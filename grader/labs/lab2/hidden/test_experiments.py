@@ -248,7 +248,7 @@ def find_slip(reference, run, model, task, seed, reported, documented):
         if (other_task, data, start) == (task, seed + 1, None):
             continue
         if matches(reported, remeasure(reference, model, other_task, lengths_, data, start)):
-            said = [f"score only the positions past TRAIN_LEN there (start=TRAIN_LEN), not all (start=0)"
+            said = ["score only the positions past TRAIN_LEN there (start=TRAIN_LEN), not all (start=0)"
                     if start == 0 else "",
                     "evaluate on fresh data, seed=seed + 1, not the training data (seed=seed)" if data == seed else "",
                     "pass seed=seed + 1; evaluate's default seed=1 is other data" if data == 1 and seed != 0 else "",
