@@ -1,5 +1,6 @@
-"""Lab 2's experiment checks: the reference's claims hold, every time, and only numbers that
-reproduce from returned weights count. Also the learner's --experiments run."""
+"""Lab 2's experiment checks: the reference's claims hold, every time; every run is held to the
+lab's recipe and only numbers that reproduce from returned weights count; the usual slips are
+named. Also the learner's --experiments run."""
 import json
 import os
 import shutil
@@ -44,13 +45,66 @@ def test_stubs_say_not_implemented_once(grade_lab2):
 def test_made_up_numbers_with_untrained_weights_score_zero(grade_lab2, tmp_path):
     results = grade_lab2(assemble(tmp_path, experiments="fabricated"), EXPERIMENTS)
     assert results.score == 0
-    assert any("do not reproduce" in c.message for c in results.checks)
+    assert all("do not come from the returned weights" in c.message for c in results.checks)
 
 
-def test_honest_undertrained_runs_keep_reproduction_points_only(grade_lab2, tmp_path):
+def test_undertrained_runs_are_not_the_recipe(grade_lab2, tmp_path):
     results = grade_lab2(assemble(tmp_path, experiments="undertrained"), EXPERIMENTS)
-    passed = {c.test.split("::")[-1] for c in results.checks if c.status == "passed"}
-    assert passed == {"test_gap_reproduces", "test_extrapolation_reproduces"}
+    assert results.score == 0
+    assert all("trained 15 steps, the lab trains 70" in c.message for c in results.checks)
+
+
+def checks_of(results, function):
+    """{check name: message} of the function's failed checks, and whether any passed."""
+    mine = [c for c in results.checks if c.function == function]
+    return {c.test.split("::")[-1]: c.message for c in mine if c.status == "failed"}, \
+        any(c.status == "passed" for c in mine)
+
+
+def expect_all_lost(results, function, words):
+    failed, any_passed = checks_of(results, function)
+    assert not any_passed and failed, (function, failed)
+    assert all(words in message for message in failed.values()), (words, failed)
+
+
+def expect_slip(results, function, check, words):
+    """A named slip costs the reproduction check only."""
+    failed, _ = checks_of(results, function)
+    assert list(failed) == [check], failed
+    assert all(w in failed[check] for w in words), failed[check]
+    assert "do not come from" not in failed[check]
+
+
+def test_fitting_the_evaluation_batch_and_training_longer_lose_their_functions(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="fit_and_stretch"), EXPERIMENTS)
+    expect_all_lost(results, "measure_loss_gap", "on the documented data")
+    expect_all_lost(results, "measure_loss_gap", "fitted to the evaluation batch")
+    expect_all_lost(results, "extrapolation_runs", "trained at length 96, the lab trains at 24")
+
+
+def test_sorted_losses_lose_and_start_0_is_named(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="tidy_and_start0"), EXPERIMENTS)
+    expect_all_lost(results, "measure_loss_gap", "the recipe's losses in another order (sorted?)")
+    expect_slip(results, "extrapolation_runs", "test_extrapolation_reproduces",
+                ["your numbers match evaluate(..., start=0)", "(start=TRAIN_LEN)"])
+
+
+def test_evaluating_on_the_training_seed_is_named_and_more_steps_lose(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="seed_slip_and_more_steps"), EXPERIMENTS)
+    expect_slip(results, "measure_loss_gap", "test_gap_reproduces",
+                ["your numbers match evaluate(..., seed=seed)", "seed=seed + 1"])
+    expect_all_lost(results, "extrapolation_runs", "trained 140 steps, the lab trains 70")
+
+
+def test_another_task_loses_and_lengths_in_another_order_are_named(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="other_task_and_order_slip"), EXPERIMENTS)
+    expect_all_lost(results, "measure_loss_gap", "trained on 'lookback', this run is 'majority'")
+    expect_slip(results, "extrapolation_runs", "test_extrapolation_reproduces", ["in another order"])
+
+
+def test_own_adam_loop_runs_in_another_order_and_complex_rope_keep_full_marks(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="own_loop", positions="alternative_styles"), EXPERIMENTS)
+    assert results.score == results.max_score, [c.message for c in results.checks if c.status != "passed"]
 
 
 def test_wrong_rope_loses_extrapolation_not_the_gap(grade_lab2, tmp_path):
