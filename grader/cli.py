@@ -171,6 +171,8 @@ def run_batch(args, console):
         raise UsageError(f"--workers {args.workers}: expected 1 or more")
     backend = batch.grade_all
     if args.ray:
+        if args.ray not in ("local", "auto") and not args.ray.startswith("ray://"):
+            raise UsageError(f"--ray {args.ray}: expected nothing (a Ray instance here), auto or ray://HOST:PORT")
         if args.device == "cuda":
             raise UsageError("--ray grades on the cluster's CPUs; --device cuda grades with the local pool")
         from grader import cluster
