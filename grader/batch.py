@@ -76,55 +76,74 @@ def submission_hash(fingerprint, files):
 
 
 # -- workers ------------------------------------------------------------------------------------------
-def _work(lab_folder, options, conn):
-    """A grading process: torch once, one zygote for life, reset between submissions.
+class WarmGrader:
+    """torch, the lab and one zygote, kept warm to grade submission after submission: the body of
+    a local worker process here and of a Ray actor (grader/cluster.py)."""
 
-    Receives {name: bytes} per submission (None: stop); answers ("graded", LabResults dump) or
-    ("error", message); ("failed", message) when it cannot start.
-    """
-    os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    signal.signal(signal.SIGINT, signal.SIG_IGN)    # the main process decides what Ctrl-C stops
-    try:
-        zygote = Zygote(launcher_for(options["sandbox"]))    # first: it imports torch while we do
+    def __init__(self, lab_folder, options):
+        os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        self.zygote = Zygote(launcher_for(options["sandbox"]))   # first: it imports torch while we do
         import torch
 
+        torch.set_num_threads(1)
+        self.lab, self.options = find_lab(lab_folder), options
+        self.scratch = Path(tempfile.mkdtemp(prefix="grade-batch-"))
+
+    def grade(self, files):
+        """One submission's {name: bytes} -> ("graded", LabResults dump) or ("error", message)."""
         from grader.runner import grade
 
-        torch.set_num_threads(1)
-        lab = find_lab(lab_folder)
+        folder = self.scratch / "submission"
+        shutil.rmtree(folder, ignore_errors=True)
+        write_files(folder, files)
+        try:
+            results = grade(self.lab, folder, device=self.options["device"], select=self.options["select"],
+                            sandbox=self.options["sandbox"], zygote=self.zygote)
+            return "graded", results.model_dump(mode="json")
+        except Exception as error:
+            return "error", f"the grader failed: {type(error).__name__}: {error}"
+        finally:
+            self.zygote.reset()
+
+    def close(self):
+        self.zygote.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def abandon(self):
+        """From a signal handler: kill the zygote and remove the files, waiting for nothing."""
+        try:
+            os.killpg(self.zygote.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        shutil.rmtree(self.zygote.scratch, ignore_errors=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _work(lab_folder, options, conn):
+    """A grading process: one WarmGrader for life.
+
+    Receives {name: bytes} per submission (None: stop); answers with WarmGrader.grade's pair;
+    ("failed", message) when it cannot start.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # the main process decides what Ctrl-C stops
+    try:
+        grader = WarmGrader(lab_folder, options)
     except Exception as error:
         conn.send(("failed", f"{type(error).__name__}: {error}"))
         return
-    scratch = Path(tempfile.mkdtemp(prefix="grade-batch-"))
 
     def stop(*_):                   # SIGTERM from the main process: leave nothing behind
-        try:
-            os.killpg(zygote.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        shutil.rmtree(zygote.scratch, ignore_errors=True)
-        shutil.rmtree(scratch, ignore_errors=True)
+        grader.abandon()
         os._exit(143)
 
     signal.signal(signal.SIGTERM, stop)
     try:
         while (files := conn.recv()) is not None:
-            folder = scratch / "submission"
-            shutil.rmtree(folder, ignore_errors=True)
-            write_files(folder, files)
-            try:
-                results = grade(lab, folder, device=options["device"], select=options["select"],
-                                sandbox=options["sandbox"], zygote=zygote)
-                conn.send(("graded", results.model_dump(mode="json")))
-            except Exception as error:
-                conn.send(("error", f"the grader failed: {type(error).__name__}: {error}"))
-            finally:
-                zygote.reset()
+            conn.send(grader.grade(files))
     except (EOFError, OSError):
         pass                        # the main process is gone
     finally:
-        zygote.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+        grader.close()
 
 
 class Worker:
@@ -176,10 +195,12 @@ class Worker:
 
 
 def grade_all(lab, todo, count, options, done):
-    """Grade each Submission in `todo` on `count` workers; done(submission, kind, data) per answer."""
+    """Grade each Submission in `todo` on `count` local workers (None: one per core);
+    done(submission, kind, data) per answer. Returns how many workers it started."""
     context = multiprocessing.get_context("spawn")
     queue = deque(todo)
-    workers = [Worker(context, lab, options) for _ in range(min(count, len(queue)))]
+    workers = [Worker(context, lab, options) for _ in range(min(count or os.cpu_count() or 1, len(queue)))]
+    started = len(workers)
     try:
         while queue or any(w.job for w in workers):
             for worker in workers:
@@ -206,12 +227,16 @@ def grade_all(lab, todo, count, options, done):
             worker.quit()
         for worker in workers:
             worker.stop()
+    return started
 
 
 # -- one class ----------------------------------------------------------------------------------------
 def grade_class(lab, submissions, out, console, workers=None, force=False, select=(), device="auto",
-                sandbox="auto"):
+                sandbox="auto", backend=grade_all):
     """Grade every submission in `submissions` into `out`; returns the BatchSummary.
+
+    `backend(lab, todo, workers, options, done)` grades the submissions that need it and returns
+    how many workers it ran: the local pool (grade_all) or a Ray cluster (grader/cluster.py).
 
     Ctrl-C: what was graded stays written, grades.csv and summary.json are rewritten (the rest
     pending), and KeyboardInterrupt goes on up.
@@ -220,7 +245,6 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     out = Path(out)
     lab.select(select)
     sandbox_name = launcher_for(sandbox).name          # refuses now if --sandbox required can't be met
-    workers = workers or os.cpu_count() or 1
     subs = list_submissions(lab, submissions, out)
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
@@ -257,18 +281,18 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
 
     columns = [TextColumn("[bold]grading {task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("·"), TimeElapsedColumn(), TextColumn("· ETA"), TimeRemainingColumn()]
-    interrupted = False
+    interrupted, used = False, min(workers or os.cpu_count() or 1, len(todo))   # the backend tells
     try:
         with Progress(*columns, console=console, transient=True) as progress:
             task = progress.add_task(lab.name, total=len(todo))
             if todo:
-                grade_all(lab, todo, workers, {"device": device, "select": list(select), "sandbox": sandbox},
-                          done)
+                options = {"device": device, "select": list(select), "sandbox": sandbox}
+                used = backend(lab, todo, workers, options, done)
     except KeyboardInterrupt:
         interrupted = True
         raise
     finally:
-        summary = summarize(lab, list(rows.values()), graded, len(todo), min(workers, len(todo)),
+        summary = summarize(lab, list(rows.values()), graded, len(todo), used,
                             time.monotonic() - started, interrupted)
         write_csv(out / "grades.csv", lab, sorted(rows.values(), key=lambda r: r.student))
         _write(out / "summary.json", summary.model_dump_json(indent=2))

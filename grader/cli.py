@@ -4,6 +4,7 @@ Exit status: 0 all passed, 1 graded with failures, 2 bad usage or a broken lab/f
 Heavy modules (torch, pytest) are imported only by the commands that need them.
 """
 import argparse
+import functools
 import sys
 import traceback
 from pathlib import Path
@@ -158,7 +159,10 @@ def batch_parser():
     parser.add_argument("submissions", metavar="SUBMISSIONS", help="folder of student folders and .zip files")
     parser.add_argument("--out", required=True, metavar="OUT", help="where the gradebook and results go")
     parser.add_argument("--workers", type=int, metavar="N",
-                        help="grading processes (default: the machine's cores)")
+                        help="grading processes (default: the machine's cores, or the cluster's with --ray)")
+    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                        help="grade on Ray: alone, a Ray instance on this machine; with auto or "
+                        "ray://HOST:PORT, the running cluster there (needs pip install -e '.[cluster]')")
     parser.add_argument("--force", action="store_true", help="regrade students whose files have not changed")
     return grading_options(parser)
 
@@ -171,10 +175,20 @@ def run_batch(args, console):
         raise UsageError(f"submissions folder {args.submissions} does not exist")
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers {args.workers}: expected 1 or more")
+    backend = batch.grade_all
+    if args.ray:
+        if args.ray not in ("local", "auto") and not args.ray.startswith("ray://"):
+            raise UsageError(f"--ray {args.ray}: expected nothing (a Ray instance here), auto or ray://HOST:PORT")
+        if args.device == "cuda":
+            raise UsageError("--ray grades on the cluster's CPUs; --device cuda grades with the local pool")
+        from grader import cluster
+
+        cluster.load_ray(args.ray)          # refuses now, saying how to install it, where it is missing
+        backend = functools.partial(cluster.grade_all, address=args.ray)
     try:
         summary = batch.grade_class(lab, args.submissions, args.out, console, workers=args.workers,
                                     force=args.force, select=args.select, device=args.device,
-                                    sandbox=args.sandbox)
+                                    sandbox=args.sandbox, backend=backend)
     except KeyboardInterrupt:
         console.print(f"[yellow]stopped:[/] what was graded is kept in {escape(args.out)} "
                       "(grades.csv lists the rest as pending); the same command grades the rest")

@@ -8,11 +8,12 @@ import time
 
 import pytest
 import yaml
-from conftest import processes_marked
 
 from grader.labs import find_lab
 from grader.runner import grade
 from grader.sandbox import CallFailed, Sandbox, Zygote, bubblewrap_works, launcher_for
+
+from conftest import processes_marked
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",

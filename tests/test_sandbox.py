@@ -10,11 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import processes_marked
 
 from grader.labs import find_lab
 from grader.runner import grade
 from grader.sandbox import bubblewrap_works
+
+from conftest import processes_marked
 
 ROOT = Path(__file__).parent.parent
 HOSTILE = Path(__file__).parent / "submissions" / "hostile"

@@ -1,0 +1,184 @@
+"""Grade a class on a Ray cluster: `python grade.py batch LAB SUBMISSIONS --out OUT --ray [ADDRESS]`.
+
+The backend that grader/batch.py's grade_class calls instead of its local pool; everything else
+(reading submissions, hashes, the gradebook, the summary) is the batch's own. Each worker is a
+Ray actor holding one batch.WarmGrader (torch, the lab, a zygote in bubblewrap where the node
+has it) for its life. Submissions travel to it as the bytes the driver read; results come back
+as data: nodes share no filesystem, only the same course folder installed on each. An actor
+grades one submission at a time, so one that dies (or whose node dies) loses only that one,
+which is graded again by another actor; a submission whose worker dies twice is a row saying so.
+
+Without ADDRESS a Ray instance is started on this machine for the batch, bound to 127.0.0.1,
+with every core; `auto` or `ray://HOST:PORT` joins a running cluster.
+"""
+import contextlib
+import hashlib
+import io
+import logging
+import os
+import signal
+import time
+from collections import deque
+from pathlib import Path
+
+from grader.batch import ENGINE, WarmGrader
+from grader.labs import ROOT, LabError, find_lab
+
+LOCAL = "local"                 # --ray without an address
+INSTALL = "pip install -e '.[cluster]'"
+ATTEMPTS = 2                    # graders a submission may lose before its row says so
+WAIT_SECONDS = 1.0              # the driver wakes this often: Ctrl-C never waits on Ray
+STORE_BYTES = 256 * 2**20       # a local instance's object store: submissions and results are small
+
+
+def load_ray(address):
+    """Ray, imported for `address`; a LabError saying how to install it when it is not."""
+    if address == LOCAL:        # announcing 127.0.0.1, a local instance listens there only;
+        os.environ.update(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")  # no reports
+    try:
+        import ray
+    except ImportError:
+        raise LabError(f"--ray needs Ray, an optional extra: {INSTALL}") from None
+    return ray
+
+
+def course_digest(lab):
+    """A hash of the engine and the lab's files by their place in the course folder: the driver
+    and every node must agree on it, wherever the course lies on each."""
+    digest = hashlib.sha256()
+    for top in filter(None, [lab.folder, lab.handout, lab.reference, *lab.child_modules, ENGINE]):
+        for path in sorted([top] if top.is_file() else top.rglob("*.py" if top == ENGINE else "*")):
+            if path.is_file() and "__pycache__" not in path.parts and (top != ENGINE or path.parent == top):
+                digest.update(f"{path.relative_to(top.parent)}\0{path.stat().st_size}\0".encode()
+                              + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _lab_place(lab):
+    """The lab as a node finds it: its folder relative to the course folder, where it is in one."""
+    return str(lab.folder.relative_to(ROOT)) if lab.folder.is_relative_to(ROOT) else str(lab.folder)
+
+
+class GradingActor:
+    """A warm grader on some node of the cluster (a Ray actor: see grade_all). The driver closes
+    it when done; Ray ends it with SIGTERM when the driver is gone: its zygote and files go too."""
+
+    def __init__(self, lab_place, options, digest):
+        import ray
+
+        self.node = ray.util.get_node_ip_address()
+        self.failure, self.grader = None, None
+        signal.signal(signal.SIGINT, signal.SIG_IGN)    # the driver decides what Ctrl-C stops
+        signal.signal(signal.SIGTERM, self._stop)
+        try:
+            lab = find_lab(ROOT / lab_place)
+            if course_digest(lab) != digest:
+                raise LabError(f"its course folder {ROOT} differs from the driver's: install the same "
+                               "version of the course on every node")
+            self.grader = WarmGrader(ROOT / lab_place, options)
+        except Exception as error:
+            self.failure = f"{type(error).__name__}: {error}"
+
+    def grade(self, files):
+        """WarmGrader.grade's pair, or ("failed", why) when this actor could not start."""
+        if self.failure:
+            return "failed", f"on node {self.node}: {self.failure}"
+        return self.grader.grade(files)
+
+    def pid(self):
+        return os.getpid()
+
+    def close(self):
+        if self.grader:
+            self.grader.close()
+            self.grader = None
+
+    def _stop(self, *_):
+        if self.grader:
+            self.grader.abandon()
+        os._exit(143)
+
+
+def grade_all(lab, todo, count, options, done, address=LOCAL):
+    """batch.grade_all's twin on Ray: grade `todo` on `count` actors (None: one per CPU of the
+    cluster); done(submission, kind, data) per answer. Returns how many actors it started."""
+    ray = load_ray(address)
+    try:
+        if address == LOCAL:
+            ray.init(num_cpus=os.cpu_count(), include_dashboard=False, object_store_memory=STORE_BYTES,
+                     logging_level=logging.ERROR, log_to_driver=False)
+        else:
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        raise LabError(f"--ray {address}: cannot start or join Ray ({error})") from None
+    actor_class = ray.remote(num_cpus=1, max_restarts=0)(GradingActor)
+    queue, lost, idle, pids = deque(todo), {}, [], {}
+    flying = {}                             # ObjectRef of a grade() call -> (actor, submission)
+
+    def new_actor():
+        actor = actor_class.remote(_lab_place(lab), options, digest)
+        pids[actor] = actor.pid.remote()
+        return actor
+
+    try:
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        count = min(count or cpus, cpus, len(queue))
+        digest = course_digest(lab)
+        idle = [new_actor() for _ in range(count)]
+        while queue or flying:
+            while queue and idle:
+                actor, job = idle.pop(), queue.popleft()
+                flying[actor.grade.remote(job.files)] = actor, job
+            ready, _ = ray.wait(list(flying), num_returns=1, timeout=WAIT_SECONDS)
+            for ref in ready:
+                actor, job = flying.pop(ref)
+                try:
+                    kind, data = ray.get(ref, timeout=WAIT_SECONDS)
+                except ray.exceptions.RayError as error:    # the actor or its node is gone, and
+                    ray.kill(actor)                         # only `job` with it
+                    lost[job.student] = lost.get(job.student, 0) + 1
+                    if lost[job.student] < ATTEMPTS:
+                        queue.appendleft(job)
+                    else:
+                        done(job, "error", f"its grading worker died {ATTEMPTS} times "
+                                           f"({type(error).__name__}); run the batch again to grade this one")
+                    if queue:
+                        idle.append(new_actor())
+                    continue
+                if kind == "failed":
+                    raise LabError(f"a grading worker could not start {data}")
+                idle.append(actor)
+                done(job, kind, data)
+        return count
+    finally:
+        if idle:
+            ray.wait([actor.close.remote() for actor in idle], num_returns=len(idle), timeout=30)
+        if address == LOCAL and flying:     # Ctrl-C: see _end_busy; Ray would call those ends
+            with contextlib.redirect_stdout(io.StringIO()):     # "unexpected system errors"
+                _end_busy(ray, [pids[actor] for actor, _ in flying.values()])
+                ray.shutdown()
+        else:
+            ray.shutdown()          # Ray ends every actor left with SIGTERM
+
+
+def _end_busy(ray, pid_refs):
+    """SIGTERM this machine's busy actors and wait (10 s at most) for each to abandon its
+    submission: a local instance's raylet stops with the driver, too soon for that."""
+    known, _ = ray.wait(pid_refs, num_returns=len(pid_refs), timeout=0)
+    pids = []
+    for ref in known:
+        try:
+            pids.append(ray.get(ref))
+            os.kill(pids[-1], signal.SIGTERM)
+        except (ray.exceptions.RayError, ProcessLookupError):
+            pass                    # it died before it could say, or since
+    deadline = time.monotonic() + 10
+    while any(map(_running, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _running(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
