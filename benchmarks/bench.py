@@ -44,7 +44,7 @@ def median_pair(command, runs, first=False):
 def sandbox_cost(runs):
     """Median seconds bubblewrap adds to starting a process, its namespaces and mounts as the
     grader sets them up (once per grading; a batch worker's zygote starts once for all)."""
-    from grader.sandbox import BubblewrapLauncher
+    from grader.judge.launchers import BubblewrapLauncher
 
     with tempfile.TemporaryDirectory() as scratch:
         argv = BubblewrapLauncher().argv(scratch, 0)
@@ -67,7 +67,7 @@ def main():
     for what, command, target, first in rows:
         ours, base = median_pair(command, args.runs, first)
         table.add_row(what, f"{ours:.2f}", f"{base:.2f}", f"{ours / base:.2f}x", f"< {target}x")
-    from grader.sandbox import bubblewrap_works
+    from grader.judge.launchers import bubblewrap_works
 
     if bubblewrap_works():
         table.add_row("what bubblewrap adds to a grading", f"{sandbox_cost(10 * args.runs):.3f}", "", "",

@@ -44,7 +44,7 @@ def grading_options(parser):
 
 def run_grade(args, console):
     from grader import report
-    from grader.quiz import lesson_status, load_quiz, record_lab
+    from grader.quiz.model import lesson_status, load_quiz, record_lab
     from grader.runner import grade, run_experiments
 
     if args.submission and Path(args.submission).suffix == ".zip":
@@ -117,7 +117,8 @@ def quiz_parser():
 
 
 def run_quiz(args, console):
-    from grader import quiz, quiz_tui
+    from grader.quiz import model as quiz
+    from grader.quiz import terminal as quiz_tui
 
     if bool(args.class_csv) != bool(args.out):
         raise UsageError("--class RESPONSES.csv and --out GRADEBOOK.csv go together")
@@ -168,7 +169,7 @@ def batch_parser():
 
 
 def run_batch(args, console):
-    from grader import batch, report
+    from grader.instructor import batch, report
 
     lab = find_lab(args.lab)
     if not Path(args.submissions).is_dir():
@@ -181,7 +182,7 @@ def run_batch(args, console):
             raise UsageError(f"--ray {args.ray}: expected nothing (a Ray instance here), auto or ray://HOST:PORT")
         if args.device == "cuda":
             raise UsageError("--ray grades on the cluster's CPUs; --device cuda grades with the local pool")
-        from grader import cluster
+        from grader.instructor import cluster
 
         cluster.load_ray(args.ray)          # refuses now, saying how to install it, where it is missing
         backend = functools.partial(cluster.grade_all, address=args.ray)
@@ -215,7 +216,7 @@ def release_parser():
 
 
 def run_release(args, console):
-    from grader import release
+    from grader.instructor import release
 
     lab = find_lab(args.lab)
     out = Path(args.out)
@@ -244,7 +245,7 @@ def export_parser():
 
 
 def run_export(args, console):
-    from grader import release
+    from grader.instructor import release
 
     if not args.gradescope.endswith(".zip"):
         raise UsageError(f"--gradescope {args.gradescope}: expected a .zip path")

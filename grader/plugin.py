@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from grader.checks import CheckFailed
+from grader.judge.sandbox import MESSAGE_LIMIT, CallFailed
 from grader.results import Check, printable
-from grader.sandbox import MESSAGE_LIMIT, CallFailed
 
 # Why a function's remaining checks do not run: as the check's own function, as a dependency.
 BLOCKED = {"not_implemented": ("not implemented yet", "is not implemented yet"),

@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 
 from grader.errors import LabError, SetupError
-from grader.sandbox import Sandbox, Zygote, launcher_for, write_files
-from grader.submissions import submission_files
+from grader.instructor.submissions import submission_files
+from grader.judge.launchers import launcher_for
+from grader.judge.sandbox import Sandbox, Zygote, write_files
 
 
 def grade(lab, submission=None, device="auto", select=(), sandbox="auto", zygote=None, first=()):

@@ -18,7 +18,8 @@ from rich.text import Text
 
 from grader import report
 from grader.errors import GraderError, UsageError
-from grader.sandbox import Zygote, launcher_for
+from grader.judge.launchers import launcher_for
+from grader.judge.sandbox import Zygote
 
 QUIET_MS = 30       # a save is over when its files are quiet this long (editors write in bursts)
 
@@ -45,7 +46,7 @@ def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto
 def _rounds(lab, live, zygote, submission, select, device, json_path):
     import watchfiles
 
-    from grader.quiz import load_quiz, quiz_status
+    from grader.quiz.model import load_quiz, quiz_status
     from grader.runner import grade
 
     folder = Path(submission or lab.handout).resolve()

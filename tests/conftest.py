@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.judge.launchers import launcher_for
+from grader.judge.sandbox import Zygote
 from grader.labs import find_lab
 from grader.runner import grade
-from grader.sandbox import Zygote, launcher_for
 
 
 @pytest.fixture(scope="session")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, submissions
+from grader.instructor import batch, submissions
+from grader.judge.launchers import launcher_for
 from grader.labs import find_lab
 from grader.results import BatchSummary, GradescopeResults, StudentRecord
-from grader.sandbox import launcher_for
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"

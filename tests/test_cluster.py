@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from grader import cli
+from grader.judge.launchers import launcher_for
 from grader.results import BatchSummary, GradescopeResults, StudentRecord
-from grader.sandbox import launcher_for
 
 ROOT = Path(__file__).parent.parent
 MIX = sorted(p for p in (ROOT / "tests" / "submissions").iterdir() if p.is_dir())

@@ -9,9 +9,10 @@ import time
 import pytest
 import yaml
 
+from grader.judge.launchers import bubblewrap_works, launcher_for
+from grader.judge.sandbox import CallFailed, Sandbox, Zygote
 from grader.labs import find_lab
 from grader.runner import grade
-from grader.sandbox import CallFailed, Sandbox, Zygote, bubblewrap_works, launcher_for
 
 from conftest import processes_marked
 

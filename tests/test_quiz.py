@@ -15,8 +15,8 @@ import pexpect
 import pytest
 import yaml
 
-from grader import quiz as q
 from grader.cli import main
+from grader.quiz import model as q
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB2_QUIZ = ROOT / "quizzes" / "lab2.yaml"
@@ -228,7 +228,8 @@ def test_lesson_completion_is_the_same_in_the_quiz_and_the_lab_report(capsys):
     """A passed lesson test with the lab not passed is not a complete lesson, on either screen."""
     from rich.console import Console
 
-    from grader import quiz_tui, report
+    from grader import report
+    from grader.quiz import terminal as quiz_tui
     from grader.results import LabResults
 
     quiz = q.load_quiz(LAB2_QUIZ)
@@ -399,7 +400,7 @@ def test_terminal_quiz_ctrl_c_keeps_answers_and_continues(fresh_course):
 
 def test_quiz_path_never_imports_torch(tmp_path, course):
     answers = answers_file(tmp_path, RIGHT)
-    script = ("import sys; import grader.quiz, grader.quiz_tui, grader.cli\n"
+    script = ("import sys; import grader.quiz.model, grader.quiz.terminal, grader.cli\n"
               "assert 'torch' not in sys.modules, 'imported torch'\n"
               f"code = grader.cli.main(['quiz', 'lab2', '--answers', {str(answers)!r}])\n"
               "assert 'torch' not in sys.modules, 'grading a quiz imported torch'\n"

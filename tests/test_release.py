@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from grader.labs import find_lab
-from grader.quiz import load_quiz
+from grader.quiz.model import load_quiz
 from grader.results import GradescopeResults
 
 ROOT = Path(__file__).parent.parent

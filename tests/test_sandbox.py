@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.judge.launchers import bubblewrap_works
 from grader.labs import find_lab
 from grader.runner import grade
-from grader.sandbox import bubblewrap_works
 
 from conftest import processes_marked
 

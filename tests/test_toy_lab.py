@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.batch import lab_fingerprint
+from grader.instructor.batch import lab_fingerprint
 from grader.labs import find_lab
 from grader.results import BatchSummary, GradescopeResults
 

@@ -7,7 +7,7 @@ import zipfile
 import pytest
 import torch
 
-from grader import wire
+from grader.judge import wire
 
 
 def roundtrip(value, device=None):

@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from grader.checks import CheckFailed, describe, expect
-from grader.sandbox import CallFailed
-from grader.wire import build
+from grader.judge.sandbox import CallFailed
+from grader.judge.wire import build
 
 REPEATS = 12    # the same question again: a lucky random shuffle passes 12 times in 4096
 STARTER = ("return the answer as a bool (e.g. return torch.allclose(...)) rather than assert it, and reorder "

@@ -20,7 +20,7 @@ from grader.checks import (
     expect_tensor,
     max_error,
 )
-from grader.sandbox import CallFailed
+from grader.judge.sandbox import CallFailed
 
 EPS = 2.0 ** -23
 DEVICE_SLACK = {"cpu": 1.0, "cuda": 4.0}

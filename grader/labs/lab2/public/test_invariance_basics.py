@@ -3,8 +3,8 @@ import pytest
 import torch
 
 from grader.checks import CheckFailed, describe, expect
-from grader.sandbox import CallFailed
-from grader.wire import build
+from grader.judge.sandbox import CallFailed
+from grader.judge.wire import build
 
 STARTER = ("return the answer as a bool (e.g. return torch.allclose(...)) rather than assert it, and reorder "
            "x's own positions (x.shape[1] of them), not a fixed 5")

@@ -1,17 +1,16 @@
 """The judge's side of the boundary: the zygote, children, and calls with time limits.
 
-Student code runs only in children (grader/child.py). A zygote process imports torch once and
+Student code runs only in children (grader/judge/child.py). A zygote process imports torch once and
 forks a child per need: one for the checks of a submission, one more for each call run apart
 (`submit`). The zygote never sees a submission: the judge sends each child its files down the
 child's own pipe. A call sends plain data, waits at most its time limit (and never past the
-submission's time budget), and reads back plain data through grader/wire.py, with every size
+submission's time budget), and reads back plain data through grader/judge/wire.py, with every size
 limit applied here. A child that hangs, dies, floods its output or answers garbage is killed
 and replaced; a zygote that stops answering is replaced within seconds; the judge carries on.
 Batch grading keeps one zygote per worker and resets it between submissions: every process of
 the last submission is killed, and inside bubblewrap each child had mounts of its own.
 """
 import ctypes
-import functools
 import mmap
 import os
 import select
@@ -19,32 +18,23 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
 
-from grader.child import below, processes, stop_then_kill
-from grader.errors import SetupError
-from grader.labs import ROOT
+from grader.judge.child import below, processes, stop_then_kill
+from grader.judge.launchers import ENV, SCRATCH_BYTES
 
-CHILD = Path(__file__).with_name("child.py")
-WIRE = Path(__file__).with_name("wire.py")
-HOME = "/home/student"       # where children work inside bubblewrap
-SCRATCH_BYTES = 256 * 2**20  # what sandboxed children may write, in their home and in /tmp
 OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
 START_TIMEOUT = 120.0        # seconds for the zygote to import torch and say it is ready
 ORDER_TIMEOUT = 5.0          # seconds for the zygote to answer an order: past it, it is replaced
 RESET_TIMEOUT = 20.0         # seconds for it to kill every process of a submission
 FILES_TIMEOUT = 10.0         # seconds for a new child to take its files
 MESSAGE_LIMIT = 1000         # characters of an error message kept from a child
-SANDBOX_UID_BASE = 1_000_000  # as root, the sandbox runs as this + the judge's pid: a user of its own
 PR_SET_CHILD_SUBREAPER = 36
 CPU_SECONDS = 600            # a child's CPU time, a backstop behind the per-call limits
-ENV = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-       "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
 
 
 class CallFailed(Exception):
@@ -64,89 +54,6 @@ def write_files(folder, files):
     for name, data in files.items():
         (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
         (Path(folder) / name).write_bytes(data)
-
-
-# -- launchers: how the zygote is started ---------------------------------------------------------
-class ProcessLauncher:
-    """The zygote as a plain process (no OS sandbox): the fallback everywhere. It protects the
-    judge's memory and time, and kills every process a child starts, but not the host's files,
-    the network or (as root) anything root may do."""
-
-    name = "process"
-    own_user = False
-
-    def argv(self, scratch, control_fd):
-        return [sys.executable, "-I", str(CHILD), str(scratch), str(control_fd), "plain"]
-
-
-class BubblewrapLauncher:
-    """The zygote in bubblewrap: read-only system, Python and /proc/sys, no network, its own PID
-    namespace with the zygote as PID 1, no capabilities but those it needs to lose its user.
-    As root, the zygote becomes a user of its own (SANDBOX_UID_BASE + the judge's pid) before
-    anything else; either way it then makes a user namespace of its own, and each child gets
-    fresh mounts and drops every capability (grader/child.py). Children get the handout and
-    submission files down their own pipe and see nothing of the grader, the reference or the
-    host: only Python's own folders are bound, and those must not hold the course."""
-
-    name = "bubblewrap"
-
-    def __init__(self):
-        self.own_user = os.getuid() == 0
-
-    def argv(self, scratch, control_fd):
-        binds = []
-        for path in ["/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", "/sys", *python_prefixes()]:
-            if Path(path).exists():         # parents made traversable: the zygote is no root
-                for parent in reversed(Path(path).parents[:-1]):
-                    binds += ["--perms", "0755", "--dir", str(parent)]
-                binds += ["--ro-bind", path, path]
-        if any(ROOT.is_relative_to(p) for p in python_prefixes()):
-            raise SetupError(f"Python's environment {sys.prefix} holds the course folder {ROOT}: the sandbox "
-                           "could not hide the reference and the checks. Make the venv in a subfolder (.venv)")
-        for device in sorted(Path("/dev").glob("nvidia*")):              # CUDA grading
-            binds += ["--dev-bind", str(device), str(device)]
-        # As root no user namespace here: the zygote leaves root for a user of its own and makes
-        # one itself. Otherwise bubblewrap makes one, and drops every capability by itself.
-        caps = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] \
-            if self.own_user else []
-        return ["bwrap", "--die-with-parent", "--new-session", "--as-pid-1", *caps,
-                "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-                "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev",
-                "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",          # first: Python may live
-                "--size", str(SCRATCH_BYTES), "--tmpfs", HOME, *binds,    # under /tmp, or a home
-                "--perms", "0755", "--dir", "/grader",
-                "--ro-bind", str(CHILD), "/grader/child.py", "--ro-bind", str(WIRE), "/grader/wire.py",
-                "--remount-ro", "/dev", "--remount-ro", "/",
-                "--chdir", HOME, "--setenv", "HOME", HOME,
-                sys.executable, "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",
-                str(SANDBOX_UID_BASE + os.getpid())]
-
-
-def python_prefixes():
-    """Folders the Python running the grader lives in (a venv, and the Python it was made from)."""
-    return sorted({str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
-
-
-@functools.cache
-def bubblewrap_works():
-    """Whether bwrap is installed and can make its namespaces here (it cannot in some containers)."""
-    if not shutil.which("bwrap"):
-        return False
-    # the zygote makes a user namespace of its own inside: that must be allowed too
-    probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc",
-                            "--dev", "/dev", "unshare", "--user", "--map-root-user", "true"], capture_output=True)
-    return probe.returncode == 0
-
-
-def launcher_for(mode):
-    """The launcher for --sandbox MODE: "auto" (bubblewrap when it works, else a plain process),
-    "required" (bubblewrap or refuse) or "process"."""
-    if mode != "process" and bubblewrap_works():
-        return BubblewrapLauncher()
-    if mode == "required":
-        raise SetupError("--sandbox required: bubblewrap is not installed or cannot run here "
-                       "(Debian/Ubuntu: apt install bubblewrap)")
-    return ProcessLauncher()
 
 
 # -- the zygote -----------------------------------------------------------------------------------
@@ -182,7 +89,7 @@ class Zygote:
     def ask(self, order, fds=()):
         """Send the zygote an order (with file descriptors to hand over); return its reply.
         A zygote that does not answer within ORDER_TIMEOUT is broken, and replaced at the next fork."""
-        from grader import wire  # imports torch: not before the zygote is on its way
+        from grader.judge import wire  # imports torch: not before the zygote is on its way
 
         with self._lock:
             if self.broken:
@@ -217,7 +124,7 @@ class Zygote:
     def fork(self, files, device, memory_mb):
         """A new child, handed `files` down its own pipe, ready for calls; a zygote that died or
         stopped answering is replaced first."""
-        from grader import wire
+        from grader.judge import wire
 
         with self._lock:
             if self.broken or self.process.poll() is not None:
@@ -388,7 +295,7 @@ class Child:
         arguments go in memory shared with the child and are read back here, so what the call did
         to them is seen, not reported; other arguments come back as None.
         """
-        from grader import wire
+        from grader.judge import wire
 
         self._next_id += 1
         args, placed = (self._place(args) if echo else (list(args), []))
@@ -428,7 +335,7 @@ class Child:
         """Tensor arguments into the shared memory: (arguments with markers, where each went)."""
         import torch
 
-        from grader import wire
+        from grader.judge import wire
 
         placed, offset, marked = [], 0, []
         for value in args:

@@ -19,7 +19,7 @@ answer is right when it contains an accepted form as a run of whole tokens, not 
 operator on either side ("a-b+1" does not contain "a - b"; "(a - b) * c" does), and contains no
 rejected form. So "a − b.", "(a - b)", "a minus b" and "the relative sizes" all contain "a - b" or
 "relative size". List the words a right answer would use; a wrong one must not contain any.
-This module draws nothing on screen (that is grader/quiz_tui.py) and never imports torch.
+This module draws nothing on screen (that is grader/quiz/terminal.py) and never imports torch.
 """
 import csv
 import math

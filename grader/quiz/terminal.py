@@ -17,7 +17,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from grader import quiz as q
+from grader.quiz import model as q
 
 
 def _shown(path):

@@ -23,7 +23,7 @@ import yaml
 
 from grader.errors import LabError, UsageError
 from grader.labs import ROOT, engine_files, find_lab
-from grader.quiz import exam_form, load_quiz
+from grader.quiz.model import exam_form, load_quiz
 
 ENGINE = Path(__file__).resolve().parent
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade")
@@ -47,7 +47,7 @@ set -euo pipefail
 AUTOGRADER="${AUTOGRADER:-/autograder}"
 PYTHON="${GRADER_PYTHON:-$AUTOGRADER/venv/bin/python}"
 cd "$AUTOGRADER/source"
-exec "$PYTHON" -c 'import sys; from grader.release import autograde; sys.exit(autograde(*sys.argv[1:]))' \\
+exec "$PYTHON" -c 'import sys; from grader.instructor.release import autograde; sys.exit(autograde(*sys.argv[1:]))' \\
     "$AUTOGRADER" "%(lab)s" "%(sandbox)s"
 """
 
@@ -180,10 +180,11 @@ def autograde(root, lab_name, sandbox="required"):
     The submission is read as batch grading reads one (one wrapping folder is fine); one that
     cannot be graded, or a sandbox that cannot be had, still gets a results.json saying why.
     """
-    from grader.batch import not_graded
+    from grader.instructor.batch import not_graded
+    from grader.instructor.submissions import GRADABLE, read_submission
+    from grader.judge.launchers import bubblewrap_works
+    from grader.judge.sandbox import write_files
     from grader.runner import grade
-    from grader.sandbox import bubblewrap_works, write_files
-    from grader.submissions import GRADABLE, read_submission
 
     root = Path(root)
     lab = find_lab(lab_name)

@@ -12,20 +12,17 @@ worker's zygote. A worker imports torch once, keeps one zygote for its life and 
 between submissions. Each result is written as soon as it comes back, so a rerun (or a run after
 Ctrl-C) grades only the students whose files, or the lab, changed since.
 """
-import csv
 import hashlib
 import multiprocessing
 import multiprocessing.connection
 import os
 import shutil
 import signal
-import statistics
 import tempfile
 import time
-from collections import Counter, deque
+from collections import deque
 from pathlib import Path
 
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -36,23 +33,18 @@ from rich.progress import (
 )
 
 from grader.errors import SetupError
+from grader.instructor import gradebook
+from grader.instructor.submissions import GRADABLE, list_submissions
+from grader.judge.launchers import launcher_for
+from grader.judge.sandbox import Zygote, write_files
 from grader.labs import engine_files, find_lab
 from grader.results import (
     BatchRow,
-    BatchSummary,
-    CheckRate,
-    GradescopeResults,
     LabResults,
-    Mistake,
-    ScoreBin,
     StudentRecord,
-    printable,
 )
-from grader.sandbox import Zygote, launcher_for, write_files
-from grader.submissions import GRADABLE, list_submissions
 
 ENGINE = Path(__file__).resolve().parent
-INCIDENTS = ("timeout", "crashed", "budget")    # calls that never came back, listed for the class
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 
 
@@ -248,35 +240,21 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     subs = list_submissions(lab, submissions, out)
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
-    rows, graded, todo = {}, {}, []
-    for sub in subs:
-        folder = out / STUDENTS / sub.student
-        if sub.status not in GRADABLE:
-            rows[sub.student] = BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=0)
-            _save(folder, StudentRecord(hash="", row=rows[sub.student]), not_graded(sub.detail, sandbox_name))
-            continue
-        sub.hash = submission_hash(fingerprint, sub.files)
-        record = None if force else _reusable(folder, sub.hash)
-        if record:
-            rows[sub.student] = record.row.model_copy(update={"reused": True})
-            graded[sub.student] = record.results
-        else:
-            rows[sub.student] = BatchRow(student=sub.student, status="pending", detail="not graded yet")
-            todo.append(sub)
+    rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force)
 
     def done(sub, kind, data):
         if kind == "graded":
             results = LabResults.model_validate(data).model_copy(update={"submission": str(sub.path)})
-            row = _row(lab, sub, results)
+            row = gradebook.row(lab, sub, results)
             graded[sub.student] = results
             gradescope = results.gradescope()
         else:
             row = BatchRow(student=sub.student, status="error", detail=data)
-            gradescope = not_graded(data, sandbox_name)
+            gradescope = gradebook.not_graded(data, sandbox_name)
         _save(out / STUDENTS / sub.student, StudentRecord(hash=sub.hash, row=row, results=graded.get(sub.student)),
               gradescope)
         rows[sub.student] = row
-        progress.console.print(_line(row), highlight=False)
+        progress.console.print(gradebook.line(row), highlight=False)
         progress.advance(task)
 
     columns = [TextColumn("[bold]grading {task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -292,34 +270,33 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
         interrupted = True
         raise
     finally:
-        summary = summarize(lab, list(rows.values()), graded, len(todo), used,
-                            time.monotonic() - started, interrupted)
-        write_csv(out / "grades.csv", lab, sorted(rows.values(), key=lambda r: r.student))
+        summary = gradebook.summarize(lab, list(rows.values()), graded, len(todo), used,
+                                      time.monotonic() - started, interrupted)
+        gradebook.write_csv(out / "grades.csv", lab, sorted(rows.values(), key=lambda r: r.student),
+                            summary.max_score)
         _write(out / "summary.json", summary.model_dump_json(indent=2))
     return summary
 
 
-def _row(lab, sub, results):
-    incidents = dict.fromkeys(c.message.splitlines()[0][:160] for c in results.checks
-                              if c.failure in INCIDENTS)
-    return BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=results.score,
-                    max_score=results.max_score, passed=results.all_passed,
-                    functions={f: score for f, (score, _) in results.by_function(lab.functions).items()},
-                    incidents=list(incidents), seconds=round(results.execution_time, 2))
-
-
-def _line(row):
-    mark = {"graded": "[green]✓[/]", "incomplete": "[yellow]✓[/]", "error": "[red]![/]"}.get(row.status, "[red]✗[/]")
-    score = f"{row.score:g}/{row.max_score:g}" if row.score is not None else "-"
-    note = "; ".join(filter(None, [row.detail, *row.incidents]))
-    return f"{mark} {escape(printable(row.student))}  [bold]{score}[/]  " \
-           f"[dim]{row.status} {row.seconds:.1f} s {escape(printable(note))}[/]"
-
-
-def not_graded(why, sandbox_name):
-    """Gradescope's results.json for a submission that could not be graded: 0 points, and why."""
-    return GradescopeResults(score=0, execution_time=0, output=f"Not graded: {why}", sandbox=sandbox_name,
-                             tests=[])
+def _sort_out(subs, out, fingerprint, sandbox_name, force):
+    """(rows, graded results, submissions to grade): what cannot be graded gets its row now, an
+    unchanged submission its earlier grade, the rest waits as "pending"."""
+    rows, graded, todo = {}, {}, []
+    for sub in subs:
+        folder = out / STUDENTS / sub.student
+        if sub.status not in GRADABLE:
+            rows[sub.student] = BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=0)
+            _save(folder, StudentRecord(hash="", row=rows[sub.student]), gradebook.not_graded(sub.detail, sandbox_name))
+            continue
+        sub.hash = submission_hash(fingerprint, sub.files)
+        record = None if force else _reusable(folder, sub.hash)
+        if record:
+            rows[sub.student] = record.row.model_copy(update={"reused": True})
+            graded[sub.student] = record.results
+        else:
+            rows[sub.student] = BatchRow(student=sub.student, status="pending", detail="not graded yet")
+            todo.append(sub)
+    return rows, graded, todo
 
 
 def _reusable(folder, digest):
@@ -346,65 +323,3 @@ def _save(folder, record, gradescope):
     _write(folder / "graded.json", record.model_dump_json(indent=2))     # last: it marks the grade done
 
 
-# -- the class: gradebook and summary -------------------------------------------------------------------
-def _number(value, digits=None):
-    return "" if value is None else f"{round(value, digits):g}" if digits is not None else f"{value:g}"
-
-
-def write_csv(path, lab, rows):
-    """The gradebook: one row per student; per-function points after the totals."""
-    functions = list(lab.functions)
-    part = path.with_name(path.name + ".part")
-    with open(part, "w", newline="", encoding="utf-8") as file:
-        writer = csv.writer(file)
-        writer.writerow(["student", "status", "score", "max_score", "percent", "passed", *functions,
-                         "incidents", "detail", "seconds"])
-        for row in rows:
-            known = row.score is not None
-            writer.writerow([inert(row.student), row.status, _number(row.score), _number(row.max_score),
-                             _number(row.percent, 1), ("yes" if row.passed else "no") if known else "",
-                             *(_number(row.functions.get(f)) for f in functions),
-                             inert("; ".join(row.incidents)), inert(row.detail), f"{row.seconds:.1f}"])
-    os.replace(part, path)
-
-
-def inert(text):
-    """A CSV cell a spreadsheet shows as text: no formula (=, +, -, @), no control characters."""
-    text = printable(text).replace("\n", " ").replace("\t", " ")
-    return "'" + text if text.lstrip().startswith(("=", "+", "-", "@")) else text
-
-
-def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False):
-    """The class summary; rows not graded by the grader count as 0 out of the lab's points."""
-    results = [r for r in graded.values() if r is not None]
-    top = results[0].max_score if results else None
-    functions = {f: points for f, (_, points) in results[0].by_function(lab.functions).items()} if results else {}
-    for row in rows:
-        if row.score is not None and row.max_score is None:
-            row.max_score = top
-    percents = [row.percent for row in rows if row.percent is not None]
-    histogram = [ScoreBin(low=10 * i, high=10 * (i + 1), students=0) for i in range(10)]
-    for percent in percents:
-        histogram[min(int(percent // 10), 9)].students += 1
-    rates, mistakes = {}, {}
-    for student, result in sorted(graded.items()):
-        for check in result.checks if result else ():
-            rate = rates.setdefault(check.test, CheckRate(name=check.name, test=check.test,
-                                                          function=check.function, passed=0, graded=0))
-            rate.graded += 1
-            rate.passed += check.status == "passed"
-            if check.status == "failed" and check.hint:
-                students = mistakes.setdefault((check.hint, check.function), [])
-                if student not in students:
-                    students.append(student)
-    return BatchSummary(
-        lab=lab.name, title=lab.manifest.title, students=len(rows),
-        statuses=dict(Counter(row.status for row in rows)), graded_now=graded_now, max_score=top,
-        functions=functions, mean_percent=statistics.fmean(percents) if percents else None,
-        median_percent=statistics.median(percents) if percents else None, histogram=histogram,
-        checks=sorted(rates.values(), key=lambda r: (r.rate, r.name)),
-        mistakes=sorted((Mistake(hint=h, function=f, students=s) for (h, f), s in mistakes.items()),
-                        key=lambda m: -len(m.students)),
-        problems=sorted((row for row in rows if row.status not in ("graded", "incomplete") or row.incidents),
-                        key=lambda r: r.student),
-        workers=workers, seconds=seconds, interrupted=interrupted)

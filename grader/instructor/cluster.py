@@ -21,7 +21,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from grader.batch import ENGINE, WarmGrader
+from grader.instructor.batch import ENGINE, WarmGrader
 from grader.labs import ROOT, LabError, find_lab
 
 LOCAL = "local"                 # --ray without an address

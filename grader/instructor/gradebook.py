@@ -1,0 +1,106 @@
+"""The class's gradebook: one row per student, the CSV an LMS imports, and the summary of where
+the class struggles. Pure functions of the rows and results: nothing here grades or writes
+anything but the file it is asked for."""
+import csv
+import os
+import statistics
+from collections import Counter
+
+from rich.markup import escape
+
+from grader.results import BatchRow, BatchSummary, CheckRate, GradescopeResults, Mistake, ScoreBin, printable
+
+INCIDENTS = ("timeout", "crashed", "budget")    # calls that never came back, listed for the class
+
+
+def row(lab, sub, results):
+    incidents = dict.fromkeys(c.message.splitlines()[0][:160] for c in results.checks
+                              if c.failure in INCIDENTS)
+    return BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=results.score,
+                    max_score=results.max_score, passed=results.all_passed,
+                    functions={f: score for f, (score, _) in results.by_function(lab.functions).items()},
+                    incidents=list(incidents), seconds=round(results.execution_time, 2))
+
+
+def line(row):
+    mark = {"graded": "[green]✓[/]", "incomplete": "[yellow]✓[/]", "error": "[red]![/]"}.get(row.status, "[red]✗[/]")
+    score = f"{row.score:g}/{row.max_score:g}" if row.score is not None else "-"
+    note = "; ".join(filter(None, [row.detail, *row.incidents]))
+    return f"{mark} {escape(printable(row.student))}  [bold]{score}[/]  " \
+           f"[dim]{row.status} {row.seconds:.1f} s {escape(printable(note))}[/]"
+
+
+def not_graded(why, sandbox_name):
+    """Gradescope's results.json for a submission that could not be graded: 0 points, and why."""
+    return GradescopeResults(score=0, execution_time=0, output=f"Not graded: {why}", sandbox=sandbox_name,
+                             tests=[])
+
+
+# -- the class: gradebook and summary -------------------------------------------------------------------
+def _number(value, digits=None):
+    return "" if value is None else f"{round(value, digits):g}" if digits is not None else f"{value:g}"
+
+
+def write_csv(path, lab, rows, max_score):
+    """The gradebook: one row per student; per-function points after the totals. A row graded
+    before the lab's points were known (not gradable) is out of `max_score`."""
+    functions = list(lab.functions)
+    part = path.with_name(path.name + ".part")
+    with open(part, "w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(["student", "status", "score", "max_score", "percent", "passed", *functions,
+                         "incidents", "detail", "seconds"])
+        for row in (out_of(row, max_score) for row in rows):
+            known = row.score is not None
+            writer.writerow([inert(row.student), row.status, _number(row.score), _number(row.max_score),
+                             _number(row.percent, 1), ("yes" if row.passed else "no") if known else "",
+                             *(_number(row.functions.get(f)) for f in functions),
+                             inert("; ".join(row.incidents)), inert(row.detail), f"{row.seconds:.1f}"])
+    os.replace(part, path)
+
+
+def inert(text):
+    """A CSV cell a spreadsheet shows as text: no formula (=, +, -, @), no control characters."""
+    text = printable(text).replace("\n", " ").replace("\t", " ")
+    return "'" + text if text.lstrip().startswith(("=", "+", "-", "@")) else text
+
+
+def out_of(row, max_score):
+    """The row, out of `max_score` when it was not graded and so has no points of its own."""
+    if row.score is not None and row.max_score is None:
+        return row.model_copy(update={"max_score": max_score})
+    return row
+
+
+def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False):
+    """The class summary; rows not graded by the grader count as 0 out of the lab's points."""
+    results = [r for r in graded.values() if r is not None]
+    top = results[0].max_score if results else None
+    functions = {f: points for f, (_, points) in results[0].by_function(lab.functions).items()} if results else {}
+    rows = [out_of(row, top) for row in rows]
+    percents = [row.percent for row in rows if row.percent is not None]
+    histogram = [ScoreBin(low=10 * i, high=10 * (i + 1), students=0) for i in range(10)]
+    for percent in percents:
+        histogram[min(int(percent // 10), 9)].students += 1
+    rates, mistakes = {}, {}
+    for student, result in sorted(graded.items()):
+        for check in result.checks if result else ():
+            rate = rates.setdefault(check.test, CheckRate(name=check.name, test=check.test,
+                                                          function=check.function, passed=0, graded=0))
+            rate.graded += 1
+            rate.passed += check.status == "passed"
+            if check.status == "failed" and check.hint:
+                students = mistakes.setdefault((check.hint, check.function), [])
+                if student not in students:
+                    students.append(student)
+    return BatchSummary(
+        lab=lab.name, title=lab.manifest.title, students=len(rows),
+        statuses=dict(Counter(row.status for row in rows)), graded_now=graded_now, max_score=top,
+        functions=functions, mean_percent=statistics.fmean(percents) if percents else None,
+        median_percent=statistics.median(percents) if percents else None, histogram=histogram,
+        checks=sorted(rates.values(), key=lambda r: (r.rate, r.name)),
+        mistakes=sorted((Mistake(hint=h, function=f, students=s) for (h, f), s in mistakes.items()),
+                        key=lambda m: -len(m.students)),
+        problems=sorted((row for row in rows if row.status not in ("graded", "incomplete") or row.incidents),
+                        key=lambda r: r.student),
+        workers=workers, seconds=seconds, interrupted=interrupted)

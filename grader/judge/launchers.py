@@ -1,0 +1,105 @@
+"""How the zygote is started: in bubblewrap when it works here, else as a plain process.
+
+A launcher gives the command line of a zygote (grader/judge/child.py) and says what it is named
+in reports ("bubblewrap" or "process") and whether its children have a user of their own.
+"""
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from grader.errors import SetupError
+from grader.labs import ROOT
+
+CHILD = Path(__file__).with_name("child.py")
+WIRE = Path(__file__).with_name("wire.py")
+HOME = "/home/student"       # where children work inside bubblewrap
+SCRATCH_BYTES = 256 * 2**20  # what sandboxed children may write, in their home and in /tmp
+SANDBOX_UID_BASE = 1_000_000  # as root, the sandbox runs as this + the judge's pid: a user of its own
+ENV = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+       "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
+
+
+# -- launchers: how the zygote is started ---------------------------------------------------------
+class ProcessLauncher:
+    """The zygote as a plain process (no OS sandbox): the fallback everywhere. It protects the
+    judge's memory and time, and kills every process a child starts, but not the host's files,
+    the network or (as root) anything root may do."""
+
+    name = "process"
+    own_user = False
+
+    def argv(self, scratch, control_fd):
+        return [sys.executable, "-I", str(CHILD), str(scratch), str(control_fd), "plain"]
+
+
+class BubblewrapLauncher:
+    """The zygote in bubblewrap: read-only system, Python and /proc/sys, no network, its own PID
+    namespace with the zygote as PID 1, no capabilities but those it needs to lose its user.
+    As root, the zygote becomes a user of its own (SANDBOX_UID_BASE + the judge's pid) before
+    anything else; either way it then makes a user namespace of its own, and each child gets
+    fresh mounts and drops every capability (grader/judge/child.py). Children get the handout and
+    submission files down their own pipe and see nothing of the grader, the reference or the
+    host: only Python's own folders are bound, and those must not hold the course."""
+
+    name = "bubblewrap"
+
+    def __init__(self):
+        self.own_user = os.getuid() == 0
+
+    def argv(self, scratch, control_fd):
+        binds = []
+        for path in ["/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", "/sys", *python_prefixes()]:
+            if Path(path).exists():         # parents made traversable: the zygote is no root
+                for parent in reversed(Path(path).parents[:-1]):
+                    binds += ["--perms", "0755", "--dir", str(parent)]
+                binds += ["--ro-bind", path, path]
+        if any(ROOT.is_relative_to(p) for p in python_prefixes()):
+            raise SetupError(f"Python's environment {sys.prefix} holds the course folder {ROOT}: the sandbox "
+                           "could not hide the reference and the checks. Make the venv in a subfolder (.venv)")
+        for device in sorted(Path("/dev").glob("nvidia*")):              # CUDA grading
+            binds += ["--dev-bind", str(device), str(device)]
+        # As root no user namespace here: the zygote leaves root for a user of its own and makes
+        # one itself. Otherwise bubblewrap makes one, and drops every capability by itself.
+        caps = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] \
+            if self.own_user else []
+        return ["bwrap", "--die-with-parent", "--new-session", "--as-pid-1", *caps,
+                "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev",
+                "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",          # first: Python may live
+                "--size", str(SCRATCH_BYTES), "--tmpfs", HOME, *binds,    # under /tmp, or a home
+                "--perms", "0755", "--dir", "/grader",
+                "--ro-bind", str(CHILD), "/grader/child.py", "--ro-bind", str(WIRE), "/grader/wire.py",
+                "--remount-ro", "/dev", "--remount-ro", "/",
+                "--chdir", HOME, "--setenv", "HOME", HOME,
+                sys.executable, "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",
+                str(SANDBOX_UID_BASE + os.getpid())]
+
+
+def python_prefixes():
+    """Folders the Python running the grader lives in (a venv, and the Python it was made from)."""
+    return sorted({str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+
+
+@functools.cache
+def bubblewrap_works():
+    """Whether bwrap is installed and can make its namespaces here (it cannot in some containers)."""
+    if not shutil.which("bwrap"):
+        return False
+    # the zygote makes a user namespace of its own inside: that must be allowed too
+    probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc",
+                            "--dev", "/dev", "unshare", "--user", "--map-root-user", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+def launcher_for(mode):
+    """The launcher for --sandbox MODE: "auto" (bubblewrap when it works, else a plain process),
+    "required" (bubblewrap or refuse) or "process"."""
+    if mode != "process" and bubblewrap_works():
+        return BubblewrapLauncher()
+    if mode == "required":
+        raise SetupError("--sandbox required: bubblewrap is not installed or cannot run here "
+                       "(Debian/Ubuntu: apt install bubblewrap)")
+    return ProcessLauncher()
