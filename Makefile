@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 READY  := $(VENV)/.installed
 
-.PHONY: grade test bench
+.PHONY: grade test test-cluster bench
 
 $(READY): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ grade: $(READY)
 test: $(READY)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+test-cluster: $(READY)          # the optional Ray extra (~40 s, 250 MB), then its tests on a local instance
+	$(BIN)/pip install -q $(PIP_ARGS) -e '.[cluster]'
+	$(BIN)/python -m pytest -q tests/test_cluster.py
 
 bench: $(READY)
 	$(BIN)/python benchmarks/bench.py

@@ -169,7 +169,8 @@ def batch_parser():
 
 
 def run_batch(args, console):
-    from grader.instructor import batch, report
+    from grader import report
+    from grader.instructor import batch
 
     lab = find_lab(args.lab)
     if not Path(args.submissions).is_dir():

@@ -36,6 +36,7 @@ Thresholds come from the reference over seeds 0..19 (benchmarks/seed_spread.py),
 """
 import itertools
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import pytest
 import torch
@@ -77,12 +78,18 @@ class Extrapolation(BaseModel):
     rope: Run
 
 
+class Score(NamedTuple):
+    """What evaluate() gives at one length."""
+    loss: float
+    accuracy: float
+
+
 @dataclass
 class Measured:
     """One returned run, as the judge sees it."""
     run: Run
-    fresh: list                 # [(loss, accuracy)] per length, on the judge's data
-    documented: list            # the same on the documented data (seed + 1)
+    fresh: list[Score]          # per length, on the judge's data
+    documented: list[Score]     # the same on the documented data (seed + 1)
     problem: CheckFailed = None     # not the recipe's, or numbers from elsewhere: nothing counts
     slip: CheckFailed = None        # numbers from a named slip: costs the reproduction check
 
@@ -127,8 +134,8 @@ def remeasure(reference, model, task, eval_lengths, seed, start=None):
     (or from `start` everywhere)."""
     train_len = reference.tasks.TRAIN_LEN
     with torch.no_grad():
-        return [reference.tasks.evaluate(model, task, n, seed=seed,
-                                         start=(0 if n == train_len else train_len) if start is None else start)
+        return [Score(*reference.tasks.evaluate(model, task, n, seed=seed,
+                                                start=(0 if n == train_len else train_len) if start is None else start))
                 for n in eval_lengths]
 
 
@@ -223,7 +230,7 @@ def reproduction(reference, name, run, model, task, seed, documented):
     failure = (f"{name}'s reported numbers to be evaluate()'s for the returned weights on the documented data "
                f"(seed=seed + 1, start=TRAIN_LEN past TRAIN_LEN)",
                f"at length {run.eval_lengths[i]} reported loss {reported[i][0]:.4f}, accuracy {reported[i][1]:.4f}; "
-               f"the grader measured {documented[i][0]:.4f}, {documented[i][1]:.4f}")
+               f"the grader measured {documented[i].loss:.4f}, {documented[i].accuracy:.4f}")
     slip = find_slip(reference, run, model, task, seed, reported, documented)
     if slip:
         return None, CheckFailed(*failure, slip)
@@ -306,7 +313,7 @@ def expect_honest(measured, hint=None, reproduces=False):
 def expect_no_pos_trained(runs):
     """An untrained no-position model would widen the gap for free: it must have learned what
     it can (lookback's statistics: the reference reaches 0.20 to 0.22, an untrained one 0.06)."""
-    accuracy = runs["no_pos"].fresh[0][1]
+    accuracy = runs["no_pos"].fresh[0].accuracy
     expect(accuracy > 0.15, "the no-position model trained on lookback (accuracy > 0.15)",
            f"accuracy {accuracy:.3f}", "train it like the others: train(model, 'lookback', seed=seed)")
 
@@ -357,8 +364,8 @@ def test_gap_can_and_cannot(gap):
     expect_honest(gap)
     _, runs = gap
     expect_no_pos_trained(runs)
-    lookback = runs["no_pos"].fresh[0][1]
-    majority = runs["no_pos_majority"].fresh[0][1]
+    lookback = runs["no_pos"].fresh[0].accuracy
+    majority = runs["no_pos_majority"].fresh[0].accuracy
     expect(lookback < 0.35, "the no-position model to fail at lookback (accuracy < 0.35)", f"{lookback:.3f}",
            "no_pos must be built with Config(pos='none')")
     expect(majority > 0.7, "the no-position model to learn majority (accuracy > 0.7)", f"{majority:.3f}",
