@@ -1,7 +1,10 @@
 """Every screen of grading, in rich: per-function points, failures that teach, the checklist."""
+from __future__ import annotations
+
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.markup import escape
@@ -11,11 +14,17 @@ from rich.text import Text
 
 from grader.results import printable
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from grader.labs import Lab
+    from grader.results import LabResults
+
 MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "[yellow]·[/]",
         "skipped": "[yellow]-[/]"}
 
 
-def show(results, lab, console, quiz=(False, None)):
+def show(results: LabResults, lab: Lab, console: Console, quiz: tuple = (False, None)) -> None:
     """Print the full report of one grading; `quiz` is (the lab has a lesson test, its status)."""
     console.print(render(results, lab, quiz))
 
@@ -106,7 +115,7 @@ def _lesson(results, status):
     return Text.from_markup(f"[bold]Lesson test[/]  {test}\n[bold]Lesson[/]       {lesson}")
 
 
-def write_json(results, path):
+def write_json(results: LabResults, path: str | Path) -> None:
     """Write Gradescope's results.json for these results, atomically: whoever reads the file
     (a watcher, an editor plugin) sees the old results or the new ones, never half of them."""
     folder = Path(path).resolve().parent

@@ -1,19 +1,28 @@
 """Grade one submission of a lab: sandbox up, pytest over the lab's checks, results out."""
+from __future__ import annotations
+
 import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.errors import LabError, SetupError
 from grader.instructor.submissions import submission_files
 from grader.judge.launchers import launcher_for
 from grader.judge.sandbox import Sandbox, Zygote, write_files
 
+if TYPE_CHECKING:
+    from grader.labs import Lab
+    from grader.results import LabResults
 
-def grade(lab, submission=None, device="auto", select=(), sandbox="auto", zygote=None, first=()):
+
+def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", select: Sequence[str] = (),
+          sandbox: str = "auto", zygote: Zygote | None = None, first: Sequence[str] = ()) -> LabResults:
     """Run the lab's checks against `submission` (a folder; None: the handout) -> LabResults.
 
     `zygote`: a warm one to fork children from (batch grading, --watch); by default one is
@@ -71,7 +80,7 @@ def _run_checks(lab, box, missing, submission, device, select, started, first):
         missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped)
 
 
-def run_experiments(lab, submission=None, device="auto", out="plots"):
+def run_experiments(lab: Lab, submission: str | Path | None = None, device: str = "auto", out: str = "plots") -> int:
     """The learner's own experiment run (--experiments): the lab's script, in a copy of the
     handout holding the submission's files, in its own process, printing to this terminal."""
     if not lab.manifest.experiments:
@@ -108,7 +117,7 @@ def _done(checks, tags):
     return bool(mine) and all(c.status == "passed" for c in mine)
 
 
-def resolve_device(device):
+def resolve_device(device: str) -> str:
     import torch
 
     if device == "auto":

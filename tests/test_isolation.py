@@ -410,3 +410,43 @@ def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab, tmp_path):
     warm.close()
     time.sleep(1)
     assert time.time() - float(beat.read_text()) > 0.8
+
+
+def test_what_a_submission_holds_is_counted_together(probe_lab, monkeypatch):
+    """As root with cgroups: memory held in memfds, outside any process's address space, still
+    counts against the submission; past its limit the kernel kills in the submission's group
+    (the child, or the zygote and all it runs, which the next call replaces), never elsewhere."""
+    from grader.judge import cgroup
+
+    monkeypatch.setattr(cgroup, "SUBMISSION_MEMORY", 1536 * 2**20)
+    probe = cgroup.Cgroup.make("grader-probe-test")
+    if probe is None:
+        pytest.skip("no cgroup can be made here (not root, or no writable cgroup filesystem)")
+    probe.remove()
+    warm = Zygote(launcher_for("auto"))
+    folders = list(warm.cgroup.folders)
+    box = Sandbox(probe_lab, submission(PROBE + HOARD), warm)
+    probe_lab.functions["hoard"] = "probe.py"
+    try:
+        with pytest.raises(CallFailed) as failure:
+            box.call("hoard", [3072])
+        assert failure.value.kind == "crashed"
+        assert box.call("slow", [0]) == 0                       # and grading goes on
+    finally:
+        del probe_lab.functions["hoard"]
+        box.close()
+        warm.close()
+    assert folders and not any(folder.exists() for folder in folders)     # gone with its zygote
+
+
+HOARD = '''
+def hoard(megabytes):
+    """Hold `megabytes` in memfds: written, never mapped, so outside RLIMIT_AS."""
+    global KEEP
+    KEEP, chunk = [], b"\\1" * (16 << 20)
+    for i in range(megabytes // 16):
+        fd = os.memfd_create(f"hoard{i}")
+        os.write(fd, chunk)
+        KEEP.append(fd)
+    return len(KEEP) * 16
+'''

@@ -11,6 +11,7 @@ Batch grading keeps one zygote per worker and resets it between submissions: eve
 the last submission is killed, and inside bubblewrap each child had mounts of its own.
 """
 import ctypes
+import itertools
 import mmap
 import os
 import select
@@ -21,9 +22,12 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
+from grader.judge.cgroup import Cgroup
 from grader.judge.child import below, processes, stop_then_kill
 from grader.judge.launchers import ENV, SCRATCH_BYTES
 
@@ -65,6 +69,7 @@ class Zygote:
     """The process that forks children; it has imported torch and runs no student code."""
 
     live = set()                    # pids of this process's running zygotes
+    _serial = itertools.count()     # names their control groups
 
     def __init__(self, launcher):
         self.launcher = launcher
@@ -77,8 +82,10 @@ class Zygote:
         self.scratch = Path(tempfile.mkdtemp(prefix="grade-"))
         self._log = tempfile.TemporaryFile()
         ours, theirs = socket.socketpair()
+        argv = self.launcher.argv(self.scratch, theirs.fileno())
+        self.cgroup = Cgroup.make(f"grader-{os.getpid()}-{next(Zygote._serial)}")
         self.process = subprocess.Popen(
-            self.launcher.argv(self.scratch, theirs.fileno()), pass_fds=[theirs.fileno()],
+            self.cgroup.wrap(argv) if self.cgroup else argv, pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=ENV,
             cwd=self.scratch, start_new_session=True)
         Zygote.live.add(self.process.pid)
@@ -189,6 +196,9 @@ class Zygote:
                 time.sleep(0.01)
         self.process.wait()
         Zygote.live.discard(self.process.pid)
+        if self.cgroup:             # what is still in the group belonged to this zygote
+            stop_then_kill(self.cgroup.pids)
+            self.cgroup.remove()
         if self.launcher.name == "process":
             sweep_orphans()
         self.control.close()
@@ -444,13 +454,15 @@ class Sandbox:
                              "ran out: the remaining checks were not run")
         return left
 
-    def call(self, function, args=(), kwargs=None, timeout=None, echo=False):
+    def call(self, function: str, args: Sequence[Any] = (), kwargs: dict | None = None,
+             timeout: float | None = None, echo: bool = False) -> Any:
         """Call a student function in the main child."""
         if self._main is None or not self._main.alive:
             self._main = self._spawn(function)
         return self._call(self._main, function, args, kwargs or {}, timeout, echo)
 
-    def submit(self, function, args=(), kwargs=None, timeout=None):
+    def submit(self, function: str, args: Sequence[Any] = (), kwargs: dict | None = None,
+               timeout: float | None = None) -> Future:
         """Start a call in a child of its own (run in parallel); returns a Future."""
         future = Future()
 

@@ -13,6 +13,8 @@ import socket
 import struct
 import warnings
 import zipfile
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -38,12 +40,12 @@ class WireError(Exception):
     """What came over the wire is not plain data."""
 
 
-def build(factory, *args, **kwargs):
+def build(factory: str, *args: Any, **kwargs: Any) -> dict:
     """Ask the child to call `factory` ("module:function" of the handout) and pass the result."""
     return {BUILD: factory, "args": list(args), "kwargs": kwargs}
 
 
-def encode(value, depth=0):
+def encode(value: Any, depth: int = 0) -> Any:
     """Turn a value into the wire's plain tree; dataclasses and pydantic models become dicts."""
     if depth > MAX_DEPTH:
         raise WireError("the value is nested too deeply")
@@ -78,7 +80,7 @@ def dumps(value):
     return buffer.getvalue()
 
 
-def loads(data):
+def loads(data: bytes) -> Any:
     """Read a frame's bytes without running code; raises WireError on anything odd.
 
     A frame must be torch.save's zip with stored (uncompressed) records adding up to at most
@@ -100,7 +102,7 @@ def loads(data):
         raise WireError("unreadable data (objects other than plain data)") from None
 
 
-def sanitize(value, device=None):
+def sanitize(value: Any, device: str | torch.device | None = None) -> Any:
     """Rebuild a decoded tree from exact built-in types and fresh tensors, within budgets of
     depth, items and tensor bytes (a crafted frame can claim huge shapes over tiny storage).
 
@@ -154,18 +156,18 @@ def _tensor(tensor, claimed, device, budget):
     return plain.to(device) if kind == torch.device(device).type else plain
 
 
-def frame(value):
+def frame(value: Any) -> bytes:
     """One frame's bytes: a length header, then torch.save's."""
     data = dumps(value)
     return _HEADER.pack(len(data)) + data
 
 
-def send(fd, value):
+def send(fd: int, value: Any) -> None:
     """Write one frame to a (blocking) file descriptor."""
     _write_all(fd, frame(value))
 
 
-def recv(fd, wait=None, limit=MAX_FRAME):
+def recv(fd: int, wait: Callable[[int], None] | None = None, limit: int = MAX_FRAME) -> Any:
     """Read one frame; `wait(fd)` runs before each read (it may block, or raise to give up)."""
     header = _read_exact(fd, _HEADER.size, wait)
     (size,) = _HEADER.unpack(header)
@@ -174,14 +176,14 @@ def recv(fd, wait=None, limit=MAX_FRAME):
     return loads(_read_exact(fd, size, wait))
 
 
-def send_with_fds(sock, value, fds=()):
+def send_with_fds(sock: socket.socket, value: Any, fds: Sequence[int] = ()) -> None:
     """Write one frame to a Unix socket, handing over file descriptors with its header."""
     data = dumps(value)
     socket.send_fds(sock, [_HEADER.pack(len(data))], list(fds))
     sock.sendall(data)
 
 
-def recv_with_fds(sock, limit=MAX_FRAME):
+def recv_with_fds(sock: socket.socket, limit: int = MAX_FRAME) -> tuple[Any, list[int]]:
     """Read one frame from a Unix socket: (value, file descriptors handed over)."""
     header, fds, _, _ = socket.recv_fds(sock, _HEADER.size, 8)
     if not header:

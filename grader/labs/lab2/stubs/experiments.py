@@ -20,6 +20,8 @@ def measure_loss_gap(seed=0, device="cpu", on_step=None):
         no_pos_majority  POS "none",    TASK "majority"   an order-free task, for contrast
     Evaluate each once, at the training length on fresh data:
         evaluate(model, TASK, TRAIN_LEN, seed=seed + 1) -> (loss, accuracy)
+    The recipe is fixed (see results.py): the grader trains every run itself and checks that
+    your train_losses and weights are what it gives for this seed.
 
     Args:
         seed: seeds model initialisation and training data; the same seed gives the same result.
@@ -44,6 +46,8 @@ def extrapolation_runs(seed=0, device="cpu", on_step=None):
         evaluate(model, "lookback", length, start=start, seed=seed + 1) -> (loss, accuracy)
     with start=0 at TRAIN_LEN, and start=TRAIN_LEN at the longer lengths, so that only the
     positions beyond the trained length are scored there.
+    The recipe is fixed (see results.py): the grader trains every run itself and checks that
+    your train_losses and weights are what it gives for this seed.
 
     Args:
         seed: seeds model initialisation and training data; the same seed gives the same result.

@@ -1,0 +1,75 @@
+"""A control group per zygote, where this machine lets the grader make one (as root, with cgroup
+v1 or v2 mounted writable): the memory and the number of processes of everything one
+submission starts are then counted together, memfds and tmpfs files included, which a
+process's own rlimits cannot do. Where none can be made the grader says nothing and relies on
+the rlimits alone (README: what the sandbox does not limit).
+"""
+import os
+import time
+from pathlib import Path
+
+CGROUPS = Path("/sys/fs/cgroup")
+SUBMISSION_MEMORY = 6 * 2**30   # bytes for a zygote and all it runs for one submission
+SUBMISSION_PROCESSES = 512      # processes and threads, the zygote's own included
+
+
+class Cgroup:
+    """The folders of one group, one per hierarchy (v1) or one (v2)."""
+
+    def __init__(self, folders):
+        self.folders = folders
+
+    @classmethod
+    def make(cls, name):
+        """A new group limited to SUBMISSION_MEMORY and SUBMISSION_PROCESSES, or None."""
+        if os.getuid() != 0:
+            return None
+        if (CGROUPS / "cgroup.controllers").is_file():                  # v2, unified
+            plan = [(CGROUPS / name, {"memory.max": SUBMISSION_MEMORY, "memory.swap.max": 0,
+                                      "pids.max": SUBMISSION_PROCESSES})]
+        else:                                                           # v1, one hierarchy each
+            plan = [(CGROUPS / "memory" / name, {"memory.limit_in_bytes": SUBMISSION_MEMORY,
+                                                 "memory.memsw.limit_in_bytes": SUBMISSION_MEMORY}),
+                    (CGROUPS / "pids" / name, {"pids.max": SUBMISSION_PROCESSES})]
+        group = cls([])
+        try:
+            for folder, limits in plan:
+                folder.mkdir()
+                group.folders.append(folder)
+                for setting, value in limits.items():
+                    if (folder / setting).exists():
+                        (folder / setting).write_text(str(value))
+            if not all((folder / "cgroup.procs").exists() for folder, _ in plan):
+                raise OSError("no cgroup.procs")
+        except OSError:
+            group.remove()
+            return None
+        return group
+
+    def wrap(self, argv):
+        """`argv` run inside the group: a shell joins it, then becomes the command (same pid)."""
+        joins = " && ".join(f"echo $$ > {folder / 'cgroup.procs'}" for folder in self.folders)
+        return ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *argv]
+
+    def pids(self):
+        """The processes in the group now."""
+        try:
+            return [int(pid) for pid in (self.folders[0] / "cgroup.procs").read_text().split()]
+        except (OSError, IndexError, ValueError):
+            return []
+
+    def remove(self):
+        """Remove the folders once their processes are gone (they die with the zygote)."""
+        deadline = time.monotonic() + 2.0
+        for folder in reversed(self.folders):
+            while True:
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.01)
+        self.folders = []
