@@ -44,7 +44,7 @@ def grading_options(parser):
 
 def run_grade(args, console):
     from grader import report
-    from grader.quiz.model import lesson_status, load_quiz, record_lab
+    from grader.quiz.model import lesson_after
     from grader.runner import grade, run_experiments
 
     if args.submission and Path(args.submission).suffix == ".zip":
@@ -62,12 +62,7 @@ def run_grade(args, console):
         return watch(lab, console, args.submission, args.select, args.device, args.sandbox, args.json)
     results = grade(lab, submission=args.submission, device=args.device, select=args.select,
                     sandbox=args.sandbox)
-    lab_passed = results.all_passed and not results.selected
-    if args.submission is None and not results.selected:     # the learner's own copy, in full
-        record_lab(lab.name, lab_passed)
-    quiz = None
-    if lab.quiz:
-        quiz = lesson_status(lab.name, lab_passed) if load_quiz(lab.quiz).keyed else "exam"
+    quiz = lesson_after(lab, results, own_copy=args.submission is None)
     report.show(results, lab, console, quiz=(lab.quiz is not None, quiz))
     if args.json:
         report.write_json(results, args.json)

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from grader.errors import LabError, UsageError
 
 ROOT = Path(__file__).resolve().parent.parent      # the course: grade.py, assignments/, ...
-LABS = Path(__file__).resolve().parent / "labs"
+ENGINE = Path(__file__).resolve().parent        # the grader package
+LABS = ENGINE / "labs"
 
 
 class DoneWhen(BaseModel):
@@ -120,9 +121,8 @@ def yaml_problem(error):
 def engine_files():
     """The engine's own Python files, as paths relative to grader/: what a release ships and what
     a grade's fingerprint covers. Labs (grader/labs/) are data, not engine."""
-    engine = LABS.parent
-    return sorted(p.relative_to(engine) for p in engine.rglob("*.py")
-                  if p.relative_to(engine).parts[0] != "labs" and "__pycache__" not in p.parts)
+    return sorted(p.relative_to(ENGINE) for p in ENGINE.rglob("*.py")
+                  if p.relative_to(ENGINE).parts[0] != "labs" and "__pycache__" not in p.parts)
 
 
 def list_labs():

@@ -46,12 +46,11 @@ def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto
 def _rounds(lab, live, zygote, submission, select, device, json_path):
     import watchfiles
 
-    from grader.quiz.model import load_quiz, quiz_status
+    from grader.quiz.model import lesson_after
     from grader.runner import grade
 
     folder = Path(submission or lab.handout).resolve()
     names = {folder / name: name for name in lab.manifest.student_files}
-    keyed = lab.quiz is not None and load_quiz(lab.quiz).keyed
     changes = watchfiles.watch(folder, watch_filter=lambda _, path: Path(path) in names, step=QUIET_MS,
                                rust_timeout=100, yield_on_timeout=True,
                                recursive=any("/" in name for name in names.values()))
@@ -68,7 +67,7 @@ def _rounds(lab, live, zygote, submission, select, device, json_path):
                                    Panel(Text(str(error)), title="[red]not graded[/]", title_align="left"))
                 verdict = "not graded"
             else:
-                quiz = (quiz_status(lab.name) if keyed else "exam") if lab.quiz else None
+                quiz = lesson_after(lab, results, own_copy=submission is None)
                 live.console.print(Control.clear(), Control.home(),
                                    report.render(results, lab, (lab.quiz is not None, quiz), first))
                 if json_path:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.labs import find_lab
+from grader.labs import ENGINE, engine_files, find_lab
 from grader.quiz.model import load_quiz
 from grader.results import GradescopeResults
 
@@ -45,7 +45,7 @@ def test_release_leaks_nothing(released):
     text = "\n".join(p.read_text(errors="replace") for p in files)
     shipped = {line.strip() for line in text.splitlines()}
     given = {line.strip() for path in [*lab.handout.rglob("*.py"), *(lab.folder / "public").rglob("*.py"),
-                                       *(ROOT / "grader").glob("*.py"), *lab.child_modules]
+                                       *(ENGINE / f for f in engine_files()), *lab.child_modules]
              for line in path.read_text().splitlines()}
     reference = secret_lines(lab.reference.rglob("*.py"), given)
     hidden = secret_lines((lab.folder / "hidden").rglob("*.py"), given)

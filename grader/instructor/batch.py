@@ -35,16 +35,16 @@ from rich.progress import (
 from grader.errors import SetupError
 from grader.instructor import gradebook
 from grader.instructor.submissions import GRADABLE, list_submissions
+from grader.judge.child import stop_then_kill
 from grader.judge.launchers import launcher_for
 from grader.judge.sandbox import Zygote, write_files
-from grader.labs import engine_files, find_lab
+from grader.labs import ENGINE, engine_files, find_lab
 from grader.results import (
     BatchRow,
     LabResults,
     StudentRecord,
 )
 
-ENGINE = Path(__file__).resolve().parent
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 
 
@@ -107,6 +107,9 @@ class WarmGrader:
             os.killpg(self.zygote.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        if self.zygote.cgroup:      # everything the zygote ran, and the group itself
+            stop_then_kill(self.zygote.cgroup.pids)
+            self.zygote.cgroup.remove()
         shutil.rmtree(self.zygote.scratch, ignore_errors=True)
         shutil.rmtree(self.scratch, ignore_errors=True)
 

@@ -21,8 +21,8 @@ import time
 from collections import deque
 from pathlib import Path
 
-from grader.instructor.batch import ENGINE, WarmGrader
-from grader.labs import ROOT, LabError, find_lab
+from grader.instructor.batch import WarmGrader
+from grader.labs import ENGINE, ROOT, LabError, engine_files, find_lab
 
 LOCAL = "local"                 # --ray without an address
 INSTALL = "pip install -e '.[cluster]'"
@@ -46,9 +46,11 @@ def course_digest(lab):
     """A hash of the engine and the lab's files by their place in the course folder: the driver
     and every node must agree on it, wherever the course lies on each."""
     digest = hashlib.sha256()
-    for top in filter(None, [lab.folder, lab.handout, lab.reference, *lab.child_modules, ENGINE]):
-        for path in sorted([top] if top.is_file() else top.rglob("*.py" if top == ENGINE else "*")):
-            if path.is_file() and "__pycache__" not in path.parts and (top != ENGINE or path.parent == top):
+    for name in engine_files():
+        digest.update(f"grader/{name}\0".encode() + (ENGINE / name).read_bytes())
+    for top in filter(None, [lab.folder, lab.handout, lab.reference, *lab.child_modules]):
+        for path in sorted([top] if top.is_file() else top.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
                 digest.update(f"{path.relative_to(top.parent)}\0{path.stat().st_size}\0".encode()
                               + path.read_bytes())
     return digest.hexdigest()

@@ -22,10 +22,9 @@ from pathlib import Path
 import yaml
 
 from grader.errors import LabError, UsageError
-from grader.labs import ROOT, engine_files, find_lab
+from grader.labs import ENGINE, ROOT, engine_files, find_lab
 from grader.quiz.model import exam_form, load_quiz
 
-ENGINE = Path(__file__).resolve().parent
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade")
 CPU_TORCH = "https://download.pytorch.org/whl/cpu"
 
@@ -180,7 +179,7 @@ def autograde(root, lab_name, sandbox="required"):
     The submission is read as batch grading reads one (one wrapping folder is fine); one that
     cannot be graded, or a sandbox that cannot be had, still gets a results.json saying why.
     """
-    from grader.instructor.batch import not_graded
+    from grader.instructor.gradebook import not_graded
     from grader.instructor.submissions import GRADABLE, read_submission
     from grader.judge.launchers import bubblewrap_works
     from grader.judge.sandbox import write_files

@@ -193,6 +193,11 @@ class Zygote:
                 pass
             deadline = time.monotonic() + 2.0       # gone only when its namespace is
             while any(Path(f"/proc/{pid}").exists() for pid in zygotes) and time.monotonic() < deadline:
+                for pid in zygotes:                 # ours to reap if it came back to us
+                    try:
+                        os.waitpid(pid, os.WNOHANG)
+                    except ChildProcessError:
+                        pass
                 time.sleep(0.01)
         self.process.wait()
         Zygote.live.discard(self.process.pid)

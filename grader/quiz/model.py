@@ -545,6 +545,17 @@ def lesson_status(lab_name, lab_passed=None):
     return LessonStatus(lab_passed=lab_passed, test=quiz_status(lab_name))
 
 
+def lesson_after(lab, results, own_copy):
+    """After a grading of `lab`: note it when it was the learner's own copy in full, and return
+    what the report shows of the lesson: None (no lesson test), "exam", or the LessonStatus."""
+    lab_passed = results.all_passed and not results.selected
+    if own_copy and not results.selected:
+        record_lab(lab.name, lab_passed)
+    if lab.quiz is None:
+        return None
+    return lesson_status(lab.name, lab_passed) if load_quiz(lab.quiz).keyed else "exam"
+
+
 def quiz_status(lab_name):
     """The best recorded attempt at this lab's lesson test, or None before the first one."""
     record = _read_record(STATE / f"quiz-{lab_name}.json")
