@@ -86,7 +86,7 @@ def gradebooks(*outs):
 
 
 def timed_out(out, student):
-    record = StudentRecord.model_validate_json((out / student / "graded.json").read_text())
+    record = StudentRecord.model_validate_json((out / "students" / student / "graded.json").read_text())
     return any(check.failure == "timeout" for check in (record.results.checks if record.results else ()))
 
 
@@ -111,8 +111,8 @@ def test_ray_gradebook_equals_the_pool_and_resumes(pool_class, tmp_path, ray_tmp
     ours, theirs = gradebooks(out, pool)
     assert ours == theirs
     for student in ours:         # what each submission got, as the pool reports it
-        on_ray = GradescopeResults.model_validate_json((out / student / "results.json").read_text())
-        in_pool = GradescopeResults.model_validate_json((pool / student / "results.json").read_text())
+        on_ray = GradescopeResults.model_validate_json((out / "students" / student / "results.json").read_text())
+        in_pool = GradescopeResults.model_validate_json((pool / "students" / student / "results.json").read_text())
         assert on_ray.sandbox == launcher_for("auto").name
         if not timed_out(out, student) and not timed_out(pool, student):
             assert [(t.name, t.status, t.score, t.output) for t in on_ray.tests] == \
@@ -148,7 +148,7 @@ def test_an_actor_killed_mid_batch_loses_no_row(pool_class, tmp_path, ray_tmp):
         deadline, killed = time.monotonic() + 600, None
         while killed is None and process.poll() is None and time.monotonic() < deadline:
             busy = [pid for pid in _descendants(process.pid) if _cmdline(pid).startswith(b"ray::GradingActor.grade")]
-            if busy and list(out.glob("*/graded.json")):       # one graded, another being graded
+            if busy and list(out.glob("students/*/graded.json")):       # one graded, another being graded
                 killed = busy[0]
                 os.kill(killed, signal.SIGKILL)
             time.sleep(0.2)
