@@ -23,7 +23,7 @@ from grader.judge.launchers import launcher_for
 from grader.results import BatchSummary, GradescopeResults, StudentRecord
 
 ROOT = Path(__file__).parent.parent
-MIX = sorted(p for p in (ROOT / "tests" / "submissions").iterdir() if p.is_dir())
+MIX = sorted(p for p in (ROOT / "tests" / "submissions").iterdir() if p.is_dir())[:12]    # a class
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason="Ray is an optional extra: pip install -e '.[cluster]'")
 
@@ -126,7 +126,7 @@ def test_ray_gradebook_equals_the_pool_and_resumes(pool_class, tmp_path, ray_tmp
     assert run.returncode == 0 and time.monotonic() - started < 30, run.stdout + run.stderr
     assert BatchSummary.model_validate_json((out / "summary.json").read_text()).graded_now == 0
     assert set((ray_tmp / "ray").glob("session_2*")) == sessions
-    changed = next(s for s in ours if s.endswith("mistakes_a"))
+    changed = next(s for s in ours if s.endswith("fixed_reorderings"))
     shutil.copy(ROOT / "reference" / "lab2" / "invariance.py", subs / changed / "invariance.py")
     run = batch(subs, out, "--ray", tmp=ray_tmp)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -159,7 +159,7 @@ def test_an_actor_killed_mid_batch_loses_no_row(pool_class, tmp_path, ray_tmp):
     assert killed, output
     assert process.returncode == 0, output
     ours, theirs = gradebooks(out, pool)
-    assert len(ours) == 6 and ours == {student: theirs[student] for student in ours}
+    assert len(ours) == len(list(subs.iterdir())) and ours == {student: theirs[student] for student in ours}
 
 
 def _pids():
