@@ -298,20 +298,20 @@ def stop_then_kill(find, rounds=200):
         new = set(find()) - stopped
         if not new:
             break
-        for pid in new:
-            for stop in (os.killpg, os.kill):
-                try:
-                    stop(pid if stop is os.kill else os.getpgid(pid), signal.SIGSTOP)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        signal_all(new, signal.SIGSTOP)
         stopped |= new
-    for pid in stopped:
-        for kill in (os.killpg, os.kill):
+    signal_all(stopped, signal.SIGKILL)
+    return stopped
+
+
+def signal_all(pids, number):
+    """Send `number` to each process and to its process group, whatever is gone already."""
+    for pid in pids:
+        for send, target in ((os.kill, pid), (os.killpg, None)):
             try:
-                kill(pid if kill is os.kill else os.getpgid(pid), signal.SIGKILL)
+                send(pid if target else os.getpgid(pid), number)
             except (ProcessLookupError, PermissionError):
                 pass
-    return stopped
 
 
 def wipe(folder):
