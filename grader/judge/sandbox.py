@@ -10,7 +10,6 @@ and replaced; a zygote that stops answering is replaced within seconds; the judg
 Batch grading keeps one zygote per worker and resets it between submissions: every process of
 the last submission is killed, and inside bubblewrap each child had mounts of its own.
 """
-import ctypes
 import itertools
 import mmap
 import os
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.judge.cgroup import Cgroup
-from grader.judge.child import below, processes, stop_then_kill
+from grader.judge.child import PR_SET_CHILD_SUBREAPER, below, libc, processes, signal_all, stop_then_kill
 from grader.judge.launchers import ENV, SCRATCH_BYTES
 
 OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
@@ -37,7 +36,6 @@ ORDER_TIMEOUT = 5.0          # seconds for the zygote to answer an order: past i
 RESET_TIMEOUT = 20.0         # seconds for it to kill every process of a submission
 FILES_TIMEOUT = 10.0         # seconds for a new child to take its files
 MESSAGE_LIMIT = 1000         # characters of an error message kept from a child
-PR_SET_CHILD_SUBREAPER = 36
 CPU_SECONDS = 600            # a child's CPU time, a backstop behind the per-call limits
 
 
@@ -75,7 +73,7 @@ class Zygote:
         self.launcher = launcher
         self._lock = threading.RLock()
         if launcher.name == "process":      # orphans of a killed zygote come back to us, to be killed
-            ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1)
+            libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
         self._start()
 
     def _start(self):
@@ -182,11 +180,7 @@ class Zygote:
             # bubblewrap's end cannot signal a zygote that changed user: the zygote, PID 1 of its
             # namespace, is killed here, and every process in that namespace with it
             zygotes = children_of(self.process.pid)
-            for pid in zygotes:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            signal_all(zygotes, signal.SIGKILL)
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
