@@ -185,8 +185,8 @@ class Zygote:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            deadline = time.monotonic() + 2.0       # gone only when its namespace is
-            while any(Path(f"/proc/{pid}").exists() for pid in zygotes) and time.monotonic() < deadline:
+            deadline = time.monotonic() + 2.0       # gone when its namespace is: PID 1 is a zombie
+            while not _dead(zygotes) and time.monotonic() < deadline:   # only once all else exited
                 for pid in zygotes:                 # ours to reap if it came back to us
                     try:
                         os.waitpid(pid, os.WNOHANG)
@@ -203,6 +203,12 @@ class Zygote:
         self.control.close()
         self._log.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _dead(pids):
+    """Whether every one of `pids` has exited (a zombie waits only to be reaped)."""
+    table = processes()
+    return all(table.get(pid, (0, 0, "Z"))[2] == "Z" for pid in pids)
 
 
 def children_of(parent):
