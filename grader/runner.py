@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from grader.errors import LabError, SetupError
 from grader.instructor.submissions import submission_files
 from grader.judge.launchers import launcher_for
-from grader.judge.sandbox import Sandbox, Zygote, write_files
+from grader.judge.sandbox import Sandbox, write_files
+from grader.judge.zygote import Zygote
 
 if TYPE_CHECKING:
     from grader.labs import Lab

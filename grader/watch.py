@@ -19,7 +19,7 @@ from rich.text import Text
 from grader import report
 from grader.errors import GraderError, UsageError
 from grader.judge.launchers import launcher_for
-from grader.judge.sandbox import Zygote
+from grader.judge.zygote import Zygote
 
 QUIET_MS = 30       # a save is over when its files are quiet this long (editors write in bursts)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from grader.judge.launchers import launcher_for
-from grader.judge.sandbox import Zygote
+from grader.judge.zygote import Zygote
 from grader.labs import find_lab
 from grader.runner import grade
 

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from grader.judge.launchers import bubblewrap_works, launcher_for
-from grader.judge.sandbox import CallFailed, Sandbox, Zygote
+from grader.judge.sandbox import CallFailed, Sandbox
+from grader.judge.zygote import Zygote
 from grader.labs import find_lab
 from grader.runner import grade
 
@@ -152,8 +153,9 @@ import os, sys, time
 end = time.monotonic() + float(sys.argv[2])
 os.setsid()
 while time.monotonic() < end:
-    with open(sys.argv[1], "w") as beat:
+    with open(sys.argv[1] + ".new", "w") as beat:     # whole beats only: it may die mid-write
         beat.write(repr(time.time()))
+    os.replace(sys.argv[1] + ".new", sys.argv[1])
     if os.fork():
         os._exit(0)            # the parent goes, the child carries on under a new pid
 """

@@ -35,9 +35,10 @@ from rich.progress import (
 from grader.errors import SetupError
 from grader.instructor import gradebook
 from grader.instructor.submissions import GRADABLE, list_submissions
-from grader.judge.child import stop_then_kill
 from grader.judge.launchers import launcher_for
-from grader.judge.sandbox import Zygote, write_files
+from grader.judge.linux import stop_then_kill
+from grader.judge.sandbox import write_files
+from grader.judge.zygote import Zygote
 from grader.labs import ENGINE, engine_files, find_lab
 from grader.results import (
     BatchRow,

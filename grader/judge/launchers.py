@@ -14,7 +14,7 @@ from grader.errors import SetupError
 from grader.labs import ROOT
 
 CHILD = Path(__file__).with_name("child.py")
-WIRE = Path(__file__).with_name("wire.py")
+IN_SANDBOX = [CHILD, *(CHILD.with_name(name) for name in ("wire.py", "linux.py"))]   # all the sandbox sees of us
 HOME = "/home/student"       # where children work inside bubblewrap
 SCRATCH_BYTES = 256 * 2**20  # what sandboxed children may write, in their home and in /tmp
 SANDBOX_UID_BASE = 1_000_000  # as root, the sandbox runs as this + the judge's pid: a user of its own
@@ -71,7 +71,7 @@ class BubblewrapLauncher:
                 "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",          # first: Python may live
                 "--size", str(SCRATCH_BYTES), "--tmpfs", HOME, *binds,    # under /tmp, or a home
                 "--perms", "0755", "--dir", "/grader",
-                "--ro-bind", str(CHILD), "/grader/child.py", "--ro-bind", str(WIRE), "/grader/wire.py",
+                *[arg for path in IN_SANDBOX for arg in ("--ro-bind", str(path), f"/grader/{path.name}")],
                 "--remount-ro", "/dev", "--remount-ro", "/",
                 "--chdir", HOME, "--setenv", "HOME", HOME,
                 sys.executable, "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",

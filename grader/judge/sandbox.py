@@ -1,24 +1,16 @@
-"""The judge's side of the boundary: the zygote, children, and calls with time limits.
+"""The judge's side of the boundary: children, and calls of student code with time limits.
 
-Student code runs only in children (grader/judge/child.py). A zygote process imports torch once and
-forks a child per need: one for the checks of a submission, one more for each call run apart
-(`submit`). The zygote never sees a submission: the judge sends each child its files down the
-child's own pipe. A call sends plain data, waits at most its time limit (and never past the
-submission's time budget), and reads back plain data through grader/judge/wire.py, with every size
-limit applied here. A child that hangs, dies, floods its output or answers garbage is killed
-and replaced; a zygote that stops answering is replaced within seconds; the judge carries on.
-Batch grading keeps one zygote per worker and resets it between submissions: every process of
-the last submission is killed, and inside bubblewrap each child had mounts of its own.
+Student code runs only in children (grader/judge/child.py), forked by a zygote
+(grader/judge/zygote.py): one for the checks of a submission, one more for each call run apart
+(`submit`). The judge sends each child the submission's files down the child's own pipe. A call
+sends plain data, waits at most its time limit (and never past the submission's time budget),
+and reads back plain data through grader/judge/wire.py, with every size limit applied here. A
+child that hangs, dies, floods its output or answers garbage is killed and replaced; the judge
+carries on.
 """
-import itertools
-import mmap
 import os
 import select
-import shutil
 import signal
-import socket
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -26,17 +18,10 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from grader.judge.cgroup import Cgroup
-from grader.judge.child import PR_SET_CHILD_SUBREAPER, below, libc, processes, signal_all, stop_then_kill
-from grader.judge.launchers import ENV, SCRATCH_BYTES
+from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
 
 OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
-START_TIMEOUT = 120.0        # seconds for the zygote to import torch and say it is ready
-ORDER_TIMEOUT = 5.0          # seconds for the zygote to answer an order: past it, it is replaced
-RESET_TIMEOUT = 20.0         # seconds for it to kill every process of a submission
 FILES_TIMEOUT = 10.0         # seconds for a new child to take its files
-MESSAGE_LIMIT = 1000         # characters of an error message kept from a child
-CPU_SECONDS = 600            # a child's CPU time, a backstop behind the per-call limits
 
 
 class CallFailed(Exception):
@@ -56,187 +41,6 @@ def write_files(folder, files):
     for name, data in files.items():
         (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
         (Path(folder) / name).write_bytes(data)
-
-
-# -- the zygote -----------------------------------------------------------------------------------
-class ZygoteGone(Exception):
-    """The zygote died (student code can kill it) or never started."""
-
-
-class Zygote:
-    """The process that forks children; it has imported torch and runs no student code."""
-
-    live = set()                    # pids of this process's running zygotes
-    _serial = itertools.count()     # names their control groups
-
-    def __init__(self, launcher):
-        self.launcher = launcher
-        self._lock = threading.RLock()
-        if launcher.name == "process":      # orphans of a killed zygote come back to us, to be killed
-            libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
-        self._start()
-
-    def _start(self):
-        self.scratch = Path(tempfile.mkdtemp(prefix="grade-"))
-        self._log = tempfile.TemporaryFile()
-        ours, theirs = socket.socketpair()
-        argv = self.launcher.argv(self.scratch, theirs.fileno())
-        self.cgroup = Cgroup.make(f"grader-{os.getpid()}-{next(Zygote._serial)}")
-        self.process = subprocess.Popen(
-            self.cgroup.wrap(argv) if self.cgroup else argv, pass_fds=[theirs.fileno()],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=ENV,
-            cwd=self.scratch, start_new_session=True)
-        Zygote.live.add(self.process.pid)
-        theirs.close()
-        self.control = ours
-        self.ready = self.broken = False
-
-    def ask(self, order, fds=()):
-        """Send the zygote an order (with file descriptors to hand over); return its reply.
-        A zygote that does not answer within ORDER_TIMEOUT is broken, and replaced at the next fork."""
-        from grader.judge import wire  # imports torch: not before the zygote is on its way
-
-        with self._lock:
-            if self.broken:
-                raise ZygoteGone("the sandbox's zygote stopped answering")
-            try:
-                if not self.ready:
-                    self.control.settimeout(START_TIMEOUT)
-                    wire.recv_with_fds(self.control, limit=wire.SMALL_FRAME)
-                    self.ready = True
-                self.control.settimeout(RESET_TIMEOUT if order["op"] == "reset" else ORDER_TIMEOUT)
-                wire.send_with_fds(self.control, order, fds)
-                reply, fds = wire.recv_with_fds(self.control, limit=wire.SMALL_FRAME)
-                for fd in fds:      # nothing should hand the judge descriptors
-                    os.close(fd)
-                reply = wire.sanitize(reply)
-            except (OSError, EOFError, wire.WireError) as error:
-                self.broken = True
-                raise ZygoteGone(self._why(error)) from None
-        if type(reply) is not dict or "error" in reply:
-            raise ZygoteGone(f"the sandbox refused: {str(reply)[:MESSAGE_LIMIT]}")
-        return reply
-
-    def _why(self, error):
-        self.process.poll()
-        said = ""
-        if not self.ready:          # what it said while starting (bwrap's own errors); later its
-            self._log.seek(0)       # output is nobody's business: children could have written it
-            said = self._log.read(800).decode("utf-8", "replace").strip()
-        return f"the sandbox's zygote stopped ({error or type(error).__name__}; " \
-               f"exit status {self.process.returncode}){': ' + said if said else ''}"
-
-    def fork(self, files, device, memory_mb):
-        """A new child, handed `files` down its own pipe, ready for calls; a zygote that died or
-        stopped answering is replaced first."""
-        from grader.judge import wire
-
-        with self._lock:
-            if self.broken or self.process.poll() is not None:
-                self.close()
-                self._start()
-        request_r, request_w = os.pipe()
-        answer_r, answer_w = os.pipe()
-        output_r, output_w = os.pipe()
-        shared = os.memfd_create("grader-arguments", os.MFD_CLOEXEC)
-        os.ftruncate(shared, wire.SHARED_BYTES)
-        order = {"op": "fork", "device": str(device), "memory_mb": memory_mb, "cpu_seconds": CPU_SECONDS,
-                 "scratch_bytes": SCRATCH_BYTES, "own_user": self.launcher.own_user}
-        try:
-            reply = self.ask(order, [request_r, answer_w, output_w, shared])
-        except ZygoteGone:
-            for fd in (request_w, answer_r, output_r):
-                os.close(fd)
-            raise
-        finally:
-            for fd in (request_r, answer_w, output_w):
-                os.close(fd)
-            memory = mmap.mmap(shared, wire.SHARED_BYTES)
-            os.close(shared)
-        child = Child(self, reply.get("pid"), request_w, answer_r, output_r, memory)
-        try:
-            child.send(wire.frame({"files": files}), time.monotonic() + FILES_TIMEOUT)
-        except TimeoutError:
-            child.kill()
-            raise ZygoteGone("a new child did not take its files in time") from None
-        return child
-
-    def reset(self):
-        """Between submissions: kill every process of the last one (and wipe a plain process's files)."""
-        with self._lock:
-            try:
-                self.ask({"op": "reset"})
-            except ZygoteGone:
-                self.close()
-                self._start()
-
-    def close(self):
-        if self.launcher.name == "process" and not self.broken and self.process.poll() is None:
-            try:                    # the zygote kills its children's daemons while it can
-                self.ask({"op": "reset"})
-            except ZygoteGone:
-                pass
-        if self.process.poll() is None:
-            # bubblewrap's end cannot signal a zygote that changed user: the zygote, PID 1 of its
-            # namespace, is killed here, and every process in that namespace with it
-            zygotes = children_of(self.process.pid)
-            signal_all(zygotes, signal.SIGKILL)
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            deadline = time.monotonic() + 2.0       # gone when its namespace is: PID 1 is a zombie
-            while not _dead(zygotes) and time.monotonic() < deadline:   # only once all else exited
-                for pid in zygotes:                 # ours to reap if it came back to us
-                    try:
-                        os.waitpid(pid, os.WNOHANG)
-                    except ChildProcessError:
-                        pass
-                time.sleep(0.01)
-        self.process.wait()
-        Zygote.live.discard(self.process.pid)
-        if self.cgroup:             # what is still in the group belonged to this zygote
-            stop_then_kill(self.cgroup.pids)
-            self.cgroup.remove()
-        if self.launcher.name == "process":
-            sweep_orphans()
-        self.control.close()
-        self._log.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def _dead(pids):
-    """Whether every one of `pids` has exited (a zombie waits only to be reaped)."""
-    table = processes()
-    return all(table.get(pid, (0, 0, "Z"))[2] == "Z" for pid in pids)
-
-
-def children_of(parent):
-    return [pid for pid, (ppid, _, _) in processes().items() if ppid == parent]
-
-
-def sweep_orphans():
-    """Kill what came back to us when a plain-process zygote died: its children, still dying,
-    and their daemons. We are their subreaper; what we start ourselves stays in our session,
-    zygotes have sessions of their own and are known, so any other child of ours in another
-    session is a stray, and so is everything below it."""
-    def strays():
-        table = processes()
-        ours = [pid for pid, (parent, session, _) in table.items()
-                if parent == os.getpid() and session != os.getsid(0) and pid not in Zygote.live]
-        for pid in ours:            # the dead are reaped as we go: they cannot come back
-            if table[pid][2] == "Z":
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass
-        return below([pid for pid in ours if table[pid][2] != "Z"], table)
-
-    for pid in stop_then_kill(strays):
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:   # not ours: its own parent reaps it
-            pass
 
 
 # -- children -------------------------------------------------------------------------------------
@@ -441,10 +245,17 @@ class Sandbox:
 
     def _spawn(self, function):
         self._left(function)
+        from grader.judge import wire
+
         try:
-            child = self.zygote.fork(self.files, self.device, self.lab.manifest.memory_mb)
+            child = Child(self.zygote, *self.zygote.fork(self.device, self.lab.manifest.memory_mb))
         except ZygoteGone as gone:
             raise CallFailed(function, "crashed", str(gone)) from None
+        try:
+            child.send(wire.frame({"files": self.files}), time.monotonic() + FILES_TIMEOUT)
+        except TimeoutError:
+            child.kill()
+            raise CallFailed(function, "crashed", "a new child did not take its files in time") from None
         with self._lock:
             self._children.append(child)
             if self.deadline is None:
