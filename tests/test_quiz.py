@@ -16,7 +16,12 @@ import pytest
 import yaml
 
 from grader.cli import main
-from grader.quiz import model as q
+from grader.errors import QuizError
+from grader.quiz import progress
+from grader.quiz.grading import AnswerError, exam_form, grade, is_correct, parse_answer
+from grader.quiz.matching import text_matches
+from grader.quiz.model import load_quiz
+from grader.quiz.progress import lesson_status, quiz_status, record_attempt, record_lab
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB2_QUIZ = ROOT / "quizzes" / "lab2.yaml"
@@ -27,7 +32,7 @@ WRONG = {"table-size": 12, "order": ["c"], "methods": "a", "rope-score": "absolu
 @pytest.fixture(autouse=True)
 def state(tmp_path, monkeypatch):
     """Attempts recorded in-process go to a temporary `.grade/`."""
-    monkeypatch.setattr(q, "STATE", tmp_path / ".grade")
+    monkeypatch.setattr(progress, "STATE", tmp_path / ".grade")
     return tmp_path / ".grade"
 
 
@@ -62,7 +67,7 @@ def run_cli(capsys, *argv):
 # ------------------------------------------------------------------------------------ the quiz file
 
 def test_lab2_quiz_is_a_valid_five_question_test():
-    quiz = q.load_quiz(LAB2_QUIZ)
+    quiz = load_quiz(LAB2_QUIZ)
     assert len(quiz.questions) == 5 and quiz.pass_fraction == 0.6 and quiz.needed == 3
     assert len({question.type for question in quiz.questions}) >= 3
     assert all(question.explanation for question in quiz.questions)
@@ -128,19 +133,19 @@ def test_unknown_lab_and_missing_file_exit_2(capsys):
 
 @pytest.fixture(scope="module")
 def lab2():
-    return {question.id: question for question in q.load_quiz(LAB2_QUIZ).questions}
+    return {question.id: question for question in load_quiz(LAB2_QUIZ).questions}
 
 
 def test_answers_are_normalised(lab2):
-    assert q.parse_answer(lab2["methods"], " D ") == "d"
-    assert q.parse_answer(lab2["order"], "e, A  b") == ["a", "b", "e"]
-    assert q.parse_answer(lab2["order"], ["b", "a", "b"]) == ["a", "b"]
-    assert q.parse_answer(lab2["table-size"], "38,597,376") == 38597376.0
-    assert q.parse_answer(lab2["table-size"], 38) == 38.0
-    assert q.is_correct(lab2["table-size"], q.parse_answer(lab2["table-size"], "38.6"))
-    assert not q.is_correct(lab2["table-size"], 38.0)
-    assert q.is_correct(lab2["rope-score"], q.parse_answer(lab2["rope-score"], "  Relative   DISTANCE "))
-    assert not q.is_correct(lab2["rope-score"], "m + n")
+    assert parse_answer(lab2["methods"], " D ") == "d"
+    assert parse_answer(lab2["order"], "e, A  b") == ["a", "b", "e"]
+    assert parse_answer(lab2["order"], ["b", "a", "b"]) == ["a", "b"]
+    assert parse_answer(lab2["table-size"], "38,597,376") == 38597376.0
+    assert parse_answer(lab2["table-size"], 38) == 38.0
+    assert is_correct(lab2["table-size"], parse_answer(lab2["table-size"], "38.6"))
+    assert not is_correct(lab2["table-size"], 38.0)
+    assert is_correct(lab2["rope-score"], parse_answer(lab2["rope-score"], "  Relative   DISTANCE "))
+    assert not is_correct(lab2["rope-score"], "m + n")
 
 
 RIGHT_PHRASINGS = [
@@ -160,24 +165,24 @@ WRONG_PHRASINGS = [
 
 @pytest.mark.parametrize("answer", RIGHT_PHRASINGS)
 def test_free_text_accepts_the_ways_people_write_it(lab2, answer):
-    assert q.is_correct(lab2["rope-score"], q.parse_answer(lab2["rope-score"], answer))
+    assert is_correct(lab2["rope-score"], parse_answer(lab2["rope-score"], answer))
 
 
 @pytest.mark.parametrize("answer", WRONG_PHRASINGS)
 def test_free_text_rejects_wrong_answers(lab2, answer):
-    assert not q.is_correct(lab2["rope-score"], q.parse_answer(lab2["rope-score"], answer))
+    assert not is_correct(lab2["rope-score"], parse_answer(lab2["rope-score"], answer))
 
 
 def test_free_text_rule_is_the_quiz_schema(tmp_path):
     """The rule is generic: accepted phrases and expressions, operators bound expressions, rejects win."""
-    assert q.text_matches("the Sizes, relatively", ["size"]) and not q.text_matches("sighs", ["size"])
-    assert q.text_matches("(a − b) / 2", ["a - b"]) and not q.text_matches("a - b*c", ["a - b"])
-    assert not q.text_matches("a - b, or a + b", ["a - b"], reject=["a + b"])
+    assert text_matches("the Sizes, relatively", ["size"]) and not text_matches("sighs", ["size"])
+    assert text_matches("(a − b) / 2", ["a - b"]) and not text_matches("a - b*c", ["a - b"])
+    assert not text_matches("a - b, or a + b", ["a - b"], reject=["a + b"])
     data = yaml.safe_load(LAB2_QUIZ.read_text())
     data["questions"][2]["reject"] = ["x"]
     (tmp_path / "q.yaml").write_text(yaml.safe_dump(data))
-    with pytest.raises(q.QuizError, match="only text questions have forms to reject"):
-        q.load_quiz(tmp_path / "q.yaml")
+    with pytest.raises(QuizError, match="only text questions have forms to reject"):
+        load_quiz(tmp_path / "q.yaml")
 
 
 @pytest.mark.parametrize("question, raw, hint", [
@@ -189,8 +194,8 @@ def test_free_text_rule_is_the_quiz_schema(tmp_path):
     ("rope-score", "   ", "no answer given"),
 ])
 def test_answers_in_the_wrong_form_say_what_to_type(lab2, question, raw, hint):
-    with pytest.raises(q.AnswerError, match=hint):
-        q.parse_answer(lab2[question], raw)
+    with pytest.raises(AnswerError, match=hint):
+        parse_answer(lab2[question], raw)
 
 
 @pytest.mark.parametrize("right, code", [(5, 0), (3, 0), (2, 1)])
@@ -212,15 +217,15 @@ def test_answers_files_are_checks_not_attempts(tmp_path, capsys, state):
         code, out = run_cli(capsys, "lab2", "--answers", answers_file(tmp_path, RIGHT))
         out = " ".join(out.replace("│", " ").split())
         assert code == 0 and "not recorded as an attempt" in out and "lesson complete" not in out
-    assert q.quiz_status("lab2") is None and not state.exists()
+    assert quiz_status("lab2") is None and not state.exists()
 
 
 def test_attempts_keep_the_best():
-    three, one = (q.grade(q.load_quiz(LAB2_QUIZ), answers, "lab2") for answers in (
+    three, one = (grade(load_quiz(LAB2_QUIZ), answers, "lab2") for answers in (
         {"methods": "d", "tied": "c", "order": ["a", "b", "e"]}, {"methods": "d"}))
-    q.record_attempt(three)
-    q.record_attempt(one)
-    status = q.quiz_status("lab2")
+    record_attempt(three)
+    record_attempt(one)
+    status = quiz_status("lab2")
     assert (status.score, status.max, status.passed, status.attempts) == (3, 5, True, 2)
 
 
@@ -232,25 +237,25 @@ def test_lesson_completion_is_the_same_in_the_quiz_and_the_lab_report(capsys):
     from grader.quiz import terminal as quiz_tui
     from grader.results import LabResults
 
-    quiz = q.load_quiz(LAB2_QUIZ)
-    result = q.grade(quiz, RIGHT, "lab2")
-    q.record_attempt(result)
+    quiz = load_quiz(LAB2_QUIZ)
+    result = grade(quiz, RIGHT, "lab2")
+    record_attempt(result)
     lab = LabResults(lab="lab2", title="Lab 2", device="cpu", sandbox="process", submission="x",
                      execution_time=1.0, checks=[], done_when=[], missing_files=[], selected=[])
     console = Console(width=200, force_terminal=False)
 
     def screens():
-        quiz_tui.show_result(quiz, result, console, lesson=q.lesson_status("lab2"))
-        console.print(report._lesson(lab, q.lesson_status("lab2")))
+        quiz_tui.show_result(quiz, result, console, lesson=lesson_status("lab2"))
+        console.print(report._lesson(lab, lesson_status("lab2")))
         return capsys.readouterr().out
 
     out = screens()
     assert out.count("lesson not complete yet: the lab (python grade.py lab2) must pass") == 2, out
-    q.record_lab("lab2", True)
+    record_lab("lab2", True)
     out = screens()
     assert out.count("lesson complete") == 2 and "not complete" not in out, out
-    q.record_lab("lab2", False)
-    assert not q.lesson_status("lab2").complete and q.lesson_status("lab2", lab_passed=True).complete
+    record_lab("lab2", False)
+    assert not lesson_status("lab2").complete and lesson_status("lab2", lab_passed=True).complete
 
 
 def test_answers_file_with_unknown_question_or_bad_answer_exits_2(tmp_path, capsys):
@@ -258,14 +263,14 @@ def test_answers_file_with_unknown_question_or_bad_answer_exits_2(tmp_path, caps
     assert code == 2 and "question 'q9': no such question" in out and "answers.yaml" in out
     code, out = run_cli(capsys, "lab2", "--answers", answers_file(tmp_path, {"methods": "z"}))
     assert code == 2 and "question 'methods'" in out and "type one of a, b, c, d" in out
-    assert q.quiz_status("lab2") is None
+    assert quiz_status("lab2") is None
 
 
 # ---------------------------------------------------------------------------------- exam form
 
 def test_exam_form_has_no_key_and_cannot_be_graded(tmp_path, capsys):
-    key = q.load_quiz(LAB2_QUIZ)
-    exam = q.exam_form(key)
+    key = load_quiz(LAB2_QUIZ)
+    exam = exam_form(key)
     text = yaml.safe_dump(exam, allow_unicode=True)
     assert all(set(question) == {"id", "type", "prompt"} | ({"choices"} if "choices" in question else set())
                for question in exam["questions"])
@@ -274,14 +279,14 @@ def test_exam_form_has_no_key_and_cannot_be_graded(tmp_path, capsys):
     assert exam["hard_questions"] == [h.model_dump() for h in key.hard_questions]   # as the lesson shows them
     path = tmp_path / "lab2-exam.yaml"
     path.write_text(text)
-    assert not q.load_quiz(path).keyed
+    assert not load_quiz(path).keyed
     code, out = run_cli(capsys, path, "--answers", answers_file(tmp_path, {"methods": "d"}))
     assert code == 2 and "exam form with no answer key" in out
 
 
 def test_exam_mode_writes_responses_and_says_nothing_about_right_answers(tmp_path, course):
     exam = tmp_path / "lab2-exam.yaml"
-    exam.write_text(yaml.safe_dump(q.exam_form(q.load_quiz(LAB2_QUIZ)), allow_unicode=True))
+    exam.write_text(yaml.safe_dump(exam_form(load_quiz(LAB2_QUIZ)), allow_unicode=True))
     response = tmp_path / "mine.yaml"
     shown = subprocess.run([sys.executable, "grade.py", "quiz", str(exam), "--response", str(response)],
                            cwd=course, input="38.6\nz\na b e\nd\nm - n\nc\n", capture_output=True, text=True,
@@ -312,7 +317,7 @@ def test_class_csv_into_gradebook_with_bad_rows_flagged(tmp_path, capsys):
     assert rows[2]["status"].startswith("methods: 'z' is not a choice") and rows[2]["score"] == ""
     assert rows[3]["status"] == "no student name"
     assert rows[4]["status"] == "duplicate of row 2"
-    assert q.quiz_status("lab2") is None                        # grading a class records no attempt
+    assert quiz_status("lab2") is None                        # grading a class records no attempt
 
 
 def test_class_csv_missing_a_question_column_exits_2(tmp_path, capsys):
