@@ -217,7 +217,7 @@ def _first_problem(error, data):
     elif problem["type"] == "missing":
         message = "missing (required)"
     elif problem["type"] == "extra_forbidden":
-        message = "unknown field (check its spelling against the quiz schema in grader/quiz.py)"
+        message = "unknown field (check its spelling against the quiz schema in grader/quiz/model.py)"
     else:
         message = f"{problem['msg']}, got {str(problem['input'])[:60]!r}"
     if loc[:1] == ("questions",) and len(loc) >= 2:
