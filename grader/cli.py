@@ -44,7 +44,7 @@ def grading_options(parser):
 
 def run_grade(args, console):
     from grader import report
-    from grader.quiz.model import lesson_after
+    from grader.quiz.progress import lesson_after
     from grader.runner import grade, run_experiments
 
     if args.submission and Path(args.submission).suffix == ".zip":
@@ -112,15 +112,16 @@ def quiz_parser():
 
 
 def run_quiz(args, console):
-    from grader.quiz import model as quiz
     from grader.quiz import terminal as quiz_tui
+    from grader.quiz.grading import write_result
+    from grader.quiz.model import find_quiz, load_quiz
 
     if bool(args.class_csv) != bool(args.out):
         raise UsageError("--class RESPONSES.csv and --out GRADEBOOK.csv go together")
     if args.class_csv and (args.answers or args.json):
         raise UsageError("--class grades a whole class into --out; it takes no --answers or --json")
-    name, path = quiz.find_quiz(args.quiz)
-    test = quiz.load_quiz(path)
+    name, path = find_quiz(args.quiz)
+    test = load_quiz(path)
     if args.class_csv:
         quiz_tui.grade_class(test, name, args.class_csv, args.out, console)
         return 0
@@ -138,7 +139,7 @@ def run_quiz(args, console):
     if result is None:
         return 1
     if args.json:
-        quiz.write_result(result, args.json)
+        write_result(result, args.json)
     return 0 if result.passed else 1
 
 

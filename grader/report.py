@@ -100,7 +100,7 @@ def _summary(results, quiz):
 
 
 def _lesson(results, status):
-    """The lesson test beside the lab. `status` is a quiz.LessonStatus, or "exam" for a quiz
+    """The lesson test beside the lab. `status` is a grader.quiz.progress.LessonStatus, or "exam" for a quiz
     without its key (graded by the instructor)."""
     if status == "exam":
         return Text.from_markup(f"[bold]Lesson test[/]  an exam: python grade.py quiz {results.lab}, then hand "

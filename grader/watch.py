@@ -46,7 +46,7 @@ def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto
 def _rounds(lab, live, zygote, submission, select, device, json_path):
     import watchfiles
 
-    from grader.quiz.model import lesson_after
+    from grader.quiz.progress import lesson_after
     from grader.runner import grade
 
     folder = Path(submission or lab.handout).resolve()

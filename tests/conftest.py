@@ -1,13 +1,22 @@
-"""Shared by the tests: one warm zygote for in-process grading, as a batch worker keeps one, and
-a way to find the processes an attack submission left behind."""
+"""Shared by the tests: one warm zygote for in-process grading, as a batch worker keeps one, a way
+to find the processes an attack submission left behind, and what the lesson test's files share: the
+lab 2 quiz, right answers, its command line, a copy of the course, a temporary `.grade/`."""
+import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
+from grader.cli import main
 from grader.judge.launchers import launcher_for
 from grader.judge.zygote import Zygote
 from grader.labs import find_lab
+from grader.quiz import progress
 from grader.runner import grade
+
+ROOT = Path(__file__).resolve().parent.parent
+LAB2_QUIZ = ROOT / "quizzes" / "lab2.yaml"
+RIGHT = {"table-size": 38.6, "order": ["a", "b", "e"], "methods": "d", "rope-score": "m - n", "tied": "c"}
 
 
 @pytest.fixture(scope="session")
@@ -41,3 +50,34 @@ def processes_marked(marker):
         except OSError:
             pass
     return pids
+
+
+# -------------------------------------------------------------------------------- the lesson test
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    """Attempts recorded in-process go to a temporary `.grade/`."""
+    monkeypatch.setattr(progress, "STATE", tmp_path / ".grade")
+    return tmp_path / ".grade"
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A copy of the course whose grade.py records attempts in its own `.grade/`."""
+    copy = tmp_path_factory.mktemp("course")
+    shutil.copy(ROOT / "grade.py", copy)
+    for folder in ("grader", "quizzes"):
+        shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "assignments" / "lab2").mkdir(parents=True)
+    return copy
+
+
+def answers_file(tmp_path, answers, name="answers.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(answers))
+    return path
+
+
+def run_cli(capsys, *argv):
+    code = main(["quiz", *map(str, argv)])
+    return code, capsys.readouterr().out

@@ -23,7 +23,8 @@ import yaml
 
 from grader.errors import LabError, UsageError
 from grader.labs import ENGINE, ROOT, engine_files, find_lab
-from grader.quiz.model import exam_form, load_quiz
+from grader.quiz.grading import exam_form
+from grader.quiz.model import load_quiz
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade")
 CPU_TORCH = "https://download.pytorch.org/whl/cpu"

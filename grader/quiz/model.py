@@ -1,29 +1,17 @@
-"""Lesson tests as data: the quiz file, answers, grading, exam form, class gradebook, attempts.
+"""Lesson tests as data: the quiz file's schema, loading it with clear errors, and a graded attempt.
 
 A quiz file (`quizzes/labN.yaml`) holds a title, `pass_fraction` and exactly five scored
 `questions`, each `{id, type, prompt, choices, answer, tolerance?, reject?, explanation}`, plus
 unscored `hard_questions: [{prompt, reveal}]`. A keyed quiz (practice) has every answer and
-explanation; its exam form (see `exam_form`) has none, and can be taken but not graded.
+explanation; its exam form (see grading.exam_form) has none, and can be taken but not graded.
 
 Answers, in one form everywhere (answers files, response files, the class CSV):
   single: a choice key ("b")   multiple: keys ([x, y] or "x, y")   numeric: a number
-  text: a string, matched by the rule below.
-
-Text answers. A text question's `answer` lists accepted forms, each a phrase ("relative size") or
-an expression ("a - b"), and `reject` optionally lists forms that make an answer wrong even
-beside an accepted one (a hedge such as "a + b or a - b"). Answer and forms are normalised
-alike: case folded; dashes and the minus sign read as "-", and the words "minus" and "plus" as
-"-" and "+"; brackets, operators (- + * /) and runs of letters or digits are tokens, all other
-punctuation and spacing is dropped; a word longer than three letters loses a plural "s". The
-answer is right when it contains an accepted form as a run of whole tokens, not extended by an
-operator on either side ("a-b+1" does not contain "a - b"; "(a - b) * c" does), and contains no
-rejected form. So "a − b.", "(a - b)", "a minus b" and "the relative sizes" all contain "a - b" or
-"relative size". List the words a right answer would use; a wrong one must not contain any.
-This module draws nothing on screen (that is grader/quiz/terminal.py) and never imports torch.
+  text: a string, matched by the rule in grader/quiz/matching.py (`reject`: forms that make it wrong).
+Grading is grader/quiz/grading.py, attempts and lesson status grader/quiz/progress.py, the screens
+grader/quiz/terminal.py. Nothing here draws on screen or imports torch.
 """
-import csv
 import math
-import re
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -33,22 +21,17 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    RootModel,
     ValidationError,
     field_validator,
     model_validator,
 )
 
 from grader.errors import QuizError
-from grader.labs import ROOT, find_lab
+from grader.labs import find_lab
+from grader.quiz.matching import tokens_of
 
 QUESTIONS_PER_TEST = 5                  # "5 questions. Get 3 right (60%) to pass."
-STATE = ROOT / ".grade"                 # local attempts: quiz-<name>.json
 Answer = str | list[str] | float
-
-
-class AnswerError(ValueError):
-    """An answer not in the form its question expects; the message says what to type."""
 
 
 def _question_at(number, question_id=None, field=None):
@@ -114,7 +97,7 @@ class Question(BaseModel):
     def _reject_only_for_text(cls, reject, info):
         if reject is not None and info.data.get("type") != "text":
             raise ValueError("only text questions have forms to reject")
-        if reject is not None and not all(_tokens(form) for form in reject):
+        if reject is not None and not all(tokens_of(form) for form in reject):
             raise ValueError(f"expected a list of non-empty forms to reject, got {reject!r}")
         return reject
 
@@ -186,59 +169,6 @@ class QuizResult(BaseModel):
     questions: list[QuestionResult]
 
 
-class Attempt(BaseModel):
-    score: int
-    max: int
-    passed: bool
-    when: datetime
-
-
-class QuizRecord(BaseModel):
-    """What `.grade/quiz-<name>.json` holds."""
-    attempts: int
-    best: Attempt
-    latest: Attempt
-
-
-class QuizStatus(Attempt):
-    """The best recorded attempt at a lesson test, and how many attempts there were."""
-    attempts: int
-
-
-class LabRecord(BaseModel):
-    """What `.grade/lab-<name>.json` holds: the latest full grading of the learner's own copy."""
-    passed: bool
-    when: datetime
-
-
-class LessonStatus(BaseModel):
-    """Where the learner stands on a lesson: complete once its lab and its lesson test both pass."""
-    lab_passed: bool | None      # None: the learner's copy of the lab not fully graded yet
-    test: QuizStatus | None      # None: the lesson test not taken yet
-
-    @property
-    def complete(self):
-        return bool(self.lab_passed and self.test and self.test.passed)
-
-    def line(self, name):
-        """The lesson's state in words, the same wherever it is shown (quiz and lab reports)."""
-        if self.complete:
-            return "lesson complete"
-        missing = [] if self.lab_passed else [f"the lab (python grade.py {name})"]
-        if not (self.test and self.test.passed):
-            missing.append(f"the lesson test (python grade.py quiz {name})")
-        return f"lesson not complete yet: {' and '.join(missing)} must pass"
-
-
-class GradebookRow(BaseModel):
-    row: int                     # line number in the responses CSV (the header is line 1)
-    student: str
-    status: str                  # "graded", or what is wrong with the row
-    result: QuizResult | None = None
-
-
-AnswerSheet = RootModel[dict[str, str | int | float | list[str] | None]]
-
 # --------------------------------------------------------------------------------- loading files
 
 
@@ -255,7 +185,8 @@ def find_quiz(name_or_path):
     return lab.name, lab.quiz
 
 
-def _read_yaml(path):
+def read_yaml(path):
+    """The data in a YAML (or JSON) file, or QuizError saying why it cannot be read."""
     path = Path(path)
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -267,7 +198,7 @@ def _read_yaml(path):
 
 def load_quiz(path):
     """The validated quiz in `path`, or QuizError naming the file, question and field."""
-    data = _read_yaml(path)
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise QuizError(f"{path}: expected a mapping with title, pass_fraction, questions; "
                         f"got {'an empty file' if data is None else type(data).__name__}")
@@ -286,7 +217,7 @@ def _first_problem(error, data):
     elif problem["type"] == "missing":
         message = "missing (required)"
     elif problem["type"] == "extra_forbidden":
-        message = "unknown field (check its spelling against the quiz schema in grader/quiz.py)"
+        message = "unknown field (check its spelling against the quiz schema in grader/quiz/model.py)"
     else:
         message = f"{problem['msg']}, got {str(problem['input'])[:60]!r}"
     if loc[:1] == ("questions",) and len(loc) >= 2:
@@ -299,270 +230,3 @@ def _first_problem(error, data):
         where = f"field {loc[0]!r}" if loc else ""
     more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
     return f"{where}: {message}{more}" if where else f"{message}{more}"
-
-
-# ------------------------------------------------------------------------------------- answers
-
-DASHES = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d"   # minus sign, hyphens, dashes
-OPERATORS = set("-+*/")
-
-
-def _tokens(text):
-    """A text answer as the matching rule reads it (see the module's docstring)."""
-    text = str(text).casefold()
-    for dash in DASHES:
-        text = text.replace(dash, "-")
-    text = re.sub(r"\bminus\b", "-", re.sub(r"\bplus\b", "+", text))
-    tokens = re.findall(r"[^\W_]+|[-+*/()]", text)
-    return [t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") and t.isalpha() else t
-            for t in tokens]
-
-
-def _contains(tokens, form):
-    """Whether `form`'s tokens occur in `tokens`, not extended by an operator on either side."""
-    for start in range(len(tokens) - len(form) + 1):
-        if tokens[start:start + len(form)] == form:
-            before = tokens[start - 1] if start else None
-            after = tokens[start + len(form)] if start + len(form) < len(tokens) else None
-            if before not in OPERATORS and after not in OPERATORS:
-                return True
-    return False
-
-
-def text_matches(answer, accepted, reject=()):
-    """The text-answer rule: contains an accepted form, and no rejected one."""
-    tokens = _tokens(answer)
-    return any(_contains(tokens, _tokens(form)) for form in accepted) and \
-        not any(_contains(tokens, _tokens(form)) for form in reject)
-
-
-def parse_answer(question, raw):
-    """The learner's `raw` answer (typed text, or a value from a file) in the schema's form."""
-    keys = list(question.choices or {})
-    by_lowercase_key = {key.lower(): key for key in keys}
-    if question.type == "single":
-        key = by_lowercase_key.get(str(raw).strip().lower())
-        if key is None:
-            raise AnswerError(f"{str(raw).strip()!r} is not a choice: type one of {', '.join(keys)}")
-        return key
-    if question.type == "multiple":
-        picked = raw if isinstance(raw, list) else re.split(r"[\s,]+", str(raw).strip())
-        picked = [str(key).strip().lower() for key in picked if str(key).strip()]
-        unknown = [key for key in picked if key not in by_lowercase_key]
-        if unknown or not picked:
-            seen = f"{unknown[0]!r} is not a choice" if unknown else "no choice given"
-            raise AnswerError(f"{seen}: type the keys that apply from {', '.join(keys)}, "
-                              f"separated by spaces or commas, e.g. {keys[0]} {keys[-1]}")
-        return sorted({by_lowercase_key[key] for key in picked}, key=keys.index)
-    if question.type == "numeric":
-        return _number(raw)
-    text = " ".join(str(raw).split())
-    if not text:
-        raise AnswerError("no answer given: type a word or short phrase")
-    return text
-
-
-def _number(raw):
-    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        return float(raw)
-    text = str(raw).strip()
-    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", text):      # thousands separators: 1,234,567
-        text = text.replace(",", "")
-    try:
-        number = float(text)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number):
-        raise AnswerError(f"{text!r} is not a number: type digits, e.g. 12.5")
-    return number
-
-
-def is_correct(question, given):
-    if given is None:
-        return False
-    if question.type == "multiple":
-        return set(given) == set(question.answer)
-    if question.type == "numeric":
-        return math.isclose(given, question.answer, rel_tol=1e-9, abs_tol=question.tolerance or 0.0)
-    if question.type == "text":
-        return text_matches(given, question.answer, question.reject or ())
-    return given == question.answer
-
-
-def load_answers(quiz, path):
-    """{question id: answer} from a YAML/JSON answers or response file; ids left out are unanswered."""
-    data = _read_yaml(path) or {}
-    try:
-        sheet = AnswerSheet.model_validate(data).root
-    except ValidationError:
-        raise QuizError(f"{path}: expected a mapping of question id to answer, e.g. "
-                        f"{{{quiz.questions[0].id}: ...}}; got {str(data)[:60]!r}") from None
-    questions = {question.id: question for question in quiz.questions}
-    answers = {}
-    for question_id, raw in sheet.items():
-        if question_id not in questions:
-            raise QuizError(f"{path}: question {question_id!r}: no such question in this quiz "
-                            f"(ids: {', '.join(questions)})")
-        if raw is None:
-            continue
-        try:
-            answers[question_id] = parse_answer(questions[question_id], raw)
-        except AnswerError as error:
-            raise QuizError(f"{path}: question {question_id!r}, answer: {error}") from None
-    return answers
-
-
-def write_answers(path, answers):
-    """Save answers in the form load_answers reads (a response file, or progress so far)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(yaml.safe_dump(answers, sort_keys=False, allow_unicode=True), encoding="utf-8")
-
-
-def grade(quiz, answers, name):
-    """Score `answers` ({question id: parsed answer}) against the quiz's key."""
-    if not quiz.keyed:
-        raise QuizError(f"quiz {name!r} is an exam form with no answer key: it can be taken, not graded "
-                        "(grade the responses with the keyed quiz file)")
-    results = [QuestionResult(id=question.id, type=question.type, given=answers.get(question.id),
-                              answer=question.answer, correct=is_correct(question, answers.get(question.id)))
-               for question in quiz.questions]
-    score = sum(result.correct for result in results)
-    return QuizResult(quiz=name, title=quiz.title, score=score, max=len(results), needed=quiz.needed,
-                      passed=score >= quiz.needed, when=datetime.now().astimezone(), questions=results)
-
-
-def exam_form(quiz):
-    """The quiz as a learner receives it in exam mode: plain data for yaml.safe_dump.
-
-    Same schema with no key: each question loses answer, tolerance, reject and explanation. The unscored
-    hard questions stay, as the lesson shows them: their reveals answer no scored question.
-    load_quiz accepts the result; grade refuses it.
-    """
-    return quiz.model_dump(exclude={"questions": {"__all__": {"answer", "tolerance", "reject", "explanation"}}},
-                           exclude_none=True)
-
-
-# --------------------------------------------------------------------------------- class gradebook
-
-def grade_class(quiz, name, responses_path, gradebook_path):
-    """Grade one CSV row per student (`student` + one column per question id) into a gradebook CSV.
-
-    A row that cannot be graded gets its problem as status and no score; the others are graded.
-    """
-    ids = [question.id for question in quiz.questions]
-    try:
-        with open(responses_path, newline="", encoding="utf-8-sig") as file:
-            reader = csv.DictReader(file)
-            missing = [column for column in ["student", *ids] if column not in (reader.fieldnames or [])]
-            if missing:
-                header = ", ".join(reader.fieldnames or []) or "an empty file"
-                raise QuizError(f"{responses_path}: no column {missing[0]!r}; expected a header with "
-                                f"student, {', '.join(ids)} (got {header})")
-            rows = [_grade_row(quiz, name, line, cells) for line, cells in enumerate(reader, 2)]
-    except FileNotFoundError:
-        raise QuizError(f"{responses_path}: no such file") from None
-    first_row = {}
-    for row in rows:
-        if row.student and row.student in first_row:
-            row.status, row.result = f"duplicate of row {first_row[row.student]}", None
-        first_row.setdefault(row.student, row.row)
-    _write_gradebook(gradebook_path, ids, rows)
-    return rows
-
-
-def _grade_row(quiz, name, line, cells):
-    student = (cells.get("student") or "").strip()
-    if not student:
-        return GradebookRow(row=line, student="", status="no student name")
-    answers = {}
-    for question in quiz.questions:
-        raw = (cells.get(question.id) or "").strip()
-        try:
-            if raw:
-                answers[question.id] = parse_answer(question, raw)
-        except AnswerError as error:
-            return GradebookRow(row=line, student=student, status=f"{question.id}: {error}")
-    return GradebookRow(row=line, student=student, status="graded", result=grade(quiz, answers, name))
-
-
-def _write_gradebook(path, ids, rows):
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as file:
-        writer = csv.writer(file)
-        writer.writerow(["student", "score", "max", "passed", "status", *ids])
-        for row in rows:
-            result = row.result
-            marks = [int(q.correct) for q in result.questions] if result else [""] * len(ids)
-            writer.writerow([row.student, result.score if result else "", len(ids),
-                             ("yes" if result.passed else "no") if result else "", row.status, *marks])
-
-
-# -------------------------------------------------------------------------------- attempts, status
-
-def progress_file(name):
-    """Where the practice quiz keeps answers given so far, to continue after Ctrl-C."""
-    return STATE / f"quiz-{name}-answers.yaml"
-
-
-def record_attempt(result):
-    """Add a graded attempt to `.grade/quiz-<name>.json`, keeping the best (earliest on a tie)."""
-    record_path = STATE / f"quiz-{result.quiz}.json"
-    attempt = Attempt(score=result.score, max=result.max, passed=result.passed, when=result.when)
-    record = _read_record(record_path)
-    if record is None:
-        record = QuizRecord(attempts=0, best=attempt, latest=attempt)
-    record.attempts += 1
-    record.latest = attempt
-    if attempt.score > record.best.score:
-        record.best = attempt
-    record_path.parent.mkdir(parents=True, exist_ok=True)
-    record_path.write_text(record.model_dump_json(indent=2), encoding="utf-8")
-
-
-def _read_record(record_path):
-    try:
-        return QuizRecord.model_validate_json(record_path.read_text(encoding="utf-8"))
-    except (OSError, ValidationError):
-        return None                     # no attempt yet, or an unreadable record: start afresh
-
-
-def record_lab(lab_name, passed):
-    """Note a full grading of the learner's own copy of the lab (the latest counts)."""
-    path = STATE / f"lab-{lab_name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(LabRecord(passed=passed, when=datetime.now().astimezone()).model_dump_json(indent=2),
-                    encoding="utf-8")
-
-
-def lesson_status(lab_name, lab_passed=None):
-    """The one place lesson completion is decided. `lab_passed`: a grading just done, else the
-    latest recorded one; the lesson test's best recorded attempt."""
-    if lab_passed is None:
-        try:
-            lab_passed = LabRecord.model_validate_json((STATE / f"lab-{lab_name}.json").read_text()).passed
-        except (OSError, ValidationError):
-            pass
-    return LessonStatus(lab_passed=lab_passed, test=quiz_status(lab_name))
-
-
-def lesson_after(lab, results, own_copy):
-    """After a grading of `lab`: note it when it was the learner's own copy in full, and return
-    what the report shows of the lesson: None (no lesson test), "exam", or the LessonStatus."""
-    lab_passed = results.all_passed and not results.selected
-    if own_copy and not results.selected:
-        record_lab(lab.name, lab_passed)
-    if lab.quiz is None:
-        return None
-    return lesson_status(lab.name, lab_passed) if load_quiz(lab.quiz).keyed else "exam"
-
-
-def quiz_status(lab_name):
-    """The best recorded attempt at this lab's lesson test, or None before the first one."""
-    record = _read_record(STATE / f"quiz-{lab_name}.json")
-    return QuizStatus(**record.best.model_dump(), attempts=record.attempts) if record else None
-
-
-def write_result(result, path):
-    """--json: the graded attempt (score, max, passed, per question)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(result.model_dump_json(indent=2), encoding="utf-8")

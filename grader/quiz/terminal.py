@@ -17,7 +17,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from grader.quiz import model as q
+from grader.quiz import grading, progress
 
 
 def _shown(path):
@@ -36,14 +36,14 @@ HOW_TO_ANSWER = {
 
 def take_practice(quiz, name, console):
     """The practice quiz; its QuizResult (also recorded), or None when stopped early."""
-    progress = q.progress_file(name)
-    answers = _ask_all(quiz, console, progress, feedback=True)
+    saved_file = progress.progress_file(name)
+    answers = _ask_all(quiz, console, saved_file, feedback=True)
     if answers is None:
         return None
-    result = q.grade(quiz, answers, name)
-    q.record_attempt(result)
-    progress.unlink(missing_ok=True)
-    show_result(quiz, result, console, lesson=q.lesson_status(name))
+    result = grading.grade(quiz, answers, name)
+    progress.record_attempt(result)
+    saved_file.unlink(missing_ok=True)
+    show_result(quiz, result, console, lesson=progress.lesson_status(name))
     _hard_questions(quiz, console)
     return result
 
@@ -61,14 +61,14 @@ def take_exam(quiz, console, response_file):
 
 def grade_answers(quiz, name, answers_file, console):
     """Grade an answers file without prompting (an instructor's check): never recorded as an attempt."""
-    result = q.grade(quiz, q.load_answers(quiz, answers_file), name)
+    result = grading.grade(quiz, grading.load_answers(quiz, answers_file), name)
     show_result(quiz, result, console)
     return result
 
 
 def grade_class(quiz, name, responses_csv, gradebook_csv, console):
     """Grade a class's responses CSV into a gradebook CSV and summarise it on screen."""
-    rows = q.grade_class(quiz, name, responses_csv, gradebook_csv)
+    rows = grading.grade_class(quiz, name, responses_csv, gradebook_csv)
     table = Table(title=Text(f"{quiz.title} · class results"), title_justify="left")
     for column in ("row", "student", "score", "status"):
         table.add_column(column)
@@ -93,7 +93,7 @@ def grade_class(quiz, name, responses_csv, gradebook_csv, console):
 def _ask_all(quiz, console, saved_file, feedback):
     """Ask each unanswered question, saving after each answer. None if stopped early."""
     total = len(quiz.questions)
-    answers = q.load_answers(quiz, saved_file) if saved_file.exists() else {}
+    answers = grading.load_answers(quiz, saved_file) if saved_file.exists() else {}
     mode = "practice: feedback after each answer" if feedback else "exam: answers go to the instructor"
     console.print(Panel(f"{total} questions. Get {quiz.needed} right ({quiz.pass_fraction:.0%}) to pass "
                         f"and complete this lesson.\nCtrl-C stops; the answers you gave are kept.",
@@ -107,7 +107,7 @@ def _ask_all(quiz, console, saved_file, feedback):
                 if question.id in answers:
                     continue
                 answers[question.id] = _ask(question, number, total, console)
-                q.write_answers(saved_file, answers)
+                grading.write_answers(saved_file, answers)
                 if feedback:
                     _feedback(question, answers[question.id], console)
     except (KeyboardInterrupt, EOFError):
@@ -130,8 +130,8 @@ def _ask(question, number, total, console):
                         subtitle=HOW_TO_ANSWER[question.type], subtitle_align="right"))
     while True:
         try:
-            return q.parse_answer(question, _read_line(console, "[bold cyan]›[/] "))
-        except q.AnswerError as error:
+            return grading.parse_answer(question, _read_line(console, "[bold cyan]›[/] "))
+        except grading.AnswerError as error:
             console.print(Text(str(error), style="yellow"))
 
 
@@ -179,7 +179,7 @@ def _read_line(console, prompt):
 
 
 def _feedback(question, given, console):
-    if q.is_correct(question, given):
+    if grading.is_correct(question, given):
         console.print("[green]✓ Right.[/]\n")
     else:
         console.print(Text.assemble(("✗ Not quite.", "red"), f" The answer: {_show_key(question)}\n"))
