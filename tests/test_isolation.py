@@ -133,18 +133,14 @@ def keyring_get():
     buffer = ctypes.create_string_buffer(200)
     return buffer.raw[:libc.syscall(SYS_KEYCTL, KEYCTL_READ, key, buffer, 200)].decode()
 
-def crafted_answer(ops):
-    """A small frame, valid on its face, whose pickle is `ops` opcodes for the judge to read."""
-    import io, struct, zipfile
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-        archive.writestr("archive/data.pkl", b"\x80\x02" + b"N" * ops + b".")
-        archive.writestr("archive/byteorder", b"little")
-        archive.writestr("archive/version", b"3\n")
+def crafted_answer(items):
+    """A frame, valid on its face, whose JSON tree is a list of `items` numbers for the judge to read."""
+    import struct
+    tree = b"[" + b"0," * (items - 1) + b"0]"
+    data = struct.pack("<Q", len(tree)) + tree
     frame = sys._getframe()
     while "write_fd" not in frame.f_locals:
         frame = frame.f_back
-    data = buffer.getvalue()
     os.write(frame.f_locals["write_fd"], struct.pack("<Q", len(data)) + data)
     time.sleep(60)
 
@@ -310,7 +306,7 @@ def test_sizes_are_cut_by_the_judge(probe_lab, zygote):
         box.call("shout", [500_000, "raise"])
     assert len(failure.value.message) < 1100 and failure.value.message.startswith("ValueError: xxx")
     assert len(box.call("shout", [500_000, "return"])) < 5000
-    with pytest.raises(CallFailed) as failure:          # past what a pickle may hold: refused
+    with pytest.raises(CallFailed) as failure:          # past what a frame's tree may hold: refused
         box.call("shout", [5_000_000, "return"])
     assert failure.value.kind == "bad_answer"
     box.close()
@@ -394,7 +390,7 @@ def test_a_crafted_answer_cannot_hold_the_judge(probe_lab, zygote):
     box.call("slow", [0])
     started = time.monotonic()
     with pytest.raises(CallFailed) as failure:
-        box.call("crafted_answer", [2_000_000], timeout=2)
+        box.call("crafted_answer", [500_000], timeout=2)     # 1 MB of JSON: within MAX_TREE
     assert failure.value.kind == "bad_answer" and time.monotonic() - started < 4
     box.close()
 

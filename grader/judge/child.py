@@ -105,15 +105,15 @@ def serve(workdir, read_fd, write_fd, shared, wire):
             kwargs = resolve(wire.sanitize(request["kwargs"]), wire, shared)
             function = getattr(importlib.import_module(request["module"]), request["function"])
             value = function(*args, **kwargs)
-            answer.update(ok=True, value=wire.encode(value))
+            data = wire.frame({**answer, "ok": True, "value": wire.encode(value)})
         except wire.WireError as error:
-            answer.update(ok=False, error={"type": "WireError", "message": str(error), "where": [],
-                                           "not_implemented": None})
+            data = wire.frame({**answer, "ok": False, "error": {
+                "type": "WireError", "message": str(error), "where": [], "not_implemented": None}})
         except BaseException as error:  # SystemExit and KeyboardInterrupt too: report, don't die
-            answer.update(ok=False, error=describe(error, workdir))
+            data = wire.frame({**answer, "ok": False, "error": describe(error, workdir)})
         finally:
             flush()
-        wire.send(write_fd, answer)
+        wire.write_all(write_fd, data)
 
 
 order_signals = {}                  # the signal handlers Python had, before the zygote ignored them

@@ -1,18 +1,19 @@
 """The safe format the judge and the child speak: plain data only, framed over pipes.
 
-Values are trees of None, bool, int, float, str, list, tuple, dict (str keys) and plain
-tensors. Frames are `torch.save` bytes read back with `weights_only=True`, so a frame can
-never run code in the reader. The judge additionally passes everything it reads through
-`sanitize`, which rebuilds the tree from exact built-in types and fresh tensors.
+Values are trees of None, bool, int, float, str, bytes, list, tuple, dict (str keys) and
+plain dense tensors. A frame is a JSON tree followed by the raw bytes of its tensors and bytes
+objects, which the tree points into: reading one parses JSON and copies bytes, so it can never
+run code in the reader, and it is fast (a grading makes a hundred calls). The judge
+additionally passes everything it reads through `sanitize`, which rebuilds the tree from exact
+built-in types and fresh tensors, and refuses bytes.
 
 This module is loaded by path in the child, so it imports nothing from the grader.
 """
-import io
+import json
+import math
 import os
 import socket
 import struct
-import warnings
-import zipfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,8 +21,8 @@ import torch
 
 MAX_FRAME = 256 * 2**20        # bytes of a frame, and of the tensors rebuilt from one
 SMALL_FRAME = 2**16            # bytes of a frame that carries no tensors (the zygote's replies)
-MAX_PICKLE = 2**20             # bytes of a frame's pickle: torch reads it in Python, ~1 s per MB
-MAX_RECORDS = 10_000           # records (tensors) of a frame
+MAX_TREE = 2**20               # bytes of a frame's JSON tree
+MAX_RECORDS = 10_000           # records (tensors and bytes objects) of a frame
 MAX_STRING = 4000              # characters of a string kept by sanitize; the rest is cut
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000
@@ -29,11 +30,14 @@ BUILD = "__build__"            # a request argument the child constructs from ha
 TENSOR = "__tensor__"          # a tensor with the device it lived on
 DEVICE = "__device__"          # a torch.device
 SHARED = "__shared__"          # a tensor argument in memory the judge reads back after the call
+TUPLE = "__tuple__"            # JSON has lists only
+BYTES = "__bytes__"            # a bytes object (the files the judge sends a child)
 SHARED_BYTES = 32 * 2**20      # that memory, per child
 _HEADER = struct.Struct("<Q")
 _DTYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
            torch.complex128, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8,
            torch.bool}
+_DTYPE_NAMES = {str(dtype).removeprefix("torch."): dtype for dtype in _DTYPES}
 
 
 class WireError(Exception):
@@ -74,32 +78,104 @@ def encode(value: Any, depth: int = 0) -> Any:
                     "(tensors, numbers, strings, lists, dicts, dataclasses)")
 
 
-def dumps(value):
-    buffer = io.BytesIO()
-    torch.save(value, buffer)
-    return buffer.getvalue()
+def dumps(value: Any) -> bytes:
+    """A frame's body: the JSON tree's length, the tree, then the bytes its records point into."""
+    blob = bytearray()
+    try:
+        tree = json.dumps(_to_json(value, blob, 0), separators=(",", ":")).encode()
+    except (TypeError, ValueError) as error:    # e.g. an int of more than 4300 digits
+        raise WireError(f"not plain data ({error})") from None
+    return _HEADER.pack(len(tree)) + tree + blob
+
+
+def _to_json(value, blob, depth):
+    if depth > MAX_DEPTH:
+        raise WireError("the value is nested too deeply")
+    if isinstance(value, torch.Tensor):
+        data = value.detach().resolve_conj().resolve_neg().cpu().contiguous().reshape(-1)
+        record = _record(blob, data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
+        record.update(dtype=str(data.dtype).removeprefix("torch."), shape=list(value.shape))
+        return {TENSOR: record}
+    if isinstance(value, (bytes, bytearray)):
+        return {BYTES: _record(blob, value)}
+    if isinstance(value, tuple):
+        return {TUPLE: [_to_json(v, blob, depth + 1) for v in value]}
+    if isinstance(value, list):
+        return [_to_json(v, blob, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {k: _to_json(v, blob, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _record(blob, data):
+    """Append `data` to the blob; where it went."""
+    record = {"at": len(blob), "size": len(data)}
+    blob += data
+    return record
 
 
 def loads(data: bytes) -> Any:
-    """Read a frame's bytes without running code; raises WireError on anything odd.
+    """Read a frame's body without running code; raises WireError on anything odd.
 
-    A frame must be torch.save's zip with stored (uncompressed) records adding up to at most
-    MAX_FRAME, so that what it unpacks to is no larger than what was sent.
+    The tree is at most MAX_TREE bytes, its records at most MAX_RECORDS, and what they point to
+    inside the body, together, at most the body's own size: a frame unpacks to no more than
+    was sent.
     """
+    if len(data) < _HEADER.size:
+        raise WireError("unreadable data (a frame too short)")
+    (size,) = _HEADER.unpack_from(data)
+    if size > min(MAX_TREE, len(data) - _HEADER.size):
+        raise WireError("unreadable data (a tree too large, or cut)")
+    blob = memoryview(data)[_HEADER.size + size:]
     try:
-        records = zipfile.ZipFile(io.BytesIO(data)).infolist()
-    except (zipfile.BadZipFile, ValueError):
-        raise WireError("unreadable data (not a torch.save frame)") from None
-    if any(r.compress_type != zipfile.ZIP_STORED for r in records) or len(records) > MAX_RECORDS or \
-            sum(r.file_size for r in records) > MAX_FRAME or \
-            any(r.filename.endswith(".pkl") and r.file_size > MAX_PICKLE for r in records):
-        raise WireError("unreadable data (compressed or oversized records)")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")         # torch's notes on odd pickles: refused anyway
-            return torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
-    except Exception:  # the unpickler's refusals come in many types
-        raise WireError("unreadable data (objects other than plain data)") from None
+        tree = json.loads(bytes(data[_HEADER.size:_HEADER.size + size]))
+    except (ValueError, RecursionError):
+        raise WireError("unreadable data (not a frame of plain data)") from None
+    return _from_json(tree, blob, 0, {"records": 0, "bytes": 0})
+
+
+def _from_json(value, blob, depth, budget):
+    if depth > MAX_DEPTH:
+        raise WireError("the value is nested too deeply")
+    if isinstance(value, list):
+        return [_from_json(v, blob, depth + 1, budget) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if set(value) == {TUPLE} and isinstance(value[TUPLE], list):
+        return tuple(_from_json(v, blob, depth + 1, budget) for v in value[TUPLE])
+    if set(value) == {BYTES}:
+        return bytes(_span(value[BYTES], blob, budget))
+    if set(value) == {TENSOR}:
+        return _tensor_from(value[TENSOR], blob, budget)
+    return {k: _from_json(v, blob, depth + 1, budget) for k, v in value.items()}
+
+
+def _span(record, blob, budget):
+    """The bytes a record points to, within the frame and its budget of records and bytes."""
+    if type(record) is not dict or type(record.get("at")) is not int or type(record.get("size")) is not int:
+        raise WireError("unreadable data (a malformed record)")
+    at, size = record["at"], record["size"]
+    budget["records"] += 1
+    budget["bytes"] += size
+    if budget["records"] > MAX_RECORDS or budget["bytes"] > len(blob):
+        raise WireError(f"unreadable data (records of more than the frame's {len(blob)} bytes in all)")
+    if at < 0 or size < 0 or at + size > len(blob):
+        raise WireError("unreadable data (a record outside its frame)")
+    return blob[at:at + size]
+
+
+def _tensor_from(record, blob, budget):
+    """A fresh tensor of the record's dtype and shape, from exactly the bytes it needs."""
+    span = _span(record, blob, budget)
+    dtype, shape = _DTYPE_NAMES.get(str(record.get("dtype"))), record.get("shape")
+    if dtype is None or type(shape) is not list or len(shape) > MAX_DEPTH or \
+            any(type(n) is not int or n < 0 for n in shape):
+        raise WireError("a tensor that is not a plain dense tensor")
+    if math.prod(shape) * dtype.itemsize != len(span):
+        raise WireError(f"a tensor of shape {shape[:8]} that does not match its {len(span)} bytes")
+    if not len(span):
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(span), dtype=dtype).reshape(shape)
 
 
 def sanitize(value: Any, device: str | torch.device | None = None) -> Any:
@@ -157,14 +233,14 @@ def _tensor(tensor, claimed, device, budget):
 
 
 def frame(value: Any) -> bytes:
-    """One frame's bytes: a length header, then torch.save's."""
+    """One frame's bytes: a length header, then its body."""
     data = dumps(value)
     return _HEADER.pack(len(data)) + data
 
 
 def send(fd: int, value: Any) -> None:
     """Write one frame to a (blocking) file descriptor."""
-    _write_all(fd, frame(value))
+    write_all(fd, frame(value))
 
 
 def recv(fd: int, wait: Callable[[int], None] | None = None, limit: int = MAX_FRAME) -> Any:
@@ -206,7 +282,7 @@ def recv_with_fds(sock: socket.socket, limit: int = MAX_FRAME) -> tuple[Any, lis
     return loads(b"".join(chunks)), fds
 
 
-def _write_all(fd, data):
+def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
