@@ -5,6 +5,7 @@ A probe lab (one student file, `probe.py`) is built in a temporary folder; each 
 probe's source as a student's submission, calls it through the real zygote and children, and
 judges what the probe saw from the values it returned."""
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -21,153 +22,8 @@ needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is n
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
              "hopper", "heartbeat"]
 
-# What the probe can do; each test's submission is this module, as one student would send it.
-PROBE = r'''
-import os, signal, subprocess, sys, time
-
-def look(needle_start="", needle_end=""):
-    """What a student sees: files in its writable places, other processes, a needle in memory."""
-    seen = {}
-    for folder in (os.path.expanduser("~"), "/tmp", "/dev/shm"):
-        try:
-            seen[folder] = sorted(os.listdir(folder))
-        except OSError as error:
-            seen[folder] = [type(error).__name__]
-    seen["processes"] = sorted(open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace")
-                               for p in os.listdir("/proc") if p.isdigit() and _readable(p))
-    seen["found"] = _in_memory(needle_start, needle_end) if needle_start else False
-    return seen
-
-def _readable(pid):
-    try:
-        open(f"/proc/{pid}/cmdline", "rb").read()
-        return True
-    except OSError:
-        return False
-
-def _in_memory(start, end):
-    """Whether start+end lies anywhere in our readable memory (never built here as one string)."""
-    start, end = start.encode(), end.encode()
-    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
-        for line in maps:
-            fields = line.split()
-            if not fields[1].startswith("r") or len(fields) > 5 and fields[5].startswith("/"):
-                continue
-            low, high = (int(x, 16) for x in fields[0].split("-"))
-            try:
-                mem.seek(low)
-                data = mem.read(high - low)
-            except (OSError, ValueError, OverflowError):
-                continue
-            at = data.find(start)
-            while at >= 0:
-                if data[at + len(start):at + len(start) + len(end)] == end:
-                    return True
-                at = data.find(start, at + 1)
-    return False
-
-def plant():
-    """Leave what a reset cannot delete, and a daemon to plant it again."""
-    home = os.path.expanduser("~")
-    for folder in (home, "/tmp", "/dev/shm"):
-        try:
-            os.makedirs(f"{folder}/planted/locked", exist_ok=True)
-            open(f"{folder}/planted/locked/note", "w").write("from the last student")
-            os.chmod(f"{folder}/planted/locked", 0o500)
-            os.chmod(f"{folder}/planted", 0o500)
-            open(f"{folder}/planted-file", "w").write("x" * 1000)
-        except OSError:
-            pass
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)  # isolation-daemon"],
-                     start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return True
-
-def act(what):
-    """Try something against the host or the grader; say what happened."""
-    try:
-        if what == "sysctl":
-            path = "/proc/sys/kernel/core_pattern"
-            value = open(path).read()
-            open(path, "w").write(value)            # the same value: harmless if it works
-        elif what == "stop zygote":
-            os.kill(os.getppid(), signal.SIGSTOP)
-            os.kill(1, signal.SIGSTOP)
-        elif what == "interrupt zygote":
-            for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):
-                os.kill(os.getppid(), number)
-        elif what == "kill zygote":
-            os.kill(os.getppid(), signal.SIGKILL)
-        elif what == "zygote output":
-            for fd in (1, 2):
-                open(f"/proc/{os.getppid()}/fd/{fd}", "w").write("GRADER SAYS: full marks\n")
-        elif what == "capabilities":
-            return [l for l in open("/proc/self/status") if l.startswith("Cap")]
-        else:
-            return "unknown"
-        return "done"
-    except OSError as error:
-        return f"refused: {type(error).__name__}"
-
-def slow(seconds):
-    time.sleep(seconds)
-    return seconds
-
-def shout(size, how):
-    if how == "raise":
-        raise ValueError("x" * size)
-    return "y" * size
-
-import ctypes
-libc = ctypes.CDLL(None, use_errno=True)
-SYS_ADD_KEY, SYS_REQUEST_KEY, SYS_KEYCTL, KEYCTL_READ, KEY_SPEC_USER_KEYRING = 248, 249, 250, 11, -4
-
-def keyring_put(note):
-    """A note in the kernel's user keyring: no file, no process, no IPC object."""
-    data = note.encode()
-    return libc.syscall(SYS_ADD_KEY, b"user", b"isolation-note", data, len(data), KEY_SPEC_USER_KEYRING) > 0
-
-def keyring_get():
-    key = libc.syscall(SYS_REQUEST_KEY, b"user", b"isolation-note", None, 0)
-    if key <= 0:
-        return None
-    buffer = ctypes.create_string_buffer(200)
-    return buffer.raw[:libc.syscall(SYS_KEYCTL, KEYCTL_READ, key, buffer, 200)].decode()
-
-def crafted_answer(items):
-    """A frame, valid on its face, whose JSON tree is a list of `items` numbers for the judge to read."""
-    import struct
-    tree = b"[" + b"0," * (items - 1) + b"0]"
-    data = struct.pack("<Q", len(tree)) + tree
-    frame = sys._getframe()
-    while "write_fd" not in frame.f_locals:
-        frame = frame.f_back
-    os.write(frame.f_locals["write_fd"], struct.pack("<Q", len(data)) + data)
-    time.sleep(60)
-
-HOP = """
-import os, sys, time
-end = time.monotonic() + float(sys.argv[2])
-os.setsid()
-while time.monotonic() < end:
-    with open(sys.argv[1] + ".new", "w") as beat:     # whole beats only: it may die mid-write
-        beat.write(repr(time.time()))
-    os.replace(sys.argv[1] + ".new", sys.argv[1])
-    if os.fork():
-        os._exit(0)            # the parent goes, the child carries on under a new pid
-"""
-
-def hopper(beat, seconds):
-    """A daemon that is never the same process for more than a moment."""
-    subprocess.Popen([sys.executable, "-c", HOP, beat, str(seconds)],
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return True
-
-def heartbeat(beat):
-    try:
-        return time.time() - float(open(beat).read())
-    except (OSError, ValueError):
-        return None
-'''
+# What the probe can do (tests/probe.py); each test's submission is that module, as a student would send it.
+PROBE = Path(__file__).with_name("probe.py").read_text()
 
 
 @pytest.fixture(scope="module")
