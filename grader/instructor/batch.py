@@ -247,25 +247,14 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force)
 
     def done(sub, kind, data):
-        if kind == "graded":
-            results = LabResults.model_validate(data).model_copy(update={"submission": str(sub.path)})
-            row = gradebook.row(lab, sub, results)
-            graded[sub.student] = results
-            gradescope = results.gradescope()
-        else:
-            row = BatchRow(student=sub.student, status="error", detail=data)
-            gradescope = gradebook.not_graded(data, sandbox_name)
-        _save(out / STUDENTS / sub.student, StudentRecord(hash=sub.hash, row=row, results=graded.get(sub.student)),
-              gradescope)
+        row = _save_answer(lab, out, sub, kind, data, graded, sandbox_name)
         rows[sub.student] = row
         progress.console.print(gradebook.line(row), highlight=False)
         progress.advance(task)
 
-    columns = [TextColumn("[bold]grading {task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("·"), TimeElapsedColumn(), TextColumn("· ETA"), TimeRemainingColumn()]
     interrupted, used = False, min(workers or os.cpu_count() or 1, len(todo))   # the backend tells
     try:
-        with Progress(*columns, console=console, transient=True) as progress:
+        with _progress(console) as progress:
             task = progress.add_task(lab.name, total=len(todo))
             if todo:
                 options = {"device": device, "select": list(select), "sandbox": sandbox}
@@ -274,11 +263,38 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
         interrupted = True
         raise
     finally:
-        summary = gradebook.summarize(lab, list(rows.values()), graded, len(todo), used,
-                                      time.monotonic() - started, interrupted)
-        gradebook.write_csv(out / "grades.csv", lab, sorted(rows.values(), key=lambda r: r.student),
-                            summary.max_score)
-        _write(out / "summary.json", summary.model_dump_json(indent=2))
+        summary = _write_gradebook(lab, out, rows, graded, len(todo), used, time.monotonic() - started,
+                                   interrupted)
+    return summary
+
+
+def _progress(console):
+    columns = [TextColumn("[bold]grading {task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("·"), TimeElapsedColumn(), TextColumn("· ETA"), TimeRemainingColumn()]
+    return Progress(*columns, console=console, transient=True)
+
+
+def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
+    """A backend's answer for one submission, written to the student's folder as it comes (its
+    results kept in `graded`); returns the student's row."""
+    if kind == "graded":
+        results = LabResults.model_validate(data).model_copy(update={"submission": str(sub.path)})
+        row = gradebook.row(lab, sub, results)
+        graded[sub.student] = results
+        gradescope = results.gradescope()
+    else:
+        row = BatchRow(student=sub.student, status="error", detail=data)
+        gradescope = gradebook.not_graded(data, sandbox_name)
+    _save(out / STUDENTS / sub.student, StudentRecord(hash=sub.hash, row=row, results=graded.get(sub.student)),
+          gradescope)
+    return row
+
+
+def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrupted):
+    """grades.csv and summary.json as the rows stand (those not graded yet are pending); the summary."""
+    summary = gradebook.summarize(lab, list(rows.values()), graded, graded_now, used, seconds, interrupted)
+    gradebook.write_csv(out / "grades.csv", lab, sorted(rows.values(), key=lambda r: r.student), summary.max_score)
+    _write(out / "summary.json", summary.model_dump_json(indent=2))
     return summary
 
 

@@ -105,6 +105,22 @@ def grade_all(lab, todo, count, options, done, address=LOCAL):
     """batch.grade_all's twin on Ray: grade `todo` on `count` actors (None: one per CPU of the
     cluster); done(submission, kind, data) per answer. Returns how many actors it started."""
     ray = load_ray(address)
+    _start_ray(ray, address)
+    actors = _Actors(ray, lab, options, todo, done)
+    try:
+        count = actors.start(count)
+        while actors.queue or actors.flying:
+            actors.dispatch()
+            ready, _ = ray.wait(list(actors.flying), num_returns=1, timeout=WAIT_SECONDS)
+            for ref in ready:
+                actors.collect(ref)
+        return count
+    finally:
+        actors.close(local=address == LOCAL)
+
+
+def _start_ray(ray, address):
+    """A local instance for the batch, or the running cluster at `address`, joined."""
     try:
         if address == LOCAL:
             ray.init(num_cpus=os.cpu_count(), include_dashboard=False, object_store_memory=STORE_BYTES,
@@ -113,51 +129,74 @@ def grade_all(lab, todo, count, options, done, address=LOCAL):
             ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise LabError(f"--ray {address}: cannot start or join Ray ({error})") from None
-    actor_class = ray.remote(num_cpus=1, max_restarts=0)(GradingActor)
-    queue, lost, idle, pids = deque(todo), {}, [], {}
-    flying = {}                             # ObjectRef of a grade() call -> (actor, submission)
 
-    def new_actor():
-        actor = actor_class.remote(_lab_place(lab), options, digest)
-        pids[actor] = actor.pid.remote()
+
+class _Actors:
+    """The actors of one batch and the submissions still to grade: each idle actor is given the
+    next one; a submission whose actor died goes back to the queue (ATTEMPTS at most)."""
+
+    def __init__(self, ray, lab, options, todo, done):
+        self.ray, self.lab, self.options, self.done = ray, lab, options, done
+        self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(GradingActor)
+        self.queue, self.lost, self.idle, self.pids = deque(todo), {}, [], {}
+        self.flying = {}                    # ObjectRef of a grade() call -> (actor, submission)
+        self.digest = None
+
+    def start(self, count):
+        """Start `count` actors (None: one per CPU), no more than the cluster's CPUs or the
+        submissions; returns how many."""
+        cpus = int(self.ray.cluster_resources().get("CPU", 1))
+        count = min(count or cpus, cpus, len(self.queue))
+        self.digest = course_digest(self.lab)
+        self.idle = [self._new_actor() for _ in range(count)]
+        return count
+
+    def _new_actor(self):
+        actor = self.actor_class.remote(_lab_place(self.lab), self.options, self.digest)
+        self.pids[actor] = actor.pid.remote()
         return actor
 
-    try:
-        cpus = int(ray.cluster_resources().get("CPU", 1))
-        count = min(count or cpus, cpus, len(queue))
-        digest = course_digest(lab)
-        idle = [new_actor() for _ in range(count)]
-        while queue or flying:
-            while queue and idle:
-                actor, job = idle.pop(), queue.popleft()
-                flying[actor.grade.remote(job.files)] = actor, job
-            ready, _ = ray.wait(list(flying), num_returns=1, timeout=WAIT_SECONDS)
-            for ref in ready:
-                actor, job = flying.pop(ref)
-                try:
-                    kind, data = ray.get(ref, timeout=WAIT_SECONDS)
-                except ray.exceptions.RayError as error:    # the actor or its node is gone, and
-                    ray.kill(actor)                         # only `job` with it
-                    lost[job.student] = lost.get(job.student, 0) + 1
-                    if lost[job.student] < ATTEMPTS:
-                        queue.appendleft(job)
-                    else:
-                        done(job, "error", f"its grading worker died {ATTEMPTS} times "
-                                           f"({type(error).__name__}); run the batch again to grade this one")
-                    if queue:
-                        idle.append(new_actor())
-                    continue
-                if kind == "failed":
-                    raise LabError(f"a grading worker could not start {data}")
-                idle.append(actor)
-                done(job, kind, data)
-        return count
-    finally:
-        if idle:
-            ray.wait([actor.close.remote() for actor in idle], num_returns=len(idle), timeout=30)
-        if address == LOCAL and flying:     # Ctrl-C: see _end_busy; Ray would call those ends
-            with contextlib.redirect_stdout(io.StringIO()):     # "unexpected system errors"
-                _end_busy(ray, [pids[actor] for actor, _ in flying.values()])
+    def dispatch(self):
+        while self.queue and self.idle:
+            actor, job = self.idle.pop(), self.queue.popleft()
+            self.flying[actor.grade.remote(job.files)] = actor, job
+
+    def collect(self, ref):
+        """One finished grade() call: its answer goes to done(), its actor back to the idle."""
+        actor, job = self.flying.pop(ref)
+        try:
+            kind, data = self.ray.get(ref, timeout=WAIT_SECONDS)
+        except self.ray.exceptions.RayError as error:   # the actor or its node is gone, and
+            self._lose(actor, job, error)                # only `job` with it
+            return
+        if kind == "failed":
+            raise LabError(f"a grading worker could not start {data}")
+        self.idle.append(actor)
+        self.done(job, kind, data)
+
+    def _lose(self, actor, job, error):
+        """`job`'s actor died: grade it again, or give up on it after ATTEMPTS; a new actor
+        takes the dead one's place while there is work left."""
+        self.ray.kill(actor)
+        self.lost[job.student] = self.lost.get(job.student, 0) + 1
+        if self.lost[job.student] < ATTEMPTS:
+            self.queue.appendleft(job)
+        else:
+            self.done(job, "error", f"its grading worker died {ATTEMPTS} times "
+                                    f"({type(error).__name__}); run the batch again to grade this one")
+        if self.queue:
+            self.idle.append(self._new_actor())
+
+    def close(self, local):
+        """Close the idle actors and leave Ray. Actors still busy (Ctrl-C) on a `local` instance
+        are ended here first (see _end_busy), quietly: Ray would call those ends "unexpected
+        system errors"."""
+        ray = self.ray
+        if self.idle:
+            ray.wait([actor.close.remote() for actor in self.idle], num_returns=len(self.idle), timeout=30)
+        if local and self.flying:
+            with contextlib.redirect_stdout(io.StringIO()):
+                _end_busy(ray, [self.pids[actor] for actor, _ in self.flying.values()])
                 ray.shutdown()
         else:
             ray.shutdown()          # Ray ends every actor left with SIGTERM

@@ -1,0 +1,296 @@
+"""Where the returned runs of experiments.py come from, for its hidden checks (test_experiments.py):
+each is validated, rebuilt and measured again by the judge (measured_runs), and each check of an
+experiment starts by holding its runs to the recipe and to their own numbers (expect_honest).
+
+Provenance. The judge trains every documented run itself, with trusted code (the handout's
+model.py and tasks.py, the reference RoPE), once per (seed, device, torch, lab files): kept for
+a worker's life and on disk (conftest.py: recipe; grader/memo.py). A returned run's train_losses and weights must be
+those runs' within a tolerance that honest rewrites stay far inside (own loop with
+torch.optim.Adam, complex or einsum RoPE, float64 angles, another order of runs, more torch
+threads) and recipe changes stay far outside (one more step, steps on the evaluation batch,
+another length, task, batch or learning rate). Measured by benchmarks/recipe_tolerance.py
+(CPU, torch 2.13, seeds 0 and 5, largest relative distance of a weight tensor / of a loss):
+    honest:  complex RoPE + float64 angles 4.9e-6 / 4.8e-7, torch.optim.Adam 1.0e-6 / 4.8e-7,
+             two threads 9.6e-7 / 4.8e-7, another order and einsum RoPE 0 / 0
+    changes: one more step (losses cut to 70) 1.6e-3 / 0, two steps on the eval batch 3.1e-3 / 2e-7,
+             lr x 1.1 0.13 / 0.018, batch 9 0.26 / 0.16, length 48 0.61 / 0.25
+-> WEIGHT_TOLERANCE and LOSS_TOLERANCE 1e-4: 20x above the honest noise, 15x below one step.
+
+Reported numbers must be what evaluate() gives for the returned weights on the documented data
+(seed + 1). When they are not, the judge tries the usual slips (start=0, the training seed or
+evaluate's default seed, another task, lengths in another order) and names the one that matches:
+that costs the reproduction check only. Numbers no slip explains count as not coming from the
+weights, and then nothing of the experiment counts.
+The claims are judged on the judge's own data (seed FRESH), where the weights must do as they do
+on the documented data, within the reference's spread (FRESH_SPREAD): a model fitted to the
+documented evaluation batch shows there.
+"""
+import itertools
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+import torch
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from grader.checks import CheckFailed, describe, expect
+
+FRESH = 90_001                  # the judge's own evaluation data, for the claims
+REPRODUCE = 2e-3                # reported vs re-measured on the same data: rounding only
+LOSS_TOLERANCE = 1e-4           # a training loss vs the judge's run of the recipe (see above)
+WEIGHT_TOLERANCE = 1e-4         # |w - judge's w| / |judge's w| of every weight tensor (see above)
+# documented vs fresh data: the reference moves by at most 0.144 in loss and 0.042 in accuracy over
+# seeds 0..19, any run and length (benchmarks/seed_spread.py); about twice that is allowed
+FRESH_SPREAD = {"loss": 0.3, "accuracy": 0.08}
+
+
+class Run(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+    task: str
+    config: dict
+    state_dict: dict[str, torch.Tensor]
+    train_losses: list[float]
+    eval_lengths: list[int]
+    eval_losses: list[float]
+    eval_accuracies: list[float]
+
+
+class LossGap(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    learned: Run
+    no_pos: Run
+    no_pos_majority: Run
+    gap: float
+
+
+class Extrapolation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    learned: Run
+    rope: Run
+
+
+class Score(NamedTuple):
+    """What evaluate() gives at one length."""
+    loss: float
+    accuracy: float
+
+
+@dataclass
+class Measured:
+    """One returned run, as the judge sees it."""
+    run: Run
+    fresh: list[Score]          # per length, on the judge's data
+    documented: list[Score]     # the same on the documented data (seed + 1)
+    problem: CheckFailed = None     # not the recipe's, or numbers from elsewhere: nothing counts
+    slip: CheckFailed = None        # numbers from a named slip: costs the reproduction check
+
+
+def result(experiments, name, model):
+    """The experiment's result, validated: a clear failure when it is not what results.py says."""
+    value = experiments[name].result()
+    try:
+        return model.model_validate(value)
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ".".join(map(str, problem["loc"]))
+        raise CheckFailed(f"{name} to return a {model.__name__} (see results.py)",
+                          f"{describe(value)}; {where}: {problem['msg']}") from None
+
+
+
+def rebuild(reference, run, name, pos, task, eval_lengths, device):
+    """The judge's copy of a returned model, after checking it is the documented one."""
+    model = reference.model
+    expected = asdict(model.Config(pos=pos))
+    expect(run.config == expected, f"{name}.config == asdict(Config(pos={pos!r})) = {expected}",
+           str(run.config), "build every model with build_model(Config(pos=...)), nothing changed")
+    expect(run.task == task, f"{name}.task == {task!r}", repr(run.task))
+    expect(run.eval_lengths == eval_lengths, f"{name}.eval_lengths == {eval_lengths}", str(run.eval_lengths))
+    expect(len(run.eval_losses) == len(run.eval_accuracies) == len(eval_lengths),
+           f"{name}: one loss and one accuracy per evaluation length",
+           f"{len(run.eval_losses)} losses, {len(run.eval_accuracies)} accuracies")
+    try:
+        return model.build_model(run.config, run.state_dict, device=device)
+    except (RuntimeError, TypeError, ValueError) as error:
+        raise CheckFailed(f"{name}.state_dict to load into build_model(Config(pos={pos!r}))",
+                          str(error).splitlines()[0][:300], "return model.state_dict() of the trained model") from None
+
+
+def remeasure(reference, model, task, eval_lengths, seed, start=None):
+    """(loss, accuracy) at each length on data from `seed`, scoring past TRAIN_LEN beyond it
+    (or from `start` everywhere)."""
+    train_len = reference.tasks.TRAIN_LEN
+    with torch.no_grad():
+        return [Score(*reference.tasks.evaluate(model, task, n, seed=seed,
+                                                start=(0 if n == train_len else train_len) if start is None else start))
+                for n in eval_lengths]
+
+
+# -- provenance: the returned runs against the judge's own (conftest.py: recipe) ---------------
+def weight_distance(theirs, judge):
+    """The largest |w - judge's w| / |judge's w| over the judge's tensors (Frobenius norms)."""
+    return max(float((theirs[k].double() - w.double()).norm() / w.double().norm().clamp_min(1e-12))
+               for k, w in judge.items())
+
+
+def recipe_call(pos, task):
+    return f"train(build_model(Config(pos={pos!r}), seed=seed), {task!r}, seed=seed)"
+
+
+def losses_provenance(reference, run, name, pos, task, seed, device, judge):
+    """None when train_losses are the recipe's for this seed; else a CheckFailed that says which
+    part of the recipe differs."""
+    losses, steps = run.train_losses, len(judge["train_losses"])
+    if len(losses) != steps:
+        return CheckFailed(f"{name}.train_losses: one loss per step of {recipe_call(pos, task)}, {steps} steps",
+                           f"{len(losses)} losses",
+                           f"trained {len(losses)} steps, the lab trains {steps}: keep train()'s defaults")
+    off = [i for i, (a, b) in enumerate(zip(losses, judge["train_losses"])) if not abs(a - b) <= LOSS_TOLERANCE]
+    if off:
+        i = off[0]
+        return CheckFailed(f"{name}.train_losses to be those of the lab's recipe, {recipe_call(pos, task)}",
+                           f"step {i + 1}: {losses[i]:.4f}, the recipe gives {judge['train_losses'][i]:.4f}",
+                           recipe_difference(reference, losses, judge["train_losses"], pos, task, seed, device))
+    return None
+
+
+def weights_provenance(run, name, pos, task, judge):
+    """None when the returned weights are those the recipe leaves, else a CheckFailed."""
+    distance = weight_distance(run.state_dict, judge["state_dict"])
+    if not distance <= WEIGHT_TOLERANCE:         # NaN weights fail too
+        return CheckFailed(f"{name}.state_dict to be the weights {recipe_call(pos, task)} leaves "
+                           f"(within {WEIGHT_TOLERANCE:g})",
+                           f"weights {distance:.1e} away from the recipe's, though the losses match it",
+                           "trained on after the recorded steps (more steps, or on the evaluation batch?): "
+                           "return model.state_dict() right after train(...)")
+    return None
+
+
+def recipe_difference(reference, losses, judge, pos, task, seed, device):
+    """The hint for losses that are not the recipe's: which part of it the first loss shows."""
+    if len(losses) == len(judge) and all(abs(a - b) <= LOSS_TOLERANCE for a, b in zip(sorted(losses), sorted(judge))):
+        return "these are the recipe's losses in another order (sorted?): return the list train() returns, as it is"
+    if abs(losses[0] - judge[0]) > LOSS_TOLERANCE:
+        found = first_loss_match(reference, losses[0], pos, task, seed, device)
+        if found:
+            return found + "; every run follows the docstring's recipe"
+        return ("the first step's loss is not the recipe's for any length, task or seed tried: build with "
+                "build_model(Config(pos=...), seed=seed) and train with train(model, task, seed=seed)")
+    part = next(i for i, (a, b) in enumerate(zip(losses, judge)) if abs(a - b) > LOSS_TOLERANCE)
+    return (f"the losses follow the recipe for {part} step(s), then part from it: train with train()'s "
+            f"defaults (its Adam, lr {reference.tasks.LR}, batch {reference.tasks.BATCH_SIZE}), nothing in between")
+
+
+def first_loss_match(reference, first, pos, task, seed, device):
+    """What makes the recipe's first training loss equal `first`: the model at initialisation on
+    the first batch, for other lengths, tasks and seeds; a description, or None."""
+    tasks, train_len = reference.tasks, reference.tasks.TRAIN_LEN
+    max_len = reference.model.Config(pos=pos).max_len
+    choices = itertools.product([seed, 0], [seed, 0], [task] + [t for t in tasks.TASKS if t != task],
+                                [n for n in (train_len, 2 * train_len, 4 * train_len, train_len // 2) if n <= max_len])
+    for init, data, other_task, length in choices:
+        model = reference.model.build_model(reference.model.Config(pos=pos), seed=init, device=device)
+        tokens, targets = tasks.make_batch(other_task, tasks.BATCH_SIZE, length, torch.Generator().manual_seed(data),
+                                           device)
+        with torch.no_grad():
+            loss = torch.nn.functional.cross_entropy(model(tokens).flatten(0, 1), targets.flatten(),
+                                                     ignore_index=tasks.IGNORE).item()
+        if abs(loss - first) <= LOSS_TOLERANCE:
+            found = [f"trained at length {length}, the lab trains at {train_len}" if length != train_len else "",
+                     f"trained on {other_task!r}, this run is {task!r}" if other_task != task else "",
+                     f"built with seed {init} (build_model's default), the lab builds with seed=seed ({seed})"
+                     if init != seed else "",
+                     f"trained on data of seed {data} (train's default), the lab uses seed=seed ({seed})"
+                     if data != seed else ""]
+            return "; ".join(f for f in found if f) or None
+    return None
+
+
+# -- the reported numbers: reproduced, or a slip named -------------------------------------------
+def reproduction(reference, name, run, model, task, seed, documented):
+    """(problem, slip): a CheckFailed when the reported numbers are not the documented
+    measurement; a slip when a usual mistake explains them, else a problem."""
+    reported = list(zip(run.eval_losses, run.eval_accuracies))
+    if matches(reported, documented):
+        return None, None
+    i = next(i for i, (a, b) in enumerate(zip(reported, documented)) if not matches([a], [b]))
+    failure = (f"{name}'s reported numbers to be evaluate()'s for the returned weights on the documented data "
+               f"(seed=seed + 1, start=TRAIN_LEN past TRAIN_LEN)",
+               f"at length {run.eval_lengths[i]} reported loss {reported[i][0]:.4f}, accuracy {reported[i][1]:.4f}; "
+               f"the grader measured {documented[i].loss:.4f}, {documented[i].accuracy:.4f}")
+    slip = find_slip(reference, run, model, task, seed, reported, documented)
+    if slip:
+        return None, CheckFailed(*failure, slip)
+    return CheckFailed(failure[0], failure[1] + ": these numbers do not come from the returned weights",
+                       "report exactly what evaluate() returned for the model you return"), None
+
+
+def matches(reported, measured):
+    return all(abs(r - m) <= REPRODUCE * max(1.0, abs(m))
+               for pair, truth in zip(reported, measured) for r, m in zip(pair, truth))
+
+
+def find_slip(reference, run, model, task, seed, reported, documented):
+    """The hint naming the usual mistake that gives the reported numbers, or None."""
+    train_len, lengths_ = reference.tasks.TRAIN_LEN, run.eval_lengths
+    if len(lengths_) > 1 and any(matches(reported, [documented[i] for i in order])
+                                 for order in itertools.permutations(range(len(lengths_)))):
+        return "your numbers are right but in another order: put the numbers of eval_lengths[i] at index i"
+    tasks = [task] + [t for t in reference.tasks.TASKS if t != task]
+    starts = [None] + ([0] if any(n > train_len for n in lengths_) else [])
+    for other_task, data, start in itertools.product(tasks, [seed + 1, seed, 1], starts):
+        if (other_task, data, start) == (task, seed + 1, None):
+            continue
+        if matches(reported, remeasure(reference, model, other_task, lengths_, data, start)):
+            said = ["score only the positions past TRAIN_LEN there (start=TRAIN_LEN), not all (start=0)"
+                    if start == 0 else "",
+                    "evaluate on fresh data, seed=seed + 1, not the training data (seed=seed)" if data == seed else "",
+                    "pass seed=seed + 1; evaluate's default seed=1 is other data" if data == 1 and seed != 0 else "",
+                    f"evaluate each model on the task it was trained on ({task!r}), not {other_task!r}"
+                    if other_task != task else ""]
+            call = ", ".join(p for p in [repr(other_task) if other_task != task else "",
+                                         "start=0" if start == 0 else "",
+                                         f"seed={'seed' if data == seed else data}" if data != seed + 1 else ""] if p)
+            return f"your numbers match evaluate(..., {call}): " + "; ".join(s for s in said if s)
+    return None
+
+
+def fresh_difference(name, run, fresh, documented):
+    """A CheckFailed when the weights do much better on the documented data than on fresh data."""
+    for n, (loss, accuracy), (loss_doc, accuracy_doc) in zip(run.eval_lengths, fresh, documented):
+        for what, ours, theirs in (("loss", loss, loss_doc), ("accuracy", accuracy, accuracy_doc)):
+            if abs(ours - theirs) > FRESH_SPREAD[what]:
+                return CheckFailed(
+                    f"{name}'s {what} at length {n} on the documented data within {FRESH_SPREAD[what]} of the "
+                    f"grader's fresh data, as the reference's is",
+                    f"{theirs:.3f} on the documented data, {ours:.3f} on fresh data",
+                    "a model fitted to the evaluation batch (seed + 1): train only with train(model, task, seed=seed)")
+    return None
+
+
+def measured_runs(experiments, recipe, reference, device, seed, name, model, runs):
+    """Validate, rebuild, re-measure and hold to the recipe every run: (result, {run name: Measured})."""
+    value = result(experiments, name, model)
+    out = {}
+    for run_name, pos, task, eval_lengths in runs(reference):
+        run, label = getattr(value, run_name), f"{name}().{run_name}"
+        built = rebuild(reference, run, label, pos, task, eval_lengths, device)
+        fresh = remeasure(reference, built, task, eval_lengths, FRESH)
+        documented = remeasure(reference, built, task, eval_lengths, seed + 1)
+        unexplained, slip = reproduction(reference, label, run, built, task, seed, documented)
+        judge = recipe[pos, task].result()
+        problem = (unexplained or losses_provenance(reference, run, label, pos, task, seed, device, judge)
+                   or fresh_difference(label, run, fresh, documented)
+                   or weights_provenance(run, label, pos, task, judge))
+        out[run_name] = Measured(run, fresh, documented, problem, slip)
+    return value, out
+
+
+def expect_honest(measured, hint=None, reproduces=False):
+    """Every run is the recipe's and its numbers come from its weights; with `reproduces`, the
+    numbers are also exactly the documented measurement. Each check of an experiment starts here."""
+    _, runs = measured
+    for name, run in runs.items():
+        for failure in (run.problem, run.slip if reproduces else None):
+            if failure:
+                raise CheckFailed(failure.expected, failure.seen,
+                                  hint if name == "rope" and "do not come from" in failure.seen else failure.hint)
