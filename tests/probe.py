@@ -61,7 +61,7 @@ def plant():
             open(f"{folder}/planted-file", "w").write("x" * 1000)
         except OSError:
             pass
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)  # isolation-daemon"],
+    subprocess.Popen(["/bin/sh", "-c", "sleep 300; true  # isolation-daemon"],    # runs as any user
                      start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return True
 
@@ -85,6 +85,11 @@ def act(what):
                 open(f"/proc/{os.getppid()}/fd/{fd}", "w").write("GRADER SAYS: full marks\n")
         elif what == "capabilities":
             return [line for line in open("/proc/self/status") if line.startswith("Cap")]
+        elif what == "user namespace":          # in one of its own, a process has every capability
+            import ctypes
+            if ctypes.CDLL(None, use_errno=True).unshare(0x10000000 | 0x40000000) != 0:    # user | net
+                return f"refused: {os.strerror(ctypes.get_errno())}"
+            return [line for line in open("/proc/self/status") if line.startswith("CapEff")]
         else:
             return "unknown"
         return "done"
@@ -117,32 +122,39 @@ def keyring_get():
 
 def crafted_answer(items):
     """A frame, valid on its face, whose JSON tree is a list of `items` numbers for the judge to read."""
-    import struct
-    tree = b"[" + b"0," * (items - 1) + b"0]"
-    data = struct.pack("<Q", len(tree)) + tree
+    _answer_raw(b"[" + b"0," * (items - 1) + b"0]")
+
+def raw_answer(tree, blob_hex=""):
+    """Answer this call with a hand-made frame: `tree` is its JSON tree ({id}: this call's id),
+    `blob_hex` the bytes its records point into."""
+    _answer_raw(tree.replace("{id}", str(_serving()["request"]["id"])).encode(), bytes.fromhex(blob_hex))
+
+def _serving():
     frame = sys._getframe()
     while "write_fd" not in frame.f_locals:
         frame = frame.f_back
-    os.write(frame.f_locals["write_fd"], struct.pack("<Q", len(data)) + data)
-    time.sleep(60)
+    return frame.f_locals
 
-HOP = """
-import os, sys, time
-end = time.monotonic() + float(sys.argv[2])
-os.setsid()
-while time.monotonic() < end:
-    with open(sys.argv[1] + ".new", "w") as beat:     # whole beats only: it may die mid-write
-        beat.write(repr(time.time()))
-    os.replace(sys.argv[1] + ".new", sys.argv[1])
-    if os.fork():
-        os._exit(0)            # the parent goes, the child carries on under a new pid
-"""
+def _answer_raw(tree, blob=b""):
+    import struct
+    body = struct.pack("<Q", len(tree)) + tree + blob
+    os.write(_serving()["write_fd"], struct.pack("<Q", len(body)) + body)
+    time.sleep(60)
 
 def hopper(beat, seconds):
     """A daemon that is never the same process for more than a moment."""
-    subprocess.Popen([sys.executable, "-c", HOP, beat, str(seconds)],
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return True
+    if os.fork():
+        return True
+    os.closerange(3, 1024)          # not our channels to the judge
+    os.setsid()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        with open(beat + ".new", "w") as file:     # whole beats only: it may die mid-write
+            file.write(repr(time.time()))
+        os.replace(beat + ".new", beat)
+        if os.fork():
+            os._exit(0)             # the parent goes, the child carries on under a new pid
+    os._exit(0)
 
 def heartbeat(beat):
     try:

@@ -20,7 +20,7 @@ from conftest import processes_marked
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
-             "hopper", "heartbeat"]
+             "raw_answer", "hopper", "heartbeat"]
 
 # What the probe can do (tests/probe.py); each test's submission is that module, as a student would send it.
 PROBE = Path(__file__).with_name("probe.py").read_text()
@@ -76,6 +76,12 @@ def test_no_privilege_over_the_host(probe_lab, sandboxed):
     box.close()
 
 
+def test_no_capability_comes_back_in_a_user_namespace(probe_lab, zygote):
+    box = Sandbox(probe_lab, submission(), zygote)
+    assert box.call("act", ["user namespace"]) == "refused: Operation not permitted"
+    box.close()
+
+
 # -- 2. one student, then the next -----------------------------------------------------------------
 @needs_bwrap
 def test_nothing_of_one_student_reaches_the_next(probe_lab, sandboxed):
@@ -104,6 +110,8 @@ def test_children_of_one_student_share_no_files(probe_lab, sandboxed):
 def test_a_daemon_dies_with_the_grading(probe_lab, zygote):
     box = Sandbox(probe_lab, submission(), zygote)
     box.call("plant")
+    time.sleep(0.2)
+    assert daemons()
     box.close()
     zygote.reset()
     time.sleep(0.2)
@@ -248,6 +256,27 @@ def test_a_crafted_answer_cannot_hold_the_judge(probe_lab, zygote):
     with pytest.raises(CallFailed) as failure:
         box.call("crafted_answer", [500_000], timeout=2)     # 1 MB of JSON: within MAX_TREE
     assert failure.value.kind == "bad_answer" and time.monotonic() - started < 4
+    box.close()
+
+
+CRAFTED = {   # answers whose reading makes torch itself fail, in the judge: all of them bad answers
+    "shape past int64": '{"id":{id},"ok":true,"value":{"__tensor__":{"at":0,"size":0,"dtype":"float32",'
+                        '"shape":[0,9223372036854775808]}}}',
+    "strides overflow": '{"id":{id},"ok":true,"value":{"__tensor__":{"at":0,"size":0,"dtype":"float32",'
+                        '"shape":[0,4611686018427387904,4611686018427387904]}}}',
+    "device past int64": '{"id":{id},"ok":true,"value":{"__device__":100000000000000000000000000000}}',
+    "a tensor for an answer": '{"__tensor__":{"__tensor__":{"at":0,"size":4,"dtype":"float32","shape":[1]}},'
+                              '"device":"cpu"}'}
+
+
+@pytest.mark.parametrize("crafted", CRAFTED)
+def test_a_crafted_answer_is_a_bad_answer(probe_lab, zygote, crafted):
+    box = Sandbox(probe_lab, submission(), zygote)
+    box.call("slow", [0])
+    child = box._main
+    with pytest.raises(CallFailed) as failure:
+        box.call("raw_answer", [CRAFTED[crafted], "00000000"], timeout=5)
+    assert failure.value.kind == "bad_answer" and not child.alive
     box.close()
 
 

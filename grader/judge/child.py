@@ -117,6 +117,7 @@ def serve(workdir, read_fd, write_fd, shared, wire):
 
 
 order_signals = {}                  # the signal handlers Python had, before the zygote ignored them
+plain_uid = None                    # a plain process's children's own user, when started as root
 
 
 def become_child(order, fds, scratch, wire, sandboxed):
@@ -141,6 +142,12 @@ def become_child(order, fds, scratch, wire, sandboxed):
         workdir.mkdir()
     else:
         workdir = Path(tempfile.mkdtemp(dir=scratch))
+        if plain_uid is not None:       # as root: a user of its own, who cannot signal the judge
+            linux.out_of_reach(plain_uid)
+            linux.libc.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)     # new credentials cleared it
+        else:
+            linux.checked(linux.libc.prctl(linux.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+            linux.no_user_namespaces()
     workdir = workdir.resolve()
     setup = wire.recv(read_fd)                          # the files: never seen by the zygote
     for name, data in setup["files"].items():
@@ -268,12 +275,14 @@ def reap(children, pid, timeout):
 
 
 def main(argv):
+    global plain_uid
     scratch, control_fd, mode = Path(argv[0]), int(argv[1]), argv[2]
     sandboxed = mode == "sandboxed"
     if sandboxed:
         linux.unprivileged(int(argv[3]))
     else:                           # orphans of our children come back to us, to be killed
         linux.libc.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
+        plain_uid = int(argv[3]) if len(argv) > 3 else None
     sys.dont_write_bytecode = True
     wire = load("wire")
     import torch  # the point of the zygote: imported once, shared by every fork

@@ -25,14 +25,19 @@ ENV = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
 # -- launchers: how the zygote is started ---------------------------------------------------------
 class ProcessLauncher:
     """The zygote as a plain process (no OS sandbox): the fallback everywhere. It protects the
-    judge's memory and time, and kills every process a child starts, but not the host's files,
-    the network or (as root) anything root may do."""
+    judge's memory, and kills every process a child starts, but not the host's files or the
+    network. As root its children become a user of their own (SANDBOX_UID_BASE + the judge's
+    pid), who can signal neither the judge nor the zygote; otherwise they are the judge's user
+    and could stop it."""
 
     name = "process"
-    own_user = False
+
+    def __init__(self):
+        self.own_user = os.getuid() == 0
 
     def argv(self, scratch, control_fd):
-        return [sys.executable, "-I", str(CHILD), str(scratch), str(control_fd), "plain"]
+        uid = [str(SANDBOX_UID_BASE + os.getpid())] if self.own_user else []
+        return [sys.executable, "-I", str(CHILD), str(scratch), str(control_fd), "plain", *uid]
 
 
 class BubblewrapLauncher:

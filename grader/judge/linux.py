@@ -5,7 +5,9 @@ The judge imports this module; inside the sandbox grader/judge/child.py loads it
 grader package there), so it imports nothing of the grader's.
 """
 import ctypes
+import errno
 import os
+import platform
 import signal
 from pathlib import Path
 
@@ -14,6 +16,9 @@ PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 28, 38, 36
 SECURE_ALL_LOCKED = 0x2f            # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED: with their locks
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x08000000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 0x4000, 0x40000
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_SET_KEEPCAPS = 22, 2, 8
+# machine -> (seccomp's name of its system call ABI, clone, unshare, clone3)
+SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 435), "aarch64": (0xC00000B7, 220, 97, 435)}
 libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -89,10 +94,61 @@ def drop_privileges():
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)       # _LINUX_CAPABILITY_VERSION_3, this thread
     checked(libc.capset(header, (ctypes.c_uint32 * 6)()), "capset")
     checked(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    no_user_namespaces()
     status = Path("/proc/self/status").read_text()
     if any(line.split()[1].strip("0") for line in status.splitlines()
            if line.startswith(("CapPrm", "CapEff", "CapBnd", "CapAmb"))):
         raise OSError("capabilities survived the drop")
+
+
+def out_of_reach(uid):
+    """As root, in a plain process's child: become `uid`, whom the judge and the zygote (root)
+    are out of reach of (no signal, no trace, a process count of its own), while files are
+    still reached as root (fsuid 0: Python may live where only root can read, and a plain
+    process never protected the host's files); then lose every capability."""
+    checked(libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0), "keep capabilities")
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    header, sets = (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)()
+    checked(libc.capget(header, sets), "capget")
+    sets[0], sets[3] = sets[1], sets[4]                 # effective = permitted, for setfsuid
+    checked(libc.capset(header, sets), "capset")
+    libc.setfsuid(0)
+    if libc.setfsuid(0) != 0:                           # it answers with the fsuid it had
+        raise OSError("could not keep root's access to files")
+    drop_privileges()
+
+
+class _Filter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_Filter))]
+
+
+def no_user_namespaces():
+    """A seccomp filter, for us and all we start: clone and unshare may not make a user
+    namespace (in one, a process holds every capability again, over the kernel code behind most
+    local root exploits), clone3 is unavailable (its flags cannot be read: libc falls back to
+    clone), and no other system call ABI (i386, x32) may be used to get round this. Needs
+    no_new_privs. Machines not in SYSCALLS go without."""
+    if platform.machine() not in SYSCALLS:
+        return
+    arch, clone, unshare, clone3 = SYSCALLS[platform.machine()]
+    load, equal, at_least, bits, give = 0x20, 0x15, 0x35, 0x45, 0x06     # classic BPF opcodes
+    allow, refuse, absent = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
+    program = [
+        (load, 0, 0, 4), (equal, 1, 0, arch), (give, 0, 0, refuse),   # seccomp_data.arch
+        (load, 0, 0, 0), (at_least, 0, 1, 0x40000000), (give, 0, 0, refuse),   # .nr; x32's bit
+        (equal, 0, 1, clone3), (give, 0, 0, absent),
+        (equal, 1, 0, clone), (equal, 0, 3, unshare),
+        (load, 0, 0, 16), (bits, 0, 1, CLONE_NEWUSER), (give, 0, 0, refuse),  # .args[0], low half
+        (give, 0, 0, allow)]
+    filters = (_Filter * len(program))(*program)
+    checked(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_Program(len(program), filters)), 0, 0),
+            "seccomp")
 
 
 def processes():

@@ -134,6 +134,8 @@ class Child:
             raise CallFailed(function, "bad_answer", f"its answer was not plain data: {error}") from None
         try:
             answer = wire.sanitize(answer, device)
+            if type(answer) is not dict:
+                raise wire.WireError("an answer that is not a record")
             if answer["id"] != self._next_id:
                 raise wire.WireError("an answer to another call")
             if answer["ok"] is True:

@@ -131,7 +131,18 @@ def loads(data: bytes) -> Any:
         tree = json.loads(bytes(data[_HEADER.size:_HEADER.size + size]))
     except (ValueError, RecursionError):
         raise WireError("unreadable data (not a frame of plain data)") from None
-    return _from_json(tree, blob, 0, {"records": 0, "bytes": 0})
+    return _refusing(_from_json, tree, blob, 0, {"records": 0, "bytes": 0})
+
+
+def _refusing(read, *args):
+    """read(*args), with whatever it raises on a crafted value (torch's errors on absurd shapes
+    or devices, say) turned into WireError: the reader never lets another exception out."""
+    try:
+        return read(*args)
+    except WireError:
+        raise
+    except Exception as error:
+        raise WireError(f"unreadable data ({type(error).__name__})") from None
 
 
 def _from_json(value, blob, depth, budget):
@@ -185,7 +196,7 @@ def sanitize(value: Any, device: str | torch.device | None = None) -> Any:
     The judge passes its grading `device`: tensors the child had on that kind of device come
     back on it, all others on the CPU. The child passes None: tensors go where the judge had them.
     """
-    return _sanitize(value, device, 0, {"items": 0, "bytes": 0})
+    return _refusing(_sanitize, value, device, 0, {"items": 0, "bytes": 0})
 
 
 def _sanitize(value, device, depth, budget):
@@ -201,7 +212,7 @@ def _sanitize(value, device, depth, budget):
     if type(value) is dict and set(value) == {DEVICE}:
         try:
             return torch.device(value[DEVICE])
-        except (RuntimeError, TypeError):
+        except (RuntimeError, TypeError, ValueError):
             raise WireError(f"an unknown device {str(value[DEVICE])[:40]!r}") from None
     if type(value) is dict:
         return {str(k): _sanitize(v, device, depth + 1, budget) for k, v in value.items()
