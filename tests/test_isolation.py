@@ -4,6 +4,8 @@ the next one's grading, a submission cannot hold the grader, and every limit is 
 A probe lab (one student file, `probe.py`) is built in a temporary folder; each test sends the
 probe's source as a student's submission, calls it through the real zygote and children, and
 judges what the probe saw from the values it returned."""
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -259,14 +261,19 @@ def test_a_crafted_answer_cannot_hold_the_judge(probe_lab, zygote):
     box.close()
 
 
-CRAFTED = {   # answers whose reading makes torch itself fail, in the judge: all of them bad answers
+ONE_FLOAT = '{"__tensor__":{"__tensor__":{"at":0,"size":4,"dtype":"float32","shape":[1]}},"device":"cpu"}'
+TWO_INTS = '{"__tensor__":{"__tensor__":{"at":0,"size":16,"dtype":"int64","shape":[2]}},"device":"cpu"}'
+CRAFTED = {   # answers whose reading or use makes torch itself fail, in the judge: all bad answers
     "shape past int64": '{"id":{id},"ok":true,"value":{"__tensor__":{"at":0,"size":0,"dtype":"float32",'
                         '"shape":[0,9223372036854775808]}}}',
     "strides overflow": '{"id":{id},"ok":true,"value":{"__tensor__":{"at":0,"size":0,"dtype":"float32",'
                         '"shape":[0,4611686018427387904,4611686018427387904]}}}',
     "device past int64": '{"id":{id},"ok":true,"value":{"__device__":100000000000000000000000000000}}',
-    "a tensor for an answer": '{"__tensor__":{"__tensor__":{"at":0,"size":4,"dtype":"float32","shape":[1]}},'
-                              '"device":"cpu"}'}
+    "a tensor for an answer": ONE_FLOAT,
+    "a tensor for an id": '{"id":' + TWO_INTS + ',"ok":true,"value":1}',
+    "a tensor for an error": '{"id":{id},"ok":false,"error":' + ONE_FLOAT + '}',
+    "a tensor for a flag": '{"id":{id},"ok":false,"error":{"type":"x","message":"y","where":[],'
+                           '"not_implemented":' + TWO_INTS + '}}'}
 
 
 @pytest.mark.parametrize("crafted", CRAFTED)
@@ -275,13 +282,15 @@ def test_a_crafted_answer_is_a_bad_answer(probe_lab, zygote, crafted):
     box.call("slow", [0])
     child = box._main
     with pytest.raises(CallFailed) as failure:
-        box.call("raw_answer", [CRAFTED[crafted], "00000000"], timeout=5)
+        box.call("raw_answer", [CRAFTED[crafted], "00" * 16], timeout=5)
     assert failure.value.kind == "bad_answer" and not child.alive
     box.close()
 
 
-def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab, tmp_path):
-    beat = tmp_path / "heartbeat"
+def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab):
+    shared = Path(tempfile.mkdtemp(prefix="grader-hop-"))
+    shared.chmod(0o777)                                                 # as root, children are not
+    beat = shared / "heartbeat"
     warm = Zygote(launcher_for("process"))
     box = Sandbox(probe_lab, submission(), warm)
     assert box.call("hopper", [str(beat), 25]) is True
@@ -292,7 +301,9 @@ def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab, tmp_path):
     warm.reset()
     warm.close()
     time.sleep(1)
-    assert time.time() - float(beat.read_text()) > 0.8
+    last = float(beat.read_text())
+    shutil.rmtree(shared)
+    assert time.time() - last > 0.8
 
 
 def test_what_a_submission_holds_is_counted_together(probe_lab, monkeypatch):

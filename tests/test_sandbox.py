@@ -2,8 +2,6 @@
 answers, and leaves nothing running. Needs bubblewrap; the fallback is tested to say so."""
 import json
 import os
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -93,32 +91,3 @@ def test_without_bubblewrap_the_fallback_says_so(tmp_path):
                          capture_output=True, text=True, env=env)
     assert run.returncode == 2 and "bubblewrap" in run.stdout
 
-
-STOP_THE_JUDGE = '''
-
-def rope_frequencies(head_dim, seq_len, base=10000.0, device="cpu"):
-    import os, signal
-    zygote = os.getppid()
-    judge = int(open(f"/proc/{zygote}/stat").read().rsplit(")", 1)[1].split()[1])
-    os.kill(judge, signal.SIGSTOP)          # were it allowed, the grader would never finish
-    return _reference(head_dim, seq_len, base, device)
-'''
-
-
-@pytest.mark.skipif(os.getuid() != 0, reason="as another user, a plain child is the judge's user")
-def test_as_root_a_plain_child_cannot_stop_the_judge(tmp_path):
-    submission = tmp_path / "submission"
-    shutil.copytree(ROOT / "reference" / "lab2", submission)
-    source = (submission / "positions.py").read_text().replace("def rope_frequencies(", "def _reference(", 1)
-    (submission / "positions.py").write_text(source + STOP_THE_JUDGE)
-    judge = subprocess.Popen([sys.executable, "grade.py", "lab2", "--submission", str(submission),
-                              "--sandbox", "process", "-k", "rope_frequencies"], cwd=ROOT,
-                             stdout=subprocess.PIPE, text=True, start_new_session=True,
-                             env={**os.environ, "COLUMNS": "200"})
-    try:
-        out, _ = judge.communicate(timeout=60)
-    finally:
-        if judge.poll() is None:
-            os.killpg(judge.pid, signal.SIGKILL)    # a stopped process still dies of SIGKILL
-            judge.wait()
-    assert judge.returncode == 1 and "PermissionError" in out

@@ -142,8 +142,10 @@ def become_child(order, fds, scratch, wire, sandboxed):
         workdir.mkdir()
     else:
         workdir = Path(tempfile.mkdtemp(dir=scratch))
-        if plain_uid is not None:       # as root: a user of its own, who cannot signal the judge
-            linux.out_of_reach(plain_uid)
+        if plain_uid is not None:       # as root: a user of its own, who cannot reach the judge
+            os.chmod(scratch, 0o711)
+            os.chown(workdir, plain_uid, plain_uid)
+            linux.drop_privileges(become=plain_uid)
             linux.libc.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)     # new credentials cleared it
         else:
             linux.checked(linux.libc.prctl(linux.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
@@ -283,6 +285,9 @@ def main(argv):
     else:                           # orphans of our children come back to us, to be killed
         linux.libc.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
         plain_uid = int(argv[3]) if len(argv) > 3 else None
+        if plain_uid is not None:
+            linux.python_for_everyone(sorted({str(Path(p).resolve()) for p in
+                                              (sys.prefix, sys.base_prefix, sys.exec_prefix)}))
     sys.dont_write_bytecode = True
     wire = load("wire")
     import torch  # the point of the zygote: imported once, shared by every fork

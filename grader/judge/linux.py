@@ -15,8 +15,8 @@ PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
 PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 28, 38, 36
 SECURE_ALL_LOCKED = 0x2f            # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED: with their locks
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x08000000, 0x10000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 0x4000, 0x40000
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_SET_KEEPCAPS = 22, 2, 8
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 0x1000, 0x4000, 0x40000
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 # machine -> (seccomp's name of its system call ABI, clone, unshare, clone3)
 SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 435), "aarch64": (0xC00000B7, 220, 97, 435)}
 libc = ctypes.CDLL(None, use_errno=True)
@@ -84,13 +84,18 @@ def fresh_namespaces(home, scratch_bytes):
                                f"size={scratch_bytes},mode=0700".encode()), f"mount {folder}")
 
 
-def drop_privileges():
+def drop_privileges(become=None):
     """Lose every capability for good: bounding set, securebits, the sets themselves, and no
-    new privileges through exec. Checked afterwards: a child that kept any does not run."""
+    new privileges through exec; no user namespace either (no_user_namespaces). `become`: a
+    uid to take on the way, as root. Checked afterwards: a child that kept any does not run."""
     last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
     for cap in range(last + 1):
         checked(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "drop the bounding set")
     checked(libc.prctl(PR_SET_SECUREBITS, SECURE_ALL_LOCKED, 0, 0, 0), "securebits")
+    if become is not None:
+        os.setgroups([])
+        os.setresgid(become, become, become)
+        os.setresuid(become, become, become)
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)       # _LINUX_CAPABILITY_VERSION_3, this thread
     checked(libc.capset(header, (ctypes.c_uint32 * 6)()), "capset")
     checked(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
@@ -101,23 +106,28 @@ def drop_privileges():
         raise OSError("capabilities survived the drop")
 
 
-def out_of_reach(uid):
-    """As root, in a plain process's child: become `uid`, whom the judge and the zygote (root)
-    are out of reach of (no signal, no trace, a process count of its own), while files are
-    still reached as root (fsuid 0: Python may live where only root can read, and a plain
-    process never protected the host's files); then lose every capability."""
-    checked(libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0), "keep capabilities")
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-    header, sets = (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)()
-    checked(libc.capget(header, sets), "capget")
-    sets[0], sets[3] = sets[1], sets[4]                 # effective = permitted, for setfsuid
-    checked(libc.capset(header, sets), "capset")
-    libc.setfsuid(0)
-    if libc.setfsuid(0) != 0:                           # it answers with the fsuid it had
-        raise OSError("could not keep root's access to files")
-    drop_privileges()
+def python_for_everyone(prefixes):
+    """As root, for a plain process and its children: a mount namespace of our own in which
+    each folder that hides one of Python's `prefixes` from other users (a 0700 /root, say) is
+    an empty, traversable tmpfs with the prefixes bound back in. Children that lose root can
+    still import, and see nothing else of what was hidden."""
+    checked(libc.unshare(CLONE_NEWNS), "unshare")
+    checked(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    hidden = {}
+    for prefix in prefixes:
+        for folder in reversed(Path(prefix).parents):           # from / down
+            if not folder.stat().st_mode & 0o001:               # others may not pass through
+                hidden.setdefault(folder, []).append(prefix)
+                break
+    for folder, inside in hidden.items():
+        kept = {prefix: os.open(prefix, os.O_PATH | os.O_DIRECTORY) for prefix in inside}
+        checked(libc.mount(b"tmpfs", bytes(folder), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755"),
+                f"mount {folder}")
+        for prefix, fd in kept.items():
+            os.makedirs(prefix, mode=0o755, exist_ok=True)
+            checked(libc.mount(f"/proc/self/fd/{fd}".encode(), prefix.encode(), None, MS_BIND | MS_REC, None),
+                    f"bind {prefix}")
+            os.close(fd)
 
 
 class _Filter(ctypes.Structure):

@@ -148,9 +148,11 @@ class Child:
                 raise CallFailed(function, "bad_answer", f"returned {text}")
             where = [str(w)[:200] for w in error["where"][:3]]
             raise CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
-        except (KeyError, TypeError, wire.WireError) as error:
+        except CallFailed:
+            raise
+        except Exception as error:      # any field of the wrong kind: a tensor for an id, say
             self.kill()
-            raise CallFailed(function, "bad_answer", f"its answer was malformed ({error})") from None
+            raise CallFailed(function, "bad_answer", f"its answer was malformed ({type(error).__name__})") from None
 
     def _place(self, args):
         """Tensor arguments into the shared memory: (arguments with markers, where each went)."""
