@@ -141,6 +141,8 @@ class Child:
             if answer["ok"] is True:
                 return (answer["value"], self._read_back(placed)) if echo else answer["value"]
             error = answer["error"]
+            if type(error) is not dict:
+                raise wire.WireError("an error that is not a record")
             kind, text = str(error["type"])[:100], str(error["message"])[:MESSAGE_LIMIT]
             if error["not_implemented"]:
                 raise CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
