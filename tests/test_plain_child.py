@@ -203,3 +203,16 @@ def test_a_submission_cannot_freeze_the_judges_control_group(tmp_path):
             time.sleep(0.1)
         service.rmdir()
     assert code == 1 and not frozen, "a submission froze its judge's control group"
+
+
+@pytest.mark.skipif(not shutil.which("setpriv") or all(
+    folder.stat().st_mode & 0o001 for p in (sys.prefix, sys.base_prefix) for folder in Path(p).resolve().parents),
+    reason="needs setpriv, and a Python in a folder only root may enter")
+def test_without_mounts_a_hidden_python_is_said_plainly():
+    """In a container without CAP_SYS_ADMIN the zygote cannot show such a Python to its children:
+    it says so in one line, instead of children failing on their first import."""
+    run = subprocess.run(["setpriv", "--inh-caps=-sys_admin", "--bounding-set=-sys_admin", sys.executable,
+                          "grade.py", "lab2", "--sandbox", "process", "-k", "positions.py"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "300"})
+    assert run.returncode == 1 and "the sandbox could not start: Python lives in" in run.stdout
+    assert "Traceback" not in run.stdout

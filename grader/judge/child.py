@@ -286,8 +286,11 @@ def main(argv):
         linux.libc.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
         plain_uid = int(argv[3]) if len(argv) > 3 else None
         if plain_uid is not None:
-            linux.python_for_everyone(sorted({str(Path(p).resolve()) for p in
-                                              (sys.prefix, sys.base_prefix, sys.exec_prefix)}))
+            try:
+                linux.python_for_everyone(sorted({str(Path(p).resolve()) for p in
+                                                  (sys.prefix, sys.base_prefix, sys.exec_prefix)}))
+            except OSError as error:    # said once, plainly: the judge quotes a starting zygote
+                sys.exit(f"the sandbox could not start: {error}")
     sys.dont_write_bytecode = True
     wire = load("wire")
     import torch  # the point of the zygote: imported once, shared by every fork

@@ -111,14 +111,21 @@ def python_for_everyone(prefixes):
     each folder that hides one of Python's `prefixes` from other users (a 0700 /root, say) is
     an empty, traversable tmpfs with the prefixes bound back in. Children that lose root can
     still import, and see nothing else of what was hidden."""
-    checked(libc.unshare(CLONE_NEWNS), "unshare")
-    checked(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     hidden = {}
     for prefix in prefixes:
         for folder in reversed(Path(prefix).parents):           # from / down
             if not folder.stat().st_mode & 0o001:               # others may not pass through
                 hidden.setdefault(folder, []).append(prefix)
                 break
+    if not hidden:
+        return
+    try:
+        checked(libc.unshare(CLONE_NEWNS), "unshare")
+    except OSError as error:        # a container without CAP_SYS_ADMIN, say
+        raise OSError(f"Python lives in {', '.join(map(str, hidden))}, which only root may enter, and no "
+                      f"mount namespace could show it to the sandbox's user ({error}): install bubblewrap, "
+                      "or a Python every user can read") from None
+    checked(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     for folder, inside in hidden.items():
         kept = {prefix: os.open(prefix, os.O_PATH | os.O_DIRECTORY) for prefix in inside}
         checked(libc.mount(b"tmpfs", bytes(folder), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755"),
