@@ -47,6 +47,13 @@ def attack(judge, what):
     except OSError as error:
         return "refused: " + type(error).__name__
 
+def deep(depth):
+    """A workdir `depth` folders deep, no long path ever named."""
+    for _ in range(depth):
+        os.mkdir("d")
+        os.chdir("d")
+    return depth
+
 def who():
     """Our user, our capabilities, and a module of the standard library the zygote never imported."""
     import statistics
@@ -63,7 +70,7 @@ def attack_lab(tmp_path_factory):
         (folder / part / "attacks.py").write_text("def who():\n    raise NotImplementedError\n")
     (folder / "hidden").mkdir()
     (folder / "lab.yaml").write_text(yaml.safe_dump({
-        "title": "Attacks", "handout": "handout", "student_files": {"attacks.py": ["attack", "who"]},
+        "title": "Attacks", "handout": "handout", "student_files": {"attacks.py": ["attack", "deep", "who"]},
         "call_timeout": 20, "time_budget": 60}))
     return find_lab(folder)
 
@@ -119,6 +126,19 @@ def test_the_host_cannot_be_rebooted(plain):
     if not Path("/proc/sysrq-trigger").exists():
         pytest.skip("no /proc/sysrq-trigger here")
     assert plain.call("attack", [os.getpid(), "sysrq"]).startswith("refused")
+
+
+def test_a_deep_folder_is_wiped_and_removed(attack_lab):
+    """Python's rmtree recurses: 3000 folders deep, the reset and the close would raise."""
+    warm = Zygote(launcher_for("process"))
+    scratch = warm.scratch
+    box = Sandbox(attack_lab, {"attacks.py": ATTACKS.encode()}, warm)
+    assert box.call("deep", [3000]) == 3000
+    box.close()
+    warm.reset()                # between two students of a batch worker
+    assert list(scratch.iterdir()) == []
+    warm.close()
+    assert not scratch.exists()
 
 
 def with_rope_frequencies_first(tmp_path, code):

@@ -15,10 +15,8 @@ import mmap
 import os
 import random
 import resource
-import shutil
 import signal
 import socket
-import stat
 import sys
 import tempfile
 import time
@@ -235,17 +233,8 @@ def kill_everything(sandboxed, rounds=5):
 
 
 def wipe(folder):
-    """Empty `folder`, whatever modes a child left on what it wrote there."""
-    def writable(function, path, _):
-        os.chmod(os.path.dirname(path), stat.S_IRWXU)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, stat.S_IRWXU)
-        function(path)
-    for entry in Path(folder).iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, onerror=writable)
-        else:
-            entry.unlink()
+    """Empty `folder`, whatever a child left there."""
+    linux.remove(*Path(folder).iterdir())
 
 
 def kill_child(children, pid):

@@ -10,7 +10,6 @@ its whole PID namespace and removes its control group.
 import itertools
 import mmap
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -22,7 +21,7 @@ from typing import NamedTuple
 
 from grader.judge.cgroup import Cgroup
 from grader.judge.launchers import ENV, SCRATCH_BYTES
-from grader.judge.linux import PR_SET_CHILD_SUBREAPER, below, libc, processes, signal_all, stop_then_kill
+from grader.judge.linux import PR_SET_CHILD_SUBREAPER, below, libc, processes, remove, signal_all, stop_then_kill
 
 START_TIMEOUT = 120.0        # seconds for the zygote to import torch and say it is ready
 ORDER_TIMEOUT = 5.0          # seconds for the zygote to answer an order: past it, it is replaced
@@ -177,7 +176,7 @@ class Zygote:
             sweep_orphans()
         self.control.close()
         self._log.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        remove(self.scratch)
 
 
 def _dead(pids):
