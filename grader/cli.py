@@ -179,6 +179,10 @@ def run_batch(args, console):
             raise UsageError(f"--ray {args.ray}: expected nothing (a Ray instance here), auto or ray://HOST:PORT")
         if args.device == "cuda":
             raise UsageError("--ray grades on the cluster's CPUs; --device cuda grades with the local pool")
+        if args.sandbox == "process":   # a plain child has the network, and Ray's services take anyone
+            raise UsageError("--ray grades in bubblewrap only: a plain child could reach Ray's services, "
+                             "which accept unauthenticated connections, and run code as the grader")
+        args.sandbox = "required"       # on every node: a node without bubblewrap refuses, not falls back
         from grader.instructor import cluster
 
         cluster.load_ray(args.ray)          # refuses now, saying how to install it, where it is missing

@@ -37,6 +37,13 @@ def test_without_ray_one_line_how_to_install(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_on_ray_a_plain_child_is_refused(tmp_path, capsys):
+    """A plain child has the network, and Ray's services on the node accept anyone."""
+    code = cli.main(["batch", "lab2", str(tmp_path), "--out", str(tmp_path / "out"), "--ray", "--sandbox", "process"])
+    assert code == 2 and "bubblewrap only" in capsys.readouterr().out
+    assert not (tmp_path / "out").exists()
+
+
 def make_class(folder):
     """The mixed submissions of tests/submissions/ (12), every fifth zipped."""
     folder.mkdir()
