@@ -173,8 +173,8 @@ def remove(*paths):
     """Remove files and folders whatever a child left in them: modes that forbid it and any
     depth (GNU chmod and rm walk iteratively; Python's rmtree recurses, and dies past ~1000)."""
     if paths:
-        subprocess.run(["chmod", "-R", "u+rwX", "--", *map(str, paths)], capture_output=True)
-        subprocess.run(["rm", "-rf", "--", *map(str, paths)], capture_output=True)
+        subprocess.run(["/bin/chmod", "-R", "u+rwX", "--", *map(str, paths)], capture_output=True)
+        subprocess.run(["/bin/rm", "-rf", "--", *map(str, paths)], capture_output=True)
 
 
 def processes():
