@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.judge.launchers import launcher_for
+from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.results import BatchSummary, GradescopeResults, StudentRecord
 
 ROOT = Path(__file__).parent.parent
 MIX = sorted(p for p in (ROOT / "tests" / "submissions").iterdir() if p.is_dir())[:12]    # a class
-needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                               reason="Ray is an optional extra: pip install -e '.[cluster]'")
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None or not bubblewrap_works(),
+                               reason="Ray is an optional extra (pip install -e '.[cluster]') and grades in "
+                               "bubblewrap only")
 
 
 def test_without_ray_one_line_how_to_install(tmp_path, monkeypatch, capsys):
