@@ -7,7 +7,9 @@ control order it forks a child, and the judge hands the child its files over the
 request pipe. Inside bubblewrap the zygote is the namespace's PID 1 (children cannot stop or
 kill it), runs as an unprivileged user with a user namespace of its own, and gives every child
 fresh, empty mounts for its home, /tmp and /dev/shm and a fresh IPC namespace before the child
-drops every capability. The judge trusts none of what a child says.
+drops every capability. A plain zygote started as root gives each child a user of its own
+with no capability instead (and shows it Python through a mount namespace of its own). The
+judge trusts none of what a child says.
 """
 import importlib
 import importlib.util
