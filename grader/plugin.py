@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from grader.checks import CheckFailed
+from grader.errors import SetupError
 from grader.judge.sandbox import MESSAGE_LIMIT, CallFailed
 from grader.results import Check, printable
 
@@ -169,6 +170,7 @@ class GradingPlugin:
         self.problems = []          # what is wrong with the lab itself
         self.blocked = {}           # function -> why its remaining checks do not run
         self.stopped = ""           # why no more checks run at all (the time budget ran out)
+        self.setup_error = None     # this machine cannot grade (no sandbox starts): said once
         self.calls = Student(sandbox, lab.functions)
         reference = Reference.of(lab) if lab.reference else None
         self.fixtures = fixtures(self.calls, reference, torch.device(device))
@@ -224,6 +226,10 @@ class GradingPlugin:
     def _record(self, item, call, report):
         grade = grade_of(item)
         error = call.excinfo.value if call.excinfo else None
+        if isinstance(error, SetupError):
+            self.setup_error = error
+            item.session.shouldstop = str(error)
+            return
         if call.when == "setup" and isinstance(error, pytest.FixtureLookupError):
             self.problems.append(f"{item.nodeid}: {error.msg or 'unknown fixture ' + str(error.argname)}")
         status, message, hint, output, failure, blocked_by = "passed", "", "", "", "", ""

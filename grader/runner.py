@@ -62,6 +62,8 @@ def _run_checks(lab, box, missing, submission, device, select, started, first):
             "--import-mode=importlib", "--rootdir", str(lab.folder), "-c", os.devnull]
     with _environment(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTEST_ADDOPTS=None):   # the user's own
         code = pytest.main(args, plugins=[plugin, plugin.fixtures])                 # pytest setup stays out
+    if plugin.setup_error:
+        raise plugin.setup_error
     if code == pytest.ExitCode.INTERRUPTED:
         raise KeyboardInterrupt
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):

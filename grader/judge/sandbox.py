@@ -18,6 +18,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from grader.errors import SetupError
 from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
 
 OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
@@ -256,6 +257,8 @@ class Sandbox:
         try:
             child = Child(self.zygote, *self.zygote.fork(self.device, self.lab.manifest.memory_mb))
         except ZygoteGone as gone:
+            if gone.never_started:
+                raise SetupError(str(gone)) from None
             raise CallFailed(function, "crashed", str(gone)) from None
         try:
             child.send(wire.frame({"files": self.files}), time.monotonic() + FILES_TIMEOUT)

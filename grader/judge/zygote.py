@@ -42,6 +42,10 @@ class Forked(NamedTuple):
 class ZygoteGone(Exception):
     """The zygote died (student code can kill it) or never started."""
 
+    def __init__(self, message, never_started=False):
+        super().__init__(message)
+        self.never_started = never_started      # this machine cannot run one: no student's doing
+
 
 class Zygote:
     """The process that forks children; it has imported torch and runs no student code."""
@@ -52,6 +56,7 @@ class Zygote:
     def __init__(self, launcher):
         self.launcher = launcher
         self._lock = threading.RLock()
+        self.proven = False             # some zygote of ours was ready once
         if launcher.name == "process":      # orphans of a killed zygote come back to us, to be killed
             libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
         self._start()
@@ -83,7 +88,7 @@ class Zygote:
                 if not self.ready:
                     self.control.settimeout(START_TIMEOUT)
                     wire.recv_with_fds(self.control, limit=wire.SMALL_FRAME)
-                    self.ready = True
+                    self.ready = self.proven = True
                 self.control.settimeout(RESET_TIMEOUT if order["op"] == "reset" else ORDER_TIMEOUT)
                 wire.send_with_fds(self.control, order, fds)
                 reply, fds = wire.recv_with_fds(self.control, limit=wire.SMALL_FRAME)
@@ -92,7 +97,7 @@ class Zygote:
                 reply = wire.sanitize(reply)
             except (OSError, EOFError, wire.WireError) as error:
                 self.broken = True
-                raise ZygoteGone(self._why(error)) from None
+                raise ZygoteGone(self._why(error), never_started=not self.proven) from None
         if type(reply) is not dict or "error" in reply:
             raise ZygoteGone(f"the sandbox refused: {str(reply)[:MESSAGE_LIMIT]}")
         return reply
