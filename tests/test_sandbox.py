@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.judge.cgroup import Cgroup
 from grader.judge.launchers import bubblewrap_works
 from grader.labs import find_lab
 from grader.runner import grade
@@ -91,3 +92,13 @@ def test_without_bubblewrap_the_fallback_says_so(tmp_path):
                          capture_output=True, text=True, env=env)
     assert run.returncode == 2 and "bubblewrap" in run.stdout
 
+
+
+def test_groups_of_killed_judges_are_swept():
+    gone = subprocess.Popen(["true"])
+    gone.wait()                                     # a judge killed before it removed its group
+    left = Cgroup.make(f"grader-{gone.pid}-0")
+    if left is None:
+        pytest.skip("no control groups here")
+    Cgroup.make(f"grader-{os.getpid()}-1").remove()  # the next judge's start sweeps
+    assert left.folders and not any(folder.exists() for folder in left.folders)

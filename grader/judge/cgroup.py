@@ -24,6 +24,7 @@ class Cgroup:
         """A new group limited to SUBMISSION_MEMORY and SUBMISSION_PROCESSES, or None."""
         if os.getuid() != 0:
             return None
+        cls.sweep()
         if (CGROUPS / "cgroup.controllers").is_file():                  # v2, unified
             plan = [(CGROUPS / name, {"memory.max": SUBMISSION_MEMORY, "memory.swap.max": 0,
                                       "pids.max": SUBMISSION_PROCESSES})]
@@ -45,6 +46,18 @@ class Cgroup:
             group.remove()
             return None
         return group
+
+    @staticmethod
+    def sweep():
+        """Remove the empty groups of judges that are gone: one killed (SIGKILL, a lost node)
+        could not remove its own."""
+        for folder in [*CGROUPS.glob("grader-*-*"), *CGROUPS.glob("*/grader-*-*")]:
+            judge = folder.name.split("-")[1]
+            if judge.isdigit() and not Path(f"/proc/{judge}").exists():
+                try:
+                    folder.rmdir()
+                except OSError:     # not empty yet, or not ours to remove
+                    pass
 
     def wrap(self, argv):
         """`argv` run inside the group: a shell joins it, then becomes the command (same pid)."""
