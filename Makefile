@@ -27,3 +27,4 @@ test-cluster: $(READY)          # the optional Ray extra (~40 s, 250 MB), then i
 bench: $(READY)
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/watch_bench.py
+	$(BIN)/python benchmarks/wire_bench.py
