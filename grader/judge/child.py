@@ -1,7 +1,7 @@
 """The child side: a zygote that imports torch once, and the forked children that run
 student code, one call per request. Nothing here trusts what student code does.
 
-grader/judge/sandbox.py starts `python -I child.py SCRATCH CONTROL_FD MODE [UID]`, inside bubblewrap
+grader/judge/sandbox.py starts `python -I child.py SCRATCH CONTROL_FD MODE [UID [PYTHON_PREFIX...]]`, inside bubblewrap
 when it can. The zygote never runs student code and never holds a student's files: on a
 control order it forks a child, and the judge hands the child its files over the child's own
 request pipe. Inside bubblewrap the zygote is the namespace's PID 1 (children cannot stop or
@@ -278,8 +278,7 @@ def main(argv):
         plain_uid = int(argv[3]) if len(argv) > 3 else None
         if plain_uid is not None:
             try:
-                linux.python_for_everyone(sorted({str(Path(p).resolve()) for p in
-                                                  (sys.prefix, sys.base_prefix, sys.exec_prefix)}))
+                linux.python_for_everyone(argv[4:])     # the judge's python_prefixes()
             except OSError as error:    # said once, plainly: the judge quotes a starting zygote
                 sys.exit(f"the sandbox could not start: {error}")
     sys.dont_write_bytecode = True

@@ -36,8 +36,8 @@ class ProcessLauncher:
         self.own_user = os.getuid() == 0
 
     def argv(self, scratch, control_fd):
-        uid = [str(SANDBOX_UID_BASE + os.getpid())] if self.own_user else []
-        return [sys.executable, "-I", str(CHILD), str(scratch), str(control_fd), "plain", *uid]
+        own = [str(SANDBOX_UID_BASE + os.getpid()), *python_prefixes()] if self.own_user else []
+        return [sys.executable, "-I", str(CHILD), str(scratch), str(control_fd), "plain", *own]
 
 
 class BubblewrapLauncher:
