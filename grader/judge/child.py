@@ -1,7 +1,7 @@
 """The child side: a zygote that imports torch once, and the forked children that run
 student code, one call per request. Nothing here trusts what student code does.
 
-grader/judge/sandbox.py starts `python -I child.py SCRATCH CONTROL_FD MODE [UID [PYTHON_PREFIX...]]`, inside bubblewrap
+grader/judge/zygote.py starts `python -I child.py SCRATCH CONTROL_FD MODE [UID [PYTHON_PREFIX...]]`, inside bubblewrap
 when it can. The zygote never runs student code and never holds a student's files: on a
 control order it forks a child, and the judge hands the child its files over the child's own
 request pipe. Inside bubblewrap the zygote is the namespace's PID 1 (children cannot stop or
