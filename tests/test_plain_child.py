@@ -105,9 +105,9 @@ def test_the_judge_cannot_be_made_the_oom_killers_target(plain):
 
 def test_the_judges_session_cannot_be_reniced(plain):
     own = Path("/proc/self/autogroup")
-    if not own.exists():
+    before = own.read_text() if own.exists() else ""
+    if not before.strip():                        # no file, or autogroups off on this kernel
         pytest.skip("no autogroups here")
-    before = own.read_text()
     try:
         plain.call("attack", [os.getpid(), "autogroup"])
         assert own.read_text() == before, "a student reniced the judge's session"
