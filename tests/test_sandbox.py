@@ -10,9 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
+from grader.judge import launchers
 from grader.judge.cgroup import Cgroup
-from grader.judge.launchers import bubblewrap_works
+from grader.judge.launchers import bubblewrap_works, launcher_for
+from grader.judge.sandbox import Sandbox
+from grader.judge.zygote import Zygote
 from grader.labs import find_lab
 from grader.runner import grade
 
@@ -102,3 +106,30 @@ def test_groups_of_killed_judges_are_swept():
         pytest.skip("no control groups here")
     Cgroup.make(f"grader-{os.getpid()}-1").remove()  # the next judge's start sweeps
     assert left.folders and not any(folder.exists() for folder in left.folders)
+
+
+@pytest.mark.parametrize("mode", ["required", "process"])
+def test_python_under_tmp_stays_whole_in_a_child(tmp_path, monkeypatch, mode):
+    """A learner's venv in /tmp: the child's empty /tmp must not hide what Python imports late."""
+    if mode == "required" and not bubblewrap_works():
+        pytest.skip("bubblewrap is not available here")
+    venv = tmp_path / "venv"                        # under /tmp, as pytest's tmp_path is
+    (venv / "late").mkdir(parents=True)
+    (venv / "late" / "module.py").write_text("LATE = 'imported'\n")
+    real = launchers.python_prefixes()
+    monkeypatch.setattr(launchers, "python_prefixes", lambda: sorted([*real, str(venv)]))
+    lab = tmp_path / "course" / "late"
+    for part in ("handout", "stubs", "hidden"):
+        (lab / part).mkdir(parents=True)
+    (lab / "handout" / "late.py").write_text("def read(path):\n    raise NotImplementedError\n")
+    (lab / "stubs" / "late.py").write_text("def read(path):\n    raise NotImplementedError\n")
+    (lab / "lab.yaml").write_text(yaml.safe_dump({"title": "Late", "handout": "handout",
+                                                  "student_files": {"late.py": ["read"]}}))
+    source = b"def read(path):\n    return open(path).read()\n"
+    warm = Zygote(launcher_for(mode))
+    box = Sandbox(find_lab(lab), {"late.py": source}, warm)
+    try:
+        assert box.call("read", [str(venv / "late" / "module.py")]) == "LATE = 'imported'\n"
+    finally:
+        box.close()
+        warm.close()

@@ -118,6 +118,7 @@ def serve(workdir, read_fd, write_fd, shared, wire):
 
 order_signals = {}                  # the signal handlers Python had, before the zygote ignored them
 plain_uid = None                    # a plain process's children's own user, when started as root
+python_prefixes = []                # the judge's launchers.python_prefixes(): Python's own folders
 
 
 def become_child(order, fds, scratch, wire, sandboxed):
@@ -136,7 +137,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
     os.dup2(output_fd, 2)
     os.close(output_fd)
     if sandboxed:
-        linux.fresh_namespaces(str(scratch), order["scratch_bytes"])
+        linux.fresh_namespaces(str(scratch), order["scratch_bytes"], python_prefixes)
         linux.drop_privileges()
         workdir = Path(scratch, "work")
         workdir.mkdir()
@@ -271,6 +272,7 @@ def main(argv):
     global plain_uid
     scratch, control_fd, mode = Path(argv[0]), int(argv[1]), argv[2]
     sandboxed = mode == "sandboxed"
+    python_prefixes[:] = argv[4:]
     if sandboxed:
         linux.unprivileged(int(argv[3]))
     else:                           # orphans of our children come back to us, to be killed
@@ -278,7 +280,7 @@ def main(argv):
         plain_uid = int(argv[3]) if len(argv) > 3 else None
         if plain_uid is not None:
             try:
-                linux.python_for_everyone(argv[4:])     # the judge's python_prefixes()
+                linux.python_for_everyone(python_prefixes)
             except OSError as error:    # said once, plainly: the judge quotes a starting zygote
                 sys.exit(f"the sandbox could not start: {error}")
     sys.dont_write_bytecode = True

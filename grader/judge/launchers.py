@@ -80,7 +80,7 @@ class BubblewrapLauncher:
                 "--remount-ro", "/dev", "--remount-ro", "/",
                 "--chdir", HOME, "--setenv", "HOME", HOME,
                 sys.executable, "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",
-                str(SANDBOX_UID_BASE + os.getpid())]
+                str(SANDBOX_UID_BASE + os.getpid()), *python_prefixes()]
 
 
 def python_prefixes():

@@ -73,16 +73,28 @@ def deaf():
     return handlers
 
 
-def fresh_namespaces(home, scratch_bytes):
+def fresh_namespaces(home, scratch_bytes, prefixes):
     """New user, mount and IPC namespaces, with empty tmpfs over home, /tmp and /dev/shm: nothing
     any other child wrote or kept in the kernel (files, IPC objects, keyrings) is here, and
-    nothing made here outlives this child."""
+    nothing made here outlives this child. Python's `prefixes` beneath them stay (a venv in /tmp)."""
     map_root(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
     checked(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     for folder in (home, "/tmp", "/dev/shm"):
         if os.path.isdir(folder):
-            checked(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
-                               f"size={scratch_bytes},mode=0700".encode()), f"mount {folder}")
+            cover(Path(folder), f"size={scratch_bytes},mode=0700",
+                  [prefix for prefix in prefixes if Path(prefix).is_relative_to(folder)])
+
+
+def cover(folder, options, keep):
+    """An empty tmpfs over `folder`, with the folders `keep` (beneath it) bound back in."""
+    kept = {prefix: os.open(prefix, os.O_PATH | os.O_DIRECTORY) for prefix in keep}
+    checked(libc.mount(b"tmpfs", bytes(folder), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()),
+            f"mount {folder}")
+    for prefix, fd in kept.items():
+        os.makedirs(prefix, mode=0o755, exist_ok=True)
+        checked(libc.mount(f"/proc/self/fd/{fd}".encode(), prefix.encode(), None, MS_BIND | MS_REC, None),
+                f"bind {prefix}")
+        os.close(fd)
 
 
 def drop_privileges(become=None):
@@ -128,14 +140,7 @@ def python_for_everyone(prefixes):
                       "or a Python every user can read") from None
     checked(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     for folder, inside in hidden.items():
-        kept = {prefix: os.open(prefix, os.O_PATH | os.O_DIRECTORY) for prefix in inside}
-        checked(libc.mount(b"tmpfs", bytes(folder), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755"),
-                f"mount {folder}")
-        for prefix, fd in kept.items():
-            os.makedirs(prefix, mode=0o755, exist_ok=True)
-            checked(libc.mount(f"/proc/self/fd/{fd}".encode(), prefix.encode(), None, MS_BIND | MS_REC, None),
-                    f"bind {prefix}")
-            os.close(fd)
+        cover(folder, "mode=0755", inside)
 
 
 class _Filter(ctypes.Structure):
