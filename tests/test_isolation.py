@@ -4,8 +4,9 @@ the next one's grading, a submission cannot hold the grader, and every limit is 
 A probe lab (one student file, `probe.py`) is built in a temporary folder; each test sends the
 probe's source as a student's submission, calls it through the real zygote and children, and
 judges what the probe saw from the values it returned."""
-import shutil
-import tempfile
+import os
+import select
+import socket
 import time
 from pathlib import Path
 
@@ -22,10 +23,12 @@ from conftest import processes_marked
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
-             "raw_answer", "hopper", "heartbeat"]
+             "raw_answer", "hopper"]
 
 # What the probe can do (tests/probe.py); each test's submission is that module, as a student would send it.
 PROBE = Path(__file__).with_name("probe.py").read_text()
+# A child's /tmp is empty but for the way to Python's own folders, when Python lives there
+PYTHON_IN_TMP = sorted({Path(p).parts[2] for p in python_prefixes() if Path(p).is_relative_to("/tmp")})
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +69,6 @@ def sandboxed():
 
 def daemons():
     return processes_marked(b"isolation-daemon")
-
-
-# A child's /tmp is empty but for the way to Python's own folders, when Python lives there
-PYTHON_IN_TMP = sorted({Path(p).parts[2] for p in python_prefixes() if Path(p).is_relative_to("/tmp")})
 
 
 # -- 1. the host ------------------------------------------------------------------------------------
@@ -292,22 +291,22 @@ def test_a_crafted_answer_is_a_bad_answer(probe_lab, zygote, crafted):
 
 
 def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab):
-    shared = Path(tempfile.mkdtemp(prefix="grader-hop-"))
-    shared.chmod(0o777)                                                 # as root, children are not
-    beat = shared / "heartbeat"
-    warm = Zygote(launcher_for("process"))
-    box = Sandbox(probe_lab, submission(), warm)
-    assert box.call("hopper", [str(beat), 25]) is True
-    time.sleep(1)
-    ages = [box.call("heartbeat", [str(beat)]) for _ in range(20)]      # a read may meet a write
-    assert min(age for age in ages if age is not None) < 0.5           # it runs
-    box.close()
-    warm.reset()
-    warm.close()
-    time.sleep(1)
-    last = float(beat.read_text())
-    shutil.rmtree(shared)
-    assert time.time() - last > 0.8
+    address = f"grader-hop-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as beats:
+        beats.bind("\0" + address)
+        beats.settimeout(5)
+        warm = Zygote(launcher_for("process"))
+        box = Sandbox(probe_lab, submission(), warm)
+        assert box.call("hopper", [address, 60]) is True
+        assert beats.recv(16) == b"beat"                               # it runs
+        box.close()
+        warm.reset()
+        warm.close()
+        beats.setblocking(False)
+        while select.select([beats], [], [], 0)[0]:                    # beaten before it died
+            beats.recv(16)
+        time.sleep(1)
+        assert not select.select([beats], [], [], 0)[0], "the daemon still beats after the grading ended"
 
 
 def test_what_a_submission_holds_is_counted_together(probe_lab, monkeypatch):

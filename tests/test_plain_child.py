@@ -54,6 +54,12 @@ def deep(depth):
         os.chdir("d")
     return depth
 
+def leave(name):
+    """A file in each place every user may write, for whoever comes next; and what we see there."""
+    for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+        open(f"{folder}/{name}", "w").write("from the last student")
+    return [entry for folder in ("/tmp", "/var/tmp", "/dev/shm") for entry in sorted(os.listdir(folder))]
+
 def who():
     """Our user, our capabilities, and a module of the standard library the zygote never imported."""
     import statistics
@@ -70,7 +76,7 @@ def attack_lab(tmp_path_factory):
         (folder / part / "attacks.py").write_text("def who():\n    raise NotImplementedError\n")
     (folder / "hidden").mkdir()
     (folder / "lab.yaml").write_text(yaml.safe_dump({
-        "title": "Attacks", "handout": "handout", "student_files": {"attacks.py": ["attack", "deep", "who"]},
+        "title": "Attacks", "handout": "handout", "student_files": {"attacks.py": ["attack", "deep", "leave", "who"]},
         "call_timeout": 20, "time_budget": 60}))
     return find_lab(folder)
 
@@ -139,6 +145,21 @@ def test_a_deep_folder_is_wiped_and_removed(attack_lab):
     assert list(scratch.iterdir()) == []
     warm.close()
     assert not scratch.exists()
+
+
+def test_a_child_has_a_tmp_of_its_own(attack_lab):
+    """What one student leaves in /tmp, /var/tmp or /dev/shm, neither the host nor the next one sees."""
+    warm = Zygote(launcher_for("process"))
+    name = f"left-by-{os.getpid()}"
+    first = Sandbox(attack_lab, {"attacks.py": ATTACKS.encode()}, warm)
+    assert name in first.call("leave", [name])
+    first.close()
+    warm.reset()                # the next student of a batch worker
+    second = Sandbox(attack_lab, {"attacks.py": ATTACKS.encode()}, warm)
+    seen = second.call("leave", [name + "-too"])
+    assert name not in seen and not any(Path(folder, name).exists() for folder in ("/tmp", "/var/tmp", "/dev/shm"))
+    second.close()
+    warm.close()
 
 
 def with_rope_frequencies_first(tmp_path, code):

@@ -137,7 +137,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
     os.dup2(output_fd, 2)
     os.close(output_fd)
     if sandboxed:
-        linux.fresh_namespaces(str(scratch), order["scratch_bytes"], python_prefixes)
+        linux.fresh_namespaces([str(scratch), "/tmp", "/var/tmp", "/dev/shm"], order["scratch_bytes"], python_prefixes)
         linux.drop_privileges()
         workdir = Path(scratch, "work")
         workdir.mkdir()
@@ -146,6 +146,11 @@ def become_child(order, fds, scratch, wire, sandboxed):
         if plain_uid is not None:       # as root: a user of its own, who cannot reach the judge
             os.chmod(scratch, 0o711)
             os.chown(workdir, plain_uid, plain_uid)
+            try:                        # its own places every user may write, where mounts are allowed
+                linux.fresh_namespaces(["/tmp", "/var/tmp", "/dev/shm"], order["scratch_bytes"],
+                                       [*python_prefixes, str(scratch)], owner=plain_uid)
+            except PermissionError:     # a container without CAP_SYS_ADMIN: the host's, shared
+                pass
             linux.drop_privileges(become=plain_uid)
             linux.libc.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)     # new credentials cleared it
         else:

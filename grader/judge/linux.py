@@ -73,16 +73,20 @@ def deaf():
     return handlers
 
 
-def fresh_namespaces(home, scratch_bytes, prefixes):
-    """New user, mount and IPC namespaces, with empty tmpfs over home, /tmp and /dev/shm: nothing
-    any other child wrote or kept in the kernel (files, IPC objects, keyrings) is here, and
-    nothing made here outlives this child. Python's `prefixes` beneath them stay (a venv in /tmp)."""
-    map_root(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
+def fresh_namespaces(folders, scratch_bytes, keep, owner=None):
+    """New mount and IPC namespaces, with an empty tmpfs over each of `folders`: nothing any other
+    child wrote or kept in the kernel (files, IPC objects) is here, and nothing made here outlives
+    this child. `keep`: folders beneath them that stay (Python's, in a venv in /tmp). A new user
+    namespace too, in which we are root; or, as real root, none, and the tmpfs are `owner`'s."""
+    if owner is None:
+        map_root(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
+    else:
+        checked(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
     checked(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
-    for folder in (home, "/tmp", "/dev/shm"):
+    options = f"size={scratch_bytes},mode=0700" + (f",uid={owner},gid={owner}" if owner is not None else "")
+    for folder in folders:
         if os.path.isdir(folder):
-            cover(Path(folder), f"size={scratch_bytes},mode=0700",
-                  [prefix for prefix in prefixes if Path(prefix).is_relative_to(folder)])
+            cover(Path(folder), options, [path for path in keep if Path(path).is_relative_to(folder)])
 
 
 def cover(folder, options, keep):
