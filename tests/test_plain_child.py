@@ -54,6 +54,13 @@ def deep(depth):
         os.chdir("d")
     return depth
 
+def write(path):
+    try:
+        open(path, "w").write("from a student")
+        return "done"
+    except OSError as error:
+        return "refused: " + type(error).__name__
+
 def leave(name):
     """A file in each place every user may write, for whoever comes next; and what we see there."""
     for folder in ("/tmp", "/var/tmp", "/dev/shm"):
@@ -76,8 +83,8 @@ def attack_lab(tmp_path_factory):
         (folder / part / "attacks.py").write_text("def who():\n    raise NotImplementedError\n")
     (folder / "hidden").mkdir()
     (folder / "lab.yaml").write_text(yaml.safe_dump({
-        "title": "Attacks", "handout": "handout", "student_files": {"attacks.py": ["attack", "deep", "leave", "who"]},
-        "call_timeout": 20, "time_budget": 60}))
+        "title": "Attacks", "handout": "handout", "call_timeout": 20, "time_budget": 60,
+        "student_files": {"attacks.py": ["attack", "deep", "leave", "who", "write"]}}))
     return find_lab(folder)
 
 
@@ -125,7 +132,7 @@ def test_a_child_stays_in_its_zygotes_control_group(plain):
     if plain.zygote.cgroup is None:
         pytest.skip("the grader could make no control group here")
     seen = plain.call("attack", [os.getpid(), "escape"])
-    assert seen == "refused: PermissionError" or f"grader-{os.getpid()}-" in seen, seen
+    assert seen.startswith("refused") or f"grader-{os.getpid()}-" in seen, seen
 
 
 def test_the_host_cannot_be_rebooted(plain):
@@ -160,6 +167,19 @@ def test_a_child_has_a_tmp_of_its_own(attack_lab):
     assert name not in seen and not any(Path(folder, name).exists() for folder in ("/tmp", "/var/tmp", "/dev/shm"))
     second.close()
     warm.close()
+
+
+def test_a_child_writes_nowhere_but_its_own_places(plain):
+    """Not in a folder every user may write that the grader never heard of, nor in Python's."""
+    open_to_all = Path(f"/run/grader-open-{os.getpid()}")
+    open_to_all.mkdir(mode=0o1777)
+    open_to_all.chmod(0o1777)
+    try:
+        assert plain.call("write", [str(open_to_all / "note")]) == "refused: OSError"    # read-only
+        assert plain.call("write", [str(Path(sys.prefix, "evil.pth"))]).startswith("refused")
+        assert plain.call("write", ["note"]) == "done"                      # its working folder
+    finally:
+        shutil.rmtree(open_to_all)
 
 
 def with_rope_frequencies_first(tmp_path, code):

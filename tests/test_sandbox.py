@@ -104,7 +104,12 @@ def test_groups_of_killed_judges_are_swept():
     left = Cgroup.make(f"grader-{gone.pid}-0")
     if left is None:
         pytest.skip("no control groups here")
+    daemon = subprocess.Popen(left.wrap(["sleep", "300"]), start_new_session=True)   # a student's, left
+    deadline = time.monotonic() + 5
+    while daemon.pid not in left.pids() and time.monotonic() < deadline:
+        time.sleep(0.01)
     Cgroup.make(f"grader-{os.getpid()}-1").remove()  # the next judge's start sweeps
+    assert daemon.wait(5) == -9
     assert left.folders and not any(folder.exists() for folder in left.folders)
 
 

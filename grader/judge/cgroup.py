@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+from grader.judge.linux import stop_then_kill
+
 CGROUPS = Path("/sys/fs/cgroup")
 SUBMISSION_MEMORY = 6 * 2**30   # bytes for a zygote and all it runs for one submission
 SUBMISSION_PROCESSES = 512      # processes and threads, the zygote's own included
@@ -49,15 +51,14 @@ class Cgroup:
 
     @staticmethod
     def sweep():
-        """Remove the empty groups of judges that are gone: one killed (SIGKILL, a lost node)
-        could not remove its own."""
+        """Kill what is left in the groups of judges that are gone, and remove the groups: a
+        judge killed (SIGKILL, a lost node) could not, and a student's daemon may live on there."""
         for folder in [*CGROUPS.glob("grader-*-*"), *CGROUPS.glob("*/grader-*-*")]:
             judge = folder.name.split("-")[1]
             if judge.isdigit() and not Path(f"/proc/{judge}").exists():
-                try:
-                    folder.rmdir()
-                except OSError:     # not empty yet, or not ours to remove
-                    pass
+                left = Cgroup([folder])
+                stop_then_kill(left.pids)
+                left.remove()
 
     def wrap(self, argv):
         """`argv` run inside the group: a shell joins it, then becomes the command (same pid)."""

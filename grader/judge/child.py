@@ -146,16 +146,15 @@ def become_child(order, fds, scratch, wire, sandboxed):
         if plain_uid is not None:       # as root: a user of its own, who cannot reach the judge
             os.chmod(scratch, 0o711)
             os.chown(workdir, plain_uid, plain_uid)
-            try:                        # its own places every user may write, where mounts are allowed
-                linux.fresh_namespaces(["/tmp", "/var/tmp", "/dev/shm"], order["scratch_bytes"],
-                                       [*python_prefixes, str(scratch)], owner=plain_uid)
-            except PermissionError:     # a container without CAP_SYS_ADMIN: the host's, shared
-                pass
+            own = ["/tmp", "/var/tmp", "/dev/shm"]    # where every user may write: its own, and
+            if linux.fresh_namespaces(own, order["scratch_bytes"], [*python_prefixes, str(scratch)],
+                                      owner=plain_uid):
+                linux.read_only_but([*own, str(scratch)])     # nowhere else
             linux.drop_privileges(become=plain_uid)
             linux.libc.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)     # new credentials cleared it
         else:
             linux.checked(linux.libc.prctl(linux.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-            linux.no_user_namespaces()
+            linux.seccomp_filter()
     workdir = workdir.resolve()
     setup = wire.recv(read_fd)                          # the files: never seen by the zygote
     for name, data in setup["files"].items():

@@ -16,10 +16,13 @@ PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
 PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 28, 38, 36
 SECURE_ALL_LOCKED = 0x2f            # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED: with their locks
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x08000000, 0x10000000
-MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 0x1000, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 0x1000, 0x4000, 0x40000
+MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": 8, "noatime": 0x400, "nodiratime": 0x800,
+               "relatime": 0x200000}   # a mount's own options, kept when it is made read-only
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-# machine -> (seccomp's name of its system call ABI, clone, unshare, clone3)
-SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 435), "aarch64": (0xC00000B7, 220, 97, 435)}
+# machine -> (seccomp's name of its system call ABI, clone, unshare, clone3, add_key); add_key,
+# request_key and keyctl follow one another on both
+SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 435, 248), "aarch64": (0xC00000B7, 220, 97, 435, 217)}
 libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -77,16 +80,47 @@ def fresh_namespaces(folders, scratch_bytes, keep, owner=None):
     """New mount and IPC namespaces, with an empty tmpfs over each of `folders`: nothing any other
     child wrote or kept in the kernel (files, IPC objects) is here, and nothing made here outlives
     this child. `keep`: folders beneath them that stay (Python's, in a venv in /tmp). A new user
-    namespace too, in which we are root; or, as real root, none, and the tmpfs are `owner`'s."""
+    namespace too, in which we are root; or, as real root, none, and the tmpfs are `owner`'s.
+    False, and nothing done, where the kernel refuses real root a mount namespace (a container
+    without CAP_SYS_ADMIN)."""
     if owner is None:
         map_root(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
-    else:
-        checked(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+    elif libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
+        if ctypes.get_errno() == errno.EPERM:
+            return False
+        checked(-1, "unshare")
     checked(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     options = f"size={scratch_bytes},mode=0700" + (f",uid={owner},gid={owner}" if owner is not None else "")
-    for folder in folders:
-        if os.path.isdir(folder):
+    for folder in folders:          # not a link: /var/tmp may be /tmp, covered once
+        if os.path.isdir(folder) and os.path.realpath(folder) == folder:
             cover(Path(folder), options, [path for path in keep if Path(path).is_relative_to(folder)])
+    return True
+
+
+def read_only_but(writable):
+    """In a mount namespace of our own, as real root: every mount read-only (bound again, so the
+    host's stay as they are) but the folders `writable`, each bound on itself if it was no mount,
+    and /proc, whose files their modes guard. A child then writes nowhere else: not in a folder
+    every user may write that nobody listed (/run/lock, /var/crash), nor in the host's message
+    queues (/dev/mqueue), nor in Python's."""
+    writable = {os.path.realpath(folder) for folder in writable if os.path.isdir(folder)}
+    for folder in writable - {point for point, _, _ in mounts()}:
+        checked(libc.mount(folder.encode(), folder.encode(), None, MS_BIND | MS_REC, None), f"bind {folder}")
+    for point, options, kind in mounts():
+        if "ro" not in options and kind != "proc" and point not in writable:
+            flags = MS_REMOUNT | MS_BIND | MS_RDONLY | sum(MOUNT_FLAGS.get(option, 0) for option in options)
+            if libc.mount(None, point.encode(), None, flags, None) != 0 and os.path.ismount(point):
+                checked(-1, f"make {point} read-only")      # else hidden under a later mount
+
+
+def mounts():
+    """(mount point, its options, its file system's type) of every mount we see."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        point = fields[4].encode().decode("unicode_escape")        # \040 for a blank
+        found.append((point, fields[5].split(","), fields[fields.index("-") + 1]))
+    return found
 
 
 def cover(folder, options, keep):
@@ -103,7 +137,7 @@ def cover(folder, options, keep):
 
 def drop_privileges(become=None):
     """Lose every capability for good: bounding set, securebits, the sets themselves, and no
-    new privileges through exec; no user namespace either (no_user_namespaces). `become`: a
+    new privileges through exec; no user namespace or key either (seccomp_filter). `become`: a
     uid to take on the way, as root. Checked afterwards: a child that kept any does not run."""
     last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
     for cap in range(last + 1):
@@ -116,7 +150,7 @@ def drop_privileges(become=None):
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)       # _LINUX_CAPABILITY_VERSION_3, this thread
     checked(libc.capset(header, (ctypes.c_uint32 * 6)()), "capset")
     checked(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    no_user_namespaces()
+    seccomp_filter()
     status = Path("/proc/self/status").read_text()
     if any(line.split()[1].strip("0") for line in status.splitlines()
            if line.startswith(("CapPrm", "CapEff", "CapBnd", "CapAmb"))):
@@ -155,20 +189,22 @@ class _Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_Filter))]
 
 
-def no_user_namespaces():
+def seccomp_filter():
     """A seccomp filter, for us and all we start: clone and unshare may not make a user
     namespace (in one, a process holds every capability again, over the kernel code behind most
     local root exploits), clone3 is unavailable (its flags cannot be read: libc falls back to
-    clone), and no other system call ABI (i386, x32) may be used to get round this. Needs
-    no_new_privs. Machines not in SYSCALLS go without."""
+    clone), the kernel's keyrings are out of reach (a key outlives its maker, and one made
+    readable by all is a note every later user can read), and no other system call ABI (i386,
+    x32) may be used to get round this. Needs no_new_privs. Machines not in SYSCALLS go without."""
     if platform.machine() not in SYSCALLS:
         return
-    arch, clone, unshare, clone3 = SYSCALLS[platform.machine()]
+    arch, clone, unshare, clone3, add_key = SYSCALLS[platform.machine()]
     load, equal, at_least, bits, give = 0x20, 0x15, 0x35, 0x45, 0x06     # classic BPF opcodes
     allow, refuse, absent = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
     program = [
         (load, 0, 0, 4), (equal, 1, 0, arch), (give, 0, 0, refuse),   # seccomp_data.arch
         (load, 0, 0, 0), (at_least, 0, 1, 0x40000000), (give, 0, 0, refuse),   # .nr; x32's bit
+        (at_least, 0, 2, add_key), (at_least, 1, 0, add_key + 3), (give, 0, 0, refuse),  # keys
         (equal, 0, 1, clone3), (give, 0, 0, absent),
         (equal, 1, 0, clone), (equal, 0, 3, unshare),
         (load, 0, 0, 16), (bits, 0, 1, CLONE_NEWUSER), (give, 0, 0, refuse),  # .args[0], low half
