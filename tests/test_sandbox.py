@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from grader.judge import launchers
-from grader.judge.cgroup import Cgroup
+from grader.judge.cgroup import Cgroup, judge_id
 from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
@@ -98,19 +98,28 @@ def test_without_bubblewrap_the_fallback_says_so(tmp_path):
 
 
 
-def test_groups_of_killed_judges_are_swept():
+def test_groups_of_killed_judges_are_swept(monkeypatch):
+    monkeypatch.setattr(Cgroup, "sweep", staticmethod(lambda: None))     # until all are made
     gone = subprocess.Popen(["true"])
+    namespace, _, started = judge_id(gone.pid).split(".")
     gone.wait()                                     # a judge killed before it removed its group
-    left = Cgroup.make(f"grader-{gone.pid}-0")
+    left = Cgroup.make(f"grader-{namespace}.{gone.pid}.{started}-0")
     if left is None:
         pytest.skip("no control groups here")
+    reused = Cgroup.make(f"grader-{namespace}.{os.getppid()}.0-0")  # its pid since taken by another
+    alive = Cgroup.make(f"grader-{judge_id(os.getppid())}-0")
+    elsewhere = Cgroup.make(f"grader-1.{gone.pid}.{started}-0")     # a judge in another PID namespace
     daemon = subprocess.Popen(left.wrap(["sleep", "300"]), start_new_session=True)   # a student's, left
     deadline = time.monotonic() + 5
     while daemon.pid not in left.pids() and time.monotonic() < deadline:
         time.sleep(0.01)
-    Cgroup.make(f"grader-{os.getpid()}-1").remove()  # the next judge's start sweeps
+    monkeypatch.undo()
+    Cgroup.make(f"grader-{judge_id()}-1").remove()  # the next judge's start sweeps
     assert daemon.wait(5) == -9
-    assert left.folders and not any(folder.exists() for folder in left.folders)
+    assert left.folders and not any(folder.exists() for folder in left.folders + reused.folders)
+    assert all(folder.exists() for folder in alive.folders + elsewhere.folders), "another judge's groups"
+    alive.remove()
+    elsewhere.remove()
 
 
 @pytest.mark.parametrize("mode", ["required", "process"])

@@ -15,6 +15,18 @@ SUBMISSION_MEMORY = 6 * 2**30   # bytes for a zygote and all it runs for one sub
 SUBMISSION_PROCESSES = 512      # processes and threads, the zygote's own included
 
 
+def judge_id(pid=None):
+    """A judge's PID namespace, pid and start time (ours, by default), as "ns.pid.start": the
+    same pid taken again later, or in another namespace, is another judge. None once gone."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        namespace = os.stat(f"/proc/{pid}/ns/pid").st_ino
+        started = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+    return f"{namespace}.{pid}.{started}"
+
+
 class Cgroup:
     """The folders of one group, one per hierarchy (v1) or one (v2)."""
 
@@ -52,10 +64,13 @@ class Cgroup:
     @staticmethod
     def sweep():
         """Kill what is left in the groups of judges that are gone, and remove the groups: a
-        judge killed (SIGKILL, a lost node) could not, and a student's daemon may live on there."""
+        judge killed (SIGKILL, a lost node) could not, and a student's daemon may live on there.
+        Only judges of our PID namespace can be seen to be gone; others' groups are theirs."""
+        ours = judge_id().split(".")[0]
         for folder in [*CGROUPS.glob("grader-*-*"), *CGROUPS.glob("*/grader-*-*")]:
             judge = folder.name.split("-")[1]
-            if judge.isdigit() and not Path(f"/proc/{judge}").exists():
+            fields = judge.split(".")
+            if len(fields) == 3 and fields[0] == ours and fields[1].isdigit() and judge_id(fields[1]) != judge:
                 left = Cgroup([folder])
                 stop_then_kill(left.pids)
                 left.remove()

@@ -8,6 +8,7 @@ import ctypes
 import errno
 import os
 import platform
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -18,7 +19,7 @@ SECURE_ALL_LOCKED = 0x2f            # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED:
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x08000000, 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 0x1000, 0x4000, 0x40000
 MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": 8, "noatime": 0x400, "nodiratime": 0x800,
-               "relatime": 0x200000}   # a mount's own options, kept when it is made read-only
+               "relatime": 0x200000, "strictatime": 0x1000000}   # a mount's own options, kept when it is made read-only
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 # machine -> (seccomp's name of its system call ABI, clone, unshare, clone3, add_key); add_key,
 # request_key and keyctl follow one another on both
@@ -105,21 +106,21 @@ def read_only_but(writable):
     queues (/dev/mqueue), nor in Python's."""
     writable = {os.path.realpath(folder) for folder in writable if os.path.isdir(folder)}
     for folder in writable - {point for point, _, _ in mounts()}:
-        checked(libc.mount(folder.encode(), folder.encode(), None, MS_BIND | MS_REC, None), f"bind {folder}")
+        checked(libc.mount(os.fsencode(folder), os.fsencode(folder), None, MS_BIND | MS_REC, None), f"bind {folder}")
     for point, options, kind in mounts():
         if "ro" not in options and kind != "proc" and point not in writable:
             flags = MS_REMOUNT | MS_BIND | MS_RDONLY | sum(MOUNT_FLAGS.get(option, 0) for option in options)
-            if libc.mount(None, point.encode(), None, flags, None) != 0 and os.path.ismount(point):
+            if libc.mount(None, os.fsencode(point), None, flags, None) != 0 and os.path.ismount(point):
                 checked(-1, f"make {point} read-only")      # else hidden under a later mount
 
 
 def mounts():
     """(mount point, its options, its file system's type) of every mount we see."""
     found = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+    for line in Path("/proc/self/mountinfo").read_bytes().splitlines():
         fields = line.split()
-        point = fields[4].encode().decode("unicode_escape")        # \040 for a blank
-        found.append((point, fields[5].split(","), fields[fields.index("-") + 1]))
+        point = re.sub(rb"\\([0-7]{3})", lambda octal: bytes([int(octal[1], 8)]), fields[4])   # \040: blank
+        found.append((os.fsdecode(point), fields[5].decode().split(","), fields[fields.index(b"-") + 1].decode()))
     return found
 
 

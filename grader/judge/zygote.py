@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from grader.judge.cgroup import Cgroup
+from grader.judge.cgroup import Cgroup, judge_id
 from grader.judge.launchers import ENV, SCRATCH_BYTES
 from grader.judge.linux import PR_SET_CHILD_SUBREAPER, below, libc, processes, remove, signal_all, stop_then_kill
 
@@ -66,7 +66,7 @@ class Zygote:
         self._log = tempfile.TemporaryFile()
         ours, theirs = socket.socketpair()
         argv = self.launcher.argv(self.scratch, theirs.fileno())
-        self.cgroup = Cgroup.make(f"grader-{os.getpid()}-{next(Zygote._serial)}")
+        self.cgroup = Cgroup.make(f"grader-{judge_id()}-{next(Zygote._serial)}")
         self.process = subprocess.Popen(
             self.cgroup.wrap(argv) if self.cgroup else argv, pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=ENV,
