@@ -2,6 +2,7 @@
 to find the processes an attack submission left behind, and what the lesson test's files share: the
 lab 2 quiz, right answers, its command line, a copy of the course, a temporary `.grade/`."""
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,9 @@ from grader.quiz import progress
 from grader.runner import grade
 
 ROOT = Path(__file__).resolve().parent.parent
+# A suite started in the background by a shell ignores Ctrl-C, and so would every grader the tests
+# start (Python keeps an inherited SIG_IGN): the Ctrl-C tests must not depend on how we were run
+signal.signal(signal.SIGINT, signal.default_int_handler)
 LAB2_QUIZ = ROOT / "quizzes" / "lab2.yaml"
 RIGHT = {"table-size": 38.6, "order": ["a", "b", "e"], "methods": "d", "rope-score": "m - n", "tied": "c"}
 
