@@ -119,6 +119,7 @@ def serve(workdir, read_fd, write_fd, shared, wire):
 order_signals = {}                  # the signal handlers Python had, before the zygote ignored them
 plain_uid = None                    # a plain process's children's own user, when started as root
 python_prefixes = []                # the judge's launchers.python_prefixes(): Python's own folders
+OPEN_TO_ALL = ["/tmp", "/var/tmp", "/dev/shm"]      # where every user may write: a child's own
 
 
 def become_child(order, fds, scratch, wire, sandboxed):
@@ -137,7 +138,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
     os.dup2(output_fd, 2)
     os.close(output_fd)
     if sandboxed:
-        linux.fresh_namespaces([str(scratch), "/tmp", "/var/tmp", "/dev/shm"], order["scratch_bytes"], python_prefixes)
+        linux.fresh_namespaces([str(scratch), *OPEN_TO_ALL], order["scratch_bytes"], python_prefixes)
         linux.drop_privileges()
         workdir = Path(scratch, "work")
         workdir.mkdir()
@@ -146,10 +147,9 @@ def become_child(order, fds, scratch, wire, sandboxed):
         if plain_uid is not None:       # as root: a user of its own, who cannot reach the judge
             os.chmod(scratch, 0o711)
             os.chown(workdir, plain_uid, plain_uid)
-            own = ["/tmp", "/var/tmp", "/dev/shm"]    # where every user may write: its own, and
-            if linux.fresh_namespaces(own, order["scratch_bytes"], [*python_prefixes, str(scratch)],
+            if linux.fresh_namespaces(OPEN_TO_ALL, order["scratch_bytes"], [*python_prefixes, str(scratch)],
                                       owner=plain_uid):
-                linux.read_only_but([*own, str(scratch)])     # nowhere else
+                linux.read_only_but([*OPEN_TO_ALL, str(scratch)])     # and nowhere else
             linux.drop_privileges(become=plain_uid)
             linux.libc.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)     # new credentials cleared it
         else:

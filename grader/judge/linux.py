@@ -105,9 +105,11 @@ def read_only_but(writable):
     every user may write that nobody listed (/run/lock, /var/crash), nor in the host's message
     queues (/dev/mqueue), nor in Python's."""
     writable = {os.path.realpath(folder) for folder in writable if os.path.isdir(folder)}
-    for folder in writable - {point for point, _, _ in mounts()}:
+    found = mounts()
+    unmounted = writable - {point for point, _, _ in found}
+    for folder in unmounted:
         checked(libc.mount(os.fsencode(folder), os.fsencode(folder), None, MS_BIND | MS_REC, None), f"bind {folder}")
-    for point, options, kind in mounts():
+    for point, options, kind in mounts() if unmounted else found:
         if "ro" not in options and kind != "proc" and point not in writable:
             flags = MS_REMOUNT | MS_BIND | MS_RDONLY | sum(MOUNT_FLAGS.get(option, 0) for option in options)
             if libc.mount(None, os.fsencode(point), None, flags, None) != 0 and os.path.ismount(point):
