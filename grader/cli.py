@@ -1,6 +1,7 @@
 """Command line: parse arguments, call the right part, map outcomes to exit codes.
 
-Exit status: 0 all passed, 1 graded with failures, 2 bad usage or a broken lab/file.
+Exit status: 0 all passed, 1 graded with failures, 2 bad usage or a broken lab/file, 3 the grader
+could not grade the submission (its own fault: nothing was charged, grade again).
 Heavy modules (torch, pytest) are imported only by the commands that need them.
 """
 import argparse
@@ -14,6 +15,8 @@ from rich.markup import escape
 
 from grader.errors import GraderError, UsageError
 from grader.labs import find_lab
+
+NOT_GRADED_STATUS = 3          # the grader could not grade the submission: its fault, regrade
 
 
 def grade_parser():
@@ -62,6 +65,9 @@ def run_grade(args, console):
         return watch(lab, console, args.submission, args.select, args.device, args.sandbox, args.json)
     results = grade(lab, submission=args.submission, device=args.device, select=args.select,
                     sandbox=args.sandbox)
+    if results.faults:          # not a grade: nothing is recorded, and no results.json is written
+        report.show(results, lab, console)
+        return NOT_GRADED_STATUS
     quiz = lesson_after(lab, results, own_copy=args.submission is None)
     report.show(results, lab, console, quiz=(lab.quiz is not None, quiz))
     if args.json:
@@ -150,8 +156,10 @@ def batch_parser():
     parser = argparse.ArgumentParser(
         prog="grade.py batch", description="Grade a class: one folder or .zip per student (named by "
         "student id) into OUT/grades.csv, OUT/<student>/results.json and a class summary. A rerun "
-        "regrades only changed submissions. Exit status: 0 done, 1 some submissions met a grader "
-        "error (rerun them), 2 bad input, 130 interrupted (what was graded is kept).")
+        "regrades only changed submissions, and those the grader could not grade (rows marked regrade). "
+        "Exit status: 0 done, 2 bad input, 3 some submissions could not be graded through the grader's "
+        "fault (no score given: run the same command again, or --student ID), 130 interrupted (what was "
+        "graded is kept).")
     parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
     parser.add_argument("submissions", metavar="SUBMISSIONS", help="folder of student folders and .zip files")
     parser.add_argument("--out", required=True, metavar="OUT", help="where the gradebook and results go")
@@ -161,6 +169,8 @@ def batch_parser():
                         help="grade on Ray: alone, a Ray instance on this machine; with auto or "
                         "ray://HOST:PORT, the running cluster there (needs pip install -e '.[cluster]')")
     parser.add_argument("--force", action="store_true", help="regrade students whose files have not changed")
+    parser.add_argument("--student", action="append", default=[], metavar="ID",
+                        help="grade only this student (again, changed or not); repeatable")
     return grading_options(parser)
 
 
@@ -190,13 +200,13 @@ def run_batch(args, console):
     try:
         summary = batch.grade_class(lab, args.submissions, args.out, console, workers=args.workers,
                                     force=args.force, select=args.select, device=args.device,
-                                    sandbox=args.sandbox, backend=backend)
+                                    sandbox=args.sandbox, backend=backend, students=args.student)
     except KeyboardInterrupt:
         console.print(f"[yellow]stopped:[/] what was graded is kept in {escape(args.out)} "
                       "(grades.csv lists the rest as pending); the same command grades the rest")
         raise
     report.show_batch(summary, console, args.out)
-    return 1 if summary.statuses.get("error") else 0
+    return NOT_GRADED_STATUS if summary.statuses.get("regrade") else 0
 
 
 COMMANDS["batch"] = (batch_parser, run_batch)

@@ -35,15 +35,25 @@ class Manifest(BaseModel):
     quiz: str | None = None
     experiments: str | None = Field(None, description="a handout script run by --experiments")
     done_when: list[DoneWhen] = []
-    call_timeout: float = Field(10.0, gt=0, description="seconds for one call of student code")
+    call_timeout: float = Field(10.0, gt=0, description="seconds charged to one call of student code: its "
+                                "own CPU or running time, never time lost to the machine's load")
+    timeouts: dict[str, float] = Field({}, description="function -> seconds charged to one of its calls, "
+                                       "where not call_timeout")
     memory_mb: int = Field(2048, gt=0, description="address space of a child, MiB (CPU only)")
-    time_budget: float = Field(300.0, gt=0, description="seconds for all of one submission's calls")
+    time_budget: float = Field(300.0, gt=0, description="seconds charged to all of one submission's calls")
+    backstop: float = Field(5.0, ge=2, description="wall-time backstop of every limit, as a multiple of it: "
+                            "past it the machine, not the submission, kept a call from ending (not graded)")
+    judge_budget: float = Field(300.0, gt=0, description="CPU seconds of the judge's own work for one "
+                                "submission (truths, re-measurements); past it the rest is not graded")
 
     @model_validator(mode="after")
     def _functions_unique(self):
         names = [f for functions in self.student_files.values() for f in functions]
         if len(names) != len(set(names)):
             raise ValueError("a function is listed under two student files")
+        unknown = sorted(set(self.timeouts) - set(names))
+        if unknown:
+            raise ValueError(f"timeouts names {', '.join(unknown)}, not a student function")
         return self
 
 

@@ -8,6 +8,7 @@ optionally gives each of its calls more seconds. Fixtures: `student` (calls into
 import importlib
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -18,7 +19,7 @@ import torch
 from grader.checks import CheckFailed
 from grader.errors import SetupError
 from grader.judge.sandbox import MESSAGE_LIMIT, CallFailed
-from grader.results import Check, printable
+from grader.results import NOT_GRADED, Check, printable
 
 # Why a function's remaining checks do not run: as the check's own function, as a dependency.
 BLOCKED = {"not_implemented": ("not implemented yet", "is not implemented yet"),
@@ -60,7 +61,8 @@ def grade_of(item):
 
 
 class Blocked(pytest.skip.Exception):
-    """A check not run because `function` cannot be used: `why` is a key of BLOCKED, or "budget"."""
+    """A check not run because `function` cannot be used: `why` is a key of BLOCKED, "budget", or
+    "judge" (the judge's own work ran past its budget: not graded, the grader's fault)."""
 
     def __init__(self, function, why, message):
         super().__init__(msg=message)
@@ -171,6 +173,7 @@ class GradingPlugin:
         self.blocked = {}           # function -> why its remaining checks do not run
         self.stopped = ""           # why no more checks run at all (the time budget ran out)
         self.setup_error = None     # this machine cannot grade (no sandbox starts): said once
+        self.judge_started = time.process_time()    # the judge's own CPU, all its threads
         self.calls = Student(sandbox, lab.functions)
         reference = Reference.of(lab) if lab.reference else None
         self.fixtures = fixtures(self.calls, reference, torch.device(device))
@@ -205,6 +208,9 @@ class GradingPlugin:
         self.calls.timeout = grade.timeout
         if self.stopped:
             raise Blocked(grade.function, "budget", self.stopped)
+        if time.process_time() - self.judge_started > self.lab.manifest.judge_budget:
+            raise Blocked(grade.function, "judge", f"not graded: the grader's own work for this submission ran "
+                          f"past its {self.lab.manifest.judge_budget:g} s ({NOT_GRADED})")
         for function in grade.tags:
             if function in self.blocked:
                 raise self._blocked(function, self.blocked[function], grade.function)
@@ -236,8 +242,8 @@ class GradingPlugin:
         if report.skipped:
             status, message = "skipped", str(error.msg if hasattr(error, "msg") else error)
             if isinstance(error, Blocked):
-                blocked_by = error.function
-                status = "not_implemented" if error.why == "not_implemented" else "skipped"
+                blocked_by = "" if error.why == "judge" else error.function
+                status = {"not_implemented": "not_implemented", "judge": "not_graded"}.get(error.why, "skipped")
         elif report.failed:
             status, message = "failed", self._explain(error, grade.function)
             hint = getattr(error, "hint", None) or ""
@@ -245,6 +251,8 @@ class GradingPlugin:
                 output, failure = error.output, error.kind
                 if error.kind == "not_implemented":
                     status, blocked_by = "not_implemented", self._missing(error)
+                if error.kind == "grader_fault":
+                    status = "not_graded"
         doc = (item.function.__doc__ or "").strip().splitlines()
         variant = f" [{item.callspec.id}]" if hasattr(item, "callspec") else ""
         self.checks.append(Check(
@@ -272,6 +280,8 @@ class GradingPlugin:
         if error.kind == "budget":
             self.stopped = error.message
             return error.message
+        if error.kind == "grader_fault":
+            return f"not graded: {error.message} ({NOT_GRADED})"
         if error.kind == "timeout":
             self.blocked[error.function] = error.kind
             return f"{error.function}: {error.message}"

@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from grader.results import printable
+from grader.results import NOT_GRADED, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from grader.results import LabResults
 
 MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "[yellow]·[/]",
-        "skipped": "[yellow]-[/]"}
+        "skipped": "[yellow]-[/]", "not_graded": "[magenta]?[/]"}
 
 
 def show(results: LabResults, lab: Lab, console: Console, quiz: tuple = (False, None)) -> None:
@@ -49,6 +49,11 @@ def _header(results):
         lines.append(Text(f"graded only: {', '.join(results.selected)}", style="yellow"))
     if results.stopped:
         lines.append(Text(results.stopped, style="bold red"))
+    if results.faults:
+        lines.append(Text(f"{len(results.faults)} check(s) not graded after {results.attempts} attempt(s): "
+                          f"{NOT_GRADED}. Grade again; if it persists, tell your instructor.", style="bold magenta"))
+    if results.cpu_share and not results.cpu_share.startswith("a control group"):
+        lines.append(Text(f"CPU shared between submissions by {results.cpu_share}", style="dim"))
     return Panel(Group(*lines), title=f"[bold]{results.title}[/]", title_align="left")
 
 
@@ -82,7 +87,7 @@ def _function_block(function, lab, results, score, top):
 
 def _summary(results, quiz):
     total = Table.grid(padding=(0, 2))
-    colour = "green" if results.all_passed else "red"
+    colour = "green" if results.all_passed else "magenta" if results.faults else "red"
     total.add_row("[bold]Total[/]", f"[bold {colour}]{results.score:g}/{results.max_score:g}[/]",
                   f"[dim]{results.execution_time:.1f} s[/]")
     hidden = sum(c.visibility == "hidden" for c in results.checks)
@@ -152,6 +157,11 @@ def show_batch(summary, console, out):
     console.print(f"[dim]gradebook {escape(str(Path(out) / 'grades.csv'))} · summary "
                   f"{escape(str(Path(out) / 'summary.json'))} · per student "
                   f"{escape(str(Path(out)))}/students/<student>/results.json[/]")
+    regrade = [row.student for row in summary.problems if row.status == "regrade"]
+    if regrade:
+        console.print(f"[bold magenta]not graded through the grader's fault (no score given):[/] "
+                      f"{escape(', '.join(map(printable, regrade)))}. Run the same command again to grade "
+                      "them (or --student ID for one).")
 
 
 def _histogram(summary):

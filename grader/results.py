@@ -3,7 +3,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Status = Literal["passed", "failed", "not_implemented", "skipped"]
+Status = Literal["passed", "failed", "not_implemented", "skipped", "not_graded"]
+NOT_GRADED = "the grader could not grade this; nothing was charged to you"
 
 
 def printable(text):
@@ -49,6 +50,13 @@ class LabResults(BaseModel):
     missing_files: list[str] = []   # student files the submission lacked (the stubs stood in)
     selected: list[str] = []        # -k selections, when only part of the lab was graded
     stopped: str = ""               # why grading stopped early (the time budget ran out)
+    cpu_share: str = ""             # how the submission's CPU use was kept from others' (cgroup.fairness)
+    attempts: int = 1               # gradings it took: a grader fault is retried once
+
+    @property
+    def faults(self):
+        """Checks the grader could not grade (status not_graded): the grade is not final."""
+        return [c for c in self.checks if c.status == "not_graded"]
 
     @property
     def score(self):
@@ -108,7 +116,7 @@ class GradescopeResults(BaseModel):
 
 
 # -- batch grading: one row per student, the record kept beside results.json, the class summary ----
-RowStatus = Literal["graded", "incomplete", "broken_code", "empty", "rejected", "error", "pending"]
+RowStatus = Literal["graded", "incomplete", "broken_code", "empty", "rejected", "regrade", "pending"]
 
 
 class BatchRow(BaseModel):
@@ -116,8 +124,9 @@ class BatchRow(BaseModel):
 
     status: graded; incomplete (graded, some student files missing: the stubs stood in);
     broken_code (graded, a student file is not valid Python); empty (no student file found);
-    rejected (an unsafe or unreadable submission, not graded); error (the grader failed: rerun);
-    pending (not graded yet: the batch was interrupted).
+    rejected (an unsafe or unreadable submission, not graded); regrade (the grader failed, not the
+    submission: no score, and the next run grades it again); pending (not graded yet: the batch was
+    interrupted).
     """
     student: str
     status: RowStatus

@@ -23,7 +23,8 @@ def row(lab, sub, results):
 
 
 def line(row):
-    mark = {"graded": "[green]✓[/]", "incomplete": "[yellow]✓[/]", "error": "[red]![/]"}.get(row.status, "[red]✗[/]")
+    mark = {"graded": "[green]✓[/]", "incomplete": "[yellow]✓[/]", "regrade": "[magenta]?[/]"}
+    mark = mark.get(row.status, "[red]✗[/]")
     score = f"{row.score:g}/{row.max_score:g}" if row.score is not None else "-"
     note = "; ".join(filter(None, [row.detail, *row.incidents]))
     return f"{mark} {escape(printable(row.student))}  [bold]{score}[/]  " \
