@@ -157,7 +157,7 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
     assert subprocess.run(["bash", "-n", source / "setup.sh"]).returncode == 0
     shutil.copy(source / "run_autograder", tmp_path / "autograder")        # where Gradescope puts it
 
-    def autograde(files, path=os.environ["PATH"]):
+    def autograde(files, path=os.environ["PATH"], status=0):
         shutil.rmtree(tmp_path / "autograder" / "submission", ignore_errors=True)
         for name, data in files.items():
             (tmp_path / "autograder" / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
@@ -165,8 +165,14 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
         run = subprocess.run([shutil.which("bash"), tmp_path / "autograder" / "run_autograder"], capture_output=True,
                              text=True, timeout=600, env={**os.environ, "AUTOGRADER": str(tmp_path / "autograder"),
                                                           "GRADER_PYTHON": sys.executable, "PATH": path})
-        assert run.returncode == 0, run.stdout + run.stderr
-        return GradescopeResults.model_validate(json.loads((tmp_path / "autograder/results/results.json").read_text()))
+        assert run.returncode == status, run.stdout + run.stderr
+        if status:                              # the grader's fault: said on stdout, no results at all
+            assert not (tmp_path / "autograder/results/results.json").exists()
+            return run.stdout
+        results = tmp_path / "autograder/results/results.json"
+        graded = GradescopeResults.model_validate(json.loads(results.read_text()))
+        results.unlink()
+        return graded
 
     results = autograde({f"upload/{name}": (REFERENCE / name).read_bytes()       # one wrapping folder
                          for name in ("positions.py", "invariance.py")})
@@ -177,5 +183,5 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
     assert "Not submitted (graded as the stubs): experiments.py" in results.output
     results = autograde({"notes.txt": b"hello"})
     assert results.score == 0 and not results.tests and results.output.startswith("Not graded: none of positions.py")
-    results = autograde({"positions.py": (REFERENCE / "positions.py").read_bytes()}, path=str(tmp_path))
-    assert results.score == 0 and "bubblewrap cannot run" in results.output and results.sandbox == "process"
+    said = autograde({"positions.py": (REFERENCE / "positions.py").read_bytes()}, path=str(tmp_path), status=3)
+    assert "bubblewrap cannot run" in said and "through no fault of the student's" in said

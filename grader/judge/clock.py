@@ -56,23 +56,40 @@ def run_delay(pid):
     return int(fields[1]) / 1e9 if len(fields) > 1 and fields[1].isdigit() else 0.0
 
 
+class SessionMeter:
+    """The CPU seconds a child's session has used since the child was forked (a fresh fork has
+    used none), read from /proc at most every RESCAN seconds: a scan of every process costs
+    milliseconds, and a call takes a fraction of one. What the session uses between two reads is
+    charged to the call that makes the second: work a child leaves running is still its own."""
+
+    RESCAN = 0.25
+
+    def __init__(self, pid):
+        self.pid, self.used, self._read = pid, 0.0, time.monotonic()
+
+    def read(self):
+        if time.monotonic() - self._read >= self.RESCAN:
+            self.used, self._read = max(self.used, session_cpu(self.pid)), time.monotonic()
+        return self.used
+
+
 class CallClock:
     """The time one call has been charged so far (see the module's docstring). Once the child is
     gone, what it was charged when last seen."""
 
-    def __init__(self, pid):
-        self.pid = pid
+    def __init__(self, meter):
+        self.meter, self.pid = meter, meter.pid
         self.billed = False         # added to the submission's time already
         self._started = time.monotonic()
-        self._cpu, self._delay = session_cpu(pid), run_delay(pid) or 0.0
+        self._cpu, self._delay = meter.used, run_delay(self.pid) or 0.0
         self._last = 0.0
 
     def wall(self):
         return time.monotonic() - self._started
 
     def cpu(self):
-        """CPU seconds of the child's session since the call began."""
-        return session_cpu(self.pid) - self._cpu
+        """CPU seconds of the child's session charged to this call."""
+        return self.meter.read() - self._cpu
 
     def charged(self):
         delay = run_delay(self.pid)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import SetupError
-from grader.judge.clock import CallClock, WallClock, host_pid
+from grader.judge.clock import CallClock, SessionMeter, WallClock, host_pid
 from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
 
 OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
@@ -60,18 +60,22 @@ class Limit:
     """When a call must end: once charged `seconds` (TimeoutError: the submission's doing) or
     `budget_left()` is spent, or past `backstop` seconds of wall time (Backstop: the grader's)."""
 
-    def __init__(self, clock, seconds, backstop, budget_left=lambda: float("inf")):
-        self.clock, self.seconds, self.backstop, self.budget_left = clock, seconds, backstop, budget_left
+    def __init__(self, clock, seconds, backstop):
+        self.clock, self.seconds, self.backstop = clock, seconds, backstop
+        self._look = min(seconds / CPUS, backstop)      # charged time grows at most as fast as the
+                                                        # CPUs run: no need to look before it could be over
 
     def wait(self):
         """Seconds to wait before looking again; raises when the call must end now."""
-        charged = self.clock.charged()
-        if charged >= self.seconds or self.budget_left() <= 0:
-            raise TimeoutError
-        if self.clock.wall() >= self.backstop:
-            raise Backstop
-        # charged time grows at most as fast as the CPUs run: no need to look before it could be over
-        return max(0.02, min((self.seconds - charged) / CPUS, self.backstop - self.clock.wall(), 2.0))
+        wall = self.clock.wall()
+        if wall >= self._look:
+            charged = self.clock.charged()
+            if charged >= self.seconds:
+                raise TimeoutError
+            if wall >= self.backstop:
+                raise Backstop
+            self._look = wall + max(0.02, min((self.seconds - charged) / CPUS, self.backstop - wall, 2.0))
+        return self._look - wall
 
 
 CPUS = os.cpu_count() or 1
@@ -83,6 +87,7 @@ class Child:
     def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, host_pid=None):
         self.zygote, self.pid, self._shared = zygote, pid, shared
         self.host_pid = host_pid or pid     # its pid here, for reading its use of time
+        self.meter = SessionMeter(self.host_pid)
         self._request, self._answer, self._output_fd = request_fd, answer_fd, output_fd
         os.set_blocking(request_fd, False)
         os.set_blocking(output_fd, False)
@@ -349,7 +354,7 @@ class Sandbox:
         manifest = self.lab.manifest
         timeout = timeout or manifest.timeouts.get(function, manifest.call_timeout)
         left = self._left(function)
-        clock = CallClock(child.host_pid)
+        clock = CallClock(child.meter)
         limit = Limit(clock, min(timeout, left), manifest.backstop * timeout)
         try:
             value = child.call(module, function, args, kwargs, limit, self.device, echo)
