@@ -21,7 +21,7 @@ from grader.quiz.expressions import FUNCTIONS, SYMBOLS, is_operation, parse_at, 
 
 DASHES = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d"   # minus sign, hyphens, dashes
 TIMES = "×·⋅∙✕"
-LONGEST = 1000                          # characters: past this it is not "a short phrase"
+LONGEST_ANSWER = 1000                   # characters: past this it is not "a short phrase"
 WORD_OPERATORS = {("minus",): "-", ("plus",): "+", ("time",): "*", ("multiplied", "by"): "*",
                   ("divided", "by"): "/", ("over",): "/"}
 NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("rather", "than"),
@@ -137,7 +137,8 @@ class Rules:
 
 
 def mentions(rules, text):
-    """(candidate, ruled_out) for each mention in the answer, and how many of its words name none."""
+    """(candidate, ruled_out, "words" or "expression") for each mention in the answer, and how many
+    of its words name no candidate."""
     tokens, found, other_words = rules.tokens(text), [], 0
     ruled_out = argument = False
     at = 0
@@ -177,7 +178,7 @@ def mentions(rules, text):
 def judge(answer, key_rules):
     """(right, why) for a text answer against its key's Rules; `why` says what a wrong answer did."""
     text = str(answer)
-    if len(text) > LONGEST:
+    if len(text) > LONGEST_ANSWER:
         return False, f"an expression or a short phrase was asked for; this answer is {len(text):,} characters long"
     found, other_words = mentions(key_rules, text)
     named = list(dict.fromkeys(candidate for candidate, ruled_out, _ in found if not ruled_out))

@@ -119,7 +119,13 @@ class Question(BaseModel):
         if kind == "text":
             if not isinstance(answer, dict):
                 raise ValueError(f"expected a mapping with words (and expression, others...), got {answer!r}")
-            return TextKey.model_validate(answer)
+            try:
+                return TextKey.model_validate(answer)
+            except ValidationError as error:
+                problem = error.errors()[0]
+                where = ".".join(map(str, problem["loc"]))
+                raise ValueError(f"{where + ': ' if where else ''}{problem['msg'].removeprefix('Value error, ')}") \
+                    from None
         return answer
 
     @field_validator("tolerance", "unit")

@@ -204,13 +204,13 @@ def _show_answer(question, answer):
     if question.type == "multiple":
         return ", ".join(answer)
     if question.type == "numeric":
-        return f"{answer:g}"
+        return f"{answer:g}" + (f" {question.unit}" if question.unit else "")
     return answer
 
 
 def _show_key(question):
     if question.type == "numeric" and question.tolerance:
-        return f"{question.answer:g} (± {question.tolerance:g})"
+        return f"{_show_answer(question, question.answer)} (± {question.tolerance:g})"
     if question.type == "text":
         return question.answer.shown()
     return _show_answer(question, question.answer)
@@ -227,7 +227,9 @@ def show_result(quiz, result, console, lesson=None):
         mark = Text("✓", style="green") if graded.correct else Text("✗", style="red")
         answers = [Text(f"your answer: {_show_answer(question, graded.given)}")]
         if not graded.correct:
-            answers.append(Text(f"the answer: {_show_key(question)}" + (f" ({graded.why})" if graded.why else "")))
+            answers.append(Text(f"the answer: {_show_key(question)}"))
+        if graded.why:
+            answers.append(Text(f"why not: {graded.why}", style="yellow"))
         lines = Group(Text(question.prompt, style="bold"), *answers,
                       Text(question.explanation, style="dim"), Text(""))
         review.add_row(mark, Text(f"{number}."), lines)
