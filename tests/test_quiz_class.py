@@ -45,7 +45,8 @@ def test_a_spreadsheet_export_in_utf16_grades_every_readable_answer(tmp_path, ca
     assert quiz_status("lab2") is None                                               # records no attempt
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "cp1252", "latin-1", "utf-16-le"])
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "cp1252", "latin-1", "utf-16", "utf-16-le",
+                                      "utf-16-be"])
 def test_the_common_encodings_are_read(tmp_path, capsys, encoding):
     text = ",".join(HEADER) + "\n" + "José Müller,1,38.6,a b e,d,m-n,c\n"
     code, _, book, _ = grade_file(tmp_path, capsys, text.encode(encoding))
@@ -53,9 +54,9 @@ def test_the_common_encodings_are_read(tmp_path, capsys, encoding):
 
 
 def test_semicolons_and_a_student_listed_twice_without_timestamps(tmp_path, capsys):
-    text = "student;table-size;order;methods;rope-score;tied\nada;1;c;a;m+n;a\nada;38.6;a b e;d;m-n;c\n"
+    text = "student;table-size;order;methods;rope-score;tied\nada;1;c;a;m+n;a\nAda;38.6;a b e;d;m-n;c\n"
     code, _, book, rows = grade_file(tmp_path, capsys, text.encode())
-    assert code == 0 and book["ada"]["score"] == "5" and "this one counts, the last" in book["ada"]["notes"]
+    assert code == 0 and book["Ada"]["score"] == "5" and "this one counts, the last" in book["Ada"]["notes"]
     assert rows[1][4] == "duplicate: row 3 counts (the last)"
 
 

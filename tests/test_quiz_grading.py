@@ -45,6 +45,7 @@ def test_answers_are_read_and_checked(lab2):
     ("table-size", "lots", "not a number"),
     ("table-size", "nan", "not a number"),
     ("rope-score", "   ", "no answer given"),
+    ("order", "a " * 150, "300 characters is not a multiple answer: type the letters that apply"),
 ])
 def test_answers_in_the_wrong_form_say_what_to_type(lab2, question, raw, hint):
     with pytest.raises(AnswerError, match=hint):
@@ -62,6 +63,13 @@ def test_answers_file_grades_by_the_pass_rule(right, code, tmp_path, capsys):
     assert [question["correct"] for question in result["questions"]] == [n < right for n in range(5)]
     assert ("PASS" if code == 0 else "FAIL") in out and f"{right} of 5 right" in out
     assert "38,597,376" in out                                  # the review shows explanations
+
+
+def test_answers_file_in_another_encoding_is_one_line_and_exit_2(tmp_path, capsys):
+    path = tmp_path / "answers.yaml"
+    path.write_bytes("rope-score: différence\n".encode("latin-1"))
+    code, out = run_cli(capsys, "lab2", "--answers", path)
+    assert code == 2 and "answers.yaml: not UTF-8 text (save it as UTF-8)" in " ".join(out.split())
 
 
 def test_answers_file_with_unknown_question_or_bad_answer_exits_2(tmp_path, capsys):

@@ -14,6 +14,9 @@ import re
 
 from grader.quiz.matching import ARTICLES, lex
 
+LONGEST = 200                           # characters: more is no choice and no number
+HOW = {"single": "type the letter of one choice", "multiple": "type the letters that apply",
+       "numeric": "type a number"}
 UNITS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 SUFFIXES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mio": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
             "g": 1e9, "billion": 1e9}
@@ -35,6 +38,9 @@ def _quoted(text):
 
 def parse_answer(question, raw):
     """The learner's `raw` answer (typed text, or a value from a file) in the key's form."""
+    if question.type != "text" and len(str(raw)) > LONGEST:
+        raise AnswerError(f"{len(str(raw)):,} characters is not a {question.type} answer: "
+                          f"{HOW[question.type]}")
     if question.type == "single":
         return _single(question, str(raw).strip())
     if question.type == "multiple":
@@ -79,7 +85,8 @@ def _multiple(question, raw):
     else:
         items = re.split(r"[\s,;/&+]+|\band\b", str(raw).strip().casefold())
     items = [item.strip("().") for item in items if item.strip("().")]
-    if len(items) == 1 and _letter(question, items[0]) is None and all(len(key) == 1 for key in keys):
+    if len(items) == 1 and len(items[0]) <= len(keys) and _letter(question, items[0]) is None \
+            and all(len(key) == 1 for key in keys):
         items = list(items[0])                  # "acd": the letters together
     picked = [_letter(question, item) for item in items]
     unknown = [item for item, key in zip(items, picked) if key is None]

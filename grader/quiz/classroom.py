@@ -35,10 +35,13 @@ class GradebookRow(BaseModel):
 
 def decode(data, path):
     """The text of a responses file in whichever of the common encodings it is."""
+    sample = data[:400]
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         encodings = ["utf-16"]
-    elif data[1:200:2].count(0) > 40 or data[0:200:2].count(0) > 40:     # UTF-16 without its BOM
-        encodings = ["utf-16-le" if data[1:200:2].count(0) > 40 else "utf-16-be"]
+    elif sample[1::2].count(0) > len(sample) // 4:          # UTF-16 without its BOM: ASCII's high bytes
+        encodings = ["utf-16-le"]
+    elif sample[0::2].count(0) > len(sample) // 4:
+        encodings = ["utf-16-be"]
     else:
         encodings = ["utf-8-sig", "cp1252", "latin-1"]
     for encoding in encodings:
@@ -112,11 +115,12 @@ def _time(text):
 
 
 def _settle_duplicates(rows, times):
-    """One counted row per student: the latest by timestamp when all can be read, else the last."""
+    """One counted row per student (names compared ignoring case): the latest by timestamp when all
+    can be read, else the last."""
     by_student = {}
     for row in rows:
         if row.student:
-            by_student.setdefault(row.student, []).append(row)
+            by_student.setdefault(row.student.casefold(), []).append(row)
     for same in (group for group in by_student.values() if len(group) > 1):
         stamps = [times.get(row.row) for row in same]
         by_time = times and None not in stamps

@@ -233,6 +233,8 @@ def read_yaml(path):
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise QuizError(f"{path}: no such file") from None
+    except UnicodeDecodeError:
+        raise QuizError(f"{path}: not UTF-8 text (save it as UTF-8)") from None
     except yaml.YAMLError as error:
         raise QuizError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
 
