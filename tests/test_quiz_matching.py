@@ -99,6 +99,7 @@ def test_expressions_are_compared_as_mathematics():
     assert judge("|b - a|", signed.rules)[0] and not judge("2(a - b)", signed.rules)[0]
     assert judge("2(a - b)", scaled.rules)[0] and judge("(a - b)/π", scaled.rules)[0]
     assert not judge("a - b + 1", scaled.rules)[0] and not judge("(a - b)a", scaled.rules)[0]
+    assert judge("((a - b)^2)^(1/2)", signed.rules)[0] and not judge("(a - b)^2^(1/2)", signed.rules)[0]
     assert not judge("__import__('os').system('x')", exact.rules)[0]           # text, never code
 
 

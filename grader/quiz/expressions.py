@@ -7,8 +7,8 @@ expressions that agree at many random points are the same function. No symbolic 
 `eval`: a class's answers are untrusted text, and this costs microseconds at import and per answer.
 
 Grammar (tokens come from grader/quiz/matching.py):  sum := product (('+'|'-') product)*
-  product := signed (('*'|'/') signed | signed next to a bracket or constant)*
-  signed := ('-'|'+') signed | power     power := atom ('^' signed)*
+  product := signed (('*'|'/') signed | signed written next to it: 2a, 2(a - b), (a - b)ω)*
+  signed := ('-'|'+') signed | power     power := atom ('^' signed)?
   atom := number | symbol | function '(' sum ')' | '(' sum ')' | '|' sum '|'
 """
 import math
@@ -75,7 +75,17 @@ class Parser:
         return self.power()
 
     def power(self):
-        return self._more(self.atom(), "^", self.signed)
+        """a^b, right to left: a^b^c is a^(b^c)."""
+        tree = self.atom()
+        if not self.peek("op", "^"):
+            return tree
+        saved = self.at, self.depth, self.bars
+        self.take()
+        try:
+            return ("^", tree, self.signed())
+        except SyntaxError:
+            self.at, self.depth, self.bars = saved
+            return tree
 
     def atom(self):
         kind, text = self.take() if self.at < self.end else (None, None)
