@@ -52,6 +52,11 @@ BREAKS = {      # kind: (change to the lab2 quiz, fragments the one-line error m
                                  ["'table-size'", "'answer'", "expected a number"]),
     "bad hard question": (lambda data: data["hard_questions"][0].pop("reveal"),
                           ["hard question #1", "'reveal'"]),
+    "unit on a choice": (lambda data: data["questions"][2].update(unit="million"),
+                         ["'methods'", "'unit'", "only numeric questions have a unit"]),
+    "unknown unit": (lambda data: data["questions"][0].update(unit="furlong"), ["'table-size'", "'unit'", "million"]),
+    "text key's expression": (lambda data: data["questions"][3]["answer"].update(expression="m +"),
+                              ["'rope-score'", "'answer'", "'m +' is not an expression"]),
 }
 
 
