@@ -106,7 +106,8 @@ def quiz_parser():
     parser.add_argument("--response", metavar="FILE",
                         help="exam form only: where your answers go (default: ./NAME-response.yaml)")
     parser.add_argument("--class", dest="class_csv", metavar="CSV",
-                        help="instructor: grade a class (columns: student, then one per question id)")
+                        help="instructor: grade a class (columns: student, one per question id, optionally "
+                        "timestamp; a spreadsheet's CSV or tab-separated export in any common encoding)")
     parser.add_argument("--out", metavar="CSV", help="the gradebook CSV that --class writes")
     return parser
 
