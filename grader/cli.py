@@ -112,7 +112,8 @@ def quiz_parser():
     parser.add_argument("--response", metavar="FILE",
                         help="exam form only: where your answers go (default: ./NAME-response.yaml)")
     parser.add_argument("--class", dest="class_csv", metavar="CSV",
-                        help="instructor: grade a class (columns: student, then one per question id)")
+                        help="instructor: grade a class (columns: student, one per question id, optionally "
+                        "timestamp; a spreadsheet's CSV or tab-separated export in any common encoding)")
     parser.add_argument("--out", metavar="CSV", help="the gradebook CSV that --class writes")
     return parser
 
@@ -121,11 +122,17 @@ def run_quiz(args, console):
     from grader.quiz import terminal as quiz_tui
     from grader.quiz.grading import write_result
     from grader.quiz.model import find_quiz, load_quiz
+    from grader.quiz.paths import input_file, output_file
 
     if bool(args.class_csv) != bool(args.out):
         raise UsageError("--class RESPONSES.csv and --out GRADEBOOK.csv go together")
     if args.class_csv and (args.answers or args.json):
         raise UsageError("--class grades a whole class into --out; it takes no --answers or --json")
+    for option, name, check in [("--answers", args.answers, input_file), ("--class", args.class_csv, input_file),
+                                ("--out", args.out, output_file), ("--json", args.json, output_file),
+                                ("--response", args.response, output_file)]:
+        if name:
+            check(option, name)
     name, path = find_quiz(args.quiz)
     test = load_quiz(path)
     if args.class_csv:

@@ -55,7 +55,8 @@ def test_release_leaks_nothing(released):
     assert not load_quiz(released / "quizzes" / "lab2.yaml").keyed
     key = load_quiz(lab.quiz)
     assert not [q.explanation for q in key.questions if q.explanation.strip()[:60] in text]
-    assert all(set(q) <= {"id", "type", "prompt", "choices"} for q in quiz["questions"])
+    assert all(set(q) <= {"id", "type", "prompt", "choices", "unit"} for q in quiz["questions"])
+    assert not [h.reveal for h in key.hard_questions if h.reveal.strip()[:60] in text]      # no reveal either
     manifest = yaml.safe_load((released / "grader" / "labs" / "lab2" / "lab.yaml").read_text())
     assert "reference" not in manifest and manifest["student_files"] == lab.manifest.student_files
     assert sorted(p.name for p in (released / "grader" / "labs" / "lab2").iterdir()) == \
@@ -72,7 +73,7 @@ def answer_forms(question):
     if question.type == "multiple":
         return {separator.join(question.answer) for separator in (", ", ",", " ", "")} - set(question.answer)
     if question.type == "text":
-        return {form for form in question.answer if set(form) & set("-+*/")}
+        return {question.answer.expression} if question.answer.expression else set()
     return set()
 
 
