@@ -66,7 +66,7 @@ def _function_block(function, lab, results, score, top):
     table.add_column()
     shown = set()               # messages and hints already printed for this function
     for check in checks:
-        tag = "" if check.visibility == "visible" else " [dim](hidden)[/]"
+        tag = "" if check.visibility == "visible" else f" [dim]({check.visibility.replace('_', ' ')})[/]"
         table.add_row(MARK[check.status], f"{escape(check.name)}{tag} [dim]{check.score:g}/{check.points:g}[/]")
         if check.status == "passed":
             continue
@@ -85,7 +85,7 @@ def _summary(results, quiz):
     colour = "green" if results.all_passed else "red"
     total.add_row("[bold]Total[/]", f"[bold {colour}]{results.score:g}/{results.max_score:g}[/]",
                   f"[dim]{results.execution_time:.1f} s[/]")
-    hidden = sum(c.visibility == "hidden" for c in results.checks)
+    hidden = sum(c.visibility != "visible" for c in results.checks)
     total.add_row("[bold]Checks[/]", f"{len(results.checks) - hidden} public, {hidden} hidden", "")
     parts = [total]
     if results.done_when:
