@@ -161,6 +161,8 @@ def batch_parser():
                         help="grade on Ray: alone, a Ray instance on this machine; with auto or "
                         "ray://HOST:PORT, the running cluster there (needs pip install -e '.[cluster]')")
     parser.add_argument("--force", action="store_true", help="regrade students whose files have not changed")
+    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz's gradebook (grade.py quiz --class): "
+                        "grades.csv then shows quiz score and lesson complete")
     return grading_options(parser)
 
 
@@ -171,6 +173,7 @@ def run_batch(args, console):
     lab = find_lab(args.lab)
     paths.existing_folder("SUBMISSIONS", args.submissions, "the class folder (a folder of student folders and .zips)")
     paths.output_folder("--out", args.out, "a folder (new, or this batch's earlier --out)")
+    quiz = paths.existing_file("--quiz", args.quiz) if args.quiz else None
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers {args.workers}: expected 1 or more")
     backend = batch.grade_all
@@ -190,7 +193,7 @@ def run_batch(args, console):
     try:
         summary = batch.grade_class(lab, args.submissions, args.out, console, workers=args.workers,
                                     force=args.force, select=args.select, device=args.device,
-                                    sandbox=args.sandbox, backend=backend)
+                                    sandbox=args.sandbox, backend=backend, quiz=quiz)
     except KeyboardInterrupt:
         console.print(f"[yellow]stopped:[/] what was graded is kept in {escape(args.out)} "
                       "(grades.csv lists the rest as pending); the same command grades the rest")

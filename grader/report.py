@@ -136,7 +136,7 @@ def show_batch(summary, console, out):
     """The class at a glance: scores, where it struggles, what went wrong, where the files are."""
     statuses = ", ".join(f"{n} {status}" for status, n in sorted(summary.statuses.items()))
     average = "" if summary.mean_percent is None else \
-        f" · mean {summary.mean_percent:.0f}% · median {summary.median_percent:.0f}%"
+        f" · mean {summary.mean_percent:.0f}% · median {summary.median_percent:.0f}% of {summary.counted} scored"
     header = Text.from_markup(
         f"{summary.students} students ({escape(statuses)}){average}\n"
         f"[dim]{summary.graded_now} graded now on {summary.workers} worker(s) in {summary.seconds:.0f} s; "
@@ -149,6 +149,8 @@ def show_batch(summary, console, out):
         console.print(_mistakes(summary))
     if summary.problems:
         console.print(_problems(summary))
+    if summary.ignored:
+        console.print(f"[dim]not submissions, ignored: {escape(', '.join(summary.ignored))}[/]")
     console.print(f"[dim]gradebook {escape(str(Path(out) / 'grades.csv'))} · summary "
                   f"{escape(str(Path(out) / 'summary.json'))} · per student "
                   f"{escape(str(Path(out)))}/students/<student>/results.json[/]")

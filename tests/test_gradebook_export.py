@@ -73,7 +73,8 @@ def graded(tmp_path_factory):
     (subs / "leo" / "submission_metadata.json").unlink()
     out = work / "out"
     terminal = io.StringIO()
-    summary = batch.grade_class(find_lab("lab2"), subs, out, Console(file=terminal, width=200), backend=stand_in)
+    summary = batch.grade_class(find_lab("lab2"), subs, out, Console(file=terminal, width=200), backend=stand_in,
+                                quiz=write_csv(work / "quiz.csv", QUIZ))
     return out, work, summary, terminal.getvalue()
 
 
@@ -116,6 +117,15 @@ def test_the_batch_lists_stray_files_and_keeps_unscored_rows_out_of_the_statisti
     assert BatchSummary.model_validate_json((out / "summary.json").read_text()).ignored == ["README.txt"]
     times = {r["student"]: r["time_source"] for r in rows_json(out)}
     assert times == {**dict.fromkeys(SCORES, "gradescope"), "bob": "zip", "leo": "files", "erin": "", "frank": ""}
+
+
+def test_grades_csv_carries_the_quiz_and_the_lesson(graded):
+    out = graded[0]
+    rows = {row["student"]: row for row in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
+    lesson = [(rows[s]["quiz_score"], rows[s]["quiz_max"], rows[s]["lesson_complete"])
+              for s in ("alice", "bob", "carol")]
+    assert lesson == [("5", "5", "yes"), ("2", "5", "no"), ("", "", "")]
+    assert "'=cmd" in rows and "=cmd" not in rows and "judy" not in rows      # inert; no submission, no row
 
 
 def rows_json(out):

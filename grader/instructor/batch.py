@@ -29,6 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from grader.errors import SetupError
 from grader.instructor import gradebook
 from grader.instructor.deadlines import submission_times
+from grader.instructor.export import read_quiz
 from grader.instructor.submissions import GRADABLE, class_entries, list_submissions
 from grader.judge.launchers import launcher_for
 from grader.judge.linux import stop_then_kill
@@ -221,11 +222,12 @@ def grade_all(lab, todo, count, options, done):
 
 # -- one class ----------------------------------------------------------------------------------------
 def grade_class(lab, submissions, out, console, workers=None, force=False, select=(), device="auto",
-                sandbox="auto", backend=grade_all):
+                sandbox="auto", backend=grade_all, quiz=None):
     """Grade every submission in `submissions` into `out`; returns the BatchSummary.
 
     `backend(lab, todo, workers, options, done)` grades the submissions that need it and returns
     how many workers it ran: the local pool (grade_all) or a Ray cluster (grader/cluster.py).
+    `quiz`: the class quiz's gradebook CSV, whose scores grades.csv then carries beside the lab's.
 
     Ctrl-C: what was graded stays written, grades.csv and summary.json are rewritten (the rest
     pending), and KeyboardInterrupt goes on up.
@@ -235,7 +237,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     lab.select(select)
     sandbox_name = launcher_for(sandbox).name          # refuses now if --sandbox required can't be met
     subs = list_submissions(lab, submissions, out)
-    extras = submission_times(lab, subs), class_entries(lab, submissions, out)[1]
+    extras = submission_times(lab, subs), class_entries(lab, submissions, out)[1], quiz and read_quiz(quiz)
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
     rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force)
@@ -286,11 +288,11 @@ def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
 
 def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrupted, extras):
     """grades.csv, rows.json, summary.json as the rows stand (the rest pending), with submission times."""
-    times, ignored = extras
+    times, ignored, quiz = extras
     rows = {s: row.model_copy(update=times.get(s, {})) for s, row in sorted(rows.items())}
     summary = gradebook.summarize(lab, list(rows.values()), graded, graded_now, used, seconds, interrupted)
     summary.ignored = ignored
-    gradebook.write_csv(out / "grades.csv", lab, list(rows.values()), summary.max_score)
+    gradebook.write_csv(out / "grades.csv", lab, list(rows.values()), summary.max_score, quiz)
     _write(out / "rows.json", gradebook.ROWS.dump_json(list(rows.values()), indent=2).decode())
     _write(out / "summary.json", summary.model_dump_json(indent=2))
     return summary

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from grader.errors import UsageError
 from grader.instructor import deadlines
-from grader.instructor.gradebook import inert
+from grader.instructor.gradebook import inert, lesson_complete
 from grader.results import SCORED, BatchRow
 
 NOT_SCORED = {"error": "the grader failed: rerun the batch", "pending": "not graded yet: rerun the batch",
@@ -160,13 +160,6 @@ def _score(line, policy, max_score, missing):
         line.notes.append(f"{row.status}: {row.detail}")
 
 
-def lesson_complete(line):
-    """'yes'/'no' when both the lab and the quiz were graded, else ''."""
-    if line.quiz is None or line.row is None or line.row.status not in SCORED:
-        return ""
-    return "yes" if line.row.passed and line.quiz.passed else "no"
-
-
 # -- writing ------------------------------------------------------------------------------------------------
 def _number(value, digits=2):
     return "" if value is None else f"{round(value, digits):g}"
@@ -183,7 +176,7 @@ def _grades(line, max_score, scale, with_quiz):
     if with_quiz:
         quiz = line.quiz
         cells += [_number(_scaled(quiz.score, quiz.max, scale)) if quiz else "",
-                  {"yes": "1", "no": "0"}.get(lesson_complete(line), "")]
+                  {"yes": "1", "no": "0"}.get(lesson_complete(line.row, line.quiz), "")]
     return cells
 
 
@@ -233,7 +226,7 @@ def _plain(lines, columns, tops, max_score, scale):
                       _number(late.late_by.total_seconds() / 3600) if late else "",
                       _number(late.penalty_percent) if late else "", _number(line.final),
                       _number(_scaled(line.final, max_score, "percent")), _number(quiz.score) if quiz else "",
-                      _number(quiz.max) if quiz else "", lesson_complete(line), "; ".join(line.notes)])
+                      _number(quiz.max) if quiz else "", lesson_complete(line.row, line.quiz), "; ".join(line.notes)])
     return table
 
 

@@ -53,23 +53,35 @@ def _number(value, digits=None):
     return "" if value is None else f"{round(value, digits):g}" if digits is not None else f"{value:g}"
 
 
-def write_csv(path, lab, rows, max_score):
+def write_csv(path, lab, rows, max_score, quiz=None):
     """The gradebook: one row per student; per-function points after the totals. A row graded
-    before the lab's points were known (not gradable) is out of `max_score`."""
+    before the lab's points were known (not gradable) is out of `max_score`. With the class quiz
+    ({student: export.Quiz}): its score and whether the lesson is complete."""
     functions = list(lab.functions)
+    lesson = ["quiz_score", "quiz_max", "lesson_complete"] if quiz is not None else []
     part = path.with_name(path.name + ".part")
     with open(part, "w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
         writer.writerow(["student", "status", "score", "max_score", "percent", "passed", *functions,
-                         "incidents", "detail", "seconds", "submitted_at", "time_source"])
+                         "incidents", "detail", "seconds", "submitted_at", "time_source", *lesson])
         for row in (out_of(row, max_score) for row in rows):
-            known = row.score is not None
+            known, taken = row.score is not None, (quiz or {}).get(row.student)
             writer.writerow([inert(row.student), row.status, _number(row.score), _number(row.max_score),
                              _number(row.percent, 1), ("yes" if row.passed else "no") if known else "",
                              *(_number(row.functions.get(f)) for f in functions),
                              inert("; ".join(row.incidents)), inert(row.detail), f"{row.seconds:.1f}",
-                             row.submitted_at.isoformat() if row.submitted_at else "", row.time_source])
+                             row.submitted_at.isoformat() if row.submitted_at else "", row.time_source,
+                             *([_number(taken and taken.score), _number(taken and taken.max),
+                                lesson_complete(row, taken)] if lesson else [])])
     os.replace(part, path)
+
+
+def lesson_complete(row, quiz):
+    """'yes' when the lab passed and the quiz was passed, 'no' when either did not, '' unless
+    both were graded."""
+    if quiz is None or row is None or row.status not in SCORED:
+        return ""
+    return "yes" if row.passed and quiz.passed else "no"
 
 
 def inert(text):
