@@ -293,6 +293,7 @@ def gradebook_parser():
 def run_gradebook(args, console):
     from grader.instructor import export, paths
     from grader.instructor.deadlines import parse_time
+    from grader.results import one_line
 
     out = paths.existing_folder("OUT", args.batch_out, "a batch's --out folder")
     files = {option: paths.existing_file(f"--{option}", getattr(args, option)) if getattr(args, option) else None
@@ -310,10 +311,11 @@ def run_gradebook(args, console):
         raise error if args.lab else UsageError(f"{error}; name the batch's lab with --lab") from None
     lines = export.gradebook(out, args.format, dest, lab, overrides=overrides, scale=args.scale, column=args.column,
                              quiz_column=args.quiz_column, missing=args.missing, **files)
-    for line in lines:
-        if line.notes and line.status != "graded" or "not on the roster" in line.notes:
-            console.print(f"[yellow]note:[/] {escape(line.student)}: {escape('; '.join(line.notes))}", soft_wrap=True)
-    console.print(f"[green]wrote[/] {escape(str(dest))} ({args.format}): {len(lines)} students")
+    for line in (line for line in lines if line.notes):
+        console.print(f"[yellow]note:[/] {escape(one_line(line.student))}: {escape(one_line('; '.join(line.notes)))}",
+                      soft_wrap=True)
+    console.print(f"[green]wrote[/] {escape(str(dest))} ({args.format}): {len(lines)} students, "
+                  f"{sum('not on the roster' in line.notes for line in lines)} of them not on the roster")
     return 0
 
 
