@@ -298,7 +298,6 @@ def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrup
     return summary
 
 
-
 def _sort_out(subs, out, fingerprint, sandbox_name, force):
     """(rows, graded results, submissions to grade): what cannot be graded gets its row now, an
     unchanged submission its earlier grade, the rest waits as "pending"."""
