@@ -333,6 +333,7 @@ def test_the_resume_cache_is_keyed_on_content_not_on_where_the_course_lies(lab, 
     shutil.copytree(REFERENCE, subs / "b")
     batch.grade_class(lab, subs, out, Console(file=io.StringIO()), backend=stand_in)
     clone = tmp_path / "elsewhere" / "course"
+    clone.mkdir(parents=True)
     for name in ("grade.py", "grader", "assignments", "reference", "quizzes"):
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
         copy(ROOT / name, clone / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
