@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from grader.errors import GraderError, UsageError
+from grader.errors import GraderError, LabError, UsageError
 from grader.labs import find_lab
 
 NOT_GRADED_STATUS = 3          # the grader could not grade the submission: its fault, regrade
@@ -178,16 +178,19 @@ def batch_parser():
     parser.add_argument("--force", action="store_true", help="regrade students whose files have not changed")
     parser.add_argument("--student", action="append", default=[], metavar="ID",
                         help="grade only this student (again, changed or not); repeatable")
+    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz's gradebook (grade.py quiz --class): "
+                        "grades.csv then shows quiz score and lesson complete")
     return grading_options(parser)
 
 
 def run_batch(args, console):
     from grader import report
-    from grader.instructor import batch
+    from grader.instructor import batch, paths
 
     lab = find_lab(args.lab)
-    if not Path(args.submissions).is_dir():
-        raise UsageError(f"submissions folder {args.submissions} does not exist")
+    paths.existing_folder("SUBMISSIONS", args.submissions, "the class folder (a folder of student folders and .zips)")
+    paths.output_folder("--out", args.out, "a folder (new, or this batch's earlier --out)")
+    quiz = paths.existing_file("--quiz", args.quiz) if args.quiz else None
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers {args.workers}: expected 1 or more")
     backend = batch.grade_all
@@ -207,7 +210,7 @@ def run_batch(args, console):
     try:
         summary = batch.grade_class(lab, args.submissions, args.out, console, workers=args.workers,
                                     force=args.force, select=args.select, device=args.device,
-                                    sandbox=args.sandbox, backend=backend, students=args.student)
+                                    sandbox=args.sandbox, backend=backend, students=args.student, quiz=quiz)
     except KeyboardInterrupt:
         console.print(f"[yellow]stopped:[/] what was graded is kept in {escape(args.out)} "
                       "(grades.csv lists the rest as pending); the same command grades the rest")
@@ -234,11 +237,11 @@ def release_parser():
 
 
 def run_release(args, console):
-    from grader.instructor import release
+    from grader.instructor import paths, release
 
     lab = find_lab(args.lab)
-    out = Path(args.out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    out = paths.output_folder("--out", args.out, "a new or empty folder")
+    if out.exists() and any(out.iterdir()):
         raise UsageError(f"--out {out}: expected a new or empty folder")
     files = release.release(lab, out, quiz=args.quiz, ignore_working_copy=args.ignore_working_copy)
     console.print(f"[green]released[/] {lab.name} to {escape(str(out))}: {len(files)} files "
@@ -263,10 +266,9 @@ def export_parser():
 
 
 def run_export(args, console):
-    from grader.instructor import release
+    from grader.instructor import paths, release
 
-    if not args.gradescope.endswith(".zip"):
-        raise UsageError(f"--gradescope {args.gradescope}: expected a .zip path")
+    paths.new_file("--gradescope", args.gradescope, ".zip")
     lab = find_lab(args.lab)
     names = release.export_gradescope(lab, args.gradescope, sandbox=args.sandbox)
     console.print(f"[green]wrote[/] {escape(args.gradescope)}: {len(names)} files; upload it as the "
@@ -275,3 +277,63 @@ def run_export(args, console):
 
 
 COMMANDS["export"] = (export_parser, run_export)
+
+
+def gradebook_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py gradebook", description="Write the gradebook an LMS imports from a batch's --out "
+        "folder: Canvas's or Moodle's CSV, or a plain CSV with lateness, penalty, quiz and lesson. "
+        "Exit status: 0 written, 2 bad input.")
+    parser.add_argument("batch_out", metavar="OUT", help="the --out folder of grade.py batch")
+    parser.add_argument("--format", choices=("canvas", "moodle", "csv"), default="csv")
+    parser.add_argument("--out", required=True, metavar="FILE", help="the CSV to write")
+    parser.add_argument("--roster", metavar="FILE", help="CSV: student, id, sis_user_id, sis_login_id, email, "
+                        "section, optional name and extension (hours, or the student's own due time)")
+    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz's gradebook (grade.py quiz --class)")
+    parser.add_argument("--timestamps", metavar="FILE", help="CSV: student, submitted_at (ISO 8601 with a zone)")
+    parser.add_argument("--lab", help="the lab whose deadline applies (default: the batch's)")
+    parser.add_argument("--scale", choices=("points", "percent"), default="points")
+    parser.add_argument("--column", metavar="NAME", help="the assignment's column (default: the lab's name)")
+    parser.add_argument("--quiz-column", metavar="NAME", help="the quiz's column (default: COLUMN quiz)")
+    parser.add_argument("--missing", choices=("zero", "blank"), default="zero",
+                        help="what a roster student with no submission gets (default: zero)")
+    late = parser.add_argument_group("late policy (overrides lab.yaml's deadline)")
+    late.add_argument("--due", metavar="TIME", help="ISO 8601 with a zone, e.g. 2026-12-01T23:59:00+01:00")
+    late.add_argument("--grace", dest="grace_minutes", type=float, metavar="MINUTES")
+    late.add_argument("--penalty", type=float, metavar="PERCENT", help="of the points, per day or hour late")
+    late.add_argument("--per", choices=("day", "hour"))
+    late.add_argument("--cap", type=float, metavar="PERCENT", help="the largest penalty")
+    late.add_argument("--after-cap", choices=("keep", "zero"), help="past the cap: keep the capped penalty, or 0")
+    return parser
+
+
+def run_gradebook(args, console):
+    from grader.instructor import export, paths
+    from grader.instructor.deadlines import parse_time
+    from grader.results import one_line
+
+    out = paths.existing_folder("OUT", args.batch_out, "a batch's --out folder")
+    files = {option: paths.existing_file(f"--{option}", getattr(args, option)) if getattr(args, option) else None
+             for option in ("roster", "quiz", "timestamps")}
+    dest = paths.new_file("--out", args.out)
+    if args.format != "csv" and not args.roster:
+        raise UsageError(f"--format {args.format} matches students by the LMS's ids: give --roster FILE")
+    overrides = {k: getattr(args, k) for k in ("due", "grace_minutes", "penalty", "per", "cap", "after_cap")
+                 if getattr(args, k) is not None}
+    if "due" in overrides:
+        overrides["due"] = parse_time(overrides["due"], "--due")
+    try:
+        lab = find_lab(args.lab or export.load_batch(out)[0].lab)
+    except LabError as error:
+        raise error if args.lab else UsageError(f"{error}; name the batch's lab with --lab") from None
+    lines = export.gradebook(out, args.format, dest, lab, overrides=overrides, scale=args.scale, column=args.column,
+                             quiz_column=args.quiz_column, missing=args.missing, **files)
+    for line in (line for line in lines if line.notes):
+        console.print(f"[yellow]note:[/] {escape(one_line(line.student))}: {escape(one_line('; '.join(line.notes)))}",
+                      soft_wrap=True)
+    console.print(f"[green]wrote[/] {escape(str(dest))} ({args.format}): {len(lines)} students, "
+                  f"{sum('not on the roster' in line.notes for line in lines)} of them not on the roster")
+    return 0
+
+
+COMMANDS["gradebook"] = (gradebook_parser, run_gradebook)

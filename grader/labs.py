@@ -4,10 +4,12 @@ A lab folder holds `lab.yaml`, `public/` and `hidden/` (pytest files of checks) 
 (each student file as learners first get it). The manifest names the handout, the reference,
 the student files with their functions, and the quiz; paths in it are relative to the lab folder.
 """
+from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from grader.errors import LabError, UsageError
 
@@ -21,6 +23,26 @@ class DoneWhen(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str
     tags: list[str] = Field(min_length=1, description="checks carrying any of these tags")
+
+
+class Deadline(BaseModel):
+    """When the lab is due and what lateness costs: `penalty` percent of the lab's points per
+    started day (or hour) past `due` + `grace`, at most `cap` percent; past the cap the score
+    either keeps the capped penalty or, with `after_cap: zero`, is 0."""
+    model_config = ConfigDict(extra="forbid")
+    due: datetime = Field(description="with its time zone, e.g. 2026-12-01T23:59:00+01:00")
+    grace_minutes: float = Field(0, ge=0)
+    penalty: float = Field(0, ge=0, le=100, description="percent of the points per period late")
+    per: Literal["day", "hour"] = "day"
+    cap: float = Field(100, ge=0, le=100, description="the largest penalty, percent of the points")
+    after_cap: Literal["keep", "zero"] = "keep"
+
+    @field_validator("due")
+    @classmethod
+    def _zoned(cls, due):
+        if due.tzinfo is None:
+            raise ValueError("give the due time with its time zone, e.g. 2026-12-01T23:59:00+01:00")
+        return due
 
 
 class Manifest(BaseModel):
@@ -45,6 +67,9 @@ class Manifest(BaseModel):
                             "past it the machine, not the submission, kept a call from ending (not graded)")
     judge_budget: float = Field(300.0, gt=0, description="CPU seconds of the judge's own work for one "
                                 "submission (truths, re-measurements); past it the rest is not graded")
+    deadline: Deadline | None = None
+    visibility: dict[str, Literal["hidden", "after_due_date", "after_published", "visible"]] = Field(
+        {}, description="Gradescope visibility by check file or file::test, e.g. hidden/test_x.py: after_due_date")
 
     @model_validator(mode="after")
     def _functions_unique(self):
@@ -77,6 +102,12 @@ class Lab:
         """(folder, visibility) pairs of the checks that exist here."""
         return [(self.folder / kind, vis) for kind, vis in (("public", "visible"), ("hidden", "hidden"))
                 if (self.folder / kind).is_dir()]
+
+    def visibility_of(self, path, nodeid):
+        """Gradescope's visibility of a check: lab.yaml's for its test or file, else its folder's."""
+        default = next(v for folder, v in self.test_folders if Path(path).is_relative_to(folder))
+        table = self.manifest.visibility
+        return table.get(nodeid.split("[")[0], table.get(nodeid.split("::")[0], default))
 
     def module_of(self, function):
         return Path(self.functions[function]).stem

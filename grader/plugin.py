@@ -167,7 +167,6 @@ class GradingPlugin:
         self.lab = lab
         self.select = lab.select(select)
         self.order = sorted(lab.functions, key=lambda function: function not in first)
-        self.visibility = {folder: visibility for folder, visibility in lab.test_folders}
         self.checks = []
         self.problems = []          # what is wrong with the lab itself
         self.blocked = {}           # function -> why its remaining checks do not run
@@ -260,7 +259,7 @@ class GradingPlugin:
             points=grade.points, score=grade.points if status == "passed" else 0,
             status=status, message=printable(message)[:MESSAGE_LIMIT], hint=hint, output=printable(output),
             failure=failure, blocked_by=blocked_by,
-            visibility=next(v for folder, v in self.visibility.items() if Path(item.path).is_relative_to(folder))))
+            visibility=self.lab.visibility_of(item.path, item.nodeid)))
 
     def _missing(self, error):
         """The student function whose stub raised NotImplementedError in a call."""

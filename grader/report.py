@@ -71,7 +71,7 @@ def _function_block(function, lab, results, score, top):
     table.add_column()
     shown = set()               # messages and hints already printed for this function
     for check in checks:
-        tag = "" if check.visibility == "visible" else " [dim](hidden)[/]"
+        tag = "" if check.visibility == "visible" else f" [dim]({check.visibility.replace('_', ' ')})[/]"
         table.add_row(MARK[check.status], f"{escape(check.name)}{tag} [dim]{check.score:g}/{check.points:g}[/]")
         if check.status == "passed":
             continue
@@ -90,7 +90,7 @@ def _summary(results, quiz):
     colour = "green" if results.all_passed else "magenta" if results.faults else "red"
     total.add_row("[bold]Total[/]", f"[bold {colour}]{results.score:g}/{results.max_score:g}[/]",
                   f"[dim]{results.execution_time:.1f} s[/]")
-    hidden = sum(c.visibility == "hidden" for c in results.checks)
+    hidden = sum(c.visibility != "visible" for c in results.checks)
     total.add_row("[bold]Checks[/]", f"{len(results.checks) - hidden} public, {hidden} hidden", "")
     parts = [total]
     if results.done_when:
@@ -141,7 +141,7 @@ def show_batch(summary, console, out):
     """The class at a glance: scores, where it struggles, what went wrong, where the files are."""
     statuses = ", ".join(f"{n} {status}" for status, n in sorted(summary.statuses.items()))
     average = "" if summary.mean_percent is None else \
-        f" · mean {summary.mean_percent:.0f}% · median {summary.median_percent:.0f}%"
+        f" · mean {summary.mean_percent:.0f}% · median {summary.median_percent:.0f}% of {summary.counted} scored"
     header = Text.from_markup(
         f"{summary.students} students ({escape(statuses)}){average}\n"
         f"[dim]{summary.graded_now} graded now on {summary.workers} worker(s) in {summary.seconds:.0f} s; "
@@ -154,6 +154,8 @@ def show_batch(summary, console, out):
         console.print(_mistakes(summary))
     if summary.problems:
         console.print(_problems(summary))
+    if summary.ignored:
+        console.print(f"[dim]not submissions, ignored: {escape(', '.join(summary.ignored))}[/]")
     console.print(f"[dim]gradebook {escape(str(Path(out) / 'grades.csv'))} · summary "
                   f"{escape(str(Path(out) / 'summary.json'))} · per student "
                   f"{escape(str(Path(out)))}/students/<student>/results.json[/]")

@@ -1,15 +1,24 @@
-"""Results of grading a lab, and their export in Gradescope's results.json shape."""
+"""Results of grading a lab, and their export in Gradescope's results.json shape
+(https://gradescope-autograders.readthedocs.io/en/latest/specs/)."""
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 Status = Literal["passed", "failed", "not_implemented", "skipped", "not_graded"]
 NOT_GRADED = "the grader could not grade this; nothing was charged to you"
+Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
 
 
 def printable(text):
     """Text from student code made safe for a terminal and a JSON file: no control characters."""
     return "".join(c if c.isprintable() or c in "\n\t" else "\N{REPLACEMENT CHARACTER}" for c in text)
+
+
+def one_line(text):
+    """A name from the filesystem (a student's folder, a file) made safe for any output: no
+    control character at all, not even a newline that would forge a line of progress output."""
+    return "".join(c if c.isprintable() else "\N{REPLACEMENT CHARACTER}" for c in text)
 
 
 class Check(BaseModel):
@@ -25,7 +34,7 @@ class Check(BaseModel):
     failure: str = ""               # how student code failed to answer: timeout, crashed, raised, ...
     output: str = ""                # what student code printed, cut
     blocked_by: str = ""            # the function whose stub or failure kept this check from running
-    visibility: Literal["visible", "hidden"]
+    visibility: Visibility          # Gradescope's: hidden checks are "hidden" unless lab.yaml says
 
     @property
     def function(self):
@@ -84,7 +93,7 @@ class LabResults(BaseModel):
             output += f"\nNot submitted (graded as the stubs): {', '.join(self.missing_files)}"
         return GradescopeResults(
             score=self.score, execution_time=round(self.execution_time, 3), output=output,
-            sandbox=self.sandbox,
+            extra_data={"sandbox": self.sandbox, "lab": self.lab},
             tests=[GradescopeTest(
                 name=c.name, number=str(i), score=c.score, max_score=c.points,
                 status="passed" if c.status == "passed" else "failed",
@@ -101,22 +110,33 @@ class GradescopeTest(BaseModel):
     max_score: float
     status: Literal["passed", "failed"]
     output: str
-    visibility: Literal["hidden", "after_due_date", "after_published", "visible"]
+    output_format: Literal["text"] = "text"     # messages are plain text (no HTML, no Markdown)
+    visibility: Visibility
     tags: list[str]
 
 
 class GradescopeResults(BaseModel):
-    """Gradescope's autograder results.json, with the sandbox this grading ran in."""
+    """Gradescope's autograder results.json; what its specification has no key for (the sandbox
+    this grading ran in) goes in `extra_data`."""
     model_config = ConfigDict(extra="forbid")
     score: float
     execution_time: float
     output: str
-    sandbox: Literal["bubblewrap", "process"]
+    output_format: Literal["text"] = "text"
+    extra_data: dict[str, str] = {}
     tests: list[GradescopeTest]
+
+    def summary(self):
+        """A readable account for run_autograder's stdout (Gradescope shows it to instructors)."""
+        failed = [t for t in self.tests if t.status == "failed"]
+        lines = [self.output, f"score {self.score:g}; {len(self.tests)} checks, {len(failed)} failed"]
+        lines += [f"  failed: {t.name} ({t.score:g}/{t.max_score:g})" for t in failed]
+        return "\n".join(lines)
 
 
 # -- batch grading: one row per student, the record kept beside results.json, the class summary ----
 RowStatus = Literal["graded", "incomplete", "broken_code", "empty", "rejected", "regrade", "pending"]
+SCORED = ("graded", "incomplete", "broken_code")   # rows the grader scored: the class statistics
 
 
 class BatchRow(BaseModel):
@@ -138,6 +158,8 @@ class BatchRow(BaseModel):
     incidents: list[str] = []               # "f: timed out", "g: crashed"
     seconds: float = 0.0
     reused: bool = False                    # unchanged since graded: taken from the last run
+    submitted_at: datetime | None = None    # when it came in (grader/instructor/deadlines.py)
+    time_source: str = ""                   # where that time was read from
 
     @property
     def percent(self):
@@ -193,3 +215,5 @@ class BatchSummary(BaseModel):
     workers: int
     seconds: float
     interrupted: bool = False
+    counted: int = 0                        # students in the statistics: scored by the grader
+    ignored: list[str] = []                 # entries of the class folder that are not submissions

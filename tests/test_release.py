@@ -8,15 +8,18 @@ import sys
 import zipfile
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
+from grader.instructor.gradebook import not_graded
 from grader.labs import ENGINE, engine_files, find_lab
 from grader.quiz.model import load_quiz
-from grader.results import GradescopeResults
+from grader.results import Check, GradescopeResults, LabResults
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"
+SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.schema.json").read_text())
 
 
 def grade_py(*args, cwd=ROOT, script=ROOT / "grade.py"):
@@ -167,12 +170,15 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
                              text=True, timeout=600, env={**os.environ, "AUTOGRADER": str(tmp_path / "autograder"),
                                                           "GRADER_PYTHON": sys.executable, "PATH": path})
         assert run.returncode == status, run.stdout + run.stderr
-        if status:                              # the grader's fault: said on stdout, no results at all
-            assert not (tmp_path / "autograder/results/results.json").exists()
-            return run.stdout
         results = tmp_path / "autograder/results/results.json"
-        graded = GradescopeResults.model_validate(json.loads(results.read_text()))
+        if status:                              # the grader's fault: said on stdout, no results at all
+            assert not results.exists()
+            return run.stdout
+        written = json.loads(results.read_text())
         results.unlink()
+        jsonschema.validate(written, SCHEMA)
+        graded = GradescopeResults.model_validate(written)
+        assert run.stdout.startswith(graded.output) and f"score {graded.score:g}" in run.stdout  # a readable log
         return graded
 
     results = autograde({f"upload/{name}": (REFERENCE / name).read_bytes()       # one wrapping folder
@@ -186,3 +192,32 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
     assert results.score == 0 and not results.tests and results.output.startswith("Not graded: none of positions.py")
     said = autograde({"positions.py": (REFERENCE / "positions.py").read_bytes()}, path=str(tmp_path), status=3)
     assert "bubblewrap cannot run" in said and "through no fault of the student's" in said
+
+
+# -- Gradescope's results.json, by its specification ------------------------------------------------------
+def test_results_validate_against_gradescopes_specification():
+    levels = ["hidden", "after_due_date", "after_published", "visible"]
+    checks = [Check(name=f"check {level}", test=f"hidden/test_x.py::test_{level}", tags=["f"], points=2,
+                    score=2 * (level == "visible"), status="passed" if level == "visible" else "failed",
+                    message="expected 1, saw 2", output="printed", visibility=level) for level in levels]
+    results = LabResults(lab="lab", title="A lab", submission="s", device="cpu", sandbox="bubblewrap",
+                         execution_time=1.5, checks=checks, done_when=[]).gradescope()
+    written = json.loads(results.model_dump_json())
+    jsonschema.validate(written, SCHEMA)
+    assert [t["visibility"] for t in written["tests"]] == levels and written["extra_data"]["sandbox"] == "bubblewrap"
+    assert {t["output_format"] for t in written["tests"]} == {"text"} and written["output_format"] == "text"
+    jsonschema.validate(json.loads(not_graded("why", "process").model_dump_json()), SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):          # the shape before: a key the spec lacks
+        jsonschema.validate({**written, "sandbox": "bubblewrap"}, SCHEMA)
+    assert "failed: check hidden (0/2)" in results.summary()
+
+
+def test_a_checks_visibility_is_set_in_lab_yaml():
+    lab = find_lab("lab2")
+    hidden = lab.folder / "hidden" / "test_positions.py"
+    assert lab.visibility_of(hidden, "hidden/test_positions.py::test_a[x]") == "hidden"
+    assert lab.visibility_of(lab.folder / "public" / "test_p.py", "public/test_p.py::test_a") == "visible"
+    table = {"hidden/test_positions.py": "after_due_date", "hidden/test_positions.py::test_a": "after_published"}
+    lab.manifest = lab.manifest.model_copy(update={"visibility": table})
+    assert lab.visibility_of(hidden, "hidden/test_positions.py::test_b") == "after_due_date"
+    assert lab.visibility_of(hidden, "hidden/test_positions.py::test_a[x]") == "after_published"

@@ -80,7 +80,7 @@ def test_sandbox_is_named_in_report_and_json(tmp_path):
                           "-k", "rope_frequencies", "--json", str(out)], cwd=ROOT,
                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
     assert run.returncode == 0 and "sandbox bubblewrap" in run.stdout
-    assert json.loads(out.read_text())["sandbox"] == "bubblewrap"
+    assert json.loads(out.read_text())["extra_data"]["sandbox"] == "bubblewrap"
 
 
 def test_without_bubblewrap_the_fallback_says_so(tmp_path):
@@ -91,7 +91,7 @@ def test_without_bubblewrap_the_fallback_says_so(tmp_path):
                           "-k", "rope_frequencies", "--json", str(out)], cwd=ROOT,
                          capture_output=True, text=True, env=env)
     assert run.returncode == 0 and "sandbox process" in run.stdout and "bubblewrap" in run.stdout
-    assert json.loads(out.read_text())["sandbox"] == "process"
+    assert json.loads(out.read_text())["extra_data"]["sandbox"] == "process"
     run = subprocess.run([sys.executable, "grade.py", "lab2", "--sandbox", "required"], cwd=ROOT,
                          capture_output=True, text=True, env=env)
     assert run.returncode == 2 and "bubblewrap" in run.stdout

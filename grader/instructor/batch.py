@@ -5,6 +5,7 @@
     OUT/students/<student>/results.json   Gradescope's results.json, as single grading writes it
     OUT/students/<student>/graded.json    the row, the full results and a hash of what was graded
     OUT/summary.json                      where the class struggles (results.BatchSummary)
+    OUT/rows.json                         every row with its submission time: what `grade.py gradebook` reads
 Students' folders live apart from the gradebook's files, so no student's name can replace them.
 
 Submissions are read as data only, by grader/submissions.py. Student code runs only in the children of each
@@ -23,37 +24,34 @@ import time
 from collections import deque
 from pathlib import Path
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.errors import SetupError, UsageError
 from grader.instructor import gradebook
-from grader.instructor.submissions import GRADABLE, list_submissions
+from grader.instructor.deadlines import submission_times
+from grader.instructor.export import read_quiz
+from grader.instructor.submissions import GRADABLE, class_entries, list_submissions
 from grader.judge.launchers import launcher_for
 from grader.judge.linux import stop_then_kill
 from grader.judge.sandbox import write_files
 from grader.judge.zygote import Zygote
 from grader.labs import ENGINE, engine_files, find_lab
-from grader.results import BatchRow, LabResults, StudentRecord, printable
+from grader.results import BatchRow, LabResults, StudentRecord, one_line, printable
 
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 
 
 # -- what was graded: hashes --------------------------------------------------------------------------
 def lab_fingerprint(lab, select, device, sandbox):
-    """A hash of everything a grade depends on besides the student's files."""
+    """A hash of everything a grade depends on besides the student's files: their content and
+    names within the lab, never where the course lies (a moved or cloned course regrades no one)."""
     digest = hashlib.sha256(repr((sorted(select), device, sandbox)).encode())
     folders = [lab.folder, lab.handout, lab.reference, *lab.child_modules, *(ENGINE / f for f in engine_files())]
-    for top in filter(None, folders):
-        for path in sorted([top] if top.is_file() else top.rglob("*")):
+    for role, top in enumerate(folders):
+        for path in sorted([] if top is None else [top] if top.is_file() else top.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(f"{path}\0{path.stat().st_size}\0".encode() + path.read_bytes())
+                name = path.relative_to(top).as_posix() if path != top else top.name
+                digest.update(f"{role}\0{name}\0{path.stat().st_size}\0".encode() + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -225,12 +223,13 @@ def grade_all(lab, todo, count, options, done):
 
 # -- one class ----------------------------------------------------------------------------------------
 def grade_class(lab, submissions, out, console, workers=None, force=False, select=(), device="auto",
-                sandbox="auto", backend=grade_all, students=()):
+                sandbox="auto", backend=grade_all, students=(), quiz=None):
     """Grade every submission in `submissions` into `out`; returns the BatchSummary. `students`:
     grade only these (again, changed or not); the others keep the rows they have.
 
     `backend(lab, todo, workers, options, done)` grades the submissions that need it and returns
     how many workers it ran: the local pool (grade_all) or a Ray cluster (grader/cluster.py).
+    `quiz`: the class quiz's gradebook CSV, whose scores grades.csv then carries beside the lab's.
 
     Ctrl-C: what was graded stays written, grades.csv and summary.json are rewritten (the rest
     pending), and KeyboardInterrupt goes on up.
@@ -243,6 +242,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     unknown = sorted(set(students) - {sub.student for sub in subs})
     if unknown:
         raise UsageError(f"--student {unknown[0]}: no such submission in {submissions}")
+    extras = submission_times(lab, subs), class_entries(lab, submissions, out)[1], quiz and read_quiz(quiz)
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
     rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force, set(students))
@@ -265,7 +265,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
         raise
     finally:
         summary = _write_gradebook(lab, out, rows, graded, len(todo), used, time.monotonic() - started,
-                                   interrupted)
+                                   interrupted, extras)
     return summary
 
 
@@ -279,7 +279,7 @@ def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
     """A backend's answer for one submission, written to the student's folder as it comes (its
     results kept in `graded`); returns the student's row."""
     if kind == "graded":
-        results = LabResults.model_validate(data).model_copy(update={"submission": str(sub.path)})
+        results = LabResults.model_validate(data).model_copy(update={"submission": one_line(str(sub.path))})
         if results.faults:      # not a grade: no score, and the next run grades it again
             kind, data = "regrade", "; ".join(dict.fromkeys(c.message for c in results.faults))
     if kind == "graded":
@@ -295,10 +295,14 @@ def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
     return row
 
 
-def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrupted):
-    """grades.csv and summary.json as the rows stand (those not graded yet are pending); the summary."""
+def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrupted, extras):
+    """grades.csv, rows.json, summary.json as the rows stand (the rest pending), with submission times."""
+    times, ignored, quiz = extras
+    rows = {s: row.model_copy(update=times.get(s, {})) for s, row in sorted(rows.items())}
     summary = gradebook.summarize(lab, list(rows.values()), graded, graded_now, used, seconds, interrupted)
-    gradebook.write_csv(out / "grades.csv", lab, sorted(rows.values(), key=lambda r: r.student), summary.max_score)
+    summary.ignored = ignored
+    gradebook.write_csv(out / "grades.csv", lab, list(rows.values()), summary.max_score, quiz)
+    _write(out / "rows.json", gradebook.ROWS.dump_json(list(rows.values()), indent=2).decode())
     _write(out / "summary.json", summary.model_dump_json(indent=2))
     return summary
 

@@ -217,4 +217,5 @@ def autograde(root, lab_name, sandbox="required"):
             report.output += f"\n{detail}"
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(report.model_dump_json(indent=2))
+    print(report.summary(), flush=True)         # run_autograder's stdout: what a failed run shows
     return 0
