@@ -251,7 +251,8 @@ class GradingPlugin:
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade.tags),
             points=grade.points, score=grade.points if status == "passed" else 0,
             status=status, message=printable(message)[:MESSAGE_LIMIT], hint=hint, output=printable(output),
-            failure=failure, blocked_by=blocked_by,
+            failure=failure, blocked_by=blocked_by, mistake=getattr(error, "mistake", None) or "",
+            data=dict(item.user_properties),        # what the check measured: pytest's record_property
             visibility=next(v for folder, v in self.visibility.items() if Path(item.path).is_relative_to(folder))))
 
     def _missing(self, error):

@@ -1,9 +1,11 @@
 """Results of grading a lab, and their export in Gradescope's results.json shape."""
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 Status = Literal["passed", "failed", "not_implemented", "skipped"]
+NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
 def printable(text):
@@ -25,10 +27,27 @@ class Check(BaseModel):
     output: str = ""                # what student code printed, cut
     blocked_by: str = ""            # the function whose stub or failure kept this check from running
     visibility: Literal["visible", "hidden"]
+    mistake: str = ""               # an id of the mistake the hint names, so a class's are counted as one
+    data: dict[str, float | list[float]] = {}   # what the check measured (record_property); "reference
+    #                                             X" is the reference's X, "x" the x values of the lists
 
     @property
     def function(self):
         return self.tags[0]
+
+    @property
+    def mistake_key(self):
+        """What makes two failures the same mistake: its id, else the function and the hint with
+        its numbers left out (one hint, worded with another student's numbers, is one mistake)."""
+        return self.mistake or f"{self.function}: {' '.join(NUMBER.sub('#', self.hint.lower()).split())}"
+
+    @property
+    def outcome(self):
+        """passed, failed, not attempted (the function's own stub) or not run (blocked by another
+        function, or the time budget): only "failed" counts against the class."""
+        if self.status == "not_implemented" and self.blocked_by in ("", self.function):
+            return "not attempted"
+        return {"passed": "passed", "failed": "failed"}.get(self.status, "not run")
 
 
 class DoneItem(BaseModel):
@@ -153,7 +172,9 @@ class CheckRate(BaseModel):
     test: str
     function: str
     passed: int
-    graded: int
+    graded: int                             # passed or failed: those who reached the check
+    not_attempted: int = 0                  # the function's stub left as it was
+    not_run: int = 0                        # blocked by another function, or the time budget
 
     @property
     def rate(self):
@@ -161,9 +182,10 @@ class CheckRate(BaseModel):
 
 
 class Mistake(BaseModel):
-    hint: str
+    hint: str                               # the first wording seen
     function: str
     students: list[str]
+    id: str = ""                            # Check.mistake, where the check named one
 
 
 class BatchSummary(BaseModel):

@@ -34,6 +34,7 @@ from rich.progress import (
 
 from grader.errors import SetupError
 from grader.instructor import gradebook
+from grader.instructor.page import write_report
 from grader.instructor.submissions import GRADABLE, list_submissions
 from grader.judge.launchers import launcher_for
 from grader.judge.linux import stop_then_kill
@@ -265,6 +266,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     finally:
         summary = _write_gradebook(lab, out, rows, graded, len(todo), used, time.monotonic() - started,
                                    interrupted)
+    write_report(out, lab)                              # OUT/report.html, and each student's feedback
     return summary
 
 
