@@ -155,8 +155,15 @@ def fixtures(student, reference, device):
     def device_fixture():
         return device
 
+    @pytest.fixture(name="record_property")
+    def record_property_fixture(request):
+        """record_property(name, number or list): kept in the check's Check.data (pytest's own
+        fixture of this name comes with junitxml, which is not loaded)."""
+        return lambda name, value: request.node.user_properties.append((name, value))
+
     plugin = ModuleType("grader_fixtures")
     plugin.student, plugin.reference, plugin.device = student_fixture, reference_fixture, device_fixture
+    plugin.record_property = record_property_fixture
     return plugin
 
 
