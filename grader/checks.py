@@ -11,9 +11,9 @@ class CheckFailed(AssertionError):
         super().__init__("\n".join(lines + ([f"    hint {hint}"] if hint else [])))
 
 
-def expect(condition, expected, seen, hint=None):
+def expect(condition, expected, seen, hint=None, mistake=None):
     if not condition:
-        raise CheckFailed(expected, seen, hint)
+        raise CheckFailed(expected, seen, hint, mistake)
 
 
 def describe(value):

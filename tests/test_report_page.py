@@ -69,12 +69,15 @@ def test_feedback_keeps_hidden_checks_hidden(out):
     assert not (out / "students" / "student004" / "feedback.md").read_text().count("## ")   # rejected: no checks
 
 
+RESPONSES = ("student,table-size,order,methods,rope-score,tied\n"
+             "student000,38.6,a b e,d,m - n,c\n"
+             "student001,12,a b,d,m - n,c\n"
+             "student002,12,,d,m - n,c\n")
+
+
 def test_quiz_panel(out, lab2):
     quiz = out / "quiz-responses.csv"
-    quiz.write_text("student,table-size,order,methods,rope-score,tied\n"
-                    "student000,38.6,a b e,d,m - n,c\n"
-                    "student001,12,a b,d,m - n,c\n"
-                    "student002,12,,d,m - n,c\n")
+    quiz.write_text(RESPONSES)
     klass = classdata.load(out)
     classdata.read_quiz(klass, load_quiz(lab2.quiz), quiz)
     table = {q.id: (right, answered, wrong) for q, right, answered, wrong in classdata.quiz_questions(klass)}
@@ -128,12 +131,15 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.mark.skipif(not CHROMIUM, reason="no Chromium here (.ci/run installs it: apt-get install chromium)")
 def test_page_in_headless_chromium(out, tmp_path):
+    (out / "quiz-responses.csv").write_text(RESPONSES)
     write_report(out)
     (out / "harness.html").write_text(HARNESS % 1000)
     run = chromium("--allow-file-access-from-files", "--dump-dom", (out / "harness.html").as_uri())
     assert ":CONSOLE" not in run.stderr, run.stderr            # no console message: no script error
     found = json.loads(re.search(r'<pre id="result">(.*?)</pre>', run.stdout, re.S).group(1).replace("&amp;", "&"))
-    assert len(found["plots"]) >= 5
+    titles = " | ".join(plot["title"] for plot in found["plots"])
+    assert all(t in titles for t in ("Scores", "Students per function", "Outcomes per check", "Answers per question",
+                                     "loss gap", "accuracy rope")), titles
     for plot in found["plots"]:
         assert plot["width"] > 100 and plot["height"] > 20 and plot["drawn"] > 0, plot
     assert found["sort"]["state"] == "descending" and found["sort"]["scores"] == sorted(found["sort"]["scores"])[::-1]

@@ -1,5 +1,6 @@
 """What the page shows, worked out from a batch's output folder: plain data, no HTML here."""
 import csv
+import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from grader.results import BatchRow, BatchSummary, LabResults, StudentRecord
 STUDENTS = "students"           # as grader/instructor/batch.py lays OUT out
 OUTCOMES = ("passed", "failed", "not attempted", "not run")
 NOT_GRADED = ("rejected", "empty", "error", "pending")
+VARIANT = re.compile(r" \[[^\]]*\]$")
 LATE = ("late", "penalty", "submitted")     # the gradebook's lateness fields start so, where it has them
 
 
@@ -78,6 +80,11 @@ def histogram(klass):
     return [(f"{10 * i}%", n) for i, n in enumerate(bins)]
 
 
+def family(name):
+    """A check's name without its variant ("[head_dim 2, seq 1]"): the variants of one check together."""
+    return VARIANT.sub("", name)
+
+
 def check_outcomes(klass):
     """[(check, {outcome: students})] in the lab's order, and [(function, {outcome: students})]
     where a function's outcome is its worst check's: failed, else not run, else not attempted."""
@@ -101,7 +108,7 @@ def mistakes(klass):
         for check in s.results.checks if s.results else ():
             if check.outcome == "failed" and (check.hint or check.mistake):
                 first, names, who = found.setdefault(check.mistake_key, (check, set(), []))
-                names.add(check.name)
+                names.add(family(check.name))
                 if s.name not in who:
                     who.append(s.name)
     return sorted(found.values(), key=lambda m: (-len(m[2]), m[0].function))

@@ -24,7 +24,8 @@ th button::after { content: " \\2195"; color: var(--muted); }
 th[aria-sort=ascending] button::after { content: " \\2191"; }
 th[aria-sort=descending] button::after { content: " \\2193"; }
 button:focus-visible, a:focus-visible { outline: 3px solid #0969da; outline-offset: 2px; }
-pre { background: #f6f8fa; padding: 8px; overflow-x: auto; font-size: 13px; white-space: pre; margin: 4px 0; }
+pre { background: #f6f8fa; padding: 8px; overflow-x: auto; font-size: 13px; white-space: pre-wrap; margin: 4px 0; }
+.pair pre { white-space: pre; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; }
 @media (max-width: 700px) { .pair { grid-template-columns: 1fr; } body { font-size: 14px; } }
 .passed { color: #1a7f37; } .failed { color: #c62828; } .not-attempted, .not-run { color: #6e5a00; }

@@ -53,9 +53,19 @@ def _checks(klass):
                "rate is of the students who reached the check.</p>")
     return (f'<section aria-labelledby="checks"><h2 id="checks">Functions and checks</h2>{explain}'
             f'{svg.stacked(functions, "Students per function: all checks passed, some failed, not attempted, not run")}'
-            f'{svg.stacked([(c.name, p) for c, p in checks], "Students per check, by outcome")}'
+            f'{svg.stacked(_families(checks), "Outcomes per check (the variants of a check together)")}'
             + table("Checks: students per outcome", ["check", "function", *classdata.OUTCOMES, "pass rate"], rows,
                     numeric=(2, 3, 4, 5, 6)) + "</section>")
+
+
+def _families(checks):
+    """[(check name without variant, {outcome: count over students and variants})] in the lab's order."""
+    families = {}
+    for check, parts in checks:
+        total = families.setdefault(classdata.family(check.name), {})
+        for outcome, n in parts.items():
+            total[outcome] = total.get(outcome, 0) + n
+    return list(families.items())
 
 
 def _who(names, shown=12):
@@ -83,12 +93,13 @@ def _quiz(klass):
     for question, right, answered, wrong in classdata.quiz_questions(klass):
         rate = right / answered if answered else 0.0
         common = "; ".join(f"{given} ({n})" for given, n in wrong) or "-"
-        rows.append([cell(question.id, head=True), cell(question.prompt[:160]), cell(f"{right}/{answered}", sort=rate,
-                     numeric=True), cell(f"{100 * rate:.0f}%", sort=rate, numeric=True), cell(common)])
-        plot.append((question.id, {"passed": right, "failed": answered - right}))
-    colours = {"passed": svg.OUTCOME_COLOURS["passed"], "failed": svg.OUTCOME_COLOURS["failed"]}
+        prompt = question.prompt if len(question.prompt) <= 160 else question.prompt[:159] + "…"
+        rows.append([cell(question.id, head=True), cell(prompt), cell(f"{right}/{answered}", sort=rate, numeric=True),
+                     cell(f"{100 * rate:.0f}%", sort=rate, numeric=True), cell(common)])
+        plot.append((question.id, {"right": right, "wrong": answered - right}))
+    colours = {"right": svg.OUTCOME_COLOURS["passed"], "wrong": svg.OUTCOME_COLOURS["failed"]}
     return (f'<section aria-labelledby="quiz"><h2 id="quiz">Lesson test: {e(klass.quiz_title)}</h2>'
-            f'{svg.stacked(plot, "Answers per question: right (passed) and wrong (failed)", colours)}'
+            f'{svg.stacked(plot, "Answers per question: right and wrong", colours)}'
             + table("Questions: right rate and the most common wrong answers (how many)",
                     ["question", "prompt", "right", "rate", "common wrong answers"], rows, numeric=(2, 3))
             + "</section>")

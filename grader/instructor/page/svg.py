@@ -6,6 +6,7 @@ from itertools import count
 
 OUTCOME_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "not attempted": "#9e9e9e", "not run": "#e0a800"}
 SERIES = "#1565c0"
+LABEL = 64                      # characters of a bar's label that fit above it (its title holds the rest)
 _ids = count()
 
 
@@ -51,7 +52,7 @@ def stacked(rows, title, colours=OUTCOME_COLOURS):
         x += 24 + 8 * len(part)
     for i, (label, parts) in enumerate(rows):
         y, total, x = 30 + i * (bar + gap), sum(parts.values()) or 1, 0.0
-        body.append(_text(0, y + 11, label))
+        body.append(_text(0, y + 11, label if len(label) <= LABEL else label[:LABEL - 1] + "…"))
         for part, colour in colours.items():
             share = width * parts.get(part, 0) / total
             if share:
@@ -74,9 +75,9 @@ def _scale(low, high, start, end):
 
 def curves(xs, class_curves, reference, title, y_label):
     """The class's curves (one thin line each) against the reference's (thick, dashed) over xs."""
-    width, height, left, bottom = 440, 220, 44, 34
+    width, height, left, bottom = 440, 220, 56, 34
     values = [v for c in class_curves for v in c] + list(reference or [])
-    low, high = min(values, default=0.0), max(values, default=1.0)
+    low, high = min(values + [0.0]), max(values, default=1.0)         # from 0, or below it
     fx, fy = _scale(min(xs), max(xs), left + 8, width - 10), _scale(low, high, height - bottom, 12)
     body = [f'<line x1="{left}" y1="{height - bottom}" x2="{width}" y2="{height - bottom}" stroke="#555"/>',
             f'<line x1="{left}" y1="8" x2="{left}" y2="{height - bottom}" stroke="#555"/>',
@@ -103,13 +104,13 @@ def strip(values, reference, title):
     fx = _scale(low, high, margin, width - margin)
     body = [f'<line x1="{margin}" y1="50" x2="{width - margin}" y2="50" stroke="#555"/>',
             _text(margin, 80, f"{low:.3g}", size=12), _text(width - margin, 80, f"{high:.3g}", "end", 12)]
-    body += [f'<circle class="mark" cx="{fx(v):.1f}" cy="{40 - 12 * (i % 3)}" r="5" fill="{SERIES}" '
+    body += [f'<circle class="mark" cx="{fx(v):.1f}" cy="{44 - 10 * (i % 3)}" r="5" fill="{SERIES}" '
              f'fill-opacity="0.6"><title>{escape(f"{student}: {v:.4g}")}</title></circle>'
              for i, (student, v) in enumerate(sorted(values.items(), key=lambda item: item[1]))]
     if reference is not None:
         at = fx(reference)
         body += [f'<line class="mark" x1="{at:.1f}" y1="14" x2="{at:.1f}" y2="60" stroke="#000" stroke-width="3" '
-                 'stroke-dasharray="5 3"/>', _text(at, 74, "reference", _anchor(at, width), 12)]
+                 'stroke-dasharray="5 3"/>', _text(at, 10, "reference", _anchor(at, width), 12)]
     described = f"{len(values)} students from {low:.3g} to {high:.3g}" + \
         (f"; the reference {reference:.3g}" if reference is not None else "")
     return _svg(width, height, title, described, body)
