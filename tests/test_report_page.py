@@ -13,9 +13,9 @@ import pytest
 from synthetic_class import make_class
 
 from grader.cli import main
-from grader.instructor.page import classdata, write_report
+from grader.instructor.page import classdata, feedback, write_report
 from grader.quiz.model import load_quiz
-from grader.results import BatchSummary
+from grader.results import BatchRow, BatchSummary
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).parent / "submissions"
@@ -73,6 +73,19 @@ RESPONSES = ("student,table-size,order,methods,rope-score,tied\n"
              "student000,38.6,a b e,d,m - n,c\n"
              "student001,12,a b,d,m - n,c\n"
              "student002,12,,d,m - n,c\n")
+
+
+def test_lateness_the_gradebook_records_is_shown(out):
+    class LateRow(BatchRow):            # the fields a gradebook with deadlines adds to a row
+        late_days: float = 0
+        penalty_percent: float = 0
+
+    klass = classdata.load(out)
+    student = klass.students[0]
+    student.row = LateRow(**student.row.model_dump(), late_days=1.5, penalty_percent=10)
+    assert student.late == {"late_days": 1.5, "penalty_percent": 10} and not klass.students[1].late
+    assert classdata.glance(klass)["late"] == 1
+    assert "- late days: 1.5\n- penalty percent: 10" in feedback.markdown(student, "Lab", ["apply_rope"])
 
 
 def test_quiz_panel(out, lab2):

@@ -156,11 +156,12 @@ def _students(klass):
                      cell("-" if percent is None else f"{percent:.0f}%", sort=percent or 0, numeric=True),
                      *(cell(f"{row.functions.get(f, 0):g}", sort=row.functions.get(f, 0), numeric=True)
                        for f in functions), *quiz,
+                     cell(f"{row.seconds:.1f}", sort=row.seconds, numeric=True),
                      cell("; ".join(f"{k}: {v}" for k, v in s.late.items()) or "-"),
                      cell("; ".join(filter(None, [row.detail, *row.incidents])))])
     headers = ["student", "status", "score", "percent", *functions, *(["quiz"] if klass.questions else []),
-               "late", "detail"]
-    numeric = tuple(range(2, 4 + len(functions) + bool(klass.questions)))
+               "seconds", "late", "detail"]
+    numeric = tuple(range(2, 5 + len(functions) + bool(klass.questions)))
     return ('<section aria-labelledby="students"><h2 id="students">Students</h2>'
             + table("One row per student; the name opens their feedback page", headers, rows, numeric=numeric)
             + "</section>")
