@@ -5,15 +5,15 @@ import torch
 class CheckFailed(AssertionError):
     """A check that failed, with what was expected, what came back, and a likely cause."""
 
-    def __init__(self, expected, seen, hint=None):
-        self.expected, self.seen, self.hint = str(expected), str(seen), hint
+    def __init__(self, expected, seen, hint=None, mistake=None):
+        self.expected, self.seen, self.hint, self.mistake = str(expected), str(seen), hint, mistake
         lines = [f"expected {self.expected}", f"     saw {self.seen}"]
         super().__init__("\n".join(lines + ([f"    hint {hint}"] if hint else [])))
 
 
-def expect(condition, expected, seen, hint=None):
+def expect(condition, expected, seen, hint=None, mistake=None):
     if not condition:
-        raise CheckFailed(expected, seen, hint)
+        raise CheckFailed(expected, seen, hint, mistake)
 
 
 def describe(value):

@@ -252,6 +252,28 @@ def run_release(args, console):
 COMMANDS["release"] = (release_parser, run_release)
 
 
+def report_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py report", description="Write a batch's class page, OUT/report.html (self-contained), and "
+        "each student's feedback.html and feedback.md in OUT/students/<student>/. A batch writes them too.")
+    parser.add_argument("out", metavar="OUT", help="the output folder of grade.py batch")
+    parser.add_argument("--lab", help="the lab (default: the one the batch graded)")
+    parser.add_argument("--quiz", metavar="CSV", help="the class's lesson-test responses (columns: student, then "
+                        "one per question id); default: OUT/quiz-responses.csv where it exists")
+    return parser
+
+
+def run_report(args, console):
+    from grader.instructor.page import write_report
+
+    path = write_report(args.out, find_lab(args.lab) if args.lab else None, args.quiz)
+    console.print(f"[green]wrote[/] {escape(str(path))} and a feedback page per student")
+    return 0
+
+
+COMMANDS["report"] = (report_parser, run_report)
+
+
 def export_parser():
     parser = argparse.ArgumentParser(
         prog="grade.py export", description="Build a Gradescope autograder .zip (setup.sh, run_autograder "

@@ -157,8 +157,15 @@ def fixtures(student, reference, device):
     def device_fixture():
         return device
 
+    @pytest.fixture(name="record_property")
+    def record_property_fixture(request):
+        """record_property(name, number or list): kept in the check's Check.data (pytest's own
+        fixture of this name comes with junitxml, which is not loaded)."""
+        return lambda name, value: request.node.user_properties.append((name, value))
+
     plugin = ModuleType("grader_fixtures")
     plugin.student, plugin.reference, plugin.device = student_fixture, reference_fixture, device_fixture
+    plugin.record_property = record_property_fixture
     return plugin
 
 
@@ -258,7 +265,8 @@ class GradingPlugin:
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade.tags),
             points=grade.points, score=grade.points if status == "passed" else 0,
             status=status, message=printable(message)[:MESSAGE_LIMIT], hint=hint, output=printable(output),
-            failure=failure, blocked_by=blocked_by,
+            failure=failure, blocked_by=blocked_by, mistake=getattr(error, "mistake", None) or "",
+            data=dict(item.user_properties),        # what the check measured: pytest's record_property
             visibility=self.lab.visibility_of(item.path, item.nodeid)))
 
     def _missing(self, error):

@@ -178,15 +178,18 @@ def _histogram(summary):
 
 
 def _pass_rates(summary, shown=12):
-    table = Table(title="Checks, worst pass rate first", title_justify="left", box=None, padding=(0, 1))
-    for name, justify in (("pass rate", "right"), ("passed", "right"), ("function", "left"), ("check", "left")):
+    table = Table(title="Checks, worst pass rate first (of the students who reached them)", title_justify="left",
+                  box=None, padding=(0, 1))
+    for name, justify in (("pass rate", "right"), ("passed", "right"), ("not reached", "right"),
+                          ("function", "left"), ("check", "left")):
         table.add_column(name, justify=justify)
     for rate in summary.checks[:shown]:
         colour = "green" if rate.rate >= 0.8 else "yellow" if rate.rate >= 0.5 else "red"
-        table.add_row(f"[{colour}]{100 * rate.rate:.0f}%[/]", f"{rate.passed}/{rate.graded}",
+        table.add_row(f"[{colour}]{100 * rate.rate:.0f}%[/]" if rate.graded else "[dim]-[/]",
+                      f"{rate.passed}/{rate.graded}", f"[dim]{rate.not_attempted + rate.not_run or ''}[/]",
                       escape(rate.function), escape(rate.name))
     if len(summary.checks) > shown:
-        table.add_row("", "", "", f"[dim]... {len(summary.checks) - shown} more in summary.json[/]")
+        table.add_row("", "", "", "", f"[dim]... {len(summary.checks) - shown} more in summary.json[/]")
     return table
 
 

@@ -1,5 +1,6 @@
 """Results of grading a lab, and their export in Gradescope's results.json shape
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/)."""
+import re
 from datetime import datetime
 from typing import Literal
 
@@ -8,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 Status = Literal["passed", "failed", "not_implemented", "skipped", "not_graded"]
 NOT_GRADED = "the grader could not grade this; nothing was charged to you"
 Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
+NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
 def printable(text):
@@ -35,10 +37,27 @@ class Check(BaseModel):
     output: str = ""                # what student code printed, cut
     blocked_by: str = ""            # the function whose stub or failure kept this check from running
     visibility: Visibility          # Gradescope's: hidden checks are "hidden" unless lab.yaml says
+    mistake: str = ""               # an id of the mistake the hint names, so a class's are counted as one
+    data: dict[str, float | list[float]] = {}   # what the check measured (record_property); "reference
+    #                                             X" is the reference's X, "x" the x values of the lists
 
     @property
     def function(self):
         return self.tags[0]
+
+    @property
+    def mistake_key(self):
+        """What makes two failures the same mistake: its id, else the function and the hint with
+        its numbers left out (one hint, worded with another student's numbers, is one mistake)."""
+        return self.mistake or f"{self.function}: {' '.join(NUMBER.sub('#', self.hint.lower()).split())}"
+
+    @property
+    def outcome(self):
+        """passed, failed, not attempted (the function's own stub) or not run (blocked by another
+        function, or the time budget): only "failed" counts against the class."""
+        if self.status == "not_implemented" and self.blocked_by in ("", self.function):
+            return "not attempted"
+        return {"passed": "passed", "failed": "failed"}.get(self.status, "not run")
 
 
 class DoneItem(BaseModel):
@@ -184,7 +203,9 @@ class CheckRate(BaseModel):
     test: str
     function: str
     passed: int
-    graded: int
+    graded: int                             # passed or failed: those who reached the check
+    not_attempted: int = 0                  # the function's stub left as it was
+    not_run: int = 0                        # blocked by another function, or the time budget
 
     @property
     def rate(self):
@@ -192,9 +213,10 @@ class CheckRate(BaseModel):
 
 
 class Mistake(BaseModel):
-    hint: str
+    hint: str                               # the first wording seen
     function: str
     students: list[str]
+    id: str = ""                            # Check.mistake, where the check named one
 
 
 class BatchSummary(BaseModel):

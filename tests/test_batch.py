@@ -183,6 +183,7 @@ def test_every_submission_gets_a_row(graded_class):
     assert any(m.students == ["mistakes_b"] and "attn(x).sum(1)" in m.hint for m in summary.mistakes)
     assert {p.student for p in summary.problems} == {"syntax", "binary", "empty", "corrupt", "bomb", "traversal"}
     assert "class summary" in run.stdout and "worst pass rate first" in run.stdout
+    assert (out / "report.html").is_file() and all((out / "students" / s / "feedback.md").is_file() for s in table)
 
 
 def test_scores_equal_single_grading(graded_class, tmp_path):

@@ -30,6 +30,7 @@ from grader.errors import SetupError, UsageError
 from grader.instructor import gradebook
 from grader.instructor.deadlines import submission_times
 from grader.instructor.export import read_quiz
+from grader.instructor.page import write_report
 from grader.instructor.submissions import GRADABLE, class_entries, list_submissions
 from grader.judge.launchers import launcher_for
 from grader.judge.linux import stop_then_kill
@@ -266,6 +267,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     finally:
         summary = _write_gradebook(lab, out, rows, graded, len(todo), used, time.monotonic() - started,
                                    interrupted, extras)
+    write_report(out, lab)                              # OUT/report.html, and each student's feedback
     return summary
 
 

@@ -115,20 +115,23 @@ def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False
         for check in result.checks if result else ():
             rate = rates.setdefault(check.test, CheckRate(name=check.name, test=check.test,
                                                           function=check.function, passed=0, graded=0))
-            rate.graded += 1
-            rate.passed += check.status == "passed"
+            outcome = check.outcome         # not attempted and not run are not failures
+            rate.graded += outcome in ("passed", "failed")
+            rate.passed += outcome == "passed"
+            rate.not_attempted += outcome == "not attempted"
+            rate.not_run += outcome == "not run"
             if check.status == "failed" and check.hint:
-                students = mistakes.setdefault((check.hint, check.function), [])
-                if student not in students:
-                    students.append(student)
+                mistake = mistakes.setdefault(check.mistake_key, Mistake(hint=check.hint, function=check.function,
+                                                                         students=[], id=check.mistake))
+                if student not in mistake.students:
+                    mistake.students.append(student)
     return BatchSummary(
         lab=lab.name, title=lab.manifest.title, students=len(rows),
         statuses=dict(Counter(row.status for row in rows)), graded_now=graded_now, max_score=top,
         functions=functions, mean_percent=statistics.fmean(percents) if percents else None,
         median_percent=statistics.median(percents) if percents else None, histogram=histogram,
-        checks=sorted(rates.values(), key=lambda r: (r.rate, r.name)),
-        mistakes=sorted((Mistake(hint=h, function=f, students=s) for (h, f), s in mistakes.items()),
-                        key=lambda m: -len(m.students)),
+        checks=sorted(rates.values(), key=lambda r: (not r.graded, r.rate, r.name)),
+        mistakes=sorted(mistakes.values(), key=lambda m: -len(m.students)),
         problems=sorted((row for row in rows if row.status not in ("graded", "incomplete") or row.incidents),
                         key=lambda r: r.student),
         workers=workers, seconds=seconds, interrupted=interrupted, counted=len(percents))
