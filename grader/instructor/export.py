@@ -25,7 +25,7 @@ from grader.instructor import deadlines
 from grader.instructor.gradebook import inert, lesson_complete
 from grader.results import SCORED, BatchRow
 
-NOT_SCORED = {"error": "the grader failed: rerun the batch", "pending": "not graded yet: rerun the batch",
+NOT_SCORED = {"pending": "not graded yet: rerun the batch",
               "regrade": "the grader could not grade it: rerun the batch"}
 
 
