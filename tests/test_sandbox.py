@@ -98,6 +98,22 @@ def test_without_bubblewrap_the_fallback_says_so(tmp_path):
 
 
 
+def test_a_submission_has_a_cpu_share_of_its_own():
+    """As root with cgroups: a hundred busy processes of one submission get one share of the CPU
+    between them, so they slow only that submission; without, the report says how it is done."""
+    assert "no cpu control group" in Cgroup.fairness(None)
+    group = Cgroup.make(f"grader-{judge_id()}-cpu")
+    if group is None:
+        pytest.skip("no control groups here")
+    try:
+        assert group.cpu and Cgroup.fairness(group).startswith("a control group")
+        shares = [folder for folder in group.folders if (folder / "cpu.weight").exists() or
+                  (folder / "cpu.shares").exists()]
+        assert shares, group.folders
+    finally:
+        group.remove()
+
+
 def test_groups_of_killed_judges_are_swept(monkeypatch):
     monkeypatch.setattr(Cgroup, "sweep", staticmethod(lambda: None))     # until all are made
     gone = subprocess.Popen(["true"])
