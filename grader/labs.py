@@ -4,6 +4,7 @@ A lab folder holds `lab.yaml`, `public/` and `hidden/` (pytest files of checks) 
 (each student file as learners first get it). The manifest names the handout, the reference,
 the student files with their functions, and the quiz; paths in it are relative to the lab folder.
 """
+import re
 from pathlib import Path
 
 import yaml
@@ -23,6 +24,21 @@ class DoneWhen(BaseModel):
     tags: list[str] = Field(min_length=1, description="checks carrying any of these tags")
 
 
+class ExceptionHint(BaseModel):
+    """A known cause of an exception student code raises: shown above the traceback it matches."""
+    model_config = ConfigDict(extra="forbid")
+    match: str = Field(description="a regular expression searched in 'ExceptionType: message'")
+    hint: str
+
+    @model_validator(mode="after")
+    def _compiles(self):
+        try:
+            re.compile(self.match)
+        except re.error as error:
+            raise ValueError(f"match {self.match!r} is not a regular expression: {error}") from None
+        return self
+
+
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     title: str
@@ -38,12 +54,18 @@ class Manifest(BaseModel):
     call_timeout: float = Field(10.0, gt=0, description="seconds for one call of student code")
     memory_mb: int = Field(2048, gt=0, description="address space of a child, MiB (CPU only)")
     time_budget: float = Field(300.0, gt=0, description="seconds for all of one submission's calls")
+    depends: dict[str, list[str]] = Field({}, description="function -> the functions every check of it needs, "
+                                          "where the checks cannot feed it the right ones")
+    exception_hints: list[ExceptionHint] = []
 
     @model_validator(mode="after")
     def _functions_unique(self):
         names = [f for functions in self.student_files.values() for f in functions]
         if len(names) != len(set(names)):
             raise ValueError("a function is listed under two student files")
+        unknown = {f for f, needs in self.depends.items() for f in [f, *needs]} - set(names)
+        if unknown:
+            raise ValueError(f"depends names {', '.join(sorted(unknown))}, not a function of student_files")
         return self
 
 
@@ -67,6 +89,10 @@ class Lab:
         """(folder, visibility) pairs of the checks that exist here."""
         return [(self.folder / kind, vis) for kind, vis in (("public", "visible"), ("hidden", "hidden"))
                 if (self.folder / kind).is_dir()]
+
+    def exception_hint(self, raised):
+        """The hint of the first exception_hints pattern found in `raised` ("Type: message"), or ""."""
+        return next((h.hint for h in self.manifest.exception_hints if re.search(h.match, raised)), "")
 
     def module_of(self, function):
         return Path(self.functions[function]).stem

@@ -83,10 +83,11 @@ class Student:
         self._known(name)
         return self._sandbox.call(name, args, kwargs, self.timeout, echo=True)
 
-    def submit(self, name, *args, timeout=None, **kwargs):
-        """Start a call in a child of its own, in parallel; returns a concurrent Future."""
+    def submit(self, name, *args, timeout=None, replace=None, **kwargs):
+        """Start a call in a child of its own, in parallel; returns a concurrent Future. `replace`:
+        {file: bytes} that child gets instead of the submission's."""
         self._known(name)
-        return self._sandbox.submit(name, args, kwargs, timeout)
+        return self._sandbox.submit(name, args, kwargs, timeout, replace)
 
     def _known(self, name):
         if name not in self._functions:
@@ -205,10 +206,11 @@ class GradingPlugin:
         self.calls.timeout = grade.timeout
         if self.stopped:
             raise Blocked(grade.function, "budget", self.stopped)
-        for function in grade.tags:
+        needs = [*grade.tags[1:], *self.lab.manifest.depends.get(grade.function, [])]
+        for function in [grade.function, *needs]:
             if function in self.blocked:
                 raise self._blocked(function, self.blocked[function], grade.function)
-        for function in grade.tags[1:]:     # a check is not charged for another function's bug
+        for function in needs:              # a check is not charged for another function's bug
             if any(c.function == function and c.status != "passed" for c in self.checks):
                 raise self._blocked(function, "failing", grade.function)
 
@@ -243,6 +245,7 @@ class GradingPlugin:
             hint = getattr(error, "hint", None) or ""
             if isinstance(error, CallFailed):
                 output, failure = error.output, error.kind
+                hint = self.lab.exception_hint(error.message) if error.kind == "raised" else hint
                 if error.kind == "not_implemented":
                     status, blocked_by = "not_implemented", self._missing(error)
         doc = (item.function.__doc__ or "").strip().splitlines()

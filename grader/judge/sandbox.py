@@ -250,7 +250,7 @@ class Sandbox:
         self._children = []
         self._lock = threading.Lock()
 
-    def _spawn(self, function):
+    def _spawn(self, function, replace=None):
         self._left(function)
         from grader.judge import wire
 
@@ -261,7 +261,7 @@ class Sandbox:
                 raise SetupError(str(gone)) from None
             raise CallFailed(function, "crashed", str(gone)) from None
         try:
-            child.send(wire.frame({"files": self.files}), time.monotonic() + FILES_TIMEOUT)
+            child.send(wire.frame({"files": {**self.files, **(replace or {})}}), time.monotonic() + FILES_TIMEOUT)
         except TimeoutError:
             child.kill()
             raise CallFailed(function, "crashed", "a new child did not take its files in time") from None
@@ -287,13 +287,14 @@ class Sandbox:
         return self._call(self._main, function, args, kwargs or {}, timeout, echo)
 
     def submit(self, function: str, args: Sequence[Any] = (), kwargs: dict | None = None,
-               timeout: float | None = None) -> Future:
-        """Start a call in a child of its own (run in parallel); returns a Future."""
+               timeout: float | None = None, replace: dict[str, bytes] | None = None) -> Future:
+        """Start a call in a child of its own (run in parallel); returns a Future. `replace`: files
+        that child gets instead of the submission's (the lab's own, to grade a function on its own)."""
         future = Future()
 
         def run():
             try:
-                child = self._spawn(function)
+                child = self._spawn(function, replace)
                 future.set_result(self._call(child, function, args, kwargs or {}, timeout))
                 child.kill()
             except BaseException as error:

@@ -102,9 +102,8 @@ def test_gap_can_and_cannot(gap):
            "train no_pos_majority on 'majority'")
 
 
-# -- extrapolation_runs --------------------------------------------------------------------------
-TAGS = ["extrapolation_runs", "apply_rope", "rope_frequencies"]
-ROPE_HINT = "the grader measures your RoPE model with a correct RoPE: positions.py must pass its checks first"
+# -- extrapolation_runs: run with a correct RoPE (conftest.py), so graded on its own --------------
+TAGS = ["extrapolation_runs"]
 
 
 @pytest.fixture(scope="module")
@@ -116,13 +115,13 @@ def extrapolation(experiments, recipe, reference, device, seed):
 @pytest.mark.grade(points=3, tags=TAGS)
 def test_extrapolation_reproduces(extrapolation):
     """returns learned and RoPE models, trained by the recipe, and the numbers evaluate() gives at every length"""
-    provenance.expect_honest(extrapolation, ROPE_HINT, reproduces=True)
+    provenance.expect_honest(extrapolation, reproduces=True)
 
 
 @pytest.mark.grade(points=3, tags=TAGS)
 def test_learned_fails_beyond(extrapolation, reference):
     """learned positions work at the training length and fail beyond it"""
-    provenance.expect_honest(extrapolation, ROPE_HINT)
+    provenance.expect_honest(extrapolation)
     _, runs = extrapolation
     train_len = reference.tasks.TRAIN_LEN
     accuracies = [accuracy for _, accuracy in runs["learned"].fresh]
@@ -136,7 +135,7 @@ def test_learned_fails_beyond(extrapolation, reference):
 @pytest.mark.grade(points=3, tags=TAGS)
 def test_rope_extrapolates(extrapolation, reference):
     """RoPE keeps working past the training length, far better than learned positions"""
-    provenance.expect_honest(extrapolation, ROPE_HINT)
+    provenance.expect_honest(extrapolation)
     _, runs = extrapolation
     learned = [accuracy for _, accuracy in runs["learned"].fresh]
     rope = [accuracy for _, accuracy in runs["rope"].fresh]
