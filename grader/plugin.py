@@ -161,6 +161,22 @@ def fixtures(student, reference, device):
     return plugin
 
 
+def after_needs(order, depends):
+    """`order` with each function moved after the functions it depends on (lab.yaml's depends), so
+    that whether those pass is known before its checks run, whatever order was asked for."""
+    placed = []
+
+    def place(function, seen=()):
+        if function not in placed and function not in seen:
+            for need in depends.get(function, []):
+                place(need, (*seen, function))
+            placed.append(function)
+
+    for function in order:
+        place(function)
+    return placed
+
+
 class GradingPlugin:
     def __init__(self, lab, sandbox, device, select=(), first=()):
         self.lab = lab
@@ -195,6 +211,10 @@ class GradingPlugin:
                 continue
             if not self.select or grade_of(item).function in self.select:
                 kept.append(item)
+        needs = {function: list(functions) for function, functions in self.lab.manifest.depends.items()}
+        for item in kept:
+            needs.setdefault(grade_of(item).function, []).extend(grade_of(item).tags[1:])
+        order = after_needs(order, needs)
         kept.sort(key=lambda item: order.index(grade_of(item).function))
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = [] if self.problems else kept
@@ -217,7 +237,7 @@ class GradingPlugin:
     @staticmethod
     def _blocked(function, why, own):
         yours, dependency = BLOCKED[why]
-        return Blocked(function, why, yours if function == own else f"needs {function}, which {dependency}")
+        return Blocked(function, why, yours if function == own else f"not graded because {function} {dependency}")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
