@@ -23,6 +23,7 @@ from grader.checks import (
     expect_unchanged,
     max_error,
 )
+from grader.judge.sandbox import CallFailed
 
 EPS = 2.0 ** -23
 DEVICE_SLACK = {"cpu": 1.0, "cuda": 4.0}
@@ -85,6 +86,26 @@ def check_frequencies(student, head_dim, seq_len, exact_base, on, **kwargs):
         hint = diagnose(both, frequency_mistakes(head_dim, seq_len, exact_base))
     expect_close(cos.cpu(), exact.cos(), "cos", tolerance, hint)
     expect_close(sin.cpu(), exact.sin(), "sin", tolerance, hint)
+
+
+def check_device_honoured(student, head_dim, seq_len):
+    """Asked for CUDA, (cos, sin) are there; where there is no CUDA, torch itself refuses."""
+    for device in ("cuda", torch.device("cuda")):
+        try:
+            result = student.rope_frequencies(head_dim, seq_len, device=device)
+        except CallFailed as failure:
+            if failure.kind == "timeout":
+                raise
+            if not torch.cuda.is_available() and any(word in failure.message.lower() for word in ("cuda", "nvidia")):
+                continue                    # it tried to put the tensors there: right
+            raise CheckFailed("(cos, sin) on CUDA, or torch's own refusal where there is no CUDA",
+                              f"{failure.function} raised {failure.message}") from None
+        expect(isinstance(result, (tuple, list)) and len(result) == 2, "a pair (cos, sin)", describe(result))
+        for name, value in zip(("cos", "sin"), result):
+            expect(isinstance(value, torch.Tensor) and value.device.type == "cuda",
+                   f"{name} on the device asked for (cuda)", describe(value),
+                   "pass device=device to torch.arange (or create the tensors there): "
+                   "a GPU run would leave them on the CPU")
 
 
 # -- apply_rope ---------------------------------------------------------------------------------

@@ -28,9 +28,10 @@ def test_frequencies_base(student, device):
 
 @pytest.mark.grade(points=1, tags=["rope_frequencies"])
 def test_frequencies_device(student, device):
-    """float32 on the device asked for, given as a string or a torch.device"""
+    """float32 on the device asked for, as a string or a torch.device, even CUDA (where there is none, torch refuses)"""
     rope.check_frequencies(student, 6, 4, 10000.0, device, device=str(device))
     rope.check_frequencies(student, 6, 4, 10000.0, device, device=torch.device(device))
+    rope.check_device_honoured(student, 6, 4)
 
 
 # -- apply_rope ---------------------------------------------------------------------------------
