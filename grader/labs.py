@@ -63,7 +63,7 @@ class Manifest(BaseModel):
         names = [f for functions in self.student_files.values() for f in functions]
         if len(names) != len(set(names)):
             raise ValueError("a function is listed under two student files")
-        unknown = {f for f, needs in self.depends.items() for f in [f, *needs]} - set(names)
+        unknown = {name for function, needs in self.depends.items() for name in [function, *needs]} - set(names)
         if unknown:
             raise ValueError(f"depends names {', '.join(sorted(unknown))}, not a function of student_files")
         return self
