@@ -4,6 +4,7 @@ A lab folder holds `lab.yaml`, `public/` and `hidden/` (pytest files of checks) 
 (each student file as learners first get it). The manifest names the handout, the reference,
 the student files with their functions, and the quiz; paths in it are relative to the lab folder.
 """
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -45,6 +46,21 @@ class Deadline(BaseModel):
         return due
 
 
+class ExceptionHint(BaseModel):
+    """A known cause of an exception student code raises: shown above the traceback it matches."""
+    model_config = ConfigDict(extra="forbid")
+    match: str = Field(description="a regular expression searched in 'ExceptionType: message'")
+    hint: str
+
+    @model_validator(mode="after")
+    def _compiles(self):
+        try:
+            re.compile(self.match)
+        except re.error as error:
+            raise ValueError(f"match {self.match!r} is not a regular expression: {error}") from None
+        return self
+
+
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     title: str
@@ -70,6 +86,9 @@ class Manifest(BaseModel):
     deadline: Deadline | None = None
     visibility: dict[str, Literal["hidden", "after_due_date", "after_published", "visible"]] = Field(
         {}, description="Gradescope visibility by check file or file::test, e.g. hidden/test_x.py: after_due_date")
+    depends: dict[str, list[str]] = Field({}, description="function -> the functions every check of it needs, "
+                                          "where the checks cannot feed it the right ones")
+    exception_hints: list[ExceptionHint] = []
 
     @model_validator(mode="after")
     def _functions_unique(self):
@@ -79,6 +98,9 @@ class Manifest(BaseModel):
         unknown = sorted(set(self.timeouts) - set(names))
         if unknown:
             raise ValueError(f"timeouts names {', '.join(unknown)}, not a student function")
+        unknown = {name for function, needs in self.depends.items() for name in [function, *needs]} - set(names)
+        if unknown:
+            raise ValueError(f"depends names {', '.join(sorted(unknown))}, not a function of student_files")
         return self
 
 
@@ -108,6 +130,10 @@ class Lab:
         default = next(v for folder, v in self.test_folders if Path(path).is_relative_to(folder))
         table = self.manifest.visibility
         return table.get(nodeid.split("[")[0], table.get(nodeid.split("::")[0], default))
+
+    def exception_hint(self, raised):
+        """The hint of the first exception_hints pattern found in `raised` ("Type: message"), or ""."""
+        return next((h.hint for h in self.manifest.exception_hints if re.search(h.match, raised)), "")
 
     def module_of(self, function):
         return Path(self.functions[function]).stem

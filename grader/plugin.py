@@ -85,10 +85,11 @@ class Student:
         self._known(name)
         return self._sandbox.call(name, args, kwargs, self.timeout, echo=True)
 
-    def submit(self, name, *args, timeout=None, **kwargs):
-        """Start a call in a child of its own, in parallel; returns a concurrent Future."""
+    def submit(self, name, *args, timeout=None, replace=None, **kwargs):
+        """Start a call in a child of its own, in parallel; returns a concurrent Future. `replace`:
+        {file: bytes} that child gets instead of the submission's."""
         self._known(name)
-        return self._sandbox.submit(name, args, kwargs, timeout)
+        return self._sandbox.submit(name, args, kwargs, timeout, replace)
 
     def _known(self, name):
         if name not in self._functions:
@@ -169,6 +170,22 @@ def fixtures(student, reference, device):
     return plugin
 
 
+def after_needs(order, depends):
+    """`order` with each function moved after the functions it depends on (lab.yaml's depends), so
+    that whether those pass is known before its checks run, whatever order was asked for."""
+    placed = []
+
+    def place(function, seen=()):
+        if function not in placed and function not in seen:
+            for need in depends.get(function, []):
+                place(need, (*seen, function))
+            placed.append(function)
+
+    for function in order:
+        place(function)
+    return placed
+
+
 class GradingPlugin:
     def __init__(self, lab, sandbox, device, select=(), first=()):
         self.lab = lab
@@ -203,6 +220,10 @@ class GradingPlugin:
                 continue
             if not self.select or grade_of(item).function in self.select:
                 kept.append(item)
+        needs = {function: list(functions) for function, functions in self.lab.manifest.depends.items()}
+        for item in kept:
+            needs.setdefault(grade_of(item).function, []).extend(grade_of(item).tags[1:])
+        order = after_needs(order, needs)
         kept.sort(key=lambda item: order.index(grade_of(item).function))
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = [] if self.problems else kept
@@ -217,17 +238,18 @@ class GradingPlugin:
         if time.process_time() - self.judge_started > self.lab.manifest.judge_budget:
             raise Blocked(grade.function, "judge", f"not graded: the grader's own work for this submission ran "
                           f"past its {self.lab.manifest.judge_budget:g} s ({NOT_GRADED})")
-        for function in grade.tags:
+        needs = [*grade.tags[1:], *self.lab.manifest.depends.get(grade.function, [])]
+        for function in [grade.function, *needs]:
             if function in self.blocked:
                 raise self._blocked(function, self.blocked[function], grade.function)
-        for function in grade.tags[1:]:     # a check is not charged for another function's bug
+        for function in needs:              # a check is not charged for another function's bug
             if any(c.function == function and c.status != "passed" for c in self.checks):
                 raise self._blocked(function, "failing", grade.function)
 
     @staticmethod
     def _blocked(function, why, own):
         yours, dependency = BLOCKED[why]
-        return Blocked(function, why, yours if function == own else f"needs {function}, which {dependency}")
+        return Blocked(function, why, yours if function == own else f"not graded because {function} {dependency}")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -255,6 +277,7 @@ class GradingPlugin:
             hint = getattr(error, "hint", None) or ""
             if isinstance(error, CallFailed):
                 output, failure = error.output, error.kind
+                hint = self.lab.exception_hint(error.message) if error.kind == "raised" else hint
                 if error.kind == "not_implemented":
                     status, blocked_by = "not_implemented", self._missing(error)
                 if error.kind == "grader_fault":

@@ -34,7 +34,8 @@ def render(results, lab, quiz=(False, None), first=()):
     order = sorted(lab.functions, key=lambda function: function not in first)
     blocks = [_function_block(function, lab, results, score, top)
               for function, (score, top) in results.by_function(order).items()]
-    return Group(_header(results), *blocks, _summary(results, quiz))
+    public_only = all(visibility == "visible" for _, visibility in lab.test_folders)
+    return Group(_header(results), *blocks, _summary(results, quiz, public_only))
 
 
 def _header(results):
@@ -76,16 +77,19 @@ def _function_block(function, lab, results, score, top):
         if check.status == "passed":
             continue
         if check.message in shown or (check.hint and check.hint in shown):
-            table.add_row("", Text("the same problem as above", style="dim"))
+            if not check.blocked_by or check.blocked_by == function:    # "not graded because X ...": said once
+                table.add_row("", Text("the same problem as above", style="dim"))
             continue
         shown.update({check.message, check.hint} - {""})
+        if check.hint and check.hint not in check.message:      # a known cause of what your code raised
+            table.add_row("", Text(f"hint {check.hint}", style="bold yellow"))
         table.add_row("", Text(check.message, style="red" if check.status == "failed" else "yellow"))
         if check.output:
             table.add_row("", Text(f"your code printed:\n{check.output}", style="dim"))
     return Group(title, table, Text(""))
 
 
-def _summary(results, quiz):
+def _summary(results, quiz, public_only=False):
     total = Table.grid(padding=(0, 2))
     colour = "green" if results.all_passed else "magenta" if results.faults else "red"
     total.add_row("[bold]Total[/]", f"[bold {colour}]{results.score:g}/{results.max_score:g}[/]",
@@ -98,6 +102,9 @@ def _summary(results, quiz):
         parts += [Text.from_markup(f"  {'[green]☑[/]' if d.done else '[red]☐[/]'} {escape(d.text)}"
                                    if d.graded else f"  [dim]☐ {escape(d.text)} (not checked here)[/]")
                   for d in results.done_when]
+        if public_only:
+            parts.append(Text("Ticked by the public checks here; the course's grading adds hidden checks of the "
+                              "same contracts, on other sizes and seeds.", style="dim"))
     has_quiz, status = quiz
     if has_quiz:
         parts += [Text(""), _lesson(results, status)]

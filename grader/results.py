@@ -116,7 +116,8 @@ class LabResults(BaseModel):
             tests=[GradescopeTest(
                 name=c.name, number=str(i), score=c.score, max_score=c.points,
                 status="passed" if c.status == "passed" else "failed",
-                output="\n".join(filter(None, [c.message, c.output and f"Your code printed:\n{c.output}"])),
+                output="\n".join(filter(None, [c.hint not in c.message and f"hint {c.hint}", c.message,
+                                                c.output and f"Your code printed:\n{c.output}"])),
                 visibility=c.visibility, tags=c.tags)
                 for i, c in enumerate(self.checks, 1)])
 

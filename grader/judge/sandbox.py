@@ -289,7 +289,7 @@ class Sandbox:
         self._children = []
         self._lock = threading.Lock()
 
-    def _spawn(self, function):
+    def _spawn(self, function, replace=None):
         self._left(function)
         from grader.judge import wire
 
@@ -303,7 +303,8 @@ class Sandbox:
         child = Child(self.zygote, *forked, host_pid=host_pid(forked.pid, self.zygote.process.pid)
                       if own_namespace else forked.pid)
         try:
-            child.send(wire.frame({"files": self.files}), Limit(WallClock(), float("inf"), FILES_TIMEOUT))
+            child.send(wire.frame({"files": {**self.files, **(replace or {})}}),
+                       Limit(WallClock(), float("inf"), FILES_TIMEOUT))
         except Backstop:
             child.kill()
             raise CallFailed(function, "grader_fault", "a new child did not take its files in time") from None
@@ -334,13 +335,14 @@ class Sandbox:
         return self._call(self._main, function, args, kwargs or {}, timeout, echo)
 
     def submit(self, function: str, args: Sequence[Any] = (), kwargs: dict | None = None,
-               timeout: float | None = None) -> Future:
-        """Start a call in a child of its own (run in parallel); returns a Future."""
+               timeout: float | None = None, replace: dict[str, bytes] | None = None) -> Future:
+        """Start a call in a child of its own (run in parallel); returns a Future. `replace`: files
+        that child gets instead of the submission's (the lab's own, to grade a function on its own)."""
         future = Future()
 
         def run():
             try:
-                child = self._spawn(function)
+                child = self._spawn(function, replace)
                 future.set_result(self._call(child, function, args, kwargs or {}, timeout))
                 child.kill()
             except BaseException as error:

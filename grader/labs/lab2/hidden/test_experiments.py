@@ -113,9 +113,8 @@ def test_gap_can_and_cannot(gap):
            "train no_pos_majority on 'majority'")
 
 
-# -- extrapolation_runs --------------------------------------------------------------------------
-TAGS = ["extrapolation_runs", "apply_rope", "rope_frequencies"]
-ROPE_HINT = "the grader measures your RoPE model with a correct RoPE: positions.py must pass its checks first"
+# -- extrapolation_runs: run with a correct RoPE (conftest.py), so graded on its own --------------
+TAGS = ["extrapolation_runs"]
 
 
 @pytest.fixture(scope="module")
@@ -127,13 +126,13 @@ def extrapolation(experiments, recipe, reference, device, seed):
 @pytest.mark.grade(points=3, tags=TAGS)
 def test_extrapolation_reproduces(extrapolation):
     """returns learned and RoPE models, trained by the recipe, and the numbers evaluate() gives at every length"""
-    provenance.expect_honest(extrapolation, ROPE_HINT, reproduces=True)
+    provenance.expect_honest(extrapolation, reproduces=True)
 
 
 @pytest.mark.grade(points=3, tags=TAGS)
 def test_learned_fails_beyond(extrapolation, reference):
     """learned positions work at the training length and fail beyond it"""
-    provenance.expect_honest(extrapolation, ROPE_HINT)
+    provenance.expect_honest(extrapolation)
     _, runs = extrapolation
     train_len = reference.tasks.TRAIN_LEN
     accuracies = [accuracy for _, accuracy in runs["learned"].fresh]
@@ -153,7 +152,7 @@ def test_rope_extrapolates(extrapolation, reference, recipe, device, record_prop
         record_property(f"accuracy {pos}", [score.accuracy for score in runs[pos].fresh])
         record_property(f"reference accuracy {pos}", [score.accuracy for score in yardstick(
             recipe, reference, device, pos, "lookback", lengths(reference))])
-    provenance.expect_honest(extrapolation, ROPE_HINT)
+    provenance.expect_honest(extrapolation)
     learned = [accuracy for _, accuracy in runs["learned"].fresh]
     rope = [accuracy for _, accuracy in runs["rope"].fresh]
     for n, rope_accuracy, learned_accuracy in zip(lengths(reference), rope, learned):
