@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.errors import LabError, SetupError
-from grader.instructor.submissions import submission_files
 from grader.judge.launchers import launcher_for
 from grader.judge.sandbox import Sandbox, write_files
 from grader.judge.zygote import Zygote
+from grader.submissions import file_problems, submission_files
 
 if TYPE_CHECKING:
     from grader.labs import Lab
@@ -23,12 +23,15 @@ if TYPE_CHECKING:
 
 
 def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", select: Sequence[str] = (),
-          sandbox: str = "auto", zygote: Zygote | None = None, first: Sequence[str] = ()) -> LabResults:
+          sandbox: str = "auto", zygote: Zygote | None = None, first: Sequence[str] = (),
+          show_output: bool = False, on_progress=None) -> LabResults:
     """Run the lab's checks against `submission` (a folder; None: the handout) -> LabResults.
 
     `zygote`: a warm one to fork children from (batch grading, --watch); by default one is
     started here, first, so that it imports torch while we do. `first`: functions whose checks
-    run before the others (--watch: those of the file just saved).
+    run before the others (--watch: those of the file just saved). `show_output`: keep all that
+    student code printed, not only its first lines (-s). `on_progress(done, total, function)`
+    is called as each check starts and ends.
     """
     started = time.monotonic()
     own = zygote is None
@@ -36,8 +39,9 @@ def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", 
     try:
         files, missing = submission_files(lab, submission)
         box = Sandbox(lab, files, zygote)
+        box.printed.show_all = show_output
         try:
-            return _run_checks(lab, box, missing, submission, device, select, started, first)
+            return _run_checks(lab, box, missing, submission, device, select, started, first, on_progress)
         finally:
             box.close()
     finally:
@@ -45,7 +49,7 @@ def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", 
             zygote.close()
 
 
-def _run_checks(lab, box, missing, submission, device, select, started, first):
+def _run_checks(lab, box, missing, submission, device, select, started, first, on_progress):
     import pytest
     import torch
 
@@ -54,7 +58,7 @@ def _run_checks(lab, box, missing, submission, device, select, started, first):
 
     torch.set_num_threads(1)
     box.device = resolve_device(device)
-    plugin = GradingPlugin(lab, box, box.device, select, first)
+    plugin = GradingPlugin(lab, box, box.device, select, first, on_progress)
     folders = [str(folder) for folder, _ in lab.test_folders]
     unused = ["cacheprovider", "terminal", "warnings", "stepwise", "unraisableexception",
               "threadexception", "faulthandler", "doctest", "junitxml", "pastebin", "logging"]
@@ -80,7 +84,8 @@ def _run_checks(lab, box, missing, submission, device, select, started, first):
         lab=lab.name, title=lab.manifest.title, device=str(box.device), sandbox=box.zygote.launcher.name,
         submission=str(Path(submission).resolve()) if submission else str(lab.handout),
         execution_time=time.monotonic() - started, checks=plugin.checks, done_when=done,
-        missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped)
+        missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped,
+        problems=file_problems(lab, submission or lab.handout, box.files, missing))
 
 
 def run_experiments(lab: Lab, submission: str | Path | None = None, device: str = "auto", out: str = "plots") -> int:

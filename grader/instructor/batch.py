@@ -34,7 +34,6 @@ from rich.progress import (
 
 from grader.errors import SetupError
 from grader.instructor import gradebook
-from grader.instructor.submissions import GRADABLE, list_submissions
 from grader.judge.launchers import launcher_for
 from grader.judge.linux import stop_then_kill
 from grader.judge.sandbox import write_files
@@ -45,6 +44,7 @@ from grader.results import (
     LabResults,
     StudentRecord,
 )
+from grader.submissions import GRADABLE, list_submissions
 
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 

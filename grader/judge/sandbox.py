@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import SetupError
+from grader.judge.printed import OUTPUT_LIMIT, Printed
 from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
 
-OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
 FILES_TIMEOUT = 10.0         # seconds for a new child to take its files
+FRAMES = 12                  # frames of a traceback read from a child (innermost last)
 
 
 class CallFailed(Exception):
@@ -31,10 +32,21 @@ class CallFailed(Exception):
     kind: "raised", "not_implemented", "timeout", "budget", "crashed" or "bad_answer".
     """
 
-    def __init__(self, function, kind, message, where=(), output=""):
+    def __init__(self, function, kind, message, where=()):
         super().__init__(message)
         self.function, self.kind, self.message = function, kind, message
-        self.where, self.output = list(where), output
+        self.where = list(where)
+        self.given = ""             # the file given with the lab where it was raised, if not the learner's
+
+
+def learner_frames(where, mine):
+    """A traceback's frames ("file line N, in f", innermost last) cut to those in the learner's
+    files `mine`, then the frame where the error surfaced when that is a file given with the lab,
+    named as such: (frames, that file or "")."""
+    files = [entry.split(" line ")[0] for entry in where]
+    kept = [entry for entry, file in zip(where, files) if file in mine][-3:]
+    given = files[-1] if files and files[-1] not in mine else ""
+    return kept + ([f"{where[-1]} (given with the lab)"] if given else []), given
 
 
 def write_files(folder, files):
@@ -54,12 +66,13 @@ class Child:
         os.set_blocking(request_fd, False)
         os.set_blocking(output_fd, False)
         self._output, self._dropped = bytearray(), 0
+        self.output_limit = OUTPUT_LIMIT
         self._next_id = 0
         self.alive = True
 
     def _pump_output(self, chunks=16):
         """Read what the child printed so far, a bounded amount per wake-up so that the caller's
-        deadline is seen; keep OUTPUT_LIMIT bytes, count the rest."""
+        deadline is seen; keep output_limit bytes, count the rest."""
         for _ in range(chunks):
             if self._output_fd is None:
                 return
@@ -71,18 +84,16 @@ class Child:
                 os.close(self._output_fd)
                 self._output_fd = None
                 return
-            room = max(0, OUTPUT_LIMIT - len(self._output))
+            room = max(0, self.output_limit - len(self._output))
             self._output += chunk[:room]
             self._dropped += len(chunk) - min(room, len(chunk))
 
     def take_output(self):
-        """What the child printed since the last take, cut to a sane size."""
+        """What the child printed since the last take, as kept: (bytes, how many more were cut)."""
         self._pump_output()
-        text = self._output.decode("utf-8", "replace")
-        if self._dropped:
-            text += f"\n[... {self._dropped} more bytes of output cut]"
+        taken = bytes(self._output), self._dropped
         self._output, self._dropped = bytearray(), 0
-        return text
+        return taken
 
     def _waiter(self, deadline):
         """Block until `fd` is readable, draining output meanwhile; TimeoutError at deadline."""
@@ -149,7 +160,7 @@ class Child:
                 raise CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
             if kind == "WireError":
                 raise CallFailed(function, "bad_answer", f"returned {text}")
-            where = [str(w)[:200] for w in error["where"][:3]]
+            where = [str(w)[:200] for w in error["where"][-FRAMES:]]
             raise CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
         except CallFailed:
             raise
@@ -246,6 +257,7 @@ class Sandbox:
         self.device = "cpu"         # where tensors go; the runner sets the grading device
         self.budget = budget or lab.manifest.time_budget
         self.deadline = None        # set when the first child is up: the zygote's start is ours
+        self.printed = Printed()    # what calls printed, until their check takes it
         self._main = None
         self._children = []
         self._lock = threading.Lock()
@@ -256,6 +268,7 @@ class Sandbox:
 
         try:
             child = Child(self.zygote, *self.zygote.fork(self.device, self.lab.manifest.memory_mb))
+            child.output_limit = self.printed.limit
         except ZygoteGone as gone:
             if gone.never_started:
                 raise SetupError(str(gone)) from None
@@ -309,14 +322,15 @@ class Sandbox:
         try:
             return child.call(module, function, args, kwargs, min(timeout, left), self.device, echo)
         except CallFailed as failure:
-            failure.output = child.take_output()
+            if failure.kind == "raised":
+                failure.where, failure.given = learner_frames(failure.where, self.lab.manifest.student_files)
             if failure.kind == "timeout" and left < timeout:
                 self._left(function)            # raises: the budget ended the call
             if failure.kind == "timeout":
                 failure.message = f"no answer within {timeout:g} s (an endless loop?)"
             raise
         finally:
-            child.take_output()
+            self.printed.keep(function, *child.take_output())
 
     def close(self):
         with self._lock:
