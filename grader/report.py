@@ -39,6 +39,7 @@ def progress(console):
     goes when the report comes; elsewhere a line on stderr as each function's checks start."""
     if not console.is_terminal:
         started, seen = time.monotonic(), set()
+        print("grading: starting the sandbox, then the checks", file=sys.stderr, flush=True)
 
         def line(done, total, function):
             if function not in seen:

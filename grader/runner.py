@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -63,7 +64,7 @@ def _run_checks(lab, box, missing, submission, device, select, started, first, o
     unused = ["cacheprovider", "terminal", "warnings", "stepwise", "unraisableexception",
               "threadexception", "faulthandler", "doctest", "junitxml", "pastebin", "logging"]
     args = [*folders, *[arg for name in unused for arg in ("-p", f"no:{name}")],
-            "--import-mode=importlib", "--rootdir", str(lab.folder), "-c", os.devnull]
+            "--import-mode=importlib", "--capture=no", "--rootdir", str(lab.folder), "-c", os.devnull]
     with _environment(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTEST_ADDOPTS=None):   # the user's own
         code = pytest.main(args, plugins=[plugin, plugin.fixtures])                 # pytest setup stays out
     if plugin.setup_error:
@@ -98,7 +99,12 @@ def run_experiments(lab: Lab, submission: str | Path | None = None, device: str 
         write_files(work, files)
         command = [sys.executable, lab.manifest.experiments, "--device", resolve_device(device),
                    "--out", str(Path(out).resolve())]
-        return subprocess.run(command, cwd=work, env={**os.environ, "OMP_NUM_THREADS": "1"}).returncode
+        process = subprocess.Popen(command, cwd=work, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the script's to handle: it
+        try:                                                        # keeps what finished, says so, exits 130
+            return process.wait()
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager
