@@ -187,15 +187,21 @@ def file_problems(lab, folder, files, missing):
             problems.append(f"{name} line {error.lineno}: {error.msg}\n    {line.strip()}\n    {caret}")
     for name in missing:
         stub = lab.stubs / name
-        why = f"{name} is not in {folder}, so its pristine stub was graded instead"
+        why = f"{name} is not in {_shown(folder)}: its pristine stub was graded instead"
         functions = lab.manifest.student_files[name]
         renamed = [p.name for p in sorted(Path(folder).glob("*.py")) if p.is_file() and not p.is_symlink()
                    and p.name not in files and p.stat().st_size <= MAX_FILE_BYTES
                    and any(f"def {f}(" in p.read_text(errors="replace") for f in functions)]
         if renamed:
             why += f"; {', '.join(renamed)} defines {functions[0]}: renamed? the grader reads {name}"
-        problems.append(f"{why}. To start again from the stub: cp {stub} {Path(folder) / name}")
+        problems.append(f"{why}. To start again from the stub: cp {_shown(stub)} {_shown(Path(folder) / name)}")
     return problems
+
+
+def _shown(path):
+    """A path as the learner would type it here: relative when under the working folder."""
+    path = Path(path).absolute()
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
 
 
 def _syntax_error(data):

@@ -101,14 +101,15 @@ def _saves(folder, names):
             time.sleep(0.1)
             yield set()
             continue
-        changes = watchfiles.watch(folder, watch_filter=lambda _, path: Path(path) in paths, step=QUIET_MS,
-                                   rust_timeout=100, yield_on_timeout=True, recursive=recursive)
+        changes = watchfiles.watch(folder, watch_filter=lambda _, path: Path(path) in paths or Path(path) == folder,
+                                   step=QUIET_MS, rust_timeout=100, yield_on_timeout=True, recursive=recursive)
         try:
             for batch in changes:
-                yield set(paths.values()) if gone else {paths[Path(path)] for _, path in batch}
+                touched = {Path(path) for _, path in batch}
+                if folder in touched or _identity(folder) != identity:     # deleted, or another folder
+                    break                                                   # now (its inode may be reused)
+                yield set(paths.values()) if gone else {paths[path] for path in touched}
                 gone = False
-                if _identity(folder) != identity:
-                    break
         finally:
             changes.close()
         gone = True
