@@ -31,8 +31,10 @@ class Printed:
         what was cut, or with show_all everything kept."""
         with self._lock:
             taken = [self._kept.pop(f) for f in functions if f in self._kept]
-        text = b"".join(data for data, _ in taken).decode("utf-8", "replace")
-        lines, cut = text.splitlines(), sum(cut for _, cut in taken)
+        data = b"".join(data for data, _ in taken)
+        cut = sum(cut for _, cut in taken) + max(0, len(data) - self.limit)
+        text = data[:self.limit].decode("utf-8", "replace")
+        lines = text.splitlines()
         if len(lines) > OUTPUT_LINES and not self.show_all:
             text = "\n".join(lines[:OUTPUT_LINES]) + f"\n[... {len(lines) - OUTPUT_LINES} more lines: -s shows them]"
         if cut:
