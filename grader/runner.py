@@ -90,15 +90,16 @@ def _run_checks(lab, box, missing, submission, device, select, started, first, o
 
 
 def run_experiments(lab: Lab, submission: str | Path | None = None, device: str = "auto", out: str = "plots") -> int:
-    """The learner's own experiment run (--experiments): the lab's script, in a copy of the
-    handout holding the submission's files, in its own process, printing to this terminal."""
+    """The learner's own experiment run (--experiments): the lab's script (it takes --device
+    auto/cpu/cuda and --out), in a copy of the handout holding the submission's files, in its
+    own process, printing to this terminal. Its exit status (130 when Ctrl-C stopped it)."""
     if not lab.manifest.experiments:
         raise LabError(f"lab {lab.name} has no experiments to run")
     files, _ = submission_files(lab, submission)
     with tempfile.TemporaryDirectory(prefix=f"{lab.name}-experiments-") as work:
         write_files(work, files)
-        command = [sys.executable, lab.manifest.experiments, "--device", resolve_device(device),
-                   "--out", str(Path(out).resolve())]
+        command = [sys.executable, lab.manifest.experiments, "--device", device,    # "auto" too: torch is
+                   "--out", str(Path(out).resolve())]                             # the script's to import
         process = subprocess.Popen(command, cwd=work, env={**os.environ, "OMP_NUM_THREADS": "1"})
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the script's to handle: it
         try:                                                        # keeps what finished, says so, exits 130

@@ -50,12 +50,14 @@ def run_one(name, seed, device):
 def run_all(seed, device, shown, results):
     """Both experiments in parallel processes, a progress bar per training run, each result
     shown (by `shown`) and put in `results` as soon as it is in."""
-    context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    fork = sys.platform == "linux" and not device.startswith("cuda")     # CUDA does not survive a fork
+    context = multiprocessing.get_context("fork" if fork else "spawn")
     queue, bars = context.Queue(), {}
     columns = (TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("loss {task.fields[loss]:.3f}"), TimeElapsedColumn())
     with context.Pool(len(EXPERIMENTS), start_worker, (queue,)) as pool, Progress(*columns, console=console) as bar:
         pending = {name: pool.apply_async(run_one, (name, seed, device)) for name in EXPERIMENTS}
+        pyplot()                                    # imported while they train, not after
         try:
             while pending:
                 for name in [name for name, result in pending.items() if result.ready()]:
@@ -112,16 +114,23 @@ def show_extrapolation(result):
             console.print(f"@{length:<4} {run.config['pos']:8} {bar:{width}} {acc:.0%}")
 
 
-def plot(loss_gap, extrapolation, out):
-    """Write accuracy-vs-length and training-loss plots into out; their paths."""
+def pyplot():
+    """matplotlib.pyplot, drawing to files, or None when matplotlib is not installed."""
     try:
         import matplotlib
     except ImportError:
-        console.print("matplotlib is not installed: plots skipped (pip install matplotlib)")
-        return []
+        return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
 
+
+def plot(loss_gap, extrapolation, out):
+    """Write accuracy-vs-length and training-loss plots into out; their paths."""
+    plt = pyplot()
+    if plt is None:
+        console.print("matplotlib is not installed: plots skipped (pip install matplotlib)")
+        return []
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     if extrapolation is not None:
@@ -153,10 +162,14 @@ def plot(loss_gap, extrapolation, out):
 def main():
     parser = argparse.ArgumentParser(description="Run the lab 2 experiments and plot them.")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default="cpu", help='e.g. "cpu" or "cuda"')
+    parser.add_argument("--device", default="cpu", help='"cpu", "cuda", or "auto" (cuda if there is one)')
     parser.add_argument("--out", type=Path, default=Path("out"), help="folder for the plots")
     args = parser.parse_args()
     torch.set_num_threads(1)                    # for these tiny models one thread is fastest
+    if args.device == "auto":
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        sys.exit(f"--device {args.device}: this machine's torch sees no CUDA device")
     results = {}
     try:
         run_all(args.seed, args.device, {"measure_loss_gap": show_loss_gap, "extrapolation_runs": show_extrapolation},
