@@ -87,9 +87,9 @@ def _rounds(lab, live, zygote, submission, select, device, json_path, show_outpu
 
 def _saves(folder, names):
     """Batches of the student files saved in `folder` (their names; an empty batch each quiet
-    tick). A folder deleted, or replaced by a new one (git checkout, some editors), ends the
-    inotify watch on it: that is a batch of every file, then the new folder is watched, and once
-    it is, every file counts as saved again."""
+    tick). A folder deleted or replaced by another (git checkout, some editors) ends the inotify
+    watch on it: a deleted one is a batch of every file (its round says so), and the folder then
+    at the path is watched anew, every file of it counting as saved."""
     import watchfiles
 
     paths = {folder / name: name for name in names}
