@@ -3,9 +3,16 @@
 import os
 import sys
 
-from grader.cli import main
+from grader.preflight import problem
 
 if __name__ == "__main__":
+    why = problem(sys.argv[1:])
+    if why:
+        print("error: " + why, file=sys.stderr)
+        sys.exit(2)
+
+    from grader.cli import main
+
     code = main(sys.argv[1:])
     if "torch" in sys.modules:      # every command has closed what it opened: skip the teardown
         sys.stdout.flush()          # of torch's thousands of objects, most of a second of CPU

@@ -32,6 +32,8 @@ def grade_parser():
     parser.add_argument("--experiments", action="store_true",
                         help="run your experiments with progress, tables and plots instead of grading")
     parser.add_argument("--out", metavar="DIR", help="where --experiments puts its plots (default: plots)")
+    parser.add_argument("-s", dest="show_output", action="store_true",
+                        help="show all your code printed under each check, not only its first lines")
     return grading_options(parser)
 
 
@@ -53,7 +55,7 @@ def run_grade(args, console):
     if args.submission and Path(args.submission).suffix == ".zip":
         raise UsageError(f"--submission {args.submission}: unzip it first (grade.py batch reads .zip files)")
     if args.experiments:
-        if args.select or args.json or args.watch or args.sandbox != "auto":
+        if args.select or args.json or args.watch or args.show_output or args.sandbox != "auto":
             raise UsageError("--experiments runs your experiments; it takes --submission, --device and --out")
         return run_experiments(find_lab(args.lab), args.submission, args.device, args.out or "plots")
     if args.out:
@@ -62,9 +64,11 @@ def run_grade(args, console):
     if args.watch:
         from grader.watch import watch
 
-        return watch(lab, console, args.submission, args.select, args.device, args.sandbox, args.json)
-    results = grade(lab, submission=args.submission, device=args.device, select=args.select,
-                    sandbox=args.sandbox)
+        return watch(lab, console, args.submission, args.select, args.device, args.sandbox, args.json,
+                     args.show_output)
+    with report.progress(console) as on_progress:
+        results = grade(lab, submission=args.submission, device=args.device, select=args.select,
+                        sandbox=args.sandbox, show_output=args.show_output, on_progress=on_progress)
     if results.faults:          # not a grade: nothing is recorded, and no results.json is written
         report.show(results, lab, console)
         return NOT_GRADED_STATUS
@@ -93,6 +97,13 @@ def main(argv=None):
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]")
         return 130
+    except ModuleNotFoundError as error:    # a package this command needs, or staff code not shipped
+        from grader.preflight import install_hint
+
+        why = f"{argv[0]} is for instructors: this copy of the course has no {error.name}" \
+            if (error.name or "").startswith("grader.") else f"this Python lacks {error.name}. {install_hint()}"
+        console.print(f"[bold red]error:[/] {escape(why)}", soft_wrap=True)
+        return 2
     except Exception as error:          # a bug of the grader's: one line, not a traceback
         where = traceback.extract_tb(error.__traceback__)[-1]
         console.print(f"[bold red]the grader itself failed:[/] {escape(type(error).__name__)}: "

@@ -187,8 +187,10 @@ def after_needs(order, depends):
 
 
 class GradingPlugin:
-    def __init__(self, lab, sandbox, device, select=(), first=()):
-        self.lab = lab
+    def __init__(self, lab, sandbox, device, select=(), first=(), on_progress=None):
+        self.lab, self.sandbox = lab, sandbox
+        self.on_progress = on_progress or (lambda done, total, function: None)    # for a progress bar
+        self.total = 0
         self.select = lab.select(select)
         self.order = sorted(lab.functions, key=lambda function: function not in first)
         self.checks = []
@@ -227,11 +229,13 @@ class GradingPlugin:
         kept.sort(key=lambda item: order.index(grade_of(item).function))
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = [] if self.problems else kept
+        self.total = len(items)
 
     # -- running ----------------------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
         grade = grade_of(item)
+        self.on_progress(len(self.checks), self.total, grade.function)
         self.calls.timeout = grade.timeout
         if self.stopped:
             raise Blocked(grade.function, "budget", self.stopped)
@@ -266,7 +270,7 @@ class GradingPlugin:
             return
         if call.when == "setup" and isinstance(error, pytest.FixtureLookupError):
             self.problems.append(f"{item.nodeid}: {error.msg or 'unknown fixture ' + str(error.argname)}")
-        status, message, hint, output, failure, blocked_by = "passed", "", "", "", "", ""
+        status, message, hint, failure, blocked_by = "passed", "", "", "", ""
         if report.skipped:
             status, message = "skipped", str(error.msg if hasattr(error, "msg") else error)
             if isinstance(error, Blocked):
@@ -276,7 +280,7 @@ class GradingPlugin:
             status, message = "failed", self._explain(error, grade.function)
             hint = getattr(error, "hint", None) or ""
             if isinstance(error, CallFailed):
-                output, failure = error.output, error.kind
+                failure = error.kind
                 hint = self.lab.exception_hint(error.message) if error.kind == "raised" else hint
                 if error.kind == "not_implemented":
                     status, blocked_by = "not_implemented", self._missing(error)
@@ -287,10 +291,12 @@ class GradingPlugin:
         self.checks.append(Check(
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade.tags),
             points=grade.points, score=grade.points if status == "passed" else 0,
-            status=status, message=printable(message)[:MESSAGE_LIMIT], hint=hint, output=printable(output),
+            status=status, message=printable(message)[:MESSAGE_LIMIT], hint=hint,
+            output=printable(self.sandbox.printed.take(grade.tags)),
             failure=failure, blocked_by=blocked_by, mistake=getattr(error, "mistake", None) or "",
             data=dict(item.user_properties),        # what the check measured: pytest's record_property
             visibility=self.lab.visibility_of(item.path, item.nodeid)))
+        self.on_progress(len(self.checks), self.total, grade.function)
 
     def _missing(self, error):
         """The student function whose stub raised NotImplementedError in a call."""
@@ -317,5 +323,8 @@ class GradingPlugin:
             return f"{error.function}: {error.message}"
         if error.kind == "raised":
             where = "".join(f"\n  at {w}" for w in error.where)
+            if error.given:
+                where += (f"\n    hint it surfaced in {error.given}, given with the lab: look at what your code "
+                          "passed to it (shapes, dtypes, devices)")
             return f"{error.function} raised {error.message}{where}"
         return f"{error.function}: {error.message}"

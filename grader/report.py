@@ -1,14 +1,18 @@
 """Every screen of grading, in rich: per-function points, failures that teach, the checklist."""
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.markup import escape
 from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -29,6 +33,29 @@ def show(results: LabResults, lab: Lab, console: Console, quiz: tuple = (False, 
     console.print(render(results, lab, quiz))
 
 
+@contextlib.contextmanager
+def progress(console):
+    """Progress of one grading, as a callback (done, total, function): on a terminal a bar that
+    goes when the report comes; elsewhere a line on stderr as each function's checks start."""
+    if not console.is_terminal:
+        started, seen = time.monotonic(), set()
+        print("grading: starting the sandbox, then the checks", file=sys.stderr, flush=True)
+
+        def line(done, total, function):
+            if function not in seen:
+                seen.add(function)
+                print(f"checking {function} ({done}/{total} checks done, {time.monotonic() - started:.1f} s)",
+                      file=sys.stderr, flush=True)
+        yield line
+        return
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("starting the sandbox", total=None)
+        yield lambda done, total, function: bar.update(task, completed=done, total=total,
+                                                       description=f"checking [bold]{escape(function)}[/]")
+
+
 def render(results, lab, quiz=(False, None), first=()):
     """The full report of one grading, the functions in `first` shown first."""
     order = sorted(lab.functions, key=lambda function: function not in first)
@@ -43,9 +70,8 @@ def _header(results):
     if results.sandbox == "process":
         where += " (no OS sandbox: install bubblewrap for one)"
     lines = [Text(where, style="dim")]
-    if results.missing_files:
-        lines.append(Text(f"not in the submission, graded as the stubs: {', '.join(results.missing_files)}",
-                          style="yellow"))
+    lines += [Text(problem, style="yellow")
+              for problem in results.problems]
     if results.selected:
         lines.append(Text(f"graded only: {', '.join(results.selected)}", style="yellow"))
     if results.stopped:
@@ -75,15 +101,15 @@ def _function_block(function, lab, results, score, top):
         tag = "" if check.visibility == "visible" else f" [dim]({check.visibility.replace('_', ' ')})[/]"
         table.add_row(MARK[check.status], f"{escape(check.name)}{tag} [dim]{check.score:g}/{check.points:g}[/]")
         if check.status == "passed":
-            continue
-        if check.message in shown or (check.hint and check.hint in shown):
+            pass
+        elif check.message in shown or (check.hint and check.hint in shown):
             if not check.blocked_by or check.blocked_by == function:    # "not graded because X ...": said once
                 table.add_row("", Text("the same problem as above", style="dim"))
-            continue
-        shown.update({check.message, check.hint} - {""})
-        if check.hint and check.hint not in check.message:      # a known cause of what your code raised
-            table.add_row("", Text(f"hint {check.hint}", style="bold yellow"))
-        table.add_row("", Text(check.message, style="red" if check.status == "failed" else "yellow"))
+        else:
+            shown.update({check.message, check.hint} - {""})
+            if check.hint and check.hint not in check.message:      # a known cause of what your code raised
+                table.add_row("", Text(f"hint {check.hint}", style="bold yellow"))
+            table.add_row("", Text(check.message, style="red" if check.status == "failed" else "yellow"))
         if check.output:
             table.add_row("", Text(f"your code printed:\n{check.output}", style="dim"))
     return Group(title, table, Text(""))
@@ -124,6 +150,9 @@ def _lesson(results, status):
         test = f"{verdict}, best {status.test.score}/{status.test.max} of {status.test.attempts} attempt(s)"
     lesson = status.line(results.lab)
     lesson = f"[bold green]{lesson}[/]" if status.complete else escape(lesson)
+    if results.selected:            # a -k run says nothing about the lesson either way
+        lesson = escape(f"only checks of {', '.join(results.selected)} were run; the lesson status needs the "
+                        f"whole lab (python grade.py {results.lab})")
     return Text.from_markup(f"[bold]Lesson test[/]  {test}\n[bold]Lesson[/]       {lesson}")
 
 

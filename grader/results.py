@@ -76,6 +76,7 @@ class LabResults(BaseModel):
     checks: list[Check]
     done_when: list[DoneItem]
     missing_files: list[str] = []   # student files the submission lacked (the stubs stood in)
+    problems: list[str] = []        # what the learner should read first: a syntax error, a file missing
     selected: list[str] = []        # -k selections, when only part of the lab was graded
     stopped: str = ""               # why grading stopped early (the time budget ran out)
     cpu_share: str = ""             # how the submission's CPU use was kept from others' (cgroup.fairness)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -12,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.errors import LabError, SetupError
-from grader.instructor.submissions import submission_files
 from grader.judge.cgroup import Cgroup
 from grader.judge.launchers import launcher_for
 from grader.judge.sandbox import Sandbox, write_files
 from grader.judge.zygote import Zygote
+from grader.submissions import file_problems, submission_files
 
 if TYPE_CHECKING:
     from grader.labs import Lab
@@ -24,13 +25,16 @@ if TYPE_CHECKING:
 
 
 def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", select: Sequence[str] = (),
-          sandbox: str = "auto", zygote: Zygote | None = None, first: Sequence[str] = ()) -> LabResults:
+          sandbox: str = "auto", zygote: Zygote | None = None, first: Sequence[str] = (),
+          show_output: bool = False, on_progress=None) -> LabResults:
     """Run the lab's checks against `submission` (a folder; None: the handout) -> LabResults.
 
     `zygote`: a warm one to fork children from (batch grading, --watch); by default one is
     started here, first, so that it imports torch while we do. `first`: functions whose checks
-    run before the others (--watch: those of the file just saved). A grading the grader could not
-    finish (checks "not_graded": its fault, not the submission's) is done once more, afresh.
+    run before the others (--watch: those of the file just saved). `show_output`: keep all that
+    student code printed, not only its first lines (-s). `on_progress(done, total, function)`
+    is called as each check starts and ends. A grading the grader could not finish (checks
+    "not_graded": its fault, not the submission's) is done once more, afresh.
     """
     started = time.monotonic()
     own = zygote is None
@@ -39,8 +43,9 @@ def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", 
         files, missing = submission_files(lab, submission)
         for attempt in (1, 2):
             box = Sandbox(lab, files, zygote)
+            box.printed.show_all = show_output
             try:
-                results = _run_checks(lab, box, missing, submission, device, select, started, first)
+                results = _run_checks(lab, box, missing, submission, device, select, started, first, on_progress)
             finally:
                 box.close()
             results.attempts = attempt
@@ -53,7 +58,7 @@ def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", 
             zygote.close()
 
 
-def _run_checks(lab, box, missing, submission, device, select, started, first):
+def _run_checks(lab, box, missing, submission, device, select, started, first, on_progress):
     import pytest
     import torch
 
@@ -62,12 +67,12 @@ def _run_checks(lab, box, missing, submission, device, select, started, first):
 
     torch.set_num_threads(1)
     box.device = resolve_device(device)
-    plugin = GradingPlugin(lab, box, box.device, select, first)
+    plugin = GradingPlugin(lab, box, box.device, select, first, on_progress)
     folders = [str(folder) for folder, _ in lab.test_folders]
     unused = ["cacheprovider", "terminal", "warnings", "stepwise", "unraisableexception",
               "threadexception", "faulthandler", "doctest", "junitxml", "pastebin", "logging"]
     args = [*folders, *[arg for name in unused for arg in ("-p", f"no:{name}")],
-            "--import-mode=importlib", "--rootdir", str(lab.folder), "-c", os.devnull]
+            "--import-mode=importlib", "--capture=no", "--rootdir", str(lab.folder), "-c", os.devnull]
     with _environment(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTEST_ADDOPTS=None):   # the user's own
         code = pytest.main(args, plugins=[plugin, plugin.fixtures])                 # pytest setup stays out
     if plugin.setup_error:
@@ -89,20 +94,27 @@ def _run_checks(lab, box, missing, submission, device, select, started, first):
         submission=str(Path(submission).resolve()) if submission else str(lab.handout),
         execution_time=time.monotonic() - started, checks=plugin.checks, done_when=done,
         missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped,
-        cpu_share=Cgroup.fairness(box.zygote.cgroup))
+        cpu_share=Cgroup.fairness(box.zygote.cgroup),
+        problems=file_problems(lab, submission or lab.handout, box.files, missing))
 
 
 def run_experiments(lab: Lab, submission: str | Path | None = None, device: str = "auto", out: str = "plots") -> int:
-    """The learner's own experiment run (--experiments): the lab's script, in a copy of the
-    handout holding the submission's files, in its own process, printing to this terminal."""
+    """The learner's own experiment run (--experiments): the lab's script (it takes --device
+    auto/cpu/cuda and --out), in a copy of the handout holding the submission's files, in its
+    own process, printing to this terminal. Its exit status (130 when Ctrl-C stopped it)."""
     if not lab.manifest.experiments:
         raise LabError(f"lab {lab.name} has no experiments to run")
     files, _ = submission_files(lab, submission)
     with tempfile.TemporaryDirectory(prefix=f"{lab.name}-experiments-") as work:
         write_files(work, files)
-        command = [sys.executable, lab.manifest.experiments, "--device", resolve_device(device),
-                   "--out", str(Path(out).resolve())]
-        return subprocess.run(command, cwd=work, env={**os.environ, "OMP_NUM_THREADS": "1"}).returncode
+        command = [sys.executable, lab.manifest.experiments, "--device", device,    # "auto" too: torch is
+                   "--out", str(Path(out).resolve())]                             # the script's to import
+        process = subprocess.Popen(command, cwd=work, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the script's to handle: it
+        try:                                                        # keeps what finished, says so, exits 130
+            return process.wait()
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager

@@ -5,6 +5,7 @@ between rounds): torch, pytest, the lab's check modules, the reference modules a
 the checks memoise are paid once. Each round forks a fresh child from the zygote, so the saved
 code is what runs, and a crash, a timeout or an endless loop ends with its round.
 """
+import os
 import signal
 import time
 from pathlib import Path
@@ -24,7 +25,8 @@ from grader.judge.zygote import Zygote
 QUIET_MS = 30       # a save is over when its files are quiet this long (editors write in bursts)
 
 
-def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto", json_path=None):
+def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto", json_path=None,
+          show_output=False):
     """Grade `submission` (a folder; None: the handout) round after round until Ctrl-C -> 0."""
     if submission is not None and not Path(submission).is_dir():
         raise UsageError(f"submission folder {submission} does not exist")
@@ -33,7 +35,7 @@ def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto
     try:
         with Live(_status("starting", "importing torch and the checks"), console=console,
                   refresh_per_second=8, transient=True) as live:
-            _rounds(lab, live, zygote, submission, select, device, json_path)
+            _rounds(lab, live, zygote, submission, select, device, json_path, show_output)
     except KeyboardInterrupt:
         pass
     finally:
@@ -43,25 +45,25 @@ def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto
     return 0
 
 
-def _rounds(lab, live, zygote, submission, select, device, json_path):
-    import watchfiles
-
+def _rounds(lab, live, zygote, submission, select, device, json_path, show_output):
     from grader.quiz.progress import lesson_after
     from grader.runner import grade
 
     folder = Path(submission or lab.handout).resolve()
-    names = {folder / name: name for name in lab.manifest.student_files}
-    changes = watchfiles.watch(folder, watch_filter=lambda _, path: Path(path) in names, step=QUIET_MS,
-                               rust_timeout=100, yield_on_timeout=True,
-                               recursive=any("/" in name for name in names.values()))
-    saved = sorted({names[Path(path)] for _, path in next(changes)})   # watching from here on: a save
-    while True:                                                         # during a round is not missed
-        live.update(_status("grading", escape(", ".join(saved)) or "all selected checks", spinning=True))
+    saves = _saves(folder, lab.manifest.student_files)
+    saved = sorted(next(saves))         # watching from here on: a save during a round is not missed
+    while True:
+        what = escape(", ".join(saved)) or "all selected checks"
+        live.update(_status("grading", what, spinning=True))
         started = time.monotonic()
         first = [f for name in saved for f in lab.manifest.student_files[name]]
+
+        def progress(done, total, function, what=what):
+            live.update(_status("grading", f"{what} · {escape(function)} · {done}/{total} checks", spinning=True))
         try:
             try:
-                results = grade(lab, submission, device=device, select=select, zygote=zygote, first=first)
+                results = grade(lab, submission, device=device, select=select, zygote=zygote, first=first,
+                                show_output=show_output, on_progress=progress)
             except GraderError as error:       # e.g. a file too large: said, and the next save is awaited
                 live.console.print(Control.clear(), Control.home(),
                                    Panel(Text(str(error)), title="[red]not graded[/]", title_align="left"))
@@ -78,9 +80,50 @@ def _rounds(lab, live, zygote, submission, select, device, json_path):
             zygote.reset()
         live.update(_status("watching", f"{escape(str(folder))} · last round {verdict} in {took:.2f} s"
                             " · save a file to grade again, Ctrl-C to stop"))
-        while not (batch := next(changes)):
+        while not (batch := next(saves)):
             pass
-        saved = sorted({names[Path(path)] for _, path in batch})
+        saved = sorted(batch)
+
+
+def _saves(folder, names):
+    """Batches of the student files saved in `folder` (their names; an empty batch each quiet
+    tick). A folder deleted or replaced by another (git checkout, some editors) ends the inotify
+    watch on it: a deleted one is a batch of every file (its round says so), and the folder then
+    at the path is watched anew, every file of it counting as saved."""
+    import watchfiles
+
+    paths = {folder / name: name for name in names}
+    recursive = any("/" in name for name in names)
+    gone = False
+    while True:
+        identity = _identity(folder)
+        if identity is None:            # not there (yet): look again each tick
+            time.sleep(0.1)
+            yield set()
+            continue
+        changes = watchfiles.watch(folder, watch_filter=lambda _, path: Path(path) in paths or Path(path) == folder,
+                                   step=QUIET_MS, rust_timeout=100, yield_on_timeout=True, recursive=recursive)
+        try:
+            for batch in changes:
+                touched = {Path(path) for _, path in batch}
+                if folder in touched or _identity(folder) != identity:     # deleted, or another folder
+                    break                                                   # now (its inode may be reused)
+                yield set(paths.values()) if gone else {paths[path] for path in touched}
+                gone = False
+        finally:
+            changes.close()
+        gone = True
+        if _identity(folder) is None:   # a round that says so
+            yield set(paths.values())
+
+
+def _identity(folder):
+    """Which folder is at this path now (device, inode), or None when there is none."""
+    try:
+        stat = os.stat(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (stat.st_dev, stat.st_ino)
 
 
 def _status(state, detail, spinning=False):

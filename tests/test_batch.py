@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.instructor import batch, submissions
+from grader import submissions
+from grader.instructor import batch
 from grader.judge.launchers import launcher_for
 from grader.labs import find_lab
 from grader.results import BatchSummary, Check, GradescopeResults, LabResults, StudentRecord

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from grader.errors import GraderError, LabError
-from grader.instructor.submissions import submission_files
 from grader.labs import find_lab
+from grader.submissions import submission_files
 
 ROOT = Path(__file__).parent.parent
 STUB = b'def add(a, b):\n    """a + b."""\n    raise NotImplementedError\n'

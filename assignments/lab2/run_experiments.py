@@ -1,8 +1,15 @@
 """Run your lab 2 experiments: progress, a results table, a terminal chart and plots.
 
     python run_experiments.py [--seed 0] [--device cpu] [--out out]
+
+The two experiments run at once, each in a process of its own with one torch thread (these
+models are too small to gain from more), with a progress bar per training run. Ctrl-C stops
+them; what finished is kept: its table is shown and its plots are written.
 """
 import argparse
+import multiprocessing
+import signal
+import sys
 import traceback
 from pathlib import Path
 
@@ -10,33 +17,67 @@ import torch
 from experiments import extrapolation_runs, measure_loss_gap
 from results import Run
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from tasks import TRAIN_LEN, VOCAB_SIZE
 
 console = Console(highlight=False)
+EXPERIMENTS = {"measure_loss_gap": measure_loss_gap, "extrapolation_runs": extrapolation_runs}
+steps = None                    # in a worker: where on_step reports go
 
 
-def run_experiment(experiment, seed, device):
-    """experiment(seed, device, on_step), a progress bar per training run; None if it fails."""
-    columns = (TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("loss {task.fields[loss]:.3f}"))
-    with Progress(*columns, console=console) as progress:
-        bars = {}
+def start_worker(queue):
+    global steps
+    signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C is for the main process to handle
+    torch.set_num_threads(1)
+    steps = queue
 
-        def on_step(name, step, steps, loss):
-            if name not in bars:
-                bars[name] = progress.add_task(name, total=steps, loss=loss)
-            progress.update(bars[name], completed=step, loss=loss)
 
+def run_one(name, seed, device):
+    """In a worker: one experiment -> ("ok", its result), or ("not done", why in words)."""
+    def on_step(run, step, total, loss):
+        steps.put((name, run, step, total, loss))
+
+    try:
+        return "ok", EXPERIMENTS[name](seed=seed, device=device, on_step=on_step)
+    except NotImplementedError as error:
+        where = traceback.extract_tb(error.__traceback__)[-1]        # the stub that raised
+        return "not done", f"[yellow]{name}: {where.name} in {Path(where.filename).name} is not implemented yet[/]"
+    except Exception:
+        return "not done", f"[red]{name} failed:[/]\n{traceback.format_exc()}"
+
+
+def run_all(seed, device, shown, results):
+    """Both experiments in parallel processes, a progress bar per training run, each result
+    shown (by `shown`) and put in `results` as soon as it is in."""
+    fork = sys.platform == "linux" and not device.startswith("cuda")     # CUDA does not survive a fork
+    context = multiprocessing.get_context("fork" if fork else "spawn")
+    queue, bars = context.Queue(), {}
+    columns = (TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("loss {task.fields[loss]:.3f}"), TimeElapsedColumn())
+    with context.Pool(len(EXPERIMENTS), start_worker, (queue,)) as pool, Progress(*columns, console=console) as bar:
+        pending = {name: pool.apply_async(run_one, (name, seed, device)) for name in EXPERIMENTS}
+        pyplot()                                    # imported while they train, not after
         try:
-            return experiment(seed=seed, device=device, on_step=on_step)
-        except NotImplementedError as error:
-            where = traceback.extract_tb(error.__traceback__)[-1]        # the stub that raised
-            console.print(f"[yellow]{experiment.__name__}: {where.name} in "
-                          f"{Path(where.filename).name} is not implemented yet[/]")
-        except Exception:
-            console.print(f"[red]{experiment.__name__} failed:[/]\n{traceback.format_exc()}")
+            while pending:
+                for name in [name for name, result in pending.items() if result.ready()]:
+                    status, value = pending.pop(name).get()
+                    if status == "ok":
+                        results[name] = value
+                        shown[name](value)
+                    else:
+                        console.print(value)
+                while not queue.empty():
+                    name, run, step, total, loss = queue.get()
+                    if (name, run) not in bars:
+                        bars[name, run] = bar.add_task(f"{run} ({name})", total=total, loss=loss)
+                    bar.update(bars[name, run], completed=step, loss=loss)
+                if pending:
+                    next(iter(pending.values())).wait(0.05)
+        except KeyboardInterrupt:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)     # a second Ctrl-C must not cut the plots
+            pool.terminate()
+            raise
 
 
 def label(run):
@@ -73,16 +114,23 @@ def show_extrapolation(result):
             console.print(f"@{length:<4} {run.config['pos']:8} {bar:{width}} {acc:.0%}")
 
 
-def plot(loss_gap, extrapolation, out):
-    """Write accuracy-vs-length and training-loss plots into out; their paths."""
+def pyplot():
+    """matplotlib.pyplot, drawing to files, or None when matplotlib is not installed."""
     try:
         import matplotlib
     except ImportError:
-        console.print("matplotlib is not installed: plots skipped (pip install matplotlib)")
-        return []
+        return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
 
+
+def plot(loss_gap, extrapolation, out):
+    """Write accuracy-vs-length and training-loss plots into out; their paths."""
+    plt = pyplot()
+    if plt is None:
+        console.print("matplotlib is not installed: plots skipped (pip install matplotlib)")
+        return []
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     if extrapolation is not None:
@@ -114,20 +162,24 @@ def plot(loss_gap, extrapolation, out):
 def main():
     parser = argparse.ArgumentParser(description="Run the lab 2 experiments and plot them.")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default="cpu", help='e.g. "cpu" or "cuda"')
+    parser.add_argument("--device", default="cpu", help='"cpu", "cuda", or "auto" (cuda if there is one)')
     parser.add_argument("--out", type=Path, default=Path("out"), help="folder for the plots")
     args = parser.parse_args()
     torch.set_num_threads(1)                    # for these tiny models one thread is fastest
-
-    console.rule("Delete the position encoding: measure_loss_gap")
-    loss_gap = run_experiment(measure_loss_gap, args.seed, args.device)
-    if loss_gap is not None:
-        show_loss_gap(loss_gap)
-    console.rule("Learned positions vs RoPE beyond the trained length: extrapolation_runs")
-    extrapolation = run_experiment(extrapolation_runs, args.seed, args.device)
-    if extrapolation is not None:
-        show_extrapolation(extrapolation)
-    paths = plot(loss_gap, extrapolation, args.out)
+    if args.device == "auto":
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        sys.exit(f"--device {args.device}: this machine's torch sees no CUDA device")
+    results = {}
+    try:
+        run_all(args.seed, args.device, {"measure_loss_gap": show_loss_gap, "extrapolation_runs": show_extrapolation},
+                results)
+    except KeyboardInterrupt:
+        paths = plot(results.get("measure_loss_gap"), results.get("extrapolation_runs"), args.out)
+        kept = f"kept what finished: {', '.join(results)}" if results else "nothing had finished"
+        console.print(f"[yellow]stopped (Ctrl-C):[/] {kept}" + (f"; plots in {args.out}/" if paths else ""))
+        sys.exit(130)
+    paths = plot(results.get("measure_loss_gap"), results.get("extrapolation_runs"), args.out)
     if paths:
         console.print(f"plots written to {args.out}/: " + ", ".join(p.name for p in paths))
 

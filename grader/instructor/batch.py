@@ -31,13 +31,13 @@ from grader.instructor import gradebook
 from grader.instructor.deadlines import submission_times
 from grader.instructor.export import read_quiz
 from grader.instructor.page import write_report
-from grader.instructor.submissions import GRADABLE, class_entries, list_submissions
 from grader.judge.launchers import launcher_for
 from grader.judge.linux import stop_then_kill
 from grader.judge.sandbox import write_files
 from grader.judge.zygote import Zygote
 from grader.labs import ENGINE, engine_files, find_lab
 from grader.results import BatchRow, LabResults, StudentRecord, one_line, printable
+from grader.submissions import GRADABLE, class_entries, list_submissions
 
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 

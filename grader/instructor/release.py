@@ -1,7 +1,8 @@
 """What leaves the instructor's machine: the learners' copy of a lab, and a Gradescope autograder.
 
 Both are a copy of the course laid out as this repository is, holding one lab:
-    grade.py, grader/*.py                the engine (requirements.txt: what it needs)
+    grade.py, grader/*.py                the engine (requirements.txt: what it needs); a release
+                                         leaves out what only instructors and authors run
     grader/labs/LAB/lab.yaml             the manifest, its paths rewritten to this layout
     grader/labs/LAB/public/ (hidden/)    the checks: public only in a release
     grader/labs/LAB/stubs/               the pristine stubs
@@ -28,6 +29,7 @@ from grader.quiz.model import load_quiz
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade")
 CPU_TORCH = "https://download.pytorch.org/whl/cpu"
+STAFF_ONLY = ("instructor", "author")     # grader/ folders a learner never runs: not in a release
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, to build the autograder image: Python, bubblewrap, packages.
@@ -52,13 +54,16 @@ exec "$PYTHON" -c 'import sys; from grader.instructor.release import autograde; 
 """
 
 
-def stage(lab, dest, hidden, reference, quiz=None):
+def stage(lab, dest, hidden, reference, quiz=None, staff=True):
     """Copy the engine and `lab` into `dest` in the course's layout; `quiz`: "exam", "practice"
-    or None. Hidden checks and reference solutions only when asked. Returns the staged Lab."""
+    or None. Hidden checks and reference solutions only when asked; the instructor's and the
+    author's code only with `staff`. Returns the staged Lab."""
     dest = Path(dest)
     (dest / "grader").mkdir(parents=True, exist_ok=True)
     shutil.copy2(ROOT / "grade.py", dest / "grade.py")
     for name in engine_files():
+        if not staff and name.parts[0] in STAFF_ONLY:
+            continue
         (dest / "grader" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ENGINE / name, dest / "grader" / name)
     folder = dest / "grader" / "labs" / lab.name
@@ -102,21 +107,67 @@ def _write_quiz(lab, path, form):
                         + yaml.safe_dump(exam_form(quiz), sort_keys=False, allow_unicode=True))
 
 
+README = """# %(title)s
+
+Your copy of the lab: the handout in `assignments/%(lab)s/` (the files you fill in, and the given
+ones) and a grader that runs the lab's public checks on your code.
+
+## Set up, once
+
+Python 3.10 or newer, then in this folder:
+
+    python3 -m venv .venv
+    .venv/bin/pip install -r requirements-cpu.txt   # no NVIDIA GPU: the small CPU build of torch
+    .venv/bin/pip install -r requirements.txt       # an NVIDIA GPU: PyPI's torch, built with CUDA
+
+Pick one of the two installs: on Linux and Windows PyPI's torch is the large CUDA build, and
+`requirements-cpu.txt` takes the CPU build from %(cpu)s instead; on a Mac both give
+the same torch. On Windows the venv's programs are in `.venv\\Scripts\\`.
+
+## The loop
+
+1. Open a file of `assignments/%(lab)s/` (start with `%(file)s`) and fill in one stub: its
+   docstring is its whole contract.
+2. Keep the grader watching in a terminal; every save grades again, the checks of the file you
+   saved first, in about a second:
+
+       .venv/bin/python grade.py %(lab)s --watch
+
+3. Read what a failed check says: what it expected, what your code gave, and often the likely
+   mistake. What your code prints shows under the check that ran it. Then the next stub.
+
+## Every command
+
+%(commands)s
+
+The tasks are in `assignments/%(lab)s/README.md`. Your code runs in a separate process
+(sandboxed where bubblewrap is installed), so a crash or an endless loop costs only the checks
+that needed it. Deleted a stub by mistake? `cp grader/labs/%(lab)s/stubs/FILE assignments/%(lab)s/`
+brings it back. The course's own grading adds hidden checks of the same contracts.
+"""
+REQUIREMENTS = "# With an NVIDIA GPU. Without one, install requirements-cpu.txt: the small CPU build of torch.\n"
+REQUIREMENTS_CPU = "# The CPU build of torch (about a tenth of the CUDA one), then everything else.\n" \
+    "--extra-index-url %(cpu)s\n-r requirements.txt\n"
+
+
 def readme(lab):
-    """The release's top-level README: how to install, grade, run the experiments, take the test."""
-    python = ".venv/bin/python"
-    commands = [(f"{python} grade.py {lab.name}", f"grade your work in assignments/{lab.name}/")]
+    """The release's top-level README: set up, the loop (a stub, --watch, the hint), every command."""
+    python = ".venv/bin/python grade.py"
+    function, file = next(iter(lab.functions.items()))
+    commands = [(f"{python} {lab.name}", "grade everything once: a report of every check"),
+                (f"{python} {lab.name} --watch", "grade again each time you save a file (Ctrl-C stops)"),
+                (f"{python} {lab.name} -k {function}", f"only the checks of one function (-k {file}: one file)"),
+                (f"{python} {lab.name} -s", "under each check, all your code printed, not only its start"),
+                (f"{python} {lab.name} --json results.json", "the results as JSON as well"),
+                (f"{python} {lab.name} --submission DIR", "grade a folder holding your files"),
+                (f"{python} {lab.name} --device cuda", "grade on an NVIDIA GPU (auto: one if there is one)")]
     if lab.manifest.experiments:
-        commands.append((f"{python} grade.py {lab.name} --experiments", "run your experiments, with plots"))
+        commands.append((f"{python} {lab.name} --experiments", "run your experiments: progress, tables, plots"))
     if lab.quiz:
-        commands.append((f"{python} grade.py quiz {lab.name}", "the lesson test"))
+        commands.append((f"{python} quiz {lab.name}", "the lesson test"))
     width = max(len(command) for command, _ in commands)
     lines = "\n".join(f"    {command:<{width}}   # {what}" for command, what in commands)
-    return (f"# {lab.manifest.title}\n\nYour copy of the lab: the handout and a grader that runs its public "
-            f"checks on your code.\n\n    python3 -m venv .venv && .venv/bin/pip install -r requirements.txt\n"
-            f"{lines}\n\nStart with assignments/{lab.name}/README.md: the tasks and the files you fill in. "
-            "Your code runs in\na separate process (sandboxed where bubblewrap is installed). The course's "
-            "own grading adds\nhidden checks of the same contracts.\n")
+    return README % {"title": lab.manifest.title, "lab": lab.name, "file": file, "commands": lines, "cpu": CPU_TORCH}
 
 
 def working_copy_changes(lab):
@@ -135,8 +186,9 @@ def release(lab, out, quiz="exam", ignore_working_copy=False):
         raise UsageError(f"{', '.join(changed)} in {lab.handout} differ from the pristine stubs in {lab.stubs}; "
                        "the release ships the pristine stubs: copy your edits there to ship them, or pass "
                        "--ignore-working-copy")
-    stage(lab, out, hidden=False, reference=False, quiz=quiz)
-    (Path(out) / "requirements.txt").write_text("\n".join(dependencies(extras=["plots"])) + "\n")
+    stage(lab, out, hidden=False, reference=False, quiz=quiz, staff=False)
+    (Path(out) / "requirements.txt").write_text(REQUIREMENTS + "\n".join(dependencies(extras=["plots"])) + "\n")
+    (Path(out) / "requirements-cpu.txt").write_text(REQUIREMENTS_CPU % {"cpu": CPU_TORCH})
     (Path(out) / "README.md").write_text(readme(lab))
     return sorted(p for p in Path(out).rglob("*") if p.is_file())
 
@@ -190,10 +242,10 @@ def autograde(root, lab_name, sandbox="required"):
     stdout): Gradescope then shows a failed run to regrade, not a 0 for the student.
     """
     from grader.instructor.gradebook import not_graded
-    from grader.instructor.submissions import GRADABLE, read_submission
     from grader.judge.launchers import bubblewrap_works
     from grader.judge.sandbox import write_files
     from grader.runner import grade
+    from grader.submissions import GRADABLE, read_submission
 
     root = Path(root)
     lab = find_lab(lab_name)

@@ -71,7 +71,7 @@ def describe(error, workdir):
     """The error as the learner should see it: type, message, and where in their files."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)      # not "<frozen importlib...>"
               if Path(f.filename).is_absolute() and Path(f.filename).resolve().parent == workdir]
-    where = [f"{Path(f.filename).name} line {f.lineno}, in {f.name}" for f in frames[-3:]]
+    where = [f"{Path(f.filename).name} line {f.lineno}, in {f.name}" for f in frames[-12:]]
     if isinstance(error, SyntaxError) and error.filename and Path(error.filename).is_absolute():
         where.append(f"{Path(error.filename).name} line {error.lineno}: {(error.text or '').strip()[:200]}")
     innermost = frames[-1].name if frames else None

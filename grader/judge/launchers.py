@@ -79,8 +79,14 @@ class BubblewrapLauncher:
                 *[arg for path in IN_SANDBOX for arg in ("--ro-bind", str(path), f"/grader/{path.name}")],
                 "--remount-ro", "/dev", "--remount-ro", "/",
                 "--chdir", HOME, "--setenv", "HOME", HOME,
-                sys.executable, "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",
+                python_executable(), "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",
                 str(SANDBOX_UID_BASE + os.getpid()), *python_prefixes()]
+
+
+def python_executable():
+    """This Python as a path the sandbox can run: its folder resolved (`../../.venv/bin/python`
+    passes through folders the sandbox does not have), the file kept (a venv's python is a link)."""
+    return str(Path(sys.executable).parent.resolve() / Path(sys.executable).name)
 
 
 def python_prefixes():

@@ -23,10 +23,11 @@ from typing import Any
 
 from grader.errors import SetupError
 from grader.judge.clock import CallClock, SessionMeter, WallClock, host_pid
+from grader.judge.printed import OUTPUT_LIMIT, Printed
 from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
 
-OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
 FILES_TIMEOUT = 60.0         # wall seconds for a new child to take its files (no student code runs yet)
+FRAMES = 12                  # frames of a traceback read from a child (innermost last)
 
 
 class CallFailed(Exception):
@@ -37,10 +38,21 @@ class CallFailed(Exception):
     the wire could not carry); nothing is charged to the submission and it is graded again.
     """
 
-    def __init__(self, function, kind, message, where=(), output=""):
+    def __init__(self, function, kind, message, where=()):
         super().__init__(message)
         self.function, self.kind, self.message = function, kind, message
-        self.where, self.output = list(where), output
+        self.where = list(where)
+        self.given = ""             # the file given with the lab where it was raised, if not the learner's
+
+
+def learner_frames(where, mine):
+    """A traceback's frames ("file line N, in f", innermost last) cut to those in the learner's
+    files `mine`, then the frame where the error surfaced when that is a file given with the lab,
+    named as such: (frames, that file or "")."""
+    files = [entry.split(" line ")[0] for entry in where]
+    kept = [entry for entry, file in zip(where, files) if file in mine][-3:]
+    given = files[-1] if files and files[-1] not in mine else ""
+    return kept + ([f"{where[-1]} (given with the lab)"] if given else []), given
 
 
 def write_files(folder, files):
@@ -92,12 +104,13 @@ class Child:
         os.set_blocking(request_fd, False)
         os.set_blocking(output_fd, False)
         self._output, self._dropped = bytearray(), 0
+        self.output_limit = OUTPUT_LIMIT
         self._next_id = 0
         self.alive = True
 
     def _pump_output(self, chunks=16):
         """Read what the child printed so far, a bounded amount per wake-up so that the caller's
-        deadline is seen; keep OUTPUT_LIMIT bytes, count the rest."""
+        deadline is seen; keep output_limit bytes, count the rest."""
         for _ in range(chunks):
             if self._output_fd is None:
                 return
@@ -109,18 +122,16 @@ class Child:
                 os.close(self._output_fd)
                 self._output_fd = None
                 return
-            room = max(0, OUTPUT_LIMIT - len(self._output))
+            room = max(0, self.output_limit - len(self._output))
             self._output += chunk[:room]
             self._dropped += len(chunk) - min(room, len(chunk))
 
     def take_output(self):
-        """What the child printed since the last take, cut to a sane size."""
+        """What the child printed since the last take, as kept: (bytes, how many more were cut)."""
         self._pump_output()
-        text = self._output.decode("utf-8", "replace")
-        if self._dropped:
-            text += f"\n[... {self._dropped} more bytes of output cut]"
+        taken = bytes(self._output), self._dropped
         self._output, self._dropped = bytearray(), 0
-        return text
+        return taken
 
     def _waiter(self, limit):
         """Block until `fd` is readable, draining output meanwhile, until `limit` ends the call."""
@@ -186,7 +197,7 @@ class Child:
                 raise CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
             if kind == "WireError":
                 raise CallFailed(function, "bad_answer", f"returned {text}")
-            where = [str(w)[:200] for w in error["where"][:3]]
+            where = [str(w)[:200] for w in error["where"][-FRAMES:]]
             raise CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
         except CallFailed:
             raise
@@ -285,6 +296,7 @@ class Sandbox:
         self.budget = budget or lab.manifest.time_budget
         self.spent = 0.0            # seconds charged to the calls that have ended
         self.started = None         # when the first child was up: the zygote's start is ours
+        self.printed = Printed()    # what calls printed, until their check takes it
         self._main = None
         self._children = []
         self._lock = threading.Lock()
@@ -302,6 +314,7 @@ class Sandbox:
         own_namespace = self.zygote.launcher.name == "bubblewrap"
         child = Child(self.zygote, *forked, host_pid=host_pid(forked.pid, self.zygote.process.pid)
                       if own_namespace else forked.pid)
+        child.output_limit = self.printed.limit
         try:
             child.send(wire.frame({"files": {**self.files, **(replace or {})}}),
                        Limit(WallClock(), float("inf"), FILES_TIMEOUT))
@@ -364,7 +377,8 @@ class Sandbox:
                 raise CallFailed(function, "grader_fault", "a simulated grader fault (GRADER_FAULT)")
             return value
         except CallFailed as failure:
-            failure.output = child.take_output()
+            if failure.kind == "raised":
+                failure.where, failure.given = learner_frames(failure.where, self.lab.manifest.student_files)
             if failure.kind == "timeout" and left < timeout:
                 self._charge(clock)
                 self._left(function)            # raises: the budget ended the call
@@ -373,7 +387,7 @@ class Sandbox:
             raise
         finally:
             self._charge(clock)
-            child.take_output()
+            self.printed.keep(function, *child.take_output())
 
     def _charge(self, clock):
         """Add a call's charged time to the submission's, once."""

@@ -11,8 +11,8 @@ from pathlib import Path
 from grader.errors import UsageError
 from grader.instructor import similarity
 from grader.instructor.page import classdata, feedback, report
-from grader.instructor.submissions import read_submission
 from grader.labs import find_lab
+from grader.submissions import read_submission
 
 QUIZ_RESPONSES = "quiz-responses.csv"       # a class quiz found in OUT when none is given
 

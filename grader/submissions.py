@@ -199,12 +199,50 @@ def _not_python(name, data):
         return None
     if b"\0" in data:
         return f"{name} is not Python source (binary data)"
-    try:
-        ast.parse(data, filename=name)
-    except SyntaxError as error:
+    error = _syntax_error(data)
+    if isinstance(error, SyntaxError):
         return f"{name} line {error.lineno}: {error.msg}"
-    except (ValueError, RecursionError, MemoryError) as error:
-        return f"{name} cannot be parsed ({type(error).__name__}: {error})"
+    return error and f"{name} cannot be parsed ({type(error).__name__}: {error})"
+
+
+# -- what a learner should hear first ------------------------------------------------------------------
+def file_problems(lab, folder, files, missing):
+    """Sentences on the student files of `folder` before any check runs: a syntax error (its line,
+    with a caret under the place), a file missing (and any other file there that seems to be it,
+    renamed). Parsed, never run."""
+    problems = []
+    for name in lab.manifest.student_files:
+        error = _syntax_error(files[name]) if name.endswith(".py") and name not in missing else None
+        if isinstance(error, SyntaxError) and error.lineno:
+            line = (error.text or "").rstrip("\n")
+            indent = len(line) - len(line.lstrip())
+            caret = " " * (max(1, error.offset or 1) - 1 - indent) + "^"
+            problems.append(f"{name} line {error.lineno}: {error.msg}\n    {line.strip()}\n    {caret}")
+    for name in missing:
+        stub = lab.stubs / name
+        why = f"{name} is not in {_shown(folder)}: its pristine stub was graded instead"
+        functions = lab.manifest.student_files[name]
+        renamed = [p.name for p in sorted(Path(folder).glob("*.py")) if p.is_file() and not p.is_symlink()
+                   and p.name not in files and p.stat().st_size <= MAX_FILE_BYTES
+                   and any(f"def {f}(" in p.read_text(errors="replace") for f in functions)]
+        if renamed:
+            why += f"; {', '.join(renamed)} defines {functions[0]}: renamed? the grader reads {name}"
+        problems.append(f"{why}. To start again from the stub: cp {_shown(stub)} {_shown(Path(folder) / name)}")
+    return problems
+
+
+def _shown(path):
+    """A path as the learner would type it here: relative when under the working folder."""
+    path = Path(path).absolute()
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+
+
+def _syntax_error(data):
+    """The SyntaxError of Python source `data`, another parse error, or None."""
+    try:
+        ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        return error
     return None
 
 
