@@ -37,6 +37,9 @@ class Manifest(BaseModel):
     done_when: list[DoneWhen] = []
     call_timeout: float = Field(10.0, gt=0, description="seconds for one call of student code")
     memory_mb: int = Field(2048, gt=0, description="address space of a child, MiB (CPU only)")
+    answer_mb: int = Field(64, gt=0, le=256, description="the largest answer a call may return, MiB of "
+                           "tensors: a small multiple of the lab's largest legal answer (at most 256, the wire's "
+                           "frame limit); larger ones are refused as the learner's")
     time_budget: float = Field(300.0, gt=0, description="seconds for all of one submission's calls")
 
     @model_validator(mode="after")

@@ -52,6 +52,15 @@ def test_alternative_styles_full_marks(graded, submission):
         assert results.score == results.max_score, [c.message for c in results.checks if c.message]
 
 
+def test_complex_rope_views_full_marks(graded):
+    """cos and sin as the .real and .imag views of torch.polar's result, LLaMA style: carried whatever
+    their strides (a size-1 dimension of stride 2 too), and graded as the values they are."""
+    results = graded("complex_rope")
+    for function in ("rope_frequencies", "apply_rope"):
+        score, top = points(results, function)
+        assert score == top > 0, [c.message for c in failures(results, function)]
+
+
 def test_reference_invariance_is_right_with_repeated_tokens(lab2):
     """The layer weighting positions (1, 2, 1) on x = (a, a, b): a swap of the first two, a rotation
     and the reversal change nothing there, but (a, b, a) changes the sum."""

@@ -48,8 +48,9 @@ def write_files(folder, files):
 class Child:
     """One forked child: request and answer pipes, and its output, kept up to a limit."""
 
-    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared):
+    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, answer_bytes):
         self.zygote, self.pid, self._shared = zygote, pid, shared
+        self.answer_bytes = answer_bytes        # the largest answer frame taken
         self._request, self._answer, self._output_fd = request_fd, answer_fd, output_fd
         os.set_blocking(request_fd, False)
         os.set_blocking(output_fd, False)
@@ -124,7 +125,7 @@ class Child:
         deadline = time.monotonic() + timeout
         try:
             self.send(wire.frame(request), deadline)
-            answer = wire.recv(self._answer, self._waiter(deadline))
+            answer = wire.recv(self._answer, self._waiter(deadline), self.answer_bytes)
         except TimeoutError:
             self.kill()
             raise CallFailed(function, "timeout", "no answer in time") from None
@@ -149,6 +150,8 @@ class Child:
                 raise CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
             if kind == "WireError":
                 raise CallFailed(function, "bad_answer", f"returned {text}")
+            if kind == "GraderFault":
+                raise CallFailed(function, "grader_fault", f"the grader could not carry its answer ({text})")
             where = [str(w)[:200] for w in error["where"][:3]]
             raise CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
         except CallFailed:
@@ -169,7 +172,7 @@ class Child:
                 placed.append(None)
                 marked.append(value)
                 continue
-            data = value.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+            data = wire.raw_bytes(value)
             if offset + len(data) > wire.SHARED_BYTES:
                 raise ValueError("arguments too large to share with the child")
             self._shared[offset:offset + len(data)] = data
@@ -189,8 +192,11 @@ class Child:
                 after.append(None)
                 continue
             offset, size, dtype, shape, device = where
-            raw = torch.frombuffer(bytearray(self._shared[offset:offset + size]) or bytearray(1), dtype=torch.uint8)
-            after.append(raw[:size].view(dtype).reshape(shape).to(device))
+            tensor = torch.empty(shape, dtype=dtype)        # sealed memory: the child cannot cut it
+            if size:
+                tensor.view(-1).view(torch.uint8).copy_(torch.frombuffer(self._shared, dtype=torch.uint8,
+                                                                          count=size, offset=offset))
+            after.append(tensor.to(device))
         return after
 
     def _ended(self):
@@ -255,13 +261,15 @@ class Sandbox:
         from grader.judge import wire
 
         try:
-            child = Child(self.zygote, *self.zygote.fork(self.device, self.lab.manifest.memory_mb))
+            child = Child(self.zygote, *self.zygote.fork(self.device, self.lab.manifest.memory_mb),
+                          answer_bytes=self.lab.manifest.answer_mb * 2**20)
         except ZygoteGone as gone:
             if gone.never_started:
                 raise SetupError(str(gone)) from None
             raise CallFailed(function, "crashed", str(gone)) from None
         try:
-            child.send(wire.frame({"files": self.files}), time.monotonic() + FILES_TIMEOUT)
+            child.send(wire.frame({"files": self.files, "answer_bytes": child.answer_bytes}),
+                       time.monotonic() + FILES_TIMEOUT)
         except TimeoutError:
             child.kill()
             raise CallFailed(function, "crashed", "a new child did not take its files in time") from None
