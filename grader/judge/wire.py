@@ -246,8 +246,8 @@ def _tensor_from(record, blob, budget):
 def sanitize(value: Any, device: str | torch.device | None = None) -> Any:
     """Rebuild a decoded tree from exact built-in types and plain tensors, within budgets of depth
     and items (`loads` bounded its tensors' bytes). Tensors the child had on the kind of the
-    judge's `device` go there, others to the CPU; the child passes None: they go where the judge
-    had them."""
+    judge's `device` go there, others to the CPU; the child passes None: they go, copied, where
+    the judge had them."""
     return _refusing(_sanitize, value, device, 0, {"items": 0})
 
 
@@ -285,8 +285,8 @@ def _tensor(tensor, claimed, device):
     kind = claimed.split(":")[0]
     if kind not in ("cpu", "cuda"):
         raise WireError(f"a tensor on an unexpected device {claimed[:40]!r}")
-    if device is None:
-        return tensor.to(claimed)
+    if device is None:              # the child: a tensor of its own, that its code may even resize
+        return tensor.to(claimed, copy=True)
     return tensor.to(device) if kind == torch.device(device).type else tensor
 
 
