@@ -251,7 +251,7 @@ def memory_mib(key):
 def test_the_judge_holds_one_copy_of_an_answer(wire_lab, zygote):
     """An answer of the lab's largest size costs the judge about its own size (it held two, then three)."""
     box = sandbox(wire_lab, zygote, "import torch\n\ndef give(n):\n    return torch.ones(n, dtype=torch.uint8)\n")
-    size = wire_lab.manifest.answer_mb * 2**20 - 4096          # the tree takes the rest
+    size = wire_lab.manifest.answer_mb * 2**20
     box.call("give", [1])
     before = memory_mib("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")               # VmHWM starts again from here

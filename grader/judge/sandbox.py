@@ -50,7 +50,7 @@ class Child:
 
     def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, answer_bytes):
         self.zygote, self.pid, self._shared = zygote, pid, shared
-        self.answer_bytes = answer_bytes        # the largest answer frame taken
+        self.answer_bytes = answer_bytes        # bytes of tensors an answer may carry
         self._request, self._answer, self._output_fd = request_fd, answer_fd, output_fd
         os.set_blocking(request_fd, False)
         os.set_blocking(output_fd, False)
@@ -125,7 +125,7 @@ class Child:
         deadline = time.monotonic() + timeout
         try:
             self.send(wire.frame(request), deadline)
-            answer = wire.recv(self._answer, self._waiter(deadline), self.answer_bytes)
+            answer = wire.recv(self._answer, self._waiter(deadline), self.answer_bytes + wire.SLACK)
         except TimeoutError:
             self.kill()
             raise CallFailed(function, "timeout", "no answer in time") from None

@@ -28,6 +28,7 @@ MAX_STRING = 4000              # characters of a string kept by sanitize; the re
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000
 ALIGN = 64                     # records start at multiples of this in a frame's body
+SLACK = MAX_TREE + ALIGN * MAX_RECORDS      # a frame's bytes besides its records': tree, padding
 BUILD = "__build__"            # a request argument the child constructs from handout code
 TENSOR = "__tensor__"          # a tensor with the device it lived on
 DEVICE = "__device__"          # a torch.device
@@ -238,9 +239,7 @@ def _tensor_from(record, blob, budget):
         raise WireError("a tensor that is not a plain dense tensor")
     if math.prod(shape) * dtype.itemsize != len(span):
         raise WireError(f"a tensor of shape {shape[:8]} that does not match its {len(span)} bytes")
-    if not len(span):
-        return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(span, dtype=dtype).view(shape)
+    return torch.frombuffer(span, dtype=dtype).view(shape) if len(span) else torch.empty(shape, dtype=dtype)
 
 
 def sanitize(value: Any, device: str | torch.device | None = None) -> Any:
