@@ -1,17 +1,26 @@
-"""Time from launching `python grade.py quiz lab2` to its first question on screen (target < 0.6 s).
+"""The lesson test's two starts (target < 0.6 s each): launching `python grade.py quiz lab2` to its
+first question on screen, and a whole `--answers` run (read, judge by meaning, review, exit).
 
-Runs the quiz in a pseudo-terminal as a learner would, ends it as soon as a question shows
-(before any answer, so nothing is saved), and prints the median of several runs.
-Usage: python benchmarks/quiz_start.py [RUNS]
+The first runs in a pseudo-terminal as a learner would and ends as soon as a question shows
+(before any answer, so nothing is saved). The second grades an answers file whose text answer
+is an expression and whose other answers use the typed formats ("38.6M", "a, b and e", "ALiBi"),
+and checks in the same process's fashion that neither torch nor sympy was imported.
+Prints the median of several runs of each. Usage: python benchmarks/quiz_start.py [RUNS]
 """
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pexpect
 
 COURSE = Path(__file__).resolve().parent.parent
+ANSWERS = "table-size: 38.6M\norder: a, b and e\nmethods: ALiBi\nrope-score: the key's position minus the query's\n" \
+          "tied: c\n"
+NO_TORCH = ("import sys, grader.cli; code = grader.cli.main(sys.argv[1:]); "
+            "assert not {'torch', 'sympy'} & set(sys.modules), 'imported torch or sympy'; sys.exit(code)")
 
 
 def time_to_first_question():
@@ -24,12 +33,36 @@ def time_to_first_question():
     return elapsed
 
 
+def time_answers_run(answers):
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, str(COURSE / "grade.py"), "quiz", "lab2", "--answers", answers],
+                          cwd=COURSE, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0 or "5 of 5 right" not in " ".join(done.stdout.split()):
+        sys.exit(f"the --answers run did not score 5 of 5:\n{done.stdout}{done.stderr}")
+    return elapsed
+
+
+def median_line(what, times):
+    return (f"{what}: median {statistics.median(times):.3f} s over {len(times)} runs "
+            f"(min {min(times):.3f}, max {max(times):.3f}); target < 0.6 s")
+
+
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
-    time_to_first_question()                        # warm the file cache and .pyc files
-    times = sorted(time_to_first_question() for _ in range(runs))
-    print(f"quiz start, launch to first question: median {statistics.median(times):.3f} s "
-          f"over {runs} runs (min {times[0]:.3f}, max {times[-1]:.3f}); target < 0.6 s")
+    with tempfile.TemporaryDirectory() as folder:
+        answers = Path(folder) / "answers.yaml"
+        answers.write_text(ANSWERS)
+        checked = subprocess.run([sys.executable, "-c", NO_TORCH, "quiz", "lab2", "--answers", str(answers)],
+                                 cwd=COURSE, capture_output=True, text=True)
+        if checked.returncode != 0:
+            sys.exit(f"the --answers run imported torch or sympy, or failed:\n{checked.stderr[-2000:]}")
+        time_to_first_question()                    # warm the file cache and .pyc files
+        time_answers_run(str(answers))
+        starts = [time_to_first_question() for _ in range(runs)]
+        graded = [time_answers_run(str(answers)) for _ in range(runs)]
+    print(median_line("quiz start, launch to first question", starts))
+    print(median_line("quiz --answers run, launch to exit (no torch, no sympy imported)", graded))
 
 
 if __name__ == "__main__":

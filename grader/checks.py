@@ -1,19 +1,24 @@
-"""What hidden tests use to fail well: expected, seen, and a hint (check50 style)."""
+"""What checks use to fail well: expected, seen, and a hint (check50 style)."""
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+
 import torch
 
 
 class CheckFailed(AssertionError):
     """A check that failed, with what was expected, what came back, and a likely cause."""
 
-    def __init__(self, expected, seen, hint=None):
-        self.expected, self.seen, self.hint = str(expected), str(seen), hint
+    def __init__(self, expected, seen, hint=None, mistake=None):
+        self.expected, self.seen, self.hint, self.mistake = str(expected), str(seen), hint, mistake
         lines = [f"expected {self.expected}", f"     saw {self.seen}"]
         super().__init__("\n".join(lines + ([f"    hint {hint}"] if hint else [])))
 
 
-def expect(condition, expected, seen, hint=None):
+def expect(condition, expected, seen, hint=None, mistake=None):
     if not condition:
-        raise CheckFailed(expected, seen, hint)
+        raise CheckFailed(expected, seen, hint, mistake)
 
 
 def describe(value):
@@ -42,6 +47,23 @@ def max_error(actual, expected):
     return float(diff.nan_to_num(nan=float("inf")).max()) if diff.numel() else 0.0
 
 
+def diagnose(actual, mistakes, atol=1e-3):
+    """The first of `mistakes` ({what the mistake is, in words: what it gives}) that `actual` matches
+    within atol everywhere (NaN matches nothing), or None: the hint for a wrong answer."""
+    for name, wrong in mistakes.items():
+        if isinstance(actual, torch.Tensor) and actual.shape == wrong.shape and max_error(actual, wrong) < atol:
+            return name
+    return None
+
+
+def expect_unchanged(before, after, name, function, hint=None):
+    """Fail unless the argument `name` was left as it was (NaN equal to NaN) by the call of `function`."""
+    same = isinstance(after, torch.Tensor) and after.shape == before.shape and after.dtype == before.dtype \
+        and torch.equal(before.cpu().nan_to_num(), after.cpu().nan_to_num()) \
+        and torch.equal(before.cpu().isnan(), after.cpu().isnan())
+    expect(same, f"{name} unchanged by {function}", f"{name} was modified", hint)
+
+
 def expect_close(actual, expected, what, atol, hint=None):
     """Fail unless |actual - expected| <= atol everywhere (atol may be a tensor of bounds)."""
     diff = (actual.double() - expected.double()).abs().nan_to_num(nan=float("inf"))
@@ -54,3 +76,20 @@ def expect_close(actual, expected, what, atol, hint=None):
             f"{what}{list(index)} = {float(actual[index]):.6g}, should be {float(expected[index]):.6g} "
             f"({int(bad.sum())} of {bad.numel()} values off, largest error {float(diff.max()):.3g})",
             hint)
+
+
+def load_beside(check_file, name):
+    """The module `name`.py beside (or, as "../public/x", near) a check file: a helper that holds no
+    checks. The judge runs pytest with --import-mode=importlib, which puts no check folder on
+    sys.path: helpers are loaded from their files, once per process."""
+    path = (Path(check_file).parent / f"{name}.py").resolve()
+    key = f"grader_lab_helper_{hashlib.sha256(str(path).encode()).hexdigest()[:16]}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, path)
+        module = sys.modules[key] = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[key]
+            raise
+    return sys.modules[key]

@@ -4,10 +4,13 @@ A lab folder holds `lab.yaml`, `public/` and `hidden/` (pytest files of checks) 
 (each student file as learners first get it). The manifest names the handout, the reference,
 the student files with their functions, and the quiz; paths in it are relative to the lab folder.
 """
+import re
+from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from grader.errors import LabError, UsageError
 
@@ -23,6 +26,41 @@ class DoneWhen(BaseModel):
     tags: list[str] = Field(min_length=1, description="checks carrying any of these tags")
 
 
+class Deadline(BaseModel):
+    """When the lab is due and what lateness costs: `penalty` percent of the lab's points per
+    started day (or hour) past `due` + `grace`, at most `cap` percent; past the cap the score
+    either keeps the capped penalty or, with `after_cap: zero`, is 0."""
+    model_config = ConfigDict(extra="forbid")
+    due: datetime = Field(description="with its time zone, e.g. 2026-12-01T23:59:00+01:00")
+    grace_minutes: float = Field(0, ge=0)
+    penalty: float = Field(0, ge=0, le=100, description="percent of the points per period late")
+    per: Literal["day", "hour"] = "day"
+    cap: float = Field(100, ge=0, le=100, description="the largest penalty, percent of the points")
+    after_cap: Literal["keep", "zero"] = "keep"
+
+    @field_validator("due")
+    @classmethod
+    def _zoned(cls, due):
+        if due.tzinfo is None:
+            raise ValueError("give the due time with its time zone, e.g. 2026-12-01T23:59:00+01:00")
+        return due
+
+
+class ExceptionHint(BaseModel):
+    """A known cause of an exception student code raises: shown above the traceback it matches."""
+    model_config = ConfigDict(extra="forbid")
+    match: str = Field(description="a regular expression searched in 'ExceptionType: message'")
+    hint: str
+
+    @model_validator(mode="after")
+    def _compiles(self):
+        try:
+            re.compile(self.match)
+        except re.error as error:
+            raise ValueError(f"match {self.match!r} is not a regular expression: {error}") from None
+        return self
+
+
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     title: str
@@ -35,18 +73,37 @@ class Manifest(BaseModel):
     quiz: str | None = None
     experiments: str | None = Field(None, description="a handout script run by --experiments")
     done_when: list[DoneWhen] = []
-    call_timeout: float = Field(10.0, gt=0, description="seconds for one call of student code")
+    call_timeout: float = Field(10.0, gt=0, description="seconds charged to one call of student code: its "
+                                "own CPU or running time, never time lost to the machine's load")
+    timeouts: dict[str, float] = Field({}, description="function -> seconds charged to one of its calls, "
+                                       "where not call_timeout")
     memory_mb: int = Field(2048, gt=0, description="address space of a child, MiB (CPU only)")
     answer_mb: int = Field(64, gt=0, le=256, description="the largest answer a call may return, MiB of "
                            "tensors: a small multiple of the lab's largest legal answer (at most 256, the wire's "
                            "frame limit); larger ones are refused as the learner's")
-    time_budget: float = Field(300.0, gt=0, description="seconds for all of one submission's calls")
+    time_budget: float = Field(300.0, gt=0, description="seconds charged to all of one submission's calls")
+    backstop: float = Field(5.0, ge=2, description="wall-time backstop of every limit, as a multiple of it: "
+                            "past it the machine, not the submission, kept a call from ending (not graded)")
+    judge_budget: float = Field(300.0, gt=0, description="CPU seconds of the judge's own work for one "
+                                "submission (truths, re-measurements); past it the rest is not graded")
+    deadline: Deadline | None = None
+    visibility: dict[str, Literal["hidden", "after_due_date", "after_published", "visible"]] = Field(
+        {}, description="Gradescope visibility by check file or file::test, e.g. hidden/test_x.py: after_due_date")
+    depends: dict[str, list[str]] = Field({}, description="function -> the functions every check of it needs, "
+                                          "where the checks cannot feed it the right ones")
+    exception_hints: list[ExceptionHint] = []
 
     @model_validator(mode="after")
     def _functions_unique(self):
         names = [f for functions in self.student_files.values() for f in functions]
         if len(names) != len(set(names)):
             raise ValueError("a function is listed under two student files")
+        unknown = sorted(set(self.timeouts) - set(names))
+        if unknown:
+            raise ValueError(f"timeouts names {', '.join(unknown)}, not a student function")
+        unknown = {name for function, needs in self.depends.items() for name in [function, *needs]} - set(names)
+        if unknown:
+            raise ValueError(f"depends names {', '.join(sorted(unknown))}, not a function of student_files")
         return self
 
 
@@ -70,6 +127,16 @@ class Lab:
         """(folder, visibility) pairs of the checks that exist here."""
         return [(self.folder / kind, vis) for kind, vis in (("public", "visible"), ("hidden", "hidden"))
                 if (self.folder / kind).is_dir()]
+
+    def visibility_of(self, path, nodeid):
+        """Gradescope's visibility of a check: lab.yaml's for its test or file, else its folder's."""
+        default = next(v for folder, v in self.test_folders if Path(path).is_relative_to(folder))
+        table = self.manifest.visibility
+        return table.get(nodeid.split("[")[0], table.get(nodeid.split("::")[0], default))
+
+    def exception_hint(self, raised):
+        """The hint of the first exception_hints pattern found in `raised` ("Type: message"), or ""."""
+        return next((h.hint for h in self.manifest.exception_hints if re.search(h.match, raised)), "")
 
     def module_of(self, function):
         return Path(self.functions[function]).stem

@@ -8,6 +8,7 @@ optionally gives each of its calls more seconds. Fixtures: `student` (calls into
 import importlib
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -18,7 +19,7 @@ import torch
 from grader.checks import CheckFailed
 from grader.errors import SetupError
 from grader.judge.sandbox import MESSAGE_LIMIT, CallFailed
-from grader.results import Check, printable
+from grader.results import NOT_GRADED, Check, printable
 
 # Why a function's remaining checks do not run: as the check's own function, as a dependency.
 BLOCKED = {"not_implemented": ("not implemented yet", "is not implemented yet"),
@@ -60,7 +61,8 @@ def grade_of(item):
 
 
 class Blocked(pytest.skip.Exception):
-    """A check not run because `function` cannot be used: `why` is a key of BLOCKED, or "budget"."""
+    """A check not run because `function` cannot be used: `why` is a key of BLOCKED, "budget", or
+    "judge" (the judge's own work ran past its budget: not graded, the grader's fault)."""
 
     def __init__(self, function, why, message):
         super().__init__(msg=message)
@@ -83,10 +85,11 @@ class Student:
         self._known(name)
         return self._sandbox.call(name, args, kwargs, self.timeout, echo=True)
 
-    def submit(self, name, *args, timeout=None, **kwargs):
-        """Start a call in a child of its own, in parallel; returns a concurrent Future."""
+    def submit(self, name, *args, timeout=None, replace=None, **kwargs):
+        """Start a call in a child of its own, in parallel; returns a concurrent Future. `replace`:
+        {file: bytes} that child gets instead of the submission's."""
         self._known(name)
-        return self._sandbox.submit(name, args, kwargs, timeout)
+        return self._sandbox.submit(name, args, kwargs, timeout, replace)
 
     def _known(self, name):
         if name not in self._functions:
@@ -155,9 +158,32 @@ def fixtures(student, reference, device):
     def device_fixture():
         return device
 
+    @pytest.fixture(name="record_property")
+    def record_property_fixture(request):
+        """record_property(name, number or list): kept in the check's Check.data (pytest's own
+        fixture of this name comes with junitxml, which is not loaded)."""
+        return lambda name, value: request.node.user_properties.append((name, value))
+
     plugin = ModuleType("grader_fixtures")
     plugin.student, plugin.reference, plugin.device = student_fixture, reference_fixture, device_fixture
+    plugin.record_property = record_property_fixture
     return plugin
+
+
+def after_needs(order, depends):
+    """`order` with each function moved after the functions it depends on (lab.yaml's depends), so
+    that whether those pass is known before its checks run, whatever order was asked for."""
+    placed = []
+
+    def place(function, seen=()):
+        if function not in placed and function not in seen:
+            for need in depends.get(function, []):
+                place(need, (*seen, function))
+            placed.append(function)
+
+    for function in order:
+        place(function)
+    return placed
 
 
 class GradingPlugin:
@@ -165,12 +191,12 @@ class GradingPlugin:
         self.lab = lab
         self.select = lab.select(select)
         self.order = sorted(lab.functions, key=lambda function: function not in first)
-        self.visibility = {folder: visibility for folder, visibility in lab.test_folders}
         self.checks = []
         self.problems = []          # what is wrong with the lab itself
         self.blocked = {}           # function -> why its remaining checks do not run
         self.stopped = ""           # why no more checks run at all (the time budget ran out)
         self.setup_error = None     # this machine cannot grade (no sandbox starts): said once
+        self.judge_started = time.process_time()    # the judge's own CPU, all its threads
         self.calls = Student(sandbox, lab.functions)
         reference = Reference.of(lab) if lab.reference else None
         self.fixtures = fixtures(self.calls, reference, torch.device(device))
@@ -194,6 +220,10 @@ class GradingPlugin:
                 continue
             if not self.select or grade_of(item).function in self.select:
                 kept.append(item)
+        needs = {function: list(functions) for function, functions in self.lab.manifest.depends.items()}
+        for item in kept:
+            needs.setdefault(grade_of(item).function, []).extend(grade_of(item).tags[1:])
+        order = after_needs(order, needs)
         kept.sort(key=lambda item: order.index(grade_of(item).function))
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = [] if self.problems else kept
@@ -205,17 +235,21 @@ class GradingPlugin:
         self.calls.timeout = grade.timeout
         if self.stopped:
             raise Blocked(grade.function, "budget", self.stopped)
-        for function in grade.tags:
+        if time.process_time() - self.judge_started > self.lab.manifest.judge_budget:
+            raise Blocked(grade.function, "judge", f"not graded: the grader's own work for this submission ran "
+                          f"past its {self.lab.manifest.judge_budget:g} s ({NOT_GRADED})")
+        needs = [*grade.tags[1:], *self.lab.manifest.depends.get(grade.function, [])]
+        for function in [grade.function, *needs]:
             if function in self.blocked:
                 raise self._blocked(function, self.blocked[function], grade.function)
-        for function in grade.tags[1:]:     # a check is not charged for another function's bug
+        for function in needs:              # a check is not charged for another function's bug
             if any(c.function == function and c.status != "passed" for c in self.checks):
                 raise self._blocked(function, "failing", grade.function)
 
     @staticmethod
     def _blocked(function, why, own):
         yours, dependency = BLOCKED[why]
-        return Blocked(function, why, yours if function == own else f"needs {function}, which {dependency}")
+        return Blocked(function, why, yours if function == own else f"not graded because {function} {dependency}")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -236,23 +270,27 @@ class GradingPlugin:
         if report.skipped:
             status, message = "skipped", str(error.msg if hasattr(error, "msg") else error)
             if isinstance(error, Blocked):
-                blocked_by = error.function
-                status = "not_implemented" if error.why == "not_implemented" else "skipped"
+                blocked_by = "" if error.why == "judge" else error.function
+                status = {"not_implemented": "not_implemented", "judge": "not_graded"}.get(error.why, "skipped")
         elif report.failed:
             status, message = "failed", self._explain(error, grade.function)
             hint = getattr(error, "hint", None) or ""
             if isinstance(error, CallFailed):
                 output, failure = error.output, error.kind
+                hint = self.lab.exception_hint(error.message) if error.kind == "raised" else hint
                 if error.kind == "not_implemented":
                     status, blocked_by = "not_implemented", self._missing(error)
+                if error.kind == "grader_fault":
+                    status = "not_graded"
         doc = (item.function.__doc__ or "").strip().splitlines()
         variant = f" [{item.callspec.id}]" if hasattr(item, "callspec") else ""
         self.checks.append(Check(
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade.tags),
             points=grade.points, score=grade.points if status == "passed" else 0,
             status=status, message=printable(message)[:MESSAGE_LIMIT], hint=hint, output=printable(output),
-            failure=failure, blocked_by=blocked_by,
-            visibility=next(v for folder, v in self.visibility.items() if Path(item.path).is_relative_to(folder))))
+            failure=failure, blocked_by=blocked_by, mistake=getattr(error, "mistake", None) or "",
+            data=dict(item.user_properties),        # what the check measured: pytest's record_property
+            visibility=self.lab.visibility_of(item.path, item.nodeid)))
 
     def _missing(self, error):
         """The student function whose stub raised NotImplementedError in a call."""
@@ -272,6 +310,8 @@ class GradingPlugin:
         if error.kind == "budget":
             self.stopped = error.message
             return error.message
+        if error.kind == "grader_fault":
+            return f"not graded: {error.message} ({NOT_GRADED})"
         if error.kind == "timeout":
             self.blocked[error.function] = error.kind
             return f"{error.function}: {error.message}"

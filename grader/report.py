@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from grader.results import printable
+from grader.results import NOT_GRADED, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from grader.results import LabResults
 
 MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "[yellow]·[/]",
-        "skipped": "[yellow]-[/]"}
+        "skipped": "[yellow]-[/]", "not_graded": "[magenta]?[/]"}
 
 
 def show(results: LabResults, lab: Lab, console: Console, quiz: tuple = (False, None)) -> None:
@@ -34,7 +34,8 @@ def render(results, lab, quiz=(False, None), first=()):
     order = sorted(lab.functions, key=lambda function: function not in first)
     blocks = [_function_block(function, lab, results, score, top)
               for function, (score, top) in results.by_function(order).items()]
-    return Group(_header(results), *blocks, _summary(results, quiz))
+    public_only = all(visibility == "visible" for _, visibility in lab.test_folders)
+    return Group(_header(results), *blocks, _summary(results, quiz, public_only))
 
 
 def _header(results):
@@ -49,6 +50,11 @@ def _header(results):
         lines.append(Text(f"graded only: {', '.join(results.selected)}", style="yellow"))
     if results.stopped:
         lines.append(Text(results.stopped, style="bold red"))
+    if results.faults:
+        lines.append(Text(f"{len(results.faults)} check(s) not graded after {results.attempts} attempt(s): "
+                          f"{NOT_GRADED}. Grade again; if it persists, tell your instructor.", style="bold magenta"))
+    if results.cpu_share and not results.cpu_share.startswith("a control group"):
+        lines.append(Text(f"CPU shared between submissions by {results.cpu_share}", style="dim"))
     return Panel(Group(*lines), title=f"[bold]{results.title}[/]", title_align="left")
 
 
@@ -66,26 +72,29 @@ def _function_block(function, lab, results, score, top):
     table.add_column()
     shown = set()               # messages and hints already printed for this function
     for check in checks:
-        tag = "" if check.visibility == "visible" else " [dim](hidden)[/]"
+        tag = "" if check.visibility == "visible" else f" [dim]({check.visibility.replace('_', ' ')})[/]"
         table.add_row(MARK[check.status], f"{escape(check.name)}{tag} [dim]{check.score:g}/{check.points:g}[/]")
         if check.status == "passed":
             continue
         if check.message in shown or (check.hint and check.hint in shown):
-            table.add_row("", Text("the same problem as above", style="dim"))
+            if not check.blocked_by or check.blocked_by == function:    # "not graded because X ...": said once
+                table.add_row("", Text("the same problem as above", style="dim"))
             continue
         shown.update({check.message, check.hint} - {""})
+        if check.hint and check.hint not in check.message:      # a known cause of what your code raised
+            table.add_row("", Text(f"hint {check.hint}", style="bold yellow"))
         table.add_row("", Text(check.message, style="red" if check.status == "failed" else "yellow"))
         if check.output:
             table.add_row("", Text(f"your code printed:\n{check.output}", style="dim"))
     return Group(title, table, Text(""))
 
 
-def _summary(results, quiz):
+def _summary(results, quiz, public_only=False):
     total = Table.grid(padding=(0, 2))
-    colour = "green" if results.all_passed else "red"
+    colour = "green" if results.all_passed else "magenta" if results.faults else "red"
     total.add_row("[bold]Total[/]", f"[bold {colour}]{results.score:g}/{results.max_score:g}[/]",
                   f"[dim]{results.execution_time:.1f} s[/]")
-    hidden = sum(c.visibility == "hidden" for c in results.checks)
+    hidden = sum(c.visibility != "visible" for c in results.checks)
     total.add_row("[bold]Checks[/]", f"{len(results.checks) - hidden} public, {hidden} hidden", "")
     parts = [total]
     if results.done_when:
@@ -93,6 +102,9 @@ def _summary(results, quiz):
         parts += [Text.from_markup(f"  {'[green]☑[/]' if d.done else '[red]☐[/]'} {escape(d.text)}"
                                    if d.graded else f"  [dim]☐ {escape(d.text)} (not checked here)[/]")
                   for d in results.done_when]
+        if public_only:
+            parts.append(Text("Ticked by the public checks here; the course's grading adds hidden checks of the "
+                              "same contracts, on other sizes and seeds.", style="dim"))
     has_quiz, status = quiz
     if has_quiz:
         parts += [Text(""), _lesson(results, status)]
@@ -136,7 +148,7 @@ def show_batch(summary, console, out):
     """The class at a glance: scores, where it struggles, what went wrong, where the files are."""
     statuses = ", ".join(f"{n} {status}" for status, n in sorted(summary.statuses.items()))
     average = "" if summary.mean_percent is None else \
-        f" · mean {summary.mean_percent:.0f}% · median {summary.median_percent:.0f}%"
+        f" · mean {summary.mean_percent:.0f}% · median {summary.median_percent:.0f}% of {summary.counted} scored"
     header = Text.from_markup(
         f"{summary.students} students ({escape(statuses)}){average}\n"
         f"[dim]{summary.graded_now} graded now on {summary.workers} worker(s) in {summary.seconds:.0f} s; "
@@ -149,9 +161,16 @@ def show_batch(summary, console, out):
         console.print(_mistakes(summary))
     if summary.problems:
         console.print(_problems(summary))
+    if summary.ignored:
+        console.print(f"[dim]not submissions, ignored: {escape(', '.join(summary.ignored))}[/]")
     console.print(f"[dim]gradebook {escape(str(Path(out) / 'grades.csv'))} · summary "
                   f"{escape(str(Path(out) / 'summary.json'))} · per student "
                   f"{escape(str(Path(out)))}/students/<student>/results.json[/]")
+    regrade = [row.student for row in summary.problems if row.status == "regrade"]
+    if regrade:
+        console.print(f"[bold magenta]not graded through the grader's fault (no score given):[/] "
+                      f"{escape(', '.join(map(printable, regrade)))}. Run the same command again to grade "
+                      "them (or --student ID for one).")
 
 
 def _histogram(summary):
@@ -166,15 +185,18 @@ def _histogram(summary):
 
 
 def _pass_rates(summary, shown=12):
-    table = Table(title="Checks, worst pass rate first", title_justify="left", box=None, padding=(0, 1))
-    for name, justify in (("pass rate", "right"), ("passed", "right"), ("function", "left"), ("check", "left")):
+    table = Table(title="Checks, worst pass rate first (of the students who reached them)", title_justify="left",
+                  box=None, padding=(0, 1))
+    for name, justify in (("pass rate", "right"), ("passed", "right"), ("not reached", "right"),
+                          ("function", "left"), ("check", "left")):
         table.add_column(name, justify=justify)
     for rate in summary.checks[:shown]:
         colour = "green" if rate.rate >= 0.8 else "yellow" if rate.rate >= 0.5 else "red"
-        table.add_row(f"[{colour}]{100 * rate.rate:.0f}%[/]", f"{rate.passed}/{rate.graded}",
+        table.add_row(f"[{colour}]{100 * rate.rate:.0f}%[/]" if rate.graded else "[dim]-[/]",
+                      f"{rate.passed}/{rate.graded}", f"[dim]{rate.not_attempted + rate.not_run or ''}[/]",
                       escape(rate.function), escape(rate.name))
     if len(summary.checks) > shown:
-        table.add_row("", "", "", f"[dim]... {len(summary.checks) - shown} more in summary.json[/]")
+        table.add_row("", "", "", "", f"[dim]... {len(summary.checks) - shown} more in summary.json[/]")
     return table
 
 

@@ -1,14 +1,26 @@
-"""Results of grading a lab, and their export in Gradescope's results.json shape."""
+"""Results of grading a lab, and their export in Gradescope's results.json shape
+(https://gradescope-autograders.readthedocs.io/en/latest/specs/)."""
+import re
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Status = Literal["passed", "failed", "not_implemented", "skipped"]
+Status = Literal["passed", "failed", "not_implemented", "skipped", "not_graded"]
+NOT_GRADED = "the grader could not grade this; nothing was charged to you"
+Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
+NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
 def printable(text):
     """Text from student code made safe for a terminal and a JSON file: no control characters."""
     return "".join(c if c.isprintable() or c in "\n\t" else "\N{REPLACEMENT CHARACTER}" for c in text)
+
+
+def one_line(text):
+    """A name from the filesystem (a student's folder, a file) made safe for any output: no
+    control character at all, not even a newline that would forge a line of progress output."""
+    return "".join(c if c.isprintable() else "\N{REPLACEMENT CHARACTER}" for c in text)
 
 
 class Check(BaseModel):
@@ -24,11 +36,28 @@ class Check(BaseModel):
     failure: str = ""               # how student code failed to answer: timeout, crashed, raised, ...
     output: str = ""                # what student code printed, cut
     blocked_by: str = ""            # the function whose stub or failure kept this check from running
-    visibility: Literal["visible", "hidden"]
+    visibility: Visibility          # Gradescope's: hidden checks are "hidden" unless lab.yaml says
+    mistake: str = ""               # an id of the mistake the hint names, so a class's are counted as one
+    data: dict[str, float | list[float]] = {}   # what the check measured (record_property); "reference
+    #                                             X" is the reference's X, "x" the x values of the lists
 
     @property
     def function(self):
         return self.tags[0]
+
+    @property
+    def mistake_key(self):
+        """What makes two failures the same mistake: its id, else the function and the hint with
+        its numbers left out (one hint, worded with another student's numbers, is one mistake)."""
+        return self.mistake or f"{self.function}: {' '.join(NUMBER.sub('#', self.hint.lower()).split())}"
+
+    @property
+    def outcome(self):
+        """passed, failed, not attempted (the function's own stub) or not run (blocked by another
+        function, or the time budget): only "failed" counts against the class."""
+        if self.status == "not_implemented" and self.blocked_by in ("", self.function):
+            return "not attempted"
+        return {"passed": "passed", "failed": "failed"}.get(self.status, "not run")
 
 
 class DoneItem(BaseModel):
@@ -49,6 +78,13 @@ class LabResults(BaseModel):
     missing_files: list[str] = []   # student files the submission lacked (the stubs stood in)
     selected: list[str] = []        # -k selections, when only part of the lab was graded
     stopped: str = ""               # why grading stopped early (the time budget ran out)
+    cpu_share: str = ""             # how the submission's CPU use was kept from others' (cgroup.fairness)
+    attempts: int = 1               # gradings it took: a grader fault is retried once
+
+    @property
+    def faults(self):
+        """Checks the grader could not grade (status not_graded): the grade is not final."""
+        return [c for c in self.checks if c.status == "not_graded"]
 
     @property
     def score(self):
@@ -76,11 +112,12 @@ class LabResults(BaseModel):
             output += f"\nNot submitted (graded as the stubs): {', '.join(self.missing_files)}"
         return GradescopeResults(
             score=self.score, execution_time=round(self.execution_time, 3), output=output,
-            sandbox=self.sandbox,
+            extra_data={"sandbox": self.sandbox, "lab": self.lab},
             tests=[GradescopeTest(
                 name=c.name, number=str(i), score=c.score, max_score=c.points,
                 status="passed" if c.status == "passed" else "failed",
-                output="\n".join(filter(None, [c.message, c.output and f"Your code printed:\n{c.output}"])),
+                output="\n".join(filter(None, [c.hint not in c.message and f"hint {c.hint}", c.message,
+                                                c.output and f"Your code printed:\n{c.output}"])),
                 visibility=c.visibility, tags=c.tags)
                 for i, c in enumerate(self.checks, 1)])
 
@@ -93,22 +130,33 @@ class GradescopeTest(BaseModel):
     max_score: float
     status: Literal["passed", "failed"]
     output: str
-    visibility: Literal["hidden", "after_due_date", "after_published", "visible"]
+    output_format: Literal["text"] = "text"     # messages are plain text (no HTML, no Markdown)
+    visibility: Visibility
     tags: list[str]
 
 
 class GradescopeResults(BaseModel):
-    """Gradescope's autograder results.json, with the sandbox this grading ran in."""
+    """Gradescope's autograder results.json; what its specification has no key for (the sandbox
+    this grading ran in) goes in `extra_data`."""
     model_config = ConfigDict(extra="forbid")
     score: float
     execution_time: float
     output: str
-    sandbox: Literal["bubblewrap", "process"]
+    output_format: Literal["text"] = "text"
+    extra_data: dict[str, str] = {}
     tests: list[GradescopeTest]
+
+    def summary(self):
+        """A readable account for run_autograder's stdout (Gradescope shows it to instructors)."""
+        failed = [t for t in self.tests if t.status == "failed"]
+        lines = [self.output, f"score {self.score:g}; {len(self.tests)} checks, {len(failed)} failed"]
+        lines += [f"  failed: {t.name} ({t.score:g}/{t.max_score:g})" for t in failed]
+        return "\n".join(lines)
 
 
 # -- batch grading: one row per student, the record kept beside results.json, the class summary ----
-RowStatus = Literal["graded", "incomplete", "broken_code", "empty", "rejected", "error", "pending"]
+RowStatus = Literal["graded", "incomplete", "broken_code", "empty", "rejected", "regrade", "pending"]
+SCORED = ("graded", "incomplete", "broken_code")   # rows the grader scored: the class statistics
 
 
 class BatchRow(BaseModel):
@@ -116,8 +164,9 @@ class BatchRow(BaseModel):
 
     status: graded; incomplete (graded, some student files missing: the stubs stood in);
     broken_code (graded, a student file is not valid Python); empty (no student file found);
-    rejected (an unsafe or unreadable submission, not graded); error (the grader failed: rerun);
-    pending (not graded yet: the batch was interrupted).
+    rejected (an unsafe or unreadable submission, not graded); regrade (the grader failed, not the
+    submission: no score, and the next run grades it again); pending (not graded yet: the batch was
+    interrupted).
     """
     student: str
     status: RowStatus
@@ -129,6 +178,8 @@ class BatchRow(BaseModel):
     incidents: list[str] = []               # "f: timed out", "g: crashed"
     seconds: float = 0.0
     reused: bool = False                    # unchanged since graded: taken from the last run
+    submitted_at: datetime | None = None    # when it came in (grader/instructor/deadlines.py)
+    time_source: str = ""                   # where that time was read from
 
     @property
     def percent(self):
@@ -153,7 +204,9 @@ class CheckRate(BaseModel):
     test: str
     function: str
     passed: int
-    graded: int
+    graded: int                             # passed or failed: those who reached the check
+    not_attempted: int = 0                  # the function's stub left as it was
+    not_run: int = 0                        # blocked by another function, or the time budget
 
     @property
     def rate(self):
@@ -161,9 +214,10 @@ class CheckRate(BaseModel):
 
 
 class Mistake(BaseModel):
-    hint: str
+    hint: str                               # the first wording seen
     function: str
     students: list[str]
+    id: str = ""                            # Check.mistake, where the check named one
 
 
 class BatchSummary(BaseModel):
@@ -184,3 +238,5 @@ class BatchSummary(BaseModel):
     workers: int
     seconds: float
     interrupted: bool = False
+    counted: int = 0                        # students in the statistics: scored by the grader
+    ignored: list[str] = []                 # entries of the class folder that are not submissions

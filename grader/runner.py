@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from grader.errors import LabError, SetupError
 from grader.instructor.submissions import submission_files
+from grader.judge.cgroup import Cgroup
 from grader.judge.launchers import launcher_for
 from grader.judge.sandbox import Sandbox, write_files
 from grader.judge.zygote import Zygote
@@ -28,18 +29,25 @@ def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", 
 
     `zygote`: a warm one to fork children from (batch grading, --watch); by default one is
     started here, first, so that it imports torch while we do. `first`: functions whose checks
-    run before the others (--watch: those of the file just saved).
+    run before the others (--watch: those of the file just saved). A grading the grader could not
+    finish (checks "not_graded": its fault, not the submission's) is done once more, afresh.
     """
     started = time.monotonic()
     own = zygote is None
     zygote = zygote or Zygote(launcher_for(sandbox))
     try:
         files, missing = submission_files(lab, submission)
-        box = Sandbox(lab, files, zygote)
-        try:
-            return _run_checks(lab, box, missing, submission, device, select, started, first)
-        finally:
-            box.close()
+        for attempt in (1, 2):
+            box = Sandbox(lab, files, zygote)
+            try:
+                results = _run_checks(lab, box, missing, submission, device, select, started, first)
+            finally:
+                box.close()
+            results.attempts = attempt
+            if not results.faults:
+                return results
+            zygote.reset()      # nothing of the first attempt stays for the second
+        return results
     finally:
         if own:
             zygote.close()
@@ -80,7 +88,8 @@ def _run_checks(lab, box, missing, submission, device, select, started, first):
         lab=lab.name, title=lab.manifest.title, device=str(box.device), sandbox=box.zygote.launcher.name,
         submission=str(Path(submission).resolve()) if submission else str(lab.handout),
         execution_time=time.monotonic() - started, checks=plugin.checks, done_when=done,
-        missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped)
+        missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped,
+        cpu_share=Cgroup.fairness(box.zygote.cgroup))
 
 
 def run_experiments(lab: Lab, submission: str | Path | None = None, device: str = "auto", out: str = "plots") -> int:

@@ -63,7 +63,7 @@ def plant():
         except OSError:
             pass
     subprocess.Popen(["/bin/sh", "-c", "sleep 300; true  # isolation-daemon"],    # runs as any user
-                     start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)          # (no new session: refused)
     return True
 
 def act(what):
@@ -86,6 +86,15 @@ def act(what):
                 open(f"/proc/{os.getppid()}/fd/{fd}", "w").write("GRADER SAYS: full marks\n")
         elif what == "capabilities":
             return [line for line in open("/proc/self/status") if line.startswith("Cap")]
+        elif what == "new session":             # a scheduler's autogroup of its own, out of the clock's sight
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.setsid()
+                    os._exit(0)
+                except OSError:
+                    os._exit(1)
+            return "refused: setsid" if os.waitpid(pid, 0)[1] else "done"
         elif what == "user namespace":          # in one of its own, a process has every capability
             import ctypes
             if ctypes.CDLL(None, use_errno=True).unshare(0x10000000 | 0x40000000) != 0:    # user | net
@@ -148,7 +157,10 @@ def hopper(address, seconds):
     if os.fork():
         return True
     os.closerange(3, 1024)          # not our channels to the judge
-    os.setsid()
+    try:
+        os.setsid()
+    except PermissionError:         # refused to children: it stays in the child's session
+        pass
     beat = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     beat.setblocking(False)
     end = time.monotonic() + seconds

@@ -1,6 +1,7 @@
 """Batch grading: bad submissions each get a row and never stop the batch; scores equal single
 grading; a rerun reuses unchanged results; Ctrl-C keeps what was graded and leaves nothing running."""
 import csv
+import io
 import os
 import shutil
 import signal
@@ -11,11 +12,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from grader.instructor import batch, submissions
 from grader.judge.launchers import launcher_for
 from grader.labs import find_lab
-from grader.results import BatchSummary, GradescopeResults, StudentRecord
+from grader.results import BatchSummary, Check, GradescopeResults, LabResults, StudentRecord
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"
@@ -107,10 +109,22 @@ def test_listing_names_students_and_flags_duplicates(lab, tmp_path):
     zip_folder(tmp_path / "alice.zip", REFERENCE)
     zip_folder(tmp_path / "bob.zip", REFERENCE)
     (tmp_path / "notes.txt").write_text("hi")
+    (tmp_path / "stray.py").write_text("x = 1")
     (tmp_path / ".DS_Store").write_text("")
     found = {s.student: (s.status, s.detail) for s in submissions.list_submissions(lab, tmp_path)}
     assert found == {"alice": ("rejected", "both alice and alice.zip: keep one"), "bob": ("graded", ""),
-                     "notes.txt": ("rejected", "notes.txt is neither a folder nor a .zip")}
+                     "stray.py": ("rejected", "stray.py is neither a folder nor a .zip")}
+    assert submissions.class_entries(lab, tmp_path)[1] == ["notes.txt"]       # listed as ignored
+
+
+def test_a_file_named_in_another_case_is_named_with_the_expected_name(lab, tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "Positions.py").write_text("x = 1\n")
+    shutil.copy(REFERENCE / "invariance.py", tmp_path / "s")
+    files, status, detail = read(lab, tmp_path / "s")
+    assert status == "incomplete" and "found 'Positions.py', expected 'positions.py'" in detail
+    zip_folder(tmp_path / "z.zip", tmp_path / "s")
+    assert "found 'Positions.py', expected 'positions.py'" in read(lab, tmp_path / "z.zip")[2]
 
 
 # -- a class, through the command line ------------------------------------------------------------
@@ -169,6 +183,7 @@ def test_every_submission_gets_a_row(graded_class):
     assert any(m.students == ["mistakes_b"] and "attn(x).sum(1)" in m.hint for m in summary.mistakes)
     assert {p.student for p in summary.problems} == {"syntax", "binary", "empty", "corrupt", "bomb", "traversal"}
     assert "class summary" in run.stdout and "worst pass rate first" in run.stdout
+    assert (out / "report.html").is_file() and all((out / "students" / s / "feedback.md").is_file() for s in table)
 
 
 def test_scores_equal_single_grading(graded_class, tmp_path):
@@ -284,3 +299,57 @@ def test_no_daemon_outlives_the_batch(tmp_path, sandbox):
     assert late_writers() == []
     time.sleep(5)
     assert (out / "grades.csv").read_text() == written and "late_writer,100" not in written
+
+
+# -- without grading: a stand-in for the workers ---------------------------------------------------------
+def stand_in(lab, todo, workers, options, done):
+    """A backend that grades nothing: every submission gets 0 points on one check."""
+    check = Check(name="works", test="hidden/test_x.py::test_works", tags=[next(iter(lab.functions))], points=1,
+                  score=0, status="failed", visibility="hidden")
+    for sub in todo:
+        done(sub, "graded", LabResults(lab=lab.name, title="t", submission="", device="cpu", sandbox="process",
+                                       execution_time=0, checks=[check], done_when=[]).model_dump(mode="json"))
+    return 1
+
+
+def test_a_name_with_control_characters_forges_no_line(lab, tmp_path):
+    subs = tmp_path / "subs"
+    name = "evil\n✓ forged  74 of 74 graded\x1b[2K"
+    (subs / name).mkdir(parents=True)
+    shutil.copy(REFERENCE / "invariance.py", subs / name)
+    terminal = io.StringIO()
+    batch.grade_class(lab, subs, tmp_path / "out", Console(file=terminal, width=200), backend=stand_in)
+    written = [terminal.getvalue(), *(p.read_text() for p in (tmp_path / "out").rglob("*") if p.is_file())]
+    assert not any(line.lstrip().startswith("✓ forged") for text in written for line in text.splitlines())
+    assert not any("\x1b" in text or "\\n✓" in text or "\\u001b" in text for text in written)
+    safe = name.replace("\n", "\ufffd").replace("\x1b", "\ufffd")
+    assert [p.name for p in (tmp_path / "out" / "students").iterdir()] == [safe]
+
+
+def test_the_resume_cache_is_keyed_on_content_not_on_where_the_course_lies(lab, tmp_path):
+    """The same course in another folder reuses every grade; a changed lab file regrades."""
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    zip_folder(subs / "a.zip", REFERENCE)
+    shutil.copytree(REFERENCE, subs / "b")
+    batch.grade_class(lab, subs, out, Console(file=io.StringIO()), backend=stand_in)
+    clone = tmp_path / "elsewhere" / "course"
+    clone.mkdir(parents=True)
+    for name in ("grade.py", "grader", "assignments", "reference", "quizzes"):
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        copy(ROOT / name, clone / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
+                                           if copy is shutil.copytree else {}))
+    script = ("import io, sys, grader; from rich.console import Console; from grader.instructor import batch\n"
+              "from grader.labs import find_lab\n"
+              "def refuse(lab, todo, *_): print('regraded', sorted(s.student for s in todo)); return 1\n"
+              "batch.grade_class(find_lab('lab2'), sys.argv[1], sys.argv[2], Console(file=io.StringIO()), "
+              "backend=refuse); print(grader.__file__)")
+
+    def rerun():
+        return subprocess.run([sys.executable, "-c", script, subs, out], cwd=clone, capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "PYTHONPATH": str(clone)})
+
+    run = rerun()
+    assert run.returncode == 0 and run.stdout.strip() == str(clone / "grader" / "__init__.py"), run.stdout + run.stderr
+    (clone / "grader" / "labs" / "lab2" / "hidden" / "test_positions.py").write_text("# changed\n", "utf-8")
+    assert "regraded ['a', 'b']" in rerun().stdout

@@ -26,7 +26,7 @@ def test_reference_passes_with_exit_0_and_valid_json(tmp_path):
     results = GradescopeResults.model_validate(json.loads(out.read_text()))
     assert results.score == sum(t.max_score for t in results.tests) > 0
     assert {tuple(t.tags) for t in results.tests} >= {("rope_frequencies",), ("apply_rope",)}
-    assert results.sandbox in ("bubblewrap", "process")
+    assert results.extra_data["sandbox"] in ("bubblewrap", "process")
     assert "apply_rope" in run.stdout and "Total" in run.stdout
 
 

@@ -87,6 +87,14 @@ def test_no_capability_comes_back_in_a_user_namespace(probe_lab, zygote):
     box.close()
 
 
+def test_what_a_child_starts_stays_in_its_session(probe_lab, zygote):
+    """A process in a session of its own would escape the call's clock and get a scheduler's
+    share of its own (autogroup): a hundred of them starved the judge."""
+    box = Sandbox(probe_lab, submission(), zygote)
+    assert box.call("act", ["new session"]) == "refused: setsid"
+    box.close()
+
+
 # -- 2. one student, then the next -----------------------------------------------------------------
 @needs_bwrap
 def test_nothing_of_one_student_reaches_the_next(probe_lab, sandboxed):

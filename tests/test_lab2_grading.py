@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from grader.checks import load_beside
+
 SUBMISSIONS = Path(__file__).parent / "submissions"
 ROOT = Path(__file__).parent.parent
 PARTS = ["positions", "invariance"]          # experiments are graded in test_lab2_experiments.py
@@ -97,6 +99,57 @@ def test_layer_names_and_attributes_give_nothing_away(graded):
     assert points(results, "is_permutation_invariant")[0] == 0
 
 
+def test_reading_the_layers_weights_scores_at_most_a_third(graded):
+    """Layers are sealed: rules on the numbers a layer holds (buffers, closure cells), which once
+    answered every question, no longer do without running it on reordered inputs."""
+    results = graded("read_weights")
+    score, top = points(results, "is_permutation_invariant")
+    assert score <= top / 3, (score, top)
+    assert not [c.message for c in failures(results, "is_permutation_invariant") if c.failure], "it answers"
+
+
+@pytest.mark.parametrize("answer", ["True", "False"])
+def test_a_constant_answer_scores_nothing(grade_lab2, tmp_path, answer):
+    (tmp_path / "invariance.py").write_text(f"def is_permutation_invariant(attn, x, atol=1e-5):\n    return {answer}\n")
+    assert points(grade_lab2(tmp_path, ["is_permutation_invariant"]), "is_permutation_invariant")[0] == 0
+
+
+def test_the_same_layer_can_be_invariant_on_one_input_only(lab2):
+    """The gated layer the checks ask about: shut on one input, open on the other."""
+    from grader.plugin import Reference
+
+    layers = load_beside(lab2.folder / "public" / "test_invariance_basics.py", "layers")
+    weights, shut, opened = layers.gated(4, 3, 105, torch.device("cpu"))
+    assert layers.truth("Layer", weights, shut, 1e-5) is True and layers.truth("Layer", weights, opened, 1e-5) is False
+    sealed = Reference(lab2).toy_attention.sealed("Layer", layers.toy_attention.mask(weights, 7), 7)
+    assert torch.allclose(sealed(opened), layers.toy_attention.Layer(**weights)(opened), atol=1e-6)
+
+
+@pytest.mark.parametrize("submission", ["identity_rope", "constant_rope"])
+def test_doing_nothing_scores_nothing(graded, submission):
+    """Every scored case has an input where the identity, a constant or zeros are wrong."""
+    results = graded(submission)
+    assert points(results, "rope_frequencies")[0] == 0 and points(results, "apply_rope")[0] == 0
+
+
+def test_one_mistake_costs_in_one_function(graded):
+    """apply_rope is given the right cos and sin: a wrong rope_frequencies costs only its own points."""
+    results = graded("exponent_slip")
+    score, top = points(results, "rope_frequencies")
+    assert score < top and points(results, "apply_rope")[0] == points(results, "apply_rope")[1]
+    assert any("the exponent uses i / head_dim" in c.message for c in failures(results, "rope_frequencies"))
+
+
+def test_a_raised_exception_comes_with_its_known_cause(grade_lab2, tmp_path):
+    """lab.yaml's exception_hints: a broadcast error in apply_rope is explained above its traceback."""
+    (tmp_path / "positions.py").write_text("def apply_rope(x, cos, sin):\n    return x * cos - x * sin\n")
+    results = grade_lab2(tmp_path, ["apply_rope"])
+    raised = [c for c in results.checks if "must match the size" in c.message]
+    assert raised and all("one angle per pair" in c.hint for c in raised)
+    shown = [t.output.splitlines() for t in results.gradescope().tests if "must match the size" in t.output]
+    assert len(shown) == len(raised) and all("one angle per pair" in lines[0] for lines in shown)
+
+
 def test_stubs_score_zero_with_one_line_each(graded):
     results = graded("stubs")
     assert results.score == 0 and results.max_score > 0
@@ -113,6 +166,8 @@ def test_stubs_score_zero_with_one_line_each(graded):
     ("mistakes_b", "apply_rope", "views of x"),
     ("mistakes_b", "is_permutation_invariant", "attn(x).sum(1)"),
     ("mistakes_b", "is_permutation_invariant", "atol=atol"),
+    ("concatenated", "apply_rope", "concatenated [firsts..., seconds...] instead of interleaved"),
+    ("inplace_invariance", "is_permutation_invariant", "x[:, perm] makes a copy"),
     ("fixed_reorderings", "is_permutation_invariant", "try every reordering"),
     ("device_ignored", "rope_frequencies", "pass device=device to torch.arange"),
     ("lesson_starter", "is_permutation_invariant", "rather than assert it, and reorder x's own positions"),

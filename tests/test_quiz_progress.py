@@ -56,3 +56,20 @@ def test_lesson_completion_is_the_same_in_the_quiz_and_the_lab_report(capsys):
     assert out.count("lesson complete") == 2 and "not complete" not in out, out
     record_lab("lab2", False)
     assert not lesson_status("lab2").complete and lesson_status("lab2", lab_passed=True).complete
+
+
+def test_a_failed_retake_says_the_best_attempt_counts(capsys):
+    from rich.console import Console
+
+    from grader.quiz import terminal as quiz_tui
+
+    quiz, console = load_quiz(LAB2_QUIZ), Console(width=300, force_terminal=False)
+    first = grade(quiz, RIGHT | {"tied": "a"}, "lab2")
+    record_attempt(first)
+    quiz_tui.show_result(quiz, first, console, lesson=lesson_status("lab2"))
+    assert "best of" not in capsys.readouterr().out                     # a first attempt: nothing to compare
+    retake = grade(quiz, {"methods": "d"}, "lab2")
+    record_attempt(retake)
+    quiz_tui.show_result(quiz, retake, console, lesson=lesson_status("lab2"))
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "FAIL 1 of 5 right" in out and "your best of 2 attempts counts: 4 of 5, passed" in out

@@ -8,15 +8,18 @@ import sys
 import zipfile
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
+from grader.instructor.gradebook import not_graded
 from grader.labs import ENGINE, engine_files, find_lab
 from grader.quiz.model import load_quiz
-from grader.results import GradescopeResults
+from grader.results import Check, GradescopeResults, LabResults
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"
+SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.schema.json").read_text())
 
 
 def grade_py(*args, cwd=ROOT, script=ROOT / "grade.py"):
@@ -55,7 +58,8 @@ def test_release_leaks_nothing(released):
     assert not load_quiz(released / "quizzes" / "lab2.yaml").keyed
     key = load_quiz(lab.quiz)
     assert not [q.explanation for q in key.questions if q.explanation.strip()[:60] in text]
-    assert all(set(q) <= {"id", "type", "prompt", "choices"} for q in quiz["questions"])
+    assert all(set(q) <= {"id", "type", "prompt", "choices", "unit"} for q in quiz["questions"])
+    assert not [h.reveal for h in key.hard_questions if h.reveal.strip()[:60] in text]      # no reveal either
     manifest = yaml.safe_load((released / "grader" / "labs" / "lab2" / "lab.yaml").read_text())
     assert "reference" not in manifest and manifest["student_files"] == lab.manifest.student_files
     assert sorted(p.name for p in (released / "grader" / "labs" / "lab2").iterdir()) == \
@@ -72,7 +76,7 @@ def answer_forms(question):
     if question.type == "multiple":
         return {separator.join(question.answer) for separator in (", ", ",", " ", "")} - set(question.answer)
     if question.type == "text":
-        return {form for form in question.answer if set(form) & set("-+*/")}
+        return {question.answer.expression} if question.answer.expression else set()
     return set()
 
 
@@ -157,7 +161,7 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
     assert subprocess.run(["bash", "-n", source / "setup.sh"]).returncode == 0
     shutil.copy(source / "run_autograder", tmp_path / "autograder")        # where Gradescope puts it
 
-    def autograde(files, path=os.environ["PATH"]):
+    def autograde(files, path=os.environ["PATH"], status=0):
         shutil.rmtree(tmp_path / "autograder" / "submission", ignore_errors=True)
         for name, data in files.items():
             (tmp_path / "autograder" / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
@@ -165,8 +169,17 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
         run = subprocess.run([shutil.which("bash"), tmp_path / "autograder" / "run_autograder"], capture_output=True,
                              text=True, timeout=600, env={**os.environ, "AUTOGRADER": str(tmp_path / "autograder"),
                                                           "GRADER_PYTHON": sys.executable, "PATH": path})
-        assert run.returncode == 0, run.stdout + run.stderr
-        return GradescopeResults.model_validate(json.loads((tmp_path / "autograder/results/results.json").read_text()))
+        assert run.returncode == status, run.stdout + run.stderr
+        results = tmp_path / "autograder/results/results.json"
+        if status:                              # the grader's fault: said on stdout, no results at all
+            assert not results.exists()
+            return run.stdout
+        written = json.loads(results.read_text())
+        results.unlink()
+        jsonschema.validate(written, SCHEMA)
+        graded = GradescopeResults.model_validate(written)
+        assert run.stdout.startswith(graded.output) and f"score {graded.score:g}" in run.stdout  # a readable log
+        return graded
 
     results = autograde({f"upload/{name}": (REFERENCE / name).read_bytes()       # one wrapping folder
                          for name in ("positions.py", "invariance.py")})
@@ -177,5 +190,34 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
     assert "Not submitted (graded as the stubs): experiments.py" in results.output
     results = autograde({"notes.txt": b"hello"})
     assert results.score == 0 and not results.tests and results.output.startswith("Not graded: none of positions.py")
-    results = autograde({"positions.py": (REFERENCE / "positions.py").read_bytes()}, path=str(tmp_path))
-    assert results.score == 0 and "bubblewrap cannot run" in results.output and results.sandbox == "process"
+    said = autograde({"positions.py": (REFERENCE / "positions.py").read_bytes()}, path=str(tmp_path), status=3)
+    assert "bubblewrap cannot run" in said and "through no fault of the student's" in said
+
+
+# -- Gradescope's results.json, by its specification ------------------------------------------------------
+def test_results_validate_against_gradescopes_specification():
+    levels = ["hidden", "after_due_date", "after_published", "visible"]
+    checks = [Check(name=f"check {level}", test=f"hidden/test_x.py::test_{level}", tags=["f"], points=2,
+                    score=2 * (level == "visible"), status="passed" if level == "visible" else "failed",
+                    message="expected 1, saw 2", output="printed", visibility=level) for level in levels]
+    results = LabResults(lab="lab", title="A lab", submission="s", device="cpu", sandbox="bubblewrap",
+                         execution_time=1.5, checks=checks, done_when=[]).gradescope()
+    written = json.loads(results.model_dump_json())
+    jsonschema.validate(written, SCHEMA)
+    assert [t["visibility"] for t in written["tests"]] == levels and written["extra_data"]["sandbox"] == "bubblewrap"
+    assert {t["output_format"] for t in written["tests"]} == {"text"} and written["output_format"] == "text"
+    jsonschema.validate(json.loads(not_graded("why", "process").model_dump_json()), SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):          # the shape before: a key the spec lacks
+        jsonschema.validate({**written, "sandbox": "bubblewrap"}, SCHEMA)
+    assert "failed: check hidden (0/2)" in results.summary()
+
+
+def test_a_checks_visibility_is_set_in_lab_yaml():
+    lab = find_lab("lab2")
+    hidden = lab.folder / "hidden" / "test_positions.py"
+    assert lab.visibility_of(hidden, "hidden/test_positions.py::test_a[x]") == "hidden"
+    assert lab.visibility_of(lab.folder / "public" / "test_p.py", "public/test_p.py::test_a") == "visible"
+    table = {"hidden/test_positions.py": "after_due_date", "hidden/test_positions.py::test_a": "after_published"}
+    lab.manifest = lab.manifest.model_copy(update={"visibility": table})
+    assert lab.visibility_of(hidden, "hidden/test_positions.py::test_b") == "after_due_date"
+    assert lab.visibility_of(hidden, "hidden/test_positions.py::test_a[x]") == "after_published"

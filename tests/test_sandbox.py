@@ -80,7 +80,7 @@ def test_sandbox_is_named_in_report_and_json(tmp_path):
                           "-k", "rope_frequencies", "--json", str(out)], cwd=ROOT,
                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
     assert run.returncode == 0 and "sandbox bubblewrap" in run.stdout
-    assert json.loads(out.read_text())["sandbox"] == "bubblewrap"
+    assert json.loads(out.read_text())["extra_data"]["sandbox"] == "bubblewrap"
 
 
 def test_without_bubblewrap_the_fallback_says_so(tmp_path):
@@ -91,11 +91,27 @@ def test_without_bubblewrap_the_fallback_says_so(tmp_path):
                           "-k", "rope_frequencies", "--json", str(out)], cwd=ROOT,
                          capture_output=True, text=True, env=env)
     assert run.returncode == 0 and "sandbox process" in run.stdout and "bubblewrap" in run.stdout
-    assert json.loads(out.read_text())["sandbox"] == "process"
+    assert json.loads(out.read_text())["extra_data"]["sandbox"] == "process"
     run = subprocess.run([sys.executable, "grade.py", "lab2", "--sandbox", "required"], cwd=ROOT,
                          capture_output=True, text=True, env=env)
     assert run.returncode == 2 and "bubblewrap" in run.stdout
 
+
+
+def test_a_submission_has_a_cpu_share_of_its_own():
+    """As root with cgroups: a hundred busy processes of one submission get one share of the CPU
+    between them, so they slow only that submission; without, the report says how it is done."""
+    assert "no cpu control group" in Cgroup.fairness(None)
+    group = Cgroup.make(f"grader-{judge_id()}-cpu")
+    if group is None:
+        pytest.skip("no control groups here")
+    try:
+        assert group.cpu and Cgroup.fairness(group).startswith("a control group")
+        shares = [folder for folder in group.folders if (folder / "cpu.weight").exists() or
+                  (folder / "cpu.shares").exists()]
+        assert shares, group.folders
+    finally:
+        group.remove()
 
 
 def test_groups_of_killed_judges_are_swept(monkeypatch):

@@ -49,12 +49,14 @@ def test_add(student, reference, a, b):
     """adds two numbers"""
     want = reference.adder.add(a, b)
     got = student.add(a, b)
-    expect(got == want, str(want), str(got), "add a and b with +" if got == a * b else None)
+    times = got == a * b
+    expect(got == want, str(want), str(got), "add a and b with +" if times else None, "times" if times else None)
 
 
 @pytest.mark.grade(points=1, tags=["double"])
-def test_double(student):
+def test_double(student, record_property):
     """doubles"""
+    record_property("double(21)", float(student.double(21)))
     expect(student.double(21) == 42, "42", str(student.double(21)))
 '''
 PUBLIC = '''import pytest
@@ -119,6 +121,9 @@ def test_batch(toy, tmp_path):
         "times": ("graded", "1", "1", "0")}
     summary = BatchSummary.model_validate_json((out / "summary.json").read_text())
     assert summary.mistakes[0].hint == "add a and b with +" and summary.mistakes[0].students == ["times"]
+    assert summary.mistakes[0].id == "times"                        # the id the check gave the mistake
+    page = (out / "report.html").read_text()                        # and what test_double measured
+    assert "double(21): the class (dots)" in page and page.count("<circle") == 2
     assert summary.checks[0].function == "add" and summary.checks[0].rate < 1
 
     rerun = grade_py("batch", toy, submissions, "--out", out)

@@ -5,6 +5,7 @@
     OUT/students/<student>/results.json   Gradescope's results.json, as single grading writes it
     OUT/students/<student>/graded.json    the row, the full results and a hash of what was graded
     OUT/summary.json                      where the class struggles (results.BatchSummary)
+    OUT/rows.json                         every row with its submission time: what `grade.py gradebook` reads
 Students' folders live apart from the gradebook's files, so no student's name can replace them.
 
 Submissions are read as data only, by grader/submissions.py. Student code runs only in the children of each
@@ -23,41 +24,35 @@ import time
 from collections import deque
 from pathlib import Path
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from grader.errors import SetupError
+from grader.errors import SetupError, UsageError
 from grader.instructor import gradebook
-from grader.instructor.submissions import GRADABLE, list_submissions
+from grader.instructor.deadlines import submission_times
+from grader.instructor.export import read_quiz
+from grader.instructor.page import write_report
+from grader.instructor.submissions import GRADABLE, class_entries, list_submissions
 from grader.judge.launchers import launcher_for
 from grader.judge.linux import stop_then_kill
 from grader.judge.sandbox import write_files
 from grader.judge.zygote import Zygote
 from grader.labs import ENGINE, engine_files, find_lab
-from grader.results import (
-    BatchRow,
-    LabResults,
-    StudentRecord,
-)
+from grader.results import BatchRow, LabResults, StudentRecord, one_line, printable
 
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 
 
 # -- what was graded: hashes --------------------------------------------------------------------------
 def lab_fingerprint(lab, select, device, sandbox):
-    """A hash of everything a grade depends on besides the student's files."""
+    """A hash of everything a grade depends on besides the student's files: their content and
+    names within the lab, never where the course lies (a moved or cloned course regrades no one)."""
     digest = hashlib.sha256(repr((sorted(select), device, sandbox)).encode())
     folders = [lab.folder, lab.handout, lab.reference, *lab.child_modules, *(ENGINE / f for f in engine_files())]
-    for top in filter(None, folders):
-        for path in sorted([top] if top.is_file() else top.rglob("*")):
+    for role, top in enumerate(folders):
+        for path in sorted([] if top is None else [top] if top.is_file() else top.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(f"{path}\0{path.stat().st_size}\0".encode() + path.read_bytes())
+                name = path.relative_to(top).as_posix() if path != top else top.name
+                digest.update(f"{role}\0{name}\0{path.stat().st_size}\0".encode() + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -83,7 +78,8 @@ class WarmGrader:
         self.scratch = Path(tempfile.mkdtemp(prefix="grade-batch-"))
 
     def grade(self, files):
-        """One submission's {name: bytes} -> ("graded", LabResults dump) or ("error", message)."""
+        """One submission's {name: bytes} -> ("graded", LabResults dump) or ("regrade", why: the
+        grader failed, not the submission)."""
         from grader.runner import grade
 
         folder = self.scratch / "submission"
@@ -94,7 +90,7 @@ class WarmGrader:
                             sandbox=self.options["sandbox"], zygote=self.zygote)
             return "graded", results.model_dump(mode="json")
         except Exception as error:
-            return "error", f"the grader failed: {type(error).__name__}: {error}"
+            return "regrade", f"the grader failed: {type(error).__name__}: {error}"
         finally:
             self.zygote.reset()
 
@@ -217,7 +213,7 @@ def grade_all(lab, todo, count, options, done):
                     worker.stop()
                     if queue:
                         workers.append(Worker(context, lab, options))
-                done(job, "error" if kind == "died" else kind, data)
+                done(job, "regrade" if kind == "died" else kind, data)
     finally:
         for worker in workers:
             worker.quit()
@@ -228,11 +224,13 @@ def grade_all(lab, todo, count, options, done):
 
 # -- one class ----------------------------------------------------------------------------------------
 def grade_class(lab, submissions, out, console, workers=None, force=False, select=(), device="auto",
-                sandbox="auto", backend=grade_all):
-    """Grade every submission in `submissions` into `out`; returns the BatchSummary.
+                sandbox="auto", backend=grade_all, students=(), quiz=None):
+    """Grade every submission in `submissions` into `out`; returns the BatchSummary. `students`:
+    grade only these (again, changed or not); the others keep the rows they have.
 
     `backend(lab, todo, workers, options, done)` grades the submissions that need it and returns
     how many workers it ran: the local pool (grade_all) or a Ray cluster (grader/cluster.py).
+    `quiz`: the class quiz's gradebook CSV, whose scores grades.csv then carries beside the lab's.
 
     Ctrl-C: what was graded stays written, grades.csv and summary.json are rewritten (the rest
     pending), and KeyboardInterrupt goes on up.
@@ -242,9 +240,13 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     lab.select(select)
     sandbox_name = launcher_for(sandbox).name          # refuses now if --sandbox required can't be met
     subs = list_submissions(lab, submissions, out)
+    unknown = sorted(set(students) - {sub.student for sub in subs})
+    if unknown:
+        raise UsageError(f"--student {unknown[0]}: no such submission in {submissions}")
+    extras = submission_times(lab, subs), class_entries(lab, submissions, out)[1], quiz and read_quiz(quiz)
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
-    rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force)
+    rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force, set(students))
 
     def done(sub, kind, data):
         row = _save_answer(lab, out, sub, kind, data, graded, sandbox_name)
@@ -264,7 +266,8 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
         raise
     finally:
         summary = _write_gradebook(lab, out, rows, graded, len(todo), used, time.monotonic() - started,
-                                   interrupted)
+                                   interrupted, extras)
+    write_report(out, lab)                              # OUT/report.html, and each student's feedback
     return summary
 
 
@@ -278,38 +281,54 @@ def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
     """A backend's answer for one submission, written to the student's folder as it comes (its
     results kept in `graded`); returns the student's row."""
     if kind == "graded":
-        results = LabResults.model_validate(data).model_copy(update={"submission": str(sub.path)})
+        results = LabResults.model_validate(data).model_copy(update={"submission": one_line(str(sub.path))})
+        if results.faults:      # not a grade: no score, and the next run grades it again
+            kind, data = "regrade", "; ".join(dict.fromkeys(c.message for c in results.faults))
+    if kind == "graded":
         row = gradebook.row(lab, sub, results)
         graded[sub.student] = results
         gradescope = results.gradescope()
     else:
-        row = BatchRow(student=sub.student, status="error", detail=data)
-        gradescope = gradebook.not_graded(data, sandbox_name)
+        row = BatchRow(student=sub.student, status="regrade", detail=printable(data)[:500])
+        graded.pop(sub.student, None)
+        gradescope = None
     _save(out / STUDENTS / sub.student, StudentRecord(hash=sub.hash, row=row, results=graded.get(sub.student)),
           gradescope)
     return row
 
 
-def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrupted):
-    """grades.csv and summary.json as the rows stand (those not graded yet are pending); the summary."""
+def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrupted, extras):
+    """grades.csv, rows.json, summary.json as the rows stand (the rest pending), with submission times."""
+    times, ignored, quiz = extras
+    rows = {s: row.model_copy(update=times.get(s, {})) for s, row in sorted(rows.items())}
     summary = gradebook.summarize(lab, list(rows.values()), graded, graded_now, used, seconds, interrupted)
-    gradebook.write_csv(out / "grades.csv", lab, sorted(rows.values(), key=lambda r: r.student), summary.max_score)
+    summary.ignored = ignored
+    gradebook.write_csv(out / "grades.csv", lab, list(rows.values()), summary.max_score, quiz)
+    _write(out / "rows.json", gradebook.ROWS.dump_json(list(rows.values()), indent=2).decode())
     _write(out / "summary.json", summary.model_dump_json(indent=2))
     return summary
 
 
-def _sort_out(subs, out, fingerprint, sandbox_name, force):
+def _sort_out(subs, out, fingerprint, sandbox_name, force, only=frozenset()):
     """(rows, graded results, submissions to grade): what cannot be graded gets its row now, an
-    unchanged submission its earlier grade, the rest waits as "pending"."""
+    unchanged submission its earlier grade, the rest waits as "pending". With `only`, the other
+    students keep the row they have (pending if none) and only those named are graded."""
     rows, graded, todo = {}, {}, []
     for sub in subs:
         folder = out / STUDENTS / sub.student
+        if only and sub.student not in only:
+            record = _recorded(folder)
+            rows[sub.student] = record.row.model_copy(update={"reused": True}) if record else \
+                BatchRow(student=sub.student, status="pending", detail="not graded yet")
+            if record and record.results:
+                graded[sub.student] = record.results
+            continue
         if sub.status not in GRADABLE:
             rows[sub.student] = BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=0)
             _save(folder, StudentRecord(hash="", row=rows[sub.student]), gradebook.not_graded(sub.detail, sandbox_name))
             continue
         sub.hash = submission_hash(fingerprint, sub.files)
-        record = None if force else _reusable(folder, sub.hash)
+        record = None if force or only else _reusable(folder, sub.hash)
         if record:
             rows[sub.student] = record.row.model_copy(update={"reused": True})
             graded[sub.student] = record.results
@@ -319,13 +338,18 @@ def _sort_out(subs, out, fingerprint, sandbox_name, force):
     return rows, graded, todo
 
 
-def _reusable(folder, digest):
-    """The record of an unchanged, well-graded submission, or None."""
+def _recorded(folder):
+    """The student's record from an earlier run, or None."""
     try:
-        record = StudentRecord.model_validate_json((folder / "graded.json").read_text())
+        return StudentRecord.model_validate_json((folder / "graded.json").read_text())
     except (OSError, ValueError):
         return None
-    if record.hash != digest or record.results is None or not (folder / "results.json").is_file():
+
+
+def _reusable(folder, digest):
+    """The record of an unchanged, well-graded submission, or None (a "regrade" row has no results)."""
+    record = _recorded(folder)
+    if record is None or record.hash != digest or record.results is None or not (folder / "results.json").is_file():
         return None
     return record
 
@@ -338,8 +362,12 @@ def _write(path, text):
 
 
 def _save(folder, record, gradescope):
+    """The student's results.json (none for a row to regrade: no score is given) and record."""
     folder.mkdir(parents=True, exist_ok=True)
-    _write(folder / "results.json", gradescope.model_dump_json(indent=2))
+    if gradescope is None:
+        (folder / "results.json").unlink(missing_ok=True)
+    else:
+        _write(folder / "results.json", gradescope.model_dump_json(indent=2))
     _write(folder / "graded.json", record.model_dump_json(indent=2))     # last: it marks the grade done
 
 

@@ -182,7 +182,7 @@ class _Actors:
         if self.lost[job.student] < ATTEMPTS:
             self.queue.appendleft(job)
         else:
-            self.done(job, "error", f"its grading worker died {ATTEMPTS} times "
+            self.done(job, "regrade", f"its grading worker died {ATTEMPTS} times "
                                     f"({type(error).__name__}); run the batch again to grade this one")
         if self.queue:
             self.idle.append(self._new_actor())

@@ -6,11 +6,23 @@ import os
 import statistics
 from collections import Counter
 
+from pydantic import TypeAdapter
 from rich.markup import escape
 
-from grader.results import BatchRow, BatchSummary, CheckRate, GradescopeResults, Mistake, ScoreBin, printable
+from grader.results import (
+    SCORED,
+    BatchRow,
+    BatchSummary,
+    CheckRate,
+    GradescopeResults,
+    Mistake,
+    ScoreBin,
+    one_line,
+    printable,
+)
 
 INCIDENTS = ("timeout", "crashed", "budget")    # calls that never came back, listed for the class
+ROWS = TypeAdapter(list[BatchRow])              # OUT/rows.json
 
 
 def row(lab, sub, results):
@@ -23,17 +35,18 @@ def row(lab, sub, results):
 
 
 def line(row):
-    mark = {"graded": "[green]✓[/]", "incomplete": "[yellow]✓[/]", "error": "[red]![/]"}.get(row.status, "[red]✗[/]")
+    mark = {"graded": "[green]✓[/]", "incomplete": "[yellow]✓[/]", "regrade": "[magenta]?[/]"}
+    mark = mark.get(row.status, "[red]✗[/]")
     score = f"{row.score:g}/{row.max_score:g}" if row.score is not None else "-"
     note = "; ".join(filter(None, [row.detail, *row.incidents]))
-    return f"{mark} {escape(printable(row.student))}  [bold]{score}[/]  " \
+    return f"{mark} {escape(one_line(row.student))}  [bold]{score}[/]  " \
            f"[dim]{row.status} {row.seconds:.1f} s {escape(printable(note))}[/]"
 
 
 def not_graded(why, sandbox_name):
     """Gradescope's results.json for a submission that could not be graded: 0 points, and why."""
-    return GradescopeResults(score=0, execution_time=0, output=f"Not graded: {why}", sandbox=sandbox_name,
-                             tests=[])
+    return GradescopeResults(score=0, execution_time=0, output=f"Not graded: {why}",
+                             extra_data={"sandbox": sandbox_name}, tests=[])
 
 
 # -- the class: gradebook and summary -------------------------------------------------------------------
@@ -41,27 +54,41 @@ def _number(value, digits=None):
     return "" if value is None else f"{round(value, digits):g}" if digits is not None else f"{value:g}"
 
 
-def write_csv(path, lab, rows, max_score):
+def write_csv(path, lab, rows, max_score, quiz=None):
     """The gradebook: one row per student; per-function points after the totals. A row graded
-    before the lab's points were known (not gradable) is out of `max_score`."""
+    before the lab's points were known (not gradable) is out of `max_score`. With the class quiz
+    ({student: export.Quiz}): its score and whether the lesson is complete."""
     functions = list(lab.functions)
+    lesson = ["quiz_score", "quiz_max", "lesson_complete"] if quiz is not None else []
     part = path.with_name(path.name + ".part")
     with open(part, "w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
         writer.writerow(["student", "status", "score", "max_score", "percent", "passed", *functions,
-                         "incidents", "detail", "seconds"])
+                         "incidents", "detail", "seconds", "submitted_at", "time_source", *lesson])
         for row in (out_of(row, max_score) for row in rows):
-            known = row.score is not None
+            known, taken = row.score is not None, (quiz or {}).get(row.student)
             writer.writerow([inert(row.student), row.status, _number(row.score), _number(row.max_score),
                              _number(row.percent, 1), ("yes" if row.passed else "no") if known else "",
                              *(_number(row.functions.get(f)) for f in functions),
-                             inert("; ".join(row.incidents)), inert(row.detail), f"{row.seconds:.1f}"])
+                             inert("; ".join(row.incidents)), inert(row.detail), f"{row.seconds:.1f}",
+                             row.submitted_at.isoformat() if row.submitted_at else "", row.time_source,
+                             *([_number(taken and taken.score), _number(taken and taken.max),
+                                lesson_complete(row, taken)] if lesson else [])])
     os.replace(part, path)
 
 
+def lesson_complete(row, quiz):
+    """'yes' when the lab passed and the quiz was passed, 'no' when either did not, '' unless
+    both were graded."""
+    if quiz is None or row is None or row.status not in SCORED:
+        return ""
+    return "yes" if row.passed and quiz.passed else "no"
+
+
 def inert(text):
-    """A CSV cell a spreadsheet shows as text: no formula (=, +, -, @), no control characters."""
-    text = printable(text).replace("\n", " ").replace("\t", " ")
+    """A CSV cell a spreadsheet shows as text: no formula (=, +, -, @, after any spaces), no
+    control characters."""
+    text = printable(str(text)).replace("\n", " ").replace("\t", " ")
     return "'" + text if text.lstrip().startswith(("=", "+", "-", "@")) else text
 
 
@@ -73,12 +100,13 @@ def out_of(row, max_score):
 
 
 def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False):
-    """The class summary; rows not graded by the grader count as 0 out of the lab's points."""
+    """The class summary. Its statistics count the rows the grader scored (SCORED): rejected,
+    empty, pending and error rows are listed among the problems, not counted as 0."""
     results = [r for r in graded.values() if r is not None]
     top = results[0].max_score if results else None
     functions = {f: points for f, (_, points) in results[0].by_function(lab.functions).items()} if results else {}
     rows = [out_of(row, top) for row in rows]
-    percents = [row.percent for row in rows if row.percent is not None]
+    percents = [row.percent for row in rows if row.percent is not None and row.status in SCORED]
     histogram = [ScoreBin(low=10 * i, high=10 * (i + 1), students=0) for i in range(10)]
     for percent in percents:
         histogram[min(int(percent // 10), 9)].students += 1
@@ -87,20 +115,23 @@ def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False
         for check in result.checks if result else ():
             rate = rates.setdefault(check.test, CheckRate(name=check.name, test=check.test,
                                                           function=check.function, passed=0, graded=0))
-            rate.graded += 1
-            rate.passed += check.status == "passed"
+            outcome = check.outcome         # not attempted and not run are not failures
+            rate.graded += outcome in ("passed", "failed")
+            rate.passed += outcome == "passed"
+            rate.not_attempted += outcome == "not attempted"
+            rate.not_run += outcome == "not run"
             if check.status == "failed" and check.hint:
-                students = mistakes.setdefault((check.hint, check.function), [])
-                if student not in students:
-                    students.append(student)
+                mistake = mistakes.setdefault(check.mistake_key, Mistake(hint=check.hint, function=check.function,
+                                                                         students=[], id=check.mistake))
+                if student not in mistake.students:
+                    mistake.students.append(student)
     return BatchSummary(
         lab=lab.name, title=lab.manifest.title, students=len(rows),
         statuses=dict(Counter(row.status for row in rows)), graded_now=graded_now, max_score=top,
         functions=functions, mean_percent=statistics.fmean(percents) if percents else None,
         median_percent=statistics.median(percents) if percents else None, histogram=histogram,
-        checks=sorted(rates.values(), key=lambda r: (r.rate, r.name)),
-        mistakes=sorted((Mistake(hint=h, function=f, students=s) for (h, f), s in mistakes.items()),
-                        key=lambda m: -len(m.students)),
+        checks=sorted(rates.values(), key=lambda r: (not r.graded, r.rate, r.name)),
+        mistakes=sorted(mistakes.values(), key=lambda m: -len(m.students)),
         problems=sorted((row for row in rows if row.status not in ("graded", "incomplete") or row.incidents),
                         key=lambda r: r.student),
-        workers=workers, seconds=seconds, interrupted=interrupted)
+        workers=workers, seconds=seconds, interrupted=interrupted, counted=len(percents))

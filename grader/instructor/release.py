@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from grader.errors import LabError, UsageError
+from grader.errors import LabError, SetupError, UsageError
 from grader.labs import ENGINE, ROOT, engine_files, find_lab
 from grader.quiz.grading import exam_form
 from grader.quiz.model import load_quiz
@@ -166,6 +166,13 @@ def export_gradescope(lab, zip_path, sandbox="required"):
     return names
 
 
+def _grader_fault(why):
+    """The autograder's own failure: said on stdout, no results.json, exit status 3."""
+    print(f"The grader could not grade this submission, through no fault of the student's: {why}. "
+          "Nothing was recorded; regrade it once the autograder is fixed.", flush=True)
+    return 3
+
+
 def dependencies(extras=()):
     """The grader's packages, as pyproject.toml lists them, with those of the optional `extras`."""
     text = (ROOT / "pyproject.toml").read_text()
@@ -178,7 +185,9 @@ def autograde(root, lab_name, sandbox="required"):
     """Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json.
 
     The submission is read as batch grading reads one (one wrapping folder is fine); one that
-    cannot be graded, or a sandbox that cannot be had, still gets a results.json saying why.
+    cannot be graded gets a results.json saying why. When the grader is at fault (no sandbox can
+    be had, checks it could not grade) it writes no results and fails loudly (exit 3, the reason on
+    stdout): Gradescope then shows a failed run to regrade, not a 0 for the student.
     """
     from grader.instructor.gradebook import not_graded
     from grader.instructor.submissions import GRADABLE, read_submission
@@ -192,14 +201,21 @@ def autograde(root, lab_name, sandbox="required"):
     if status not in GRADABLE:
         report = not_graded(detail, "bubblewrap" if bubblewrap_works() else "process")
     elif sandbox == "required" and not bubblewrap_works():
-        report = not_graded("bubblewrap cannot run on this autograder, and this bundle refuses to grade "
-                            "without it (export it with --sandbox auto to allow a plain process)", "process")
+        return _grader_fault("bubblewrap cannot run on this autograder, and this bundle refuses to grade "
+                             "without it (export it with --sandbox auto to allow a plain process)")
     else:
         with tempfile.TemporaryDirectory(prefix="submission-") as folder:
             write_files(folder, files)
-            report = grade(lab, folder, sandbox=sandbox).gradescope()
+            try:
+                results = grade(lab, folder, sandbox=sandbox)
+            except SetupError as error:
+                return _grader_fault(str(error))
+        if results.faults:
+            return _grader_fault("; ".join(dict.fromkeys(c.message for c in results.faults)))
+        report = results.gradescope()
         if status == "broken_code":
             report.output += f"\n{detail}"
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(report.model_dump_json(indent=2))
+    print(report.summary(), flush=True)         # run_autograder's stdout: what a failed run shows
     return 0

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from grader.errors import UsageError
+from grader.results import one_line
 
 MAX_FILE_BYTES = 2**20              # the largest student file accepted
 ZIP_MAX_BYTES = 64 * 2**20          # a submission .zip, as stored
@@ -36,19 +37,33 @@ class Submission:
 
 
 # -- reading submissions ----------------------------------------------------------------------------
+def class_entries(lab, folder, out=None):
+    """(candidates, ignored) in a class folder: folders, .zip files and files of the lab's own
+    types (.py: a student who sent one file) are submissions; anything else (a README.txt, a
+    spreadsheet) is listed as ignored, by a name safe to print."""
+    types = {".zip", *(PurePosixPath(name).suffix.lower() for name in lab.manifest.student_files)}
+    candidates, ignored = [], []
+    for path in sorted(Path(folder).iterdir()):
+        if _ignored(path.name) or (out is not None and path.resolve() == Path(out).resolve()):
+            continue
+        if path.is_dir() or path.suffix.lower() in types:
+            candidates.append(path)
+        else:
+            ignored.append(one_line(path.name))
+    return candidates, ignored
+
+
 def list_submissions(lab, folder, out=None):
-    """Every student in `folder` (a subfolder or a .zip each, named by student id), read."""
-    folder = Path(folder)
-    entries = [p for p in sorted(folder.iterdir()) if not _ignored(p.name)
-               and (out is None or p.resolve() != Path(out).resolve())]
+    """Every student in `folder` (a subfolder or a .zip each, named by student id), read. A
+    student's name is the folder's or the zip's, with any control character replaced."""
     by_student = {}
-    for path in entries:
+    for path in class_entries(lab, folder, out)[0]:
         student = path.stem if path.suffix.lower() == ".zip" and path.is_file() else path.name
-        by_student.setdefault(student, []).append(path)
+        by_student.setdefault(one_line(student), []).append(path)
     submissions = []
     for student, paths in by_student.items():
         if len(paths) > 1:
-            names = " and ".join(p.name for p in paths)
+            names = " and ".join(one_line(p.name) for p in paths)
             submissions.append(Submission(student, paths[0], {}, "rejected", f"both {names}: keep one"))
         else:
             submissions.append(Submission(student, paths[0], *read_submission(lab, paths[0])))
@@ -65,17 +80,35 @@ def read_submission(lab, path):
         elif path.is_file() and path.suffix.lower() == ".zip":
             files = _read_zip(path, wanted)
         else:
-            raise Rejected(f"{path.name} is neither a folder nor a .zip")
+            raise Rejected(f"{one_line(path.name)} is neither a folder nor a .zip")
     except Rejected as why:
         return {}, "rejected", str(why)
+    misnamed = _case_mismatches(path, wanted, files)
     if not files:
-        return {}, "empty", (f"none of {', '.join(wanted)} found (expected at the top of the "
-                             "submission, or in one folder inside it)")
+        return {}, "empty", "; ".join(misnamed or [f"none of {', '.join(wanted)} found (expected at the top "
+                                                   "of the submission, or in one folder inside it)"])
     problems = [p for name, data in files.items() if (p := _not_python(name, data))]
     missing = [name for name in wanted if name not in files]
-    detail = "; ".join(problems + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
-                                   if missing else []))
+    detail = "; ".join(problems + misnamed + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
+                                              if missing else []))
     return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
+
+
+def _case_mismatches(path, wanted, found):
+    """'found Positions.py, expected positions.py' for each missing student file that the
+    submission holds under a name differing only in case (names are case-sensitive)."""
+    try:
+        if path.is_dir():
+            folders = [path, *(d for d in path.iterdir() if d.is_dir() and not d.is_symlink())]
+            names = [p.name for folder in folders for p in folder.iterdir()]
+        else:
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()[:ZIP_MAX_ENTRIES]
+    except (OSError, ValueError, zipfile.BadZipFile):
+        return []
+    by_lower = {PurePosixPath(n).name.lower(): PurePosixPath(n).name for n in names}
+    return [f"found {one_line(by_lower[name.lower()])!r}, expected {name!r}: file names are case-sensitive, "
+            "rename it" for name in wanted if name not in found and by_lower.get(name.lower(), name) != name]
 
 
 def _ignored(name):

@@ -1,8 +1,10 @@
 """A control group per zygote, where this machine lets the grader make one (as root, with cgroup
 v1 or v2 mounted writable): the memory and the number of processes of everything one
 submission starts are then counted together, memfds and tmpfs files included, which a
-process's own rlimits cannot do. Where none can be made the grader says nothing and relies on
-the rlimits alone (README: what the sandbox does not limit).
+process's own rlimits cannot do, and the submission gets one equal share of the CPU (the cpu
+controller), however many processes it starts: it slows only itself, never the judge or a
+classmate graded beside it. Where no group, or no cpu controller, can be had, `fairness` says
+so: each child's processes then share one session, so one autogroup of the scheduler.
 """
 import os
 import time
@@ -30,8 +32,16 @@ def judge_id(pid=None):
 class Cgroup:
     """The folders of one group, one per hierarchy (v1) or one (v2)."""
 
-    def __init__(self, folders):
+    def __init__(self, folders, cpu=False):
         self.folders = folders
+        self.cpu = cpu                  # the submission has a CPU share of its own
+
+    @staticmethod
+    def fairness(group):
+        """How a submission's CPU is kept from starving others, in words, for the report."""
+        if group is not None and group.cpu:
+            return "a control group's equal CPU share"
+        return "one scheduler group per child session (no cpu control group here)"
 
     @classmethod
     def make(cls, name):
@@ -40,12 +50,15 @@ class Cgroup:
             return None
         cls.sweep()
         if (CGROUPS / "cgroup.controllers").is_file():                  # v2, unified
+            _enable_cpu()
             plan = [(CGROUPS / name, {"memory.max": SUBMISSION_MEMORY, "memory.swap.max": 0,
-                                      "pids.max": SUBMISSION_PROCESSES})]
+                                      "pids.max": SUBMISSION_PROCESSES, "cpu.weight": 100})]
         else:                                                           # v1, one hierarchy each
             plan = [(CGROUPS / "memory" / name, {"memory.limit_in_bytes": SUBMISSION_MEMORY,
                                                  "memory.memsw.limit_in_bytes": SUBMISSION_MEMORY}),
                     (CGROUPS / "pids" / name, {"pids.max": SUBMISSION_PROCESSES})]
+            if (CGROUPS / "cpu" / "cpu.shares").is_file():
+                plan.append((CGROUPS / "cpu" / name, {"cpu.shares": 1024}))
         group = cls([])
         try:
             for folder, limits in plan:
@@ -59,6 +72,7 @@ class Cgroup:
         except OSError:
             group.remove()
             return None
+        group.cpu = any((folder / share).exists() for folder, _ in plan for share in ("cpu.weight", "cpu.shares"))
         return group
 
     @staticmethod
@@ -102,3 +116,12 @@ class Cgroup:
                         break
                     time.sleep(0.01)
         self.folders = []
+
+
+def _enable_cpu():
+    """Turn the cpu controller on for the groups we make (v2), where this machine lets us."""
+    try:
+        if "cpu" not in (CGROUPS / "cgroup.subtree_control").read_text().split():
+            (CGROUPS / "cgroup.subtree_control").write_text("+cpu")
+    except OSError:             # a container's own root, holding processes: no controller for us
+        pass

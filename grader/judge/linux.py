@@ -21,9 +21,9 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 
 MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": 8, "noatime": 0x400, "nodiratime": 0x800,
                "relatime": 0x200000, "strictatime": 0x1000000}   # a mount's own options, kept when it is made read-only
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-# machine -> (seccomp's name of its system call ABI, clone, unshare, clone3, add_key); add_key,
-# request_key and keyctl follow one another on both
-SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 435, 248), "aarch64": (0xC00000B7, 220, 97, 435, 217)}
+# machine -> (seccomp's name of its system call ABI, clone, unshare, clone3, add_key, setsid);
+# add_key, request_key and keyctl follow one another on both
+SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 435, 248, 112), "aarch64": (0xC00000B7, 220, 97, 435, 217, 157)}
 libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -197,17 +197,20 @@ def seccomp_filter():
     namespace (in one, a process holds every capability again, over the kernel code behind most
     local root exploits), clone3 is unavailable (its flags cannot be read: libc falls back to
     clone), the kernel's keyrings are out of reach (a key outlives its maker, and one made
-    readable by all is a note every later user can read), and no other system call ABI (i386,
-    x32) may be used to get round this. Needs no_new_privs. Machines not in SYSCALLS go without."""
+    readable by all is a note every later user can read), no new session may be made (all a
+    child starts stays in its session: counted by its clock, killed with it, one autogroup of the
+    scheduler however many processes it starts), and no other system call ABI (i386, x32) may be
+    used to get round this. Needs no_new_privs. Machines not in SYSCALLS go without."""
     if platform.machine() not in SYSCALLS:
         return
-    arch, clone, unshare, clone3, add_key = SYSCALLS[platform.machine()]
+    arch, clone, unshare, clone3, add_key, setsid = SYSCALLS[platform.machine()]
     load, equal, at_least, bits, give = 0x20, 0x15, 0x35, 0x45, 0x06     # classic BPF opcodes
     allow, refuse, absent = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
     program = [
         (load, 0, 0, 4), (equal, 1, 0, arch), (give, 0, 0, refuse),   # seccomp_data.arch
         (load, 0, 0, 0), (at_least, 0, 1, 0x40000000), (give, 0, 0, refuse),   # .nr; x32's bit
         (at_least, 0, 2, add_key), (at_least, 1, 0, add_key + 3), (give, 0, 0, refuse),  # keys
+        (equal, 0, 1, setsid), (give, 0, 0, refuse),
         (equal, 0, 1, clone3), (give, 0, 0, absent),
         (equal, 1, 0, clone), (equal, 0, 3, unshare),
         (load, 0, 0, 16), (bits, 0, 1, CLONE_NEWUSER), (give, 0, 0, refuse),  # .args[0], low half

@@ -1,12 +1,15 @@
-"""The judge's side of the boundary: children, and calls of student code with time limits.
+"""The judge's side of the boundary: children, and calls of student code with limits.
 
 Student code runs only in children (grader/judge/child.py), forked by a zygote
 (grader/judge/zygote.py): one for the checks of a submission, one more for each call run apart
 (`submit`). The judge sends each child the submission's files down the child's own pipe. A call
-sends plain data, waits at most its time limit (and never past the submission's time budget),
-and reads back plain data through grader/judge/wire.py, with every size limit applied here. A
-child that hangs, dies, floods its output or answers garbage is killed and replaced; the judge
-carries on.
+sends plain data, waits until it has been charged its time limit (and never past the
+submission's time budget), and reads back plain data through grader/judge/wire.py, with every
+size limit applied here. Time is charged as grader/judge/clock.py measures it, the
+submission's own work, so a busy machine changes no grade; wall time is only a backstop, and a
+call stopped by it is the grader's fault ("grader_fault": not graded, regraded), never the
+submission's. A child that hangs, dies, floods its output or answers garbage is killed and
+replaced; the judge carries on.
 """
 import os
 import select
@@ -19,16 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import SetupError
+from grader.judge.clock import CallClock, SessionMeter, WallClock, host_pid
 from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
 
 OUTPUT_LIMIT = 2000          # bytes of a call's output kept for the report
-FILES_TIMEOUT = 10.0         # seconds for a new child to take its files
+FILES_TIMEOUT = 60.0         # wall seconds for a new child to take its files (no student code runs yet)
 
 
 class CallFailed(Exception):
     """A call of student code that did not return a value.
 
-    kind: "raised", "not_implemented", "timeout", "budget", "crashed" or "bad_answer".
+    kind: "raised", "not_implemented", "timeout", "budget", "crashed", "bad_answer", or
+    "grader_fault": the grader could not run or read the call (a wall-time backstop, an answer
+    the wire could not carry); nothing is charged to the submission and it is graded again.
     """
 
     def __init__(self, function, kind, message, where=(), output=""):
@@ -45,12 +51,44 @@ def write_files(folder, files):
 
 
 # -- children -------------------------------------------------------------------------------------
+class Backstop(Exception):
+    """A call's wall time ran past its backstop while its charged time had not: the machine, not
+    the submission, kept it from finishing."""
+
+
+class Limit:
+    """When a call must end: once charged `seconds` (TimeoutError: the submission's doing) or
+    `budget_left()` is spent, or past `backstop` seconds of wall time (Backstop: the grader's)."""
+
+    def __init__(self, clock, seconds, backstop):
+        self.clock, self.seconds, self.backstop = clock, seconds, backstop
+        self._look = min(seconds / CPUS, backstop)      # charged time grows at most as fast as the
+                                                        # CPUs run: no need to look before it could be over
+
+    def wait(self):
+        """Seconds to wait before looking again; raises when the call must end now."""
+        wall = self.clock.wall()
+        if wall >= self._look:
+            charged = self.clock.charged()
+            if charged >= self.seconds:
+                raise TimeoutError
+            if wall >= self.backstop:
+                raise Backstop
+            self._look = wall + max(0.02, min((self.seconds - charged) / CPUS, self.backstop - wall, 2.0))
+        return self._look - wall
+
+
+CPUS = os.cpu_count() or 1
+
+
 class Child:
     """One forked child: request and answer pipes, and its output, kept up to a limit."""
 
-    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, answer_bytes):
+    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, host_pid=None, answer_bytes=0):
         self.zygote, self.pid, self._shared = zygote, pid, shared
-        self.answer_bytes = answer_bytes        # bytes of tensors an answer may carry
+        self.host_pid = host_pid or pid     # its pid here, for reading its use of time
+        self.meter = SessionMeter(self.host_pid)
+        self.answer_bytes = answer_bytes    # bytes of tensors an answer may carry (the lab's answer_mb)
         self._request, self._answer, self._output_fd = request_fd, answer_fd, output_fd
         os.set_blocking(request_fd, False)
         os.set_blocking(output_fd, False)
@@ -85,31 +123,26 @@ class Child:
         self._output, self._dropped = bytearray(), 0
         return text
 
-    def _waiter(self, deadline):
-        """Block until `fd` is readable, draining output meanwhile; TimeoutError at deadline."""
+    def _waiter(self, limit):
+        """Block until `fd` is readable, draining output meanwhile, until `limit` ends the call."""
         def wait(fd):
             while True:
-                left = deadline - time.monotonic()
                 watched = [fd] + ([self._output_fd] if self._output_fd is not None else [])
-                readable = select.select(watched, [], [], left)[0] if left > 0 else []
-                if not readable:
-                    raise TimeoutError
+                readable = select.select(watched, [], [], limit.wait())[0]
                 if self._output_fd in readable:
                     self._pump_output()
                 if fd in readable:
                     return
         return wait
 
-    def send(self, data, deadline):
-        """Write a request, giving up at the deadline: a child may stop reading its pipe."""
+    def send(self, data, limit):
+        """Write a request until `limit` ends the call: a child may stop reading its pipe."""
         view = memoryview(data)
         while view:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([], [self._request], [], left)[1]:
-                raise TimeoutError
-            view = view[os.write(self._request, view):]
+            if select.select([], [self._request], [], limit.wait())[1]:
+                view = view[os.write(self._request, view):]
 
-    def call(self, module, function, args, kwargs, timeout, device, echo=False):
+    def call(self, module, function, args, kwargs, limit, device, echo=False):
         """Run module.function(*args, **kwargs) in the child; its value, with tensors on `device`.
 
         With `echo`, the value is (returned value, the positional arguments after the call): tensor
@@ -122,13 +155,17 @@ class Child:
         args, placed = (self._place(args) if echo else (list(args), []))
         request = {"id": self._next_id, "module": module, "function": function,
                    "args": wire.encode(args), "kwargs": wire.encode(kwargs)}
-        deadline = time.monotonic() + timeout
         try:
-            self.send(wire.frame(request), deadline)
-            answer = wire.recv(self._answer, self._waiter(deadline), self.answer_bytes + wire.SLACK)
+            self.send(wire.frame(request), limit)
+            answer = wire.recv(self._answer, self._waiter(limit), self.answer_bytes + wire.SLACK)
         except TimeoutError:
             self.kill()
             raise CallFailed(function, "timeout", "no answer in time") from None
+        except Backstop:
+            self.kill()
+            raise CallFailed(function, "grader_fault", f"the machine was too busy: no answer after "
+                             f"{limit.clock.wall():.0f} s, of which your code was charged only "
+                             f"{limit.clock.charged():.1f} s") from None
         except (EOFError, OSError):
             raise CallFailed(function, "crashed", self._ended()) from None
         except wire.WireError as error:
@@ -244,44 +281,53 @@ class Child:
 class Sandbox:
     """The children grading one submission: a main child reused call after call, and one child
     of its own for each call run apart. A child that fails is replaced by a fresh fork. Every
-    call ends by the submission's time budget (`budget` seconds from its first child's start),
-    whatever it asks for."""
+    call ends once it has been charged its limit or what is left of the submission's time budget
+    (`budget` seconds charged to all its calls), whatever it asks for. Wall time only backs these
+    up, `backstop` times over (lab.yaml): past it the grader was at fault, not the submission."""
 
     def __init__(self, lab, files, zygote, budget=None):
         self.lab, self.files, self.zygote = lab, files, zygote
         self.device = "cpu"         # where tensors go; the runner sets the grading device
         self.budget = budget or lab.manifest.time_budget
-        self.deadline = None        # set when the first child is up: the zygote's start is ours
+        self.spent = 0.0            # seconds charged to the calls that have ended
+        self.started = None         # when the first child was up: the zygote's start is ours
         self._main = None
         self._children = []
         self._lock = threading.Lock()
 
-    def _spawn(self, function):
+    def _spawn(self, function, replace=None):
         self._left(function)
         from grader.judge import wire
 
         try:
-            child = Child(self.zygote, *self.zygote.fork(self.device, self.lab.manifest.memory_mb),
-                          answer_bytes=self.lab.manifest.answer_mb * 2**20)
+            forked = self.zygote.fork(self.device, self.lab.manifest.memory_mb)
         except ZygoteGone as gone:
             if gone.never_started:
                 raise SetupError(str(gone)) from None
             raise CallFailed(function, "crashed", str(gone)) from None
+        own_namespace = self.zygote.launcher.name == "bubblewrap"
+        child = Child(self.zygote, *forked, host_pid=host_pid(forked.pid, self.zygote.process.pid)
+                      if own_namespace else forked.pid, answer_bytes=self.lab.manifest.answer_mb * 2**20)
         try:
-            child.send(wire.frame({"files": self.files, "answer_bytes": child.answer_bytes}),
-                       time.monotonic() + FILES_TIMEOUT)
-        except TimeoutError:
+            child.send(wire.frame({"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes}),
+                       Limit(WallClock(), float("inf"), FILES_TIMEOUT))
+        except Backstop:
             child.kill()
-            raise CallFailed(function, "crashed", "a new child did not take its files in time") from None
+            raise CallFailed(function, "grader_fault", "a new child did not take its files in time") from None
         with self._lock:
             self._children.append(child)
-            if self.deadline is None:
-                self.deadline = time.monotonic() + self.budget
+            if self.started is None:
+                self.started = time.monotonic()
         return child
 
     def _left(self, function):
-        """Seconds left of the budget; CallFailed("budget") when none are."""
-        left = self.budget if self.deadline is None else self.deadline - time.monotonic()
+        """Seconds of the budget left to charge; CallFailed("budget") when none are, and
+        CallFailed("grader_fault") once the submission's wall-time backstop is past."""
+        backstop = self.lab.manifest.backstop * self.budget
+        if self.started is not None and time.monotonic() - self.started > backstop:
+            raise CallFailed(function, "grader_fault", f"the machine was too busy: the submission was "
+                             f"not graded within {backstop:g} s")
+        left = self.budget - self.spent
         if left <= 0:
             raise CallFailed(function, "budget", f"the submission's time budget of {self.budget:g} s "
                              "ran out: the remaining checks were not run")
@@ -295,13 +341,14 @@ class Sandbox:
         return self._call(self._main, function, args, kwargs or {}, timeout, echo)
 
     def submit(self, function: str, args: Sequence[Any] = (), kwargs: dict | None = None,
-               timeout: float | None = None) -> Future:
-        """Start a call in a child of its own (run in parallel); returns a Future."""
+               timeout: float | None = None, replace: dict[str, bytes] | None = None) -> Future:
+        """Start a call in a child of its own (run in parallel); returns a Future. `replace`: files
+        that child gets instead of the submission's (the lab's own, to grade a function on its own)."""
         future = Future()
 
         def run():
             try:
-                child = self._spawn(function)
+                child = self._spawn(function, replace)
                 future.set_result(self._call(child, function, args, kwargs or {}, timeout))
                 child.kill()
             except BaseException as error:
@@ -312,19 +359,35 @@ class Sandbox:
 
     def _call(self, child, function, args, kwargs, timeout, echo=False):
         module = self.lab.module_of(function)
-        timeout = timeout or self.lab.manifest.call_timeout
+        manifest = self.lab.manifest
+        timeout = timeout or manifest.timeouts.get(function, manifest.call_timeout)
         left = self._left(function)
+        clock = CallClock(child.meter)
+        limit = Limit(clock, min(timeout, left), manifest.backstop * timeout)
         try:
-            return child.call(module, function, args, kwargs, min(timeout, left), self.device, echo)
+            value = child.call(module, function, args, kwargs, limit, self.device, echo)
+            if os.environ.get("GRADER_FAULT") == function:      # tests simulate a grader fault
+                raise CallFailed(function, "grader_fault", "a simulated grader fault (GRADER_FAULT)")
+            return value
         except CallFailed as failure:
             failure.output = child.take_output()
             if failure.kind == "timeout" and left < timeout:
+                self._charge(clock)
                 self._left(function)            # raises: the budget ended the call
             if failure.kind == "timeout":
-                failure.message = f"no answer within {timeout:g} s (an endless loop?)"
+                failure.message = f"no answer within {timeout:g} s of its own time (an endless loop?)"
             raise
         finally:
+            self._charge(clock)
             child.take_output()
+
+    def _charge(self, clock):
+        """Add a call's charged time to the submission's, once."""
+        if not clock.billed:
+            clock.billed = True
+            charged = clock.charged()
+            with self._lock:
+                self.spent += charged
 
     def close(self):
         with self._lock:

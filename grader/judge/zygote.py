@@ -3,7 +3,7 @@ run student code (grader/judge/child.py is its other side).
 
 It runs no student code and never sees a submission: a fork order hands it the new child's
 pipes, and the judge sends the files down them itself (grader/judge/sandbox.py). A zygote that
-stops answering is broken and replaced within seconds; one kept by a batch worker or --watch
+stops answering (30 s) is broken and replaced; one kept by a batch worker or --watch
 is reset between submissions, which kills every process of the last one. Closing it kills
 its whole PID namespace and removes its control group.
 """
@@ -24,9 +24,9 @@ from grader.judge.cgroup import Cgroup, judge_id
 from grader.judge.launchers import ENV, SCRATCH_BYTES
 from grader.judge.linux import PR_SET_CHILD_SUBREAPER, below, libc, processes, remove, signal_all, stop_then_kill
 
-START_TIMEOUT = 120.0        # seconds for the zygote to import torch and say it is ready
-ORDER_TIMEOUT = 5.0          # seconds for the zygote to answer an order: past it, it is replaced
-RESET_TIMEOUT = 20.0         # seconds for it to kill every process of a submission
+START_TIMEOUT = 300.0        # wall seconds for the zygote to import torch and say it is ready (a backstop)
+ORDER_TIMEOUT = 30.0         # wall seconds for the zygote to answer an order: past it, it is replaced
+RESET_TIMEOUT = 60.0         # wall seconds for it to kill every process of a submission
 MESSAGE_LIMIT = 1000         # characters of an error message kept from the sandbox
 CPU_SECONDS = 600            # a child's CPU time, a backstop behind the per-call limits
 

@@ -1,46 +1,202 @@
-"""The text-answer matching rule: whether a learner's words say what a text question's key says.
+"""Text answers by meaning: which candidate quantities an answer names, asserted or ruled out.
 
-A text question's `answer` lists accepted forms, each a phrase ("relative size") or an expression
-("a - b"), and `reject` optionally lists forms that make an answer wrong even beside an accepted one
-(a hedge such as "a + b or a - b"). Answer and forms are normalised alike: case folded; dashes and
-the minus sign read as "-", and the words "minus" and "plus" as "-" and "+"; brackets, operators
-(- + * /) and runs of letters or digits are tokens, all other punctuation and spacing is dropped; a
-word longer than three letters loses a plural "s". The answer is right when it contains an accepted
-form as a run of whole tokens, not extended by an operator on either side ("a-b+1" does not contain
-"a - b"; "(a - b) * c" does), and contains no rejected form. So "a − b.", "(a - b)", "a minus b" and
-"the relative sizes" all contain "a - b" or "relative size". List the words a right answer would
-use; a wrong one must not contain any.
+A text question's key (grader/quiz/model.py, TextKey) is data: the answer as an `expression`
+(compared as mathematics, grader/quiz/expressions.py) and as `words` (phrases that name it), the
+`others` it could be confused with (candidates: "sum", "product"...), `names` (words that stand
+for a variable: "the first's speed" for a) and `neutral` phrases that name nothing ("matrix product"
+where products are candidates).
+
+An answer is read as tokens: case folded, dashes and "minus", "plus", "times", "over", "divided by"
+as operators, "'s" and plural "s" dropped, articles dropped in names. Scanning it, every phrase
+of the key and every expression in its variables is a mention of a candidate: the answer, one of
+the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
+"rather than", "instead of"... up to the next punctuation or "but" is ruled out; one in the
+argument of another ("the ratio of their sums") is not a candidate.
+The answer is right when it names the answer and no other candidate, does not rule it out, and is
+not a bare list of three or more phrases; when wrong, `why` says which of these it broke.
 """
 import re
 
+from grader.quiz.expressions import FUNCTIONS, SYMBOLS, is_operation, parse_at, same_quantity, symbols_of
+
 DASHES = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d"   # minus sign, hyphens, dashes
-OPERATORS = set("-+*/")
+TIMES = "×·⋅∙✕"
+LONGEST_ANSWER = 1000                   # characters: past this it is not "a short phrase"
+WORD_OPERATORS = {("minus",): "-", ("plus",): "+", ("time",): "*", ("multiplied", "by"): "*",
+                  ("divided", "by"): "/", ("over",): "/"}
+NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("rather", "than"),
+            ("instead", "of"), ("other", "than"), ("except",), ("independent", "of"), ("regardless", "of"),
+            ("irrespective", "of")]
+BOUNDARIES = {"but", "only", "just", "whereas", "yet", "however"}     # end what a negation rules out
+PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio of X": X an argument
+GLUE = {"and", "or", "&"}                                              # what a bare list has between items
+ARTICLES = {"the", "a", "an"}
+MATH = {"num", "sym", "fn", "op", "open", "bar"}
 
 
-def tokens_of(text):
-    """A text answer as the matching rule reads it (see this module's docstring)."""
-    text = str(text).casefold()
-    for dash in DASHES:
-        text = text.replace(dash, "-")
-    text = re.sub(r"\bminus\b", "-", re.sub(r"\bplus\b", "+", text))
-    tokens = re.findall(r"[^\W_]+|[-+*/()]", text)
-    return [t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") and t.isalpha() else t
-            for t in tokens]
+def lex(text):
+    """(kind, text) tokens of an answer or a phrase: word, num, op, open, close, bar, stop."""
+    text = str(text).casefold().replace("’", "'").replace("**", "^")
+    text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})
+    tokens = []
+    for match in re.finditer(r"(\d+(?:\.\d+)?)|([^\W\d_]+(?:'[^\W\d_]+)*)|([-+*/^])|([(\[])|([)\]])|(\|)|([,;:.!?])",
+                             text):
+        kind = ("num", "word", "op", "open", "close", "bar", "stop")[match.lastindex - 1]
+        tokens.append((kind, _word(match.group()) if kind == "word" else match.group()))
+    return _replace(tokens, OPERATOR_INDEX)
 
 
-def _contains(tokens, form):
-    """Whether `form`'s tokens occur in `tokens`, not extended by an operator on either side."""
-    for start in range(len(tokens) - len(form) + 1):
-        if tokens[start:start + len(form)] == form:
-            before = tokens[start - 1] if start else None
-            after = tokens[start + len(form)] if start + len(form) < len(tokens) else None
-            if before not in OPERATORS and after not in OPERATORS:
-                return True
-    return False
+def _word(word):
+    """'car's' -> 'car', "doesn't" -> 'not', 'speeds' -> 'speed'."""
+    if word.endswith("n't") or word in ("isnt", "doesnt", "dont", "cant", "arent"):
+        return "not"
+    word = word.removesuffix("'s").replace("'", "")
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
 
 
-def text_matches(answer, accepted, reject=()):
-    """The text-answer rule: contains an accepted form, and no rejected one."""
-    tokens = tokens_of(answer)
-    return any(_contains(tokens, tokens_of(form)) for form in accepted) and \
-        not any(_contains(tokens, tokens_of(form)) for form in reject)
+def _index(phrases):
+    """{first word: [(phrase, value)], longest first} of {phrase (a tuple of words): value}."""
+    index = {}
+    for phrase in sorted(phrases, key=len, reverse=True):
+        index.setdefault(phrase[0], []).append((phrase, phrases[phrase]))
+    return index
+
+
+def _match(tokens, at, index):
+    """(length, value) of the longest indexed phrase at tokens[at], or (0, None)."""
+    for phrase, value in index.get(tokens[at][1], ()):
+        if tuple(text for _, text in tokens[at:at + len(phrase)]) == phrase:
+            return len(phrase), value
+    return 0, None
+
+
+def _replace(tokens, index):
+    """`tokens` with each indexed phrase replaced by its token."""
+    out, at = [], 0
+    while at < len(tokens):
+        length, token = _match(tokens, at, index)
+        out.append(token if length else tokens[at])
+        at += length or 1
+    return out
+
+
+OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.items()})
+NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
+
+
+def _words(phrase, keep=()):
+    return tuple(text for kind, text in lex(phrase) if not (text in ARTICLES and text not in keep))
+
+
+def _mark(tokens, is_symbol):
+    """Words that are functions (followed by a bracket) or symbols marked as such."""
+    tokens = list(tokens)
+    for at, (kind, word) in enumerate(tokens):
+        if kind == "word" and word in FUNCTIONS and at + 1 < len(tokens) and tokens[at + 1][0] == "open":
+            tokens[at] = ("fn", word)
+        elif kind == "word" and is_symbol(word):
+            tokens[at] = ("sym", word)
+    return tokens
+
+
+class Rules:
+    """A text key made ready to read answers with (built once per key)."""
+
+    def __init__(self, key):
+        self.key = key
+        self.variables = sorted(key.names) if key.names else []
+        self.expression = self.tree(lex(key.expression)) if key.expression else None
+        if self.expression is not None:
+            self.variables = sorted(symbols_of(self.expression) - SYMBOLS)
+        self.label = f"'{key.words[0]}' ({key.expression})" if key.expression else f"'{key.words[0]}'"
+        self.names = _index({_words(phrase, self.variables): ("sym", name)
+                             for name, phrases in key.names.items() for phrase in phrases})
+        self.phrases = {_words(phrase): "answer" for phrase in key.words}
+        self.phrases |= {_words(phrase): other for other, phrases in key.others.items() for phrase in phrases}
+        self.phrases |= {_words(phrase): None for phrase in key.neutral}
+        self.phrases = _index(self.phrases)
+
+    def tokens(self, text):
+        """The answer's tokens with names replaced by their variables, symbols and functions marked."""
+        kept = [token for token in lex(text) if not (token[1] in ARTICLES and token[1] not in self.variables)]
+        return _mark(_replace(kept, self.names), lambda word: word in self.variables or word in SYMBOLS)
+
+    def tree(self, tokens):
+        """The one expression `tokens` hold (the key's; every word a symbol), or SyntaxError."""
+        tokens = _mark(tokens, lambda word: True)
+        parsed = parse_at(tokens, 0, len(tokens))
+        if parsed is None or parsed[1] != len(tokens):
+            raise SyntaxError(f"{self.key.expression!r} is not an expression, e.g. a - b")
+        return parsed[0]
+
+    def candidate(self, tree, shown):
+        if self.expression is not None and same_quantity(tree, self.expression, self.variables,
+                                                         self.key.up_to):
+            return "answer"
+        return shown
+
+
+def mentions(rules, text):
+    """(candidate, ruled_out, "words" or "expression") for each mention in the answer, and how many
+    of its words name no candidate."""
+    tokens, found, other_words = rules.tokens(text), [], 0
+    ruled_out = argument = False
+    at = 0
+    while at < len(tokens):
+        kind, word = tokens[at]
+        if kind in ("stop", "close") or word in BOUNDARIES or word == "or":
+            ruled_out, argument = ruled_out and word == "or", False
+            at += 1
+            continue
+        negator = _match(tokens, at, NEGATOR_INDEX)[0]
+        if negator:
+            ruled_out, at = True, at + negator
+            continue
+        if kind in MATH:
+            parsed = parse_at(tokens, at, len(tokens))
+            if parsed:
+                tree, stop = parsed
+                if is_operation(tree) and symbols_of(tree) & set(rules.variables) and not argument:
+                    shown = "".join(f" {text} " if text in "+-" else text for _, text in tokens[at:stop])
+                    shown = shown if len(shown) <= 40 else shown[:40] + "…"
+                    found.append((rules.candidate(tree, shown), ruled_out, "expression"))
+                at = stop
+                continue
+        length, concept = _match(tokens, at, rules.phrases)
+        if length:
+            if concept and not argument:
+                found.append((concept, ruled_out, "words"))
+                argument = at + length < len(tokens) and tokens[at + length][1] in PREPOSITIONS
+            other_words += concept is None
+            at += length
+            continue
+        other_words += kind == "word" and word not in GLUE
+        at += 1
+    return found, other_words
+
+
+def judge(answer, key_rules):
+    """(right, why) for a text answer against its key's Rules; `why` says what a wrong answer did."""
+    text = str(answer)
+    if len(text) > LONGEST_ANSWER:
+        return False, f"an expression or a short phrase was asked for; this answer is {len(text):,} characters long"
+    found, other_words = mentions(key_rules, text)
+    named = list(dict.fromkeys(candidate for candidate, ruled_out, _ in found if not ruled_out))
+    shown = lambda candidate: key_rules.label if candidate == "answer" else f"'{candidate.strip()}'"
+    if any(candidate == "answer" and ruled_out for candidate, ruled_out, _ in found):
+        return False, f"it rules out {key_rules.label}, which is the answer"
+    if len(named) > 1:
+        return False, (f"it names more than one candidate ({', '.join(map(shown, named))}); "
+                       "an answer commits to one")
+    if named == ["answer"]:
+        phrases = sum(how == "words" for _, _, how in found)
+        if phrases >= 3 and not other_words and len(found) == phrases:
+            return False, "a bare list of words is not an answer: say which quantity, in a phrase or an expression"
+        return True, ""
+    if named and (named[0] in key_rules.key.others or key_rules.expression is None):
+        return False, f"{shown(named[0])} is not the quantity asked for"
+    if named:
+        up_to = {"factor": " up to sign or a constant factor", "sign": " up to sign"}
+        slack = next((up_to[kind] for kind in up_to if kind in key_rules.key.up_to), "")
+        return False, f"{shown(named[0])} is not {key_rules.key.expression}" + (f", even{slack}" if slack else "")
+    return False, "it names none of the quantities the question is about"

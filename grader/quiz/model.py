@@ -1,13 +1,13 @@
 """Lesson tests as data: the quiz file's schema, loading it with clear errors, and a graded attempt.
 
 A quiz file (`quizzes/labN.yaml`) holds a title, `pass_fraction` and exactly five scored
-`questions`, each `{id, type, prompt, choices, answer, tolerance?, reject?, explanation}`, plus
-unscored `hard_questions: [{prompt, reveal}]`. A keyed quiz (practice) has every answer and
-explanation; its exam form (see grading.exam_form) has none, and can be taken but not graded.
+`questions`, each `{id, type, prompt, choices, answer, tolerance?, unit?, explanation}`, plus
+unscored `hard_questions: [{prompt, reveal}]`. A keyed quiz (practice) has every answer, explanation
+and reveal; its exam form (see grading.exam_form) has none, and can be taken but not graded.
 
-Answers, in one form everywhere (answers files, response files, the class CSV):
-  single: a choice key ("b")   multiple: keys ([x, y] or "x, y")   numeric: a number
-  text: a string, matched by the rule in grader/quiz/matching.py (`reject`: forms that make it wrong).
+Keys: single: a choice key; multiple: a list of keys; numeric: a number, in the question's `unit`
+(thousand, million, billion) when it has one; text: a TextKey, read by grader/quiz/matching.py.
+What a learner may type for each is in grader/quiz/answers.py.
 Grading is grader/quiz/grading.py, attempts and lesson status grader/quiz/progress.py, the screens
 grader/quiz/terminal.py. Nothing here draws on screen or imports torch.
 """
@@ -21,6 +21,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -28,10 +29,11 @@ from pydantic import (
 
 from grader.errors import QuizError
 from grader.labs import find_lab
-from grader.quiz.matching import tokens_of
+from grader.quiz.answers import UNITS
+from grader.quiz.matching import Rules
+from grader.quiz.paths import case_hint
 
 QUESTIONS_PER_TEST = 5                  # "5 questions. Get 3 right (60%) to pass."
-Answer = str | list[str] | float
 
 
 def _question_at(number, question_id=None, field=None):
@@ -42,6 +44,40 @@ def _question_at(number, question_id=None, field=None):
 
 # ---------------------------------------------------------------------------------------- models
 
+class TextKey(BaseModel):
+    """The key of a text question, as data for grader/quiz/matching.py."""
+    model_config = ConfigDict(extra="forbid")
+    expression: str | None = None       # the answer as mathematics, e.g. "a - b"
+    up_to: list[Literal["sign", "factor"]] = []     # sign: -(a - b), |a - b|; factor: c·(a - b) too
+    names: dict[str, list[str]] = {}    # variable -> words that stand for it in an answer
+    words: list[str] = Field(min_length=1)          # phrases that name the answer; the first shows it
+    others: dict[str, list[str]] = {}   # another candidate -> phrases that name it
+    neutral: list[str] = []             # phrases that name no candidate ("matrix product" is no product)
+    _rules: Rules = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _readable(self):
+        try:
+            self._rules = Rules(self)
+        except SyntaxError as error:
+            raise ValueError(f"field 'expression': {error}") from None
+        unknown = set(self.names) - set(self._rules.variables)
+        if self.expression and unknown:
+            raise ValueError(f"field 'names': {', '.join(sorted(unknown))} not in the expression {self.expression!r}")
+        return self
+
+    @property
+    def rules(self):
+        """The key made ready to read answers with (grader/quiz/matching.py)."""
+        return self._rules
+
+    def shown(self):
+        return f"{self.expression} ({self.words[0]})" if self.expression else self.words[0]
+
+
+Answer = str | list[str] | float | TextKey
+
+
 class Question(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1)
@@ -50,7 +86,7 @@ class Question(BaseModel):
     choices: dict[str, str] | None = Field(None, validate_default=True)
     answer: Answer | None = None
     tolerance: float | None = Field(None, ge=0)
-    reject: list[str] | None = None
+    unit: Literal[tuple(UNITS)] | None = None
     explanation: str | None = None
 
     @field_validator("choices")
@@ -80,33 +116,31 @@ class Question(BaseModel):
             if not isinstance(answer, (int, float)) or isinstance(answer, bool):
                 raise ValueError(f"expected a number, e.g. 2.5, got {answer!r}")
             return float(answer)
-        if kind == "text" and not (isinstance(answer, list) and answer
-                                   and all(isinstance(text, str) and text.strip() for text in answer)):
-            raise ValueError(f"expected a list of accepted forms, e.g. [a - b, difference], got {answer!r}")
+        if kind == "text":
+            if not isinstance(answer, dict):
+                raise ValueError(f"expected a mapping with words (and expression, others...), got {answer!r}")
+            try:
+                return TextKey.model_validate(answer)
+            except ValidationError as error:
+                problem = error.errors()[0]
+                where = ".".join(map(str, problem["loc"]))
+                raise ValueError(f"{where + ': ' if where else ''}{problem['msg'].removeprefix('Value error, ')}") \
+                    from None
         return answer
 
-    @field_validator("tolerance")
+    @field_validator("tolerance", "unit")
     @classmethod
-    def _tolerance_only_for_numbers(cls, tolerance, info):
-        if tolerance is not None and info.data.get("type") != "numeric":
-            raise ValueError("only numeric questions have a tolerance")
-        return tolerance
-
-    @field_validator("reject")
-    @classmethod
-    def _reject_only_for_text(cls, reject, info):
-        if reject is not None and info.data.get("type") != "text":
-            raise ValueError("only text questions have forms to reject")
-        if reject is not None and not all(tokens_of(form) for form in reject):
-            raise ValueError(f"expected a list of non-empty forms to reject, got {reject!r}")
-        return reject
+    def _only_for_numbers(cls, value, info):
+        if value is not None and info.data.get("type") != "numeric":
+            raise ValueError(f"only numeric questions have a {info.field_name}")
+        return value
 
 
 class HardQuestion(BaseModel):
     """Unscored: the learner tries an answer, then sees the reveal."""
     model_config = ConfigDict(extra="forbid")
     prompt: str = Field(min_length=1)
-    reveal: str = Field(min_length=1)
+    reveal: str | None = Field(None, min_length=1)      # None in an exam form
 
 
 class Quiz(BaseModel):
@@ -128,6 +162,11 @@ class Quiz(BaseModel):
                                  f"#{first_number[question.id]} (ids must be unique)")
             first_number[question.id] = number
         keyed = any(question.answer is not None for question in self.questions)
+        for number, hard in enumerate(self.hard_questions, 1):
+            if (hard.reveal is not None) != keyed:
+                raise ValueError(f"hard {_question_at(number, field='reveal')}: "
+                                 + ("missing; a keyed quiz reveals every hard question" if keyed else
+                                    "an exam form has no answers, so no reveals"))
         for number, question in enumerate(self.questions, 1):
             for field in ("answer", "explanation"):
                 present = getattr(question, field) is not None
@@ -154,8 +193,9 @@ class QuestionResult(BaseModel):
     id: str
     type: str
     given: Answer | None         # None: not answered
-    answer: Answer
+    answer: str | list[str] | float     # a text question's: the key as shown
     correct: bool
+    why: str = ""                # a wrong text answer: what it did (hedged, ruled the answer out...)
 
 
 class QuizResult(BaseModel):
@@ -177,7 +217,8 @@ def find_quiz(name_or_path):
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml"):
         if not path.is_file():
-            raise QuizError(f"no quiz file {path} (expected a quiz .yaml, or a lab name such as lab2)")
+            what = "is a folder" if path.is_dir() else f"does not exist{case_hint(path)}"
+            raise QuizError(f"no quiz file {path}: it {what} (expected a quiz .yaml, or a lab name such as lab2)")
         return path.stem, path
     lab = find_lab(name_or_path)
     if lab.quiz is None:
@@ -192,6 +233,8 @@ def read_yaml(path):
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise QuizError(f"{path}: no such file") from None
+    except UnicodeDecodeError:
+        raise QuizError(f"{path}: not UTF-8 text (save it as UTF-8)") from None
     except yaml.YAMLError as error:
         raise QuizError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
 

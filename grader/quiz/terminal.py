@@ -68,7 +68,9 @@ def grade_answers(quiz, name, answers_file, console):
 
 def grade_class(quiz, name, responses_csv, gradebook_csv, console):
     """Grade a class's responses CSV into a gradebook CSV and summarise it on screen."""
-    rows = grading.grade_class(quiz, name, responses_csv, gradebook_csv)
+    from grader.quiz import classroom  # with the lab gradebook's CSV rules: not on a learner's path
+
+    rows = classroom.grade_class(quiz, name, responses_csv, gradebook_csv)
     table = Table(title=Text(f"{quiz.title} · class results"), title_justify="left")
     for column in ("row", "student", "score", "status"):
         table.add_column(column)
@@ -78,13 +80,19 @@ def grade_class(quiz, name, responses_csv, gradebook_csv, console):
         else:
             score = f"{row.result.score}/{row.result.max}"
             status = Text("PASS", style="green") if row.result.passed else Text("FAIL", style="red")
-        table.add_row(str(row.row), Text(row.student), score, status)
+            status.append("".join(f"\n{note}" for note in row.notes), style="yellow")
+        table.add_row(str(row.row), Text(row.student[:60]), score, status)
     console.print(table)
     graded = [row for row in rows if row.result]
-    not_graded = len(rows) - len(graded)
+    duplicates = sum(row.status.startswith("duplicate") for row in rows)
+    unread = sum(note.startswith(tuple(f"{q.id}: " for q in quiz.questions)) for row in graded for note in row.notes)
+    not_graded = len(rows) - len(graded) - duplicates
+    problems = [f"{not_graded} not graded (see status)" * bool(not_graded),
+                f"{duplicates} duplicate rows not counted" * bool(duplicates),
+                f"{unread} cells not read, each counted wrong (see notes)" * bool(unread)]
     console.print(f"Gradebook written to [bold]{_shown(gradebook_csv)}[/]: {len(graded)} graded, "
                   f"{sum(row.result.passed for row in graded)} passed"
-                  + (f", [yellow]{not_graded} not graded (see status)[/]" if not_graded else ""))
+                  + "".join(f", [yellow]{problem}[/]" for problem in problems if problem))
     return rows
 
 
@@ -179,10 +187,12 @@ def _read_line(console, prompt):
 
 
 def _feedback(question, given, console):
-    if grading.is_correct(question, given):
+    correct, why = grading.check(question, given)
+    if correct:
         console.print("[green]✓ Right.[/]\n")
     else:
-        console.print(Text.assemble(("✗ Not quite.", "red"), f" The answer: {_show_key(question)}\n"))
+        why = f" {why[0].upper()}{why[1:]}." if why else ""
+        console.print(Text.assemble(("✗ Not quite.", "red"), f"{why} The answer: {_show_key(question)}\n"))
 
 
 def _show_answer(question, answer):
@@ -194,15 +204,15 @@ def _show_answer(question, answer):
     if question.type == "multiple":
         return ", ".join(answer)
     if question.type == "numeric":
-        return f"{answer:g}"
+        return f"{answer:g}" + (f" {question.unit}" if question.unit else "")
     return answer
 
 
 def _show_key(question):
     if question.type == "numeric" and question.tolerance:
-        return f"{question.answer:g} (± {question.tolerance:g})"
+        return f"{_show_answer(question, question.answer)} (± {question.tolerance:g})"
     if question.type == "text":
-        return question.answer[0]
+        return question.answer.shown()
     return _show_answer(question, question.answer)
 
 
@@ -218,12 +228,18 @@ def show_result(quiz, result, console, lesson=None):
         answers = [Text(f"your answer: {_show_answer(question, graded.given)}")]
         if not graded.correct:
             answers.append(Text(f"the answer: {_show_key(question)}"))
+        if graded.why:
+            answers.append(Text(f"why not: {graded.why}", style="yellow"))
         lines = Group(Text(question.prompt, style="bold"), *answers,
                       Text(question.explanation, style="dim"), Text(""))
         review.add_row(mark, Text(f"{number}."), lines)
     console.print(review)
     if not result.passed:
         verdict, advice, colour = "FAIL", "read the explanations above and take it again", "red"
+        if lesson is not None and lesson.test and lesson.test.attempts > 1:
+            best = lesson.test
+            advice += (f" · your best of {best.attempts} attempts counts: {best.score} of {best.max}, "
+                       + ("passed" if best.passed else "not passed yet"))
     elif lesson is None:
         verdict, advice, colour = "PASS", "an answers file: graded, not recorded as an attempt", "green"
     else:
@@ -239,7 +255,8 @@ def _hard_questions(quiz, console):
     if not quiz.hard_questions:
         return
     console.rule("Hard questions · unscored")
-    console.print("Try to answer before you reveal: type your attempt, then Enter.")
+    console.print("Try to answer before you reveal: type your attempt, then Enter." if quiz.keyed else
+                  "Try each one: type your attempt, then Enter (the answers come with the lesson, not the exam).")
     try:
         with CTRL_C:
             for number, hard in enumerate(quiz.hard_questions, 1):
@@ -247,7 +264,8 @@ def _hard_questions(quiz, console):
                                     title=f"Hard question {number} of {len(quiz.hard_questions)}"))
                 while not _read_line(console, "[bold cyan]your attempt ›[/] ").strip():
                     console.print("[yellow]Try first: a few words are enough.[/]")
-                console.print(Panel(Text(hard.reveal), title="Reveal", title_align="left",
-                                    border_style="green"))
+                if hard.reveal:
+                    console.print(Panel(Text(hard.reveal), title="Reveal", title_align="left",
+                                        border_style="green"))
     except (KeyboardInterrupt, EOFError):
         console.print("\n[dim]Hard questions skipped.[/]")

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from grader.checks import load_beside
 from grader.memo import remembered
 from grader.plugin import grade_of
 
 SEED = 5                        # not the students' default 0: results must hold for any seed
-TIMEOUT = 60                    # seconds per experiment; the reference takes about 2
 EXPERIMENTS = ("measure_loss_gap", "extrapolation_runs")
 RUNS = {"measure_loss_gap": [("learned", "lookback"), ("none", "lookback"), ("none", "majority")],
         "extrapolation_runs": [("learned", "lookback"), ("rope", "lookback")]}       # (pos, task)
@@ -25,10 +25,13 @@ def seed():
 
 
 @pytest.fixture(scope="session", autouse=True)
-def experiments(request, student, device):
-    """{experiment: Future of its result} for the experiments whose checks are selected."""
+def experiments(request, student, reference, device):
+    """{experiment: Future of its result} for the experiments whose checks are selected, each run
+    with a correct RoPE in place of the student's positions.py (fed_rope.py)."""
     selected = {grade_of(item).function for item in request.session.items}
-    return {name: student.submit(name, seed=SEED, device=str(device), timeout=TIMEOUT)
+    fed = {"positions.py": load_beside(__file__, "fed_rope").positions_file(reference)} \
+        if selected & set(EXPERIMENTS) else {}
+    return {name: student.submit(name, seed=SEED, device=str(device), replace=fed)
             for name in EXPERIMENTS if name in selected}
 
 

@@ -47,6 +47,13 @@ def expect_no_pos_trained(runs):
            f"accuracy {accuracy:.3f}", "train it like the others: train(model, 'lookback', seed=seed)")
 
 
+def yardstick(recipe, reference, device, pos, task, eval_lengths):
+    """The judge's own run of the recipe, measured as a learner's is: the class page's reference."""
+    model = reference.model
+    built = model.build_model(model.Config(pos=pos), recipe[pos, task].result()["state_dict"], device=device)
+    return provenance.remeasure(reference, built, task, eval_lengths, provenance.FRESH)
+
+
 def gap_runs(reference):
     train_len = reference.tasks.TRAIN_LEN
     return [("learned", "learned", "lookback", [train_len]), ("no_pos", "none", "lookback", [train_len]),
@@ -75,10 +82,14 @@ def test_gap_reproduces(gap):
 
 
 @pytest.mark.grade(points=3, tags=["measure_loss_gap"])
-def test_gap_measured(gap):
+def test_gap_measured(gap, recipe, reference, device, record_property):
     """deleting positions costs a clear loss gap (> 1 nat, measured by the grader)"""
-    provenance.expect_honest(gap)
     _, runs = gap
+    record_property("loss gap", runs["no_pos"].fresh[0].loss - runs["learned"].fresh[0].loss)
+    judge = [yardstick(recipe, reference, device, pos, "lookback", [reference.tasks.TRAIN_LEN])[0].loss
+             for pos in ("none", "learned")]
+    record_property("reference loss gap", judge[0] - judge[1])
+    provenance.expect_honest(gap)
     expect_no_pos_trained(runs)
     learned_loss, learned_accuracy = runs["learned"].fresh[0]
     no_pos_loss, _ = runs["no_pos"].fresh[0]
@@ -102,9 +113,8 @@ def test_gap_can_and_cannot(gap):
            "train no_pos_majority on 'majority'")
 
 
-# -- extrapolation_runs --------------------------------------------------------------------------
-TAGS = ["extrapolation_runs", "apply_rope", "rope_frequencies"]
-ROPE_HINT = "the grader measures your RoPE model with a correct RoPE: positions.py must pass its checks first"
+# -- extrapolation_runs: run with a correct RoPE (conftest.py), so graded on its own --------------
+TAGS = ["extrapolation_runs"]
 
 
 @pytest.fixture(scope="module")
@@ -116,13 +126,13 @@ def extrapolation(experiments, recipe, reference, device, seed):
 @pytest.mark.grade(points=3, tags=TAGS)
 def test_extrapolation_reproduces(extrapolation):
     """returns learned and RoPE models, trained by the recipe, and the numbers evaluate() gives at every length"""
-    provenance.expect_honest(extrapolation, ROPE_HINT, reproduces=True)
+    provenance.expect_honest(extrapolation, reproduces=True)
 
 
 @pytest.mark.grade(points=3, tags=TAGS)
 def test_learned_fails_beyond(extrapolation, reference):
     """learned positions work at the training length and fail beyond it"""
-    provenance.expect_honest(extrapolation, ROPE_HINT)
+    provenance.expect_honest(extrapolation)
     _, runs = extrapolation
     train_len = reference.tasks.TRAIN_LEN
     accuracies = [accuracy for _, accuracy in runs["learned"].fresh]
@@ -134,10 +144,15 @@ def test_learned_fails_beyond(extrapolation, reference):
 
 
 @pytest.mark.grade(points=3, tags=TAGS)
-def test_rope_extrapolates(extrapolation, reference):
+def test_rope_extrapolates(extrapolation, reference, recipe, device, record_property):
     """RoPE keeps working past the training length, far better than learned positions"""
-    provenance.expect_honest(extrapolation, ROPE_HINT)
     _, runs = extrapolation
+    record_property("x", [float(n) for n in lengths(reference)])
+    for pos in ("learned", "rope"):
+        record_property(f"accuracy {pos}", [score.accuracy for score in runs[pos].fresh])
+        record_property(f"reference accuracy {pos}", [score.accuracy for score in yardstick(
+            recipe, reference, device, pos, "lookback", lengths(reference))])
+    provenance.expect_honest(extrapolation)
     learned = [accuracy for _, accuracy in runs["learned"].fresh]
     rope = [accuracy for _, accuracy in runs["rope"].fresh]
     for n, rope_accuracy, learned_accuracy in zip(lengths(reference), rope, learned):

@@ -1,37 +1,87 @@
-"""Public checks of invariance.py on toy layers whose answer is plain to see."""
+"""Public checks of invariance.py: every clause of is_permutation_invariant's docstring, on layers
+whose truth the grader computes over every reordering (layers.py). Each check asks a True and a
+False question, so a constant answer earns nothing; the course's hidden checks ask the same
+clauses on other sizes, seeds and layers."""
 import pytest
 import torch
 
-from grader.checks import CheckFailed, describe, expect
-from grader.judge.sandbox import CallFailed
-from grader.judge.wire import build
+from grader.checks import describe, expect, load_beside
 
-STARTER = ("return the answer as a bool (e.g. return torch.allclose(...)) rather than assert it, and reorder "
-           "x's own positions (x.shape[1] of them), not a fixed 5")
-
-
-def answer(student, x, gain):
-    """Ask about a layer whose output at position t is x[:, t] * (1 + gain[t])."""
-    seq = x.shape[1]
-    layer = build("toy_attention:Layer", mix=torch.eye(seq).to(x.device), gain=torch.tensor(gain).to(x.device),
-                  pair=torch.tensor(0.0).to(x.device))
-    try:
-        value = student.is_permutation_invariant(layer, x)
-    except CallFailed as failure:       # the lesson's starter as it stands: assert, randperm(5)
-        if failure.kind == "raised" and failure.message.startswith(("AssertionError", "IndexError")):
-            raise CheckFailed("a bool", f"{failure.function} raised {failure.message}", STARTER) from None
-        raise
-    expect(isinstance(value, bool) or (isinstance(value, torch.Tensor) and value.numel() == 1),
-           "a bool", describe(value), STARTER if value is None else None)
-    return bool(value)
+layers = load_beside(__file__, "layers")
+check, inputs = layers.check, layers.inputs
+POSITIONAL = "a layer that weights position t by 1 + t/2"
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_position_free_and_positional(student, device):
     """True for a layer that ignores positions, False for one that weights them"""
-    x = torch.randn(2, 6, 4, generator=torch.Generator().manual_seed(0)).to(device)
-    expect(answer(student, x, [0.0] * 6) is True,
-           "True: out = x ignores positions", "False", "compare attn(x).sum(1) with atol")
-    expect(answer(student, x, [t / 2 for t in range(6)]) is False,
-           "False: out[:, t] = x[:, t] * (1 + t / 2) depends on positions", "True",
-           "shuffle the positions of x along dim 1 before calling attn again")
+    x = inputs(2, 6, 4, 100, device)
+    check(student, "a layer that ignores positions", x, "compare attn(x).sum(1) with atol")
+    check(student, POSITIONAL, x, "shuffle the positions of x along dim 1 before calling attn again")
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+def test_summed_output(student, device):
+    """compares summed outputs: a layer that reverses positions keeps the sum, so True"""
+    x = inputs(3, 4, 2, 101, device)
+    check(student, "a layer that reverses positions (its sum ignores order)", x,
+          "compare attn(x).sum(1), not the outputs position by position")
+    check(student, POSITIONAL, x, None)
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+def test_every_time(student, device):
+    """right every time on two positions, where a random shuffle moves nothing half the time"""
+    check(student, POSITIONAL, inputs(2, 2, 3, 102, device),
+          "torch.randperm(2) leaves the order unchanged half the time: " + layers.EVERY_ORDER, repeats=12)
+    check(student, "a layer that ignores positions", inputs(2, 2, 3, 102, device), None)
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+def test_every_reordering(student, device):
+    """a layer that ignores some reorderings (a swap, the reversal) but not all is not invariant"""
+    x = inputs(2, 5, 3, 103, device)
+    for name in ("a layer weighting positions 0 and 1 alike (swapping them changes nothing)",
+                 "a layer weighting positions symmetrically (reversal changes nothing)"):
+        check(student, name, x, "this layer ignores some reorderings but not all: " + layers.EVERY_ORDER)
+    check(student, "a layer that ignores positions", x, None)
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+def test_repeated_tokens(student, device):
+    """with repeated tokens a few chosen reorderings change nothing, another order does"""
+    x = inputs(2, 3, 4, 104, device, "aab")
+    check(student, "a position-weighted layer (gains 0, 0.5, 0) on tokens a a b", x,
+          "with repeated tokens a swap or a rotation can change nothing while another order changes the sum: "
+          + layers.EVERY_ORDER, weights=layers.toy(3, gain=[0.0, 0.5, 0.0]))
+    check(student, "a layer that ignores positions", x, None)
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+def test_depends_on_input(student, device):
+    """the same layer is invariant on one input and not on another: only running it tells"""
+    layers.check_gated(student, 4, 3, 105, device)
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+def test_atol(student, device):
+    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5"""
+    x = inputs(1, 3, 3, 106, device)
+    for atol in (1.0, 1e-5):
+        check(student, "a layer that weights position t by 1 + t/500", x,
+              "compare with atol=atol, the argument", atol=atol, weights=layers.weighted(3, scale=0.002))
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+def test_bool_and_x_unchanged(student, device):
+    """returns a Python bool and leaves x unchanged"""
+    x = inputs(2, 4, 3, 107, device)
+    for weights, expected in ((layers.toy(4), True), (layers.weighted(4), False)):
+        answer, (_, x_after) = student.with_inputs("is_permutation_invariant",
+                                                   layers.sealed("Layer", weights, x, 1e-5), x)
+        expect(type(answer) is bool, "a Python bool (bool(...) or torch.allclose)", describe(answer),
+               layers.STARTER if answer is None else None)
+        expect(answer is expected, f"{expected} for a layer that {'ignores' if expected else 'weights'} positions",
+               str(answer))
+        expect(isinstance(x_after, torch.Tensor) and torch.equal(x_after.cpu(), x.cpu()),
+               "x unchanged", "x was modified", "index into x to reorder it: x[:, perm] makes a copy")

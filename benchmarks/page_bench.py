@@ -1,0 +1,46 @@
+"""Writing the class page for 100 students: `python benchmarks/page_bench.py [STUDENTS]`.
+
+A made-up batch output (tests/synthetic_class.py: five kinds of results, a rejected fifth) whose
+submissions cycle through six real solutions and test submissions of lab 2, so that similarity
+compares real code (and finds the identical copies the cycle makes). Times write_report, which
+reads every graded.json and submission, grades nothing, and writes report.html and two feedback
+files per student; median of 3 (wall clock, and this process's CPU time, which a busy machine
+inflates less), the target under 5 s for 100 students.
+"""
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from synthetic_class import make_class  # noqa: E402
+
+from grader.instructor.page import write_report  # noqa: E402
+from grader.labs import find_lab  # noqa: E402
+
+SOURCES = [ROOT / "reference" / "lab2", *(ROOT / "tests" / "submissions" / name for name in (
+    "alternative_styles", "mistakes_a", "mistakes_b", "device_ignored", "fixed_reorderings"))]
+
+
+def main(students=100, rounds=3):
+    lab = find_lab("lab2")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "out"
+        make_class(lab, out, students, SOURCES)
+        times, cpu = [], []
+        for _ in range(rounds):
+            started, started_cpu = time.perf_counter(), time.process_time()
+            page = write_report(out, lab)
+            times.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - started_cpu)
+        size = page.stat().st_size
+    print(f"report.html for {students} students: median {statistics.median(times):.2f} s of {rounds} "
+          f"({', '.join(f'{t:.2f}' for t in times)}), CPU {statistics.median(cpu):.2f} s; page {size / 1024:.0f} KiB; "
+          "target < 5 s")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)

@@ -1,0 +1,78 @@
+"""The class report page and every learner's feedback, from a batch's output folder.
+
+`python grade.py report OUT` (and the end of every batch) writes
+    OUT/report.html                         the class: one self-contained page (no network)
+    OUT/students/<student>/feedback.html    what the learner may read of their grade
+    OUT/students/<student>/feedback.md      the same in Markdown
+"""
+import os
+from pathlib import Path
+
+from grader.errors import UsageError
+from grader.instructor import similarity
+from grader.instructor.page import classdata, feedback, report
+from grader.instructor.submissions import read_submission
+from grader.labs import find_lab
+
+QUIZ_RESPONSES = "quiz-responses.csv"       # a class quiz found in OUT when none is given
+
+
+def write_report(out, lab=None, quiz=None):
+    """Write the page and the feedback files; returns the page's path. `quiz`: the class's lesson-test
+    responses CSV (default: OUT/quiz-responses.csv, where it exists)."""
+    out = Path(out)
+    klass = classdata.load(out)
+    lab = lab or find_lab(klass.summary.lab)
+    notes = [_read_quiz(klass, lab, quiz or (out / QUIZ_RESPONSES if (out / QUIZ_RESPONSES).is_file() else None))]
+    pairs, missing = _similar(lab, klass)
+    if missing:
+        notes.append(f"Similarity leaves out {missing} submission(s) that could not be read again from where "
+                     "they were graded.")
+    _write(out / "report.html", report.render(klass, pairs, list(filter(None, notes))))
+    for student in klass.students:
+        folder = out / classdata.STUDENTS / student.name
+        _write(folder / "feedback.html", feedback.html(student, klass.summary.title, list(lab.functions)))
+        _write(folder / "feedback.md", feedback.markdown(student, klass.summary.title, list(lab.functions)))
+    return out / "report.html"
+
+
+def _read_quiz(klass, lab, responses):
+    """Grade the class quiz into `klass` where there is one; a note when it cannot be."""
+    if responses is None:
+        return ""
+    if not Path(responses).is_file():
+        raise UsageError(f"--quiz {responses}: no such file")
+    if lab.quiz is None:
+        raise UsageError(f"--quiz {responses}: lab {lab.name} has no lesson test")
+    from grader.quiz.model import load_quiz
+
+    quiz = load_quiz(lab.quiz)
+    if not quiz.keyed:
+        return f"The lesson test of {lab.name} has no answer key here: the class quiz is left out."
+    classdata.read_quiz(klass, quiz, responses)
+    return ""
+
+
+def _similar(lab, klass):
+    """(similar pairs, how many submissions could not be read), the pairs None if none could be."""
+    sources, missing = {}, 0
+    for student in klass.students:
+        if student.results is None:
+            continue
+        files, status, _ = read_submission(lab, student.results.submission)
+        if status in ("rejected", "empty"):
+            missing += 1
+            continue
+        sources[student.name] = {name: data.decode("utf-8", "replace") for name, data in files.items()}
+    if missing and not sources:
+        return None, missing
+    stubs = {file: (lab.stubs / file).read_text(encoding="utf-8") for file in lab.manifest.student_files
+             if (lab.stubs / file).is_file()}
+    return similarity.similar_pairs(sources, lab.functions, stubs), missing
+
+
+def _write(path, text):
+    """Atomically: a reader sees the old file or the new one."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(text, encoding="utf-8")
+    os.replace(part, path)

@@ -1,0 +1,78 @@
+"""feedback.html and feedback.md in a student's folder of OUT: what a learner may read of their grade.
+
+Checks whose visibility is not "visible" (hidden/ checks, as Gradescope hides them) show only as a
+count and their points per function: no name, message, hint or output of theirs is written here.
+Nothing names another student."""
+import re
+
+from grader.instructor.page.html import e, page
+
+WORDS = {"passed": "passed", "failed": "failed", "not attempted": "not attempted (the stub is as given)",
+         "not run": "not run (it needs something above first)"}
+
+
+def _sections(student, functions):
+    """[(function, score, max, [visible checks], (hidden passed points, hidden points, hidden count))]."""
+    results = student.results
+    sections = []
+    for function, (score, top) in results.by_function(functions).items():
+        checks = [c for c in results.checks if c.function == function]
+        shown = [c for c in checks if c.visibility == "visible"]
+        hidden = [c for c in checks if c.visibility != "visible"]
+        sections.append((function, score, top, shown,
+                         (sum(c.score for c in hidden), sum(c.points for c in hidden), len(hidden))))
+    return sections
+
+
+def _headline(student):
+    row = student.row
+    lines = [f"Status: {row.status}" + (f" ({row.detail})" if row.detail else "")]
+    if row.score is not None and row.max_score:
+        lines.append(f"Score: {row.score:g} / {row.max_score:g} ({row.percent:.0f}%)")
+    lines += [f"{k.replace('_', ' ')}: {v}" for k, v in student.late.items()]
+    if student.quiz:
+        verdict = "passed" if student.quiz["passed"] else "not passed"
+        lines.append(f"Lesson test: {student.quiz['score']}/{student.quiz['max']}, {verdict}")
+    return lines
+
+
+def html(student, title, functions):
+    body = [f"<h1>{e(title)}</h1><p class=muted>Feedback for {e(student.name)}</p>",
+            "<ul>" + "".join(f"<li>{e(line)}</li>" for line in _headline(student)) + "</ul>"]
+    for function, score, top, shown, (got, hidden_points, hidden) in _sections(student, functions) \
+            if student.results else ():
+        body.append(f"<section><h2>{e(function)}: {score:g} / {top:g}</h2>")
+        for c in shown:
+            body.append(f'<h3 class="{c.outcome.replace(" ", "-")}">{e(c.name)}: {e(WORDS[c.outcome])} '
+                        f"({c.score:g}/{c.points:g})</h3>")
+            if c.outcome != "passed" and c.message:
+                body.append(f"<pre>{e(c.message)}</pre>")
+            if c.output:
+                body.append(f"<p>Your code printed:</p><pre>{e(c.output)}</pre>")
+        if hidden:
+            body.append(f"<p class=muted>{hidden} hidden check(s): {got:g} / {hidden_points:g} points "
+                        "(their details stay hidden)</p>")
+        body.append("</section>")
+    return page(f"{title}: feedback for {student.name}", "".join(body), script=False)
+
+
+def markdown(student, title, functions):
+    lines = [f"# {title}", "", f"Feedback for {student.name}", ""] + [f"- {line}" for line in _headline(student)]
+    for function, score, top, shown, (got, hidden_points, hidden) in _sections(student, functions) \
+            if student.results else ():
+        lines += ["", f"## {function}: {score:g} / {top:g}", ""]
+        for c in shown:
+            lines.append(f"- **{c.name}**: {WORDS[c.outcome]} ({c.score:g}/{c.points:g})")
+            if c.outcome != "passed" and c.message:
+                lines += ["", _fenced(c.message)]
+            if c.output:
+                lines += ["", "  Your code printed:", "", _fenced(c.output)]
+        if hidden:
+            lines.append(f"- {hidden} hidden check(s): {got:g} / {hidden_points:g} points (their details stay hidden)")
+    return "\n".join(lines) + "\n"
+
+
+def _fenced(text):
+    """A fenced block no line of `text` can close."""
+    fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
+    return "\n".join(["  " + fence, *("  " + line for line in text.splitlines()), "  " + fence])

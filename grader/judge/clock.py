@@ -1,0 +1,112 @@
+"""What a child's code used, read from the kernel, never from the child: the limits of a call
+count the submission's own work, not the machine's load.
+
+A call is charged the larger of two times:
+- the CPU time of every process in the child's session (a child is a session leader, and its
+  seccomp filter refuses it and all it starts a new session), reaped children included;
+- its own time: the wall time of the call less the time the child's main thread waited for a
+  CPU (the kernel's run delay, /proc/PID/schedstat), so time spent sleeping or blocked counts,
+  and time lost to other people's work does not.
+"""
+import os
+import time
+from pathlib import Path
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def host_pid(pid, root):
+    """The pid in our namespace of the process that is `pid` in its own PID namespace, among
+    the processes below `root` (the sandbox's); `pid` itself where no namespace differs."""
+    from grader.judge.linux import below, processes
+
+    for candidate in below([root], processes())[1:]:
+        try:
+            status = Path(f"/proc/{candidate}/status").read_text()
+        except OSError:
+            continue
+        line = next((line for line in status.splitlines() if line.startswith("NSpid:")), "")
+        if line.split()[-1:] == [str(pid)]:
+            return candidate
+    return pid
+
+
+def session_cpu(session):
+    """CPU seconds of every process in `session`, with the children each has reaped."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 14 and fields[3] == b"%d" % session:
+            total += sum(int(value) for value in fields[11:15])     # utime stime cutime cstime
+    return total / TICK
+
+
+def run_delay(pid):
+    """Seconds the process's main thread has spent runnable, waiting for a CPU; 0 where the kernel
+    keeps no such count, None once the process is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+    except OSError:
+        return None
+    return int(fields[1]) / 1e9 if len(fields) > 1 and fields[1].isdigit() else 0.0
+
+
+class SessionMeter:
+    """The CPU seconds a child's session has used since the child was forked (a fresh fork has
+    used none), read from /proc at most every RESCAN seconds: a scan of every process costs
+    milliseconds, and a call takes a fraction of one. What the session uses between two reads is
+    charged to the call that makes the second: work a child leaves running is still its own."""
+
+    RESCAN = 0.25
+
+    def __init__(self, pid):
+        self.pid, self.used, self._read = pid, 0.0, time.monotonic()
+
+    def read(self):
+        if time.monotonic() - self._read >= self.RESCAN:
+            self.used, self._read = max(self.used, session_cpu(self.pid)), time.monotonic()
+        return self.used
+
+
+class CallClock:
+    """The time one call has been charged so far (see the module's docstring). Once the child is
+    gone, what it was charged when last seen."""
+
+    def __init__(self, meter):
+        self.meter, self.pid = meter, meter.pid
+        self.billed = False         # added to the submission's time already
+        self._started = time.monotonic()
+        self._cpu, self._delay = meter.used, run_delay(self.pid) or 0.0
+        self._last = 0.0
+
+    def wall(self):
+        return time.monotonic() - self._started
+
+    def cpu(self):
+        """CPU seconds of the child's session charged to this call."""
+        return self.meter.read() - self._cpu
+
+    def charged(self):
+        delay = run_delay(self.pid)
+        if delay is not None:
+            own = self.wall() - (delay - self._delay)
+            self._last = max(self._last, own, self.cpu())
+        return self._last
+
+
+class WallClock:
+    """A clock for waits where no student code runs: nothing is charged, the wall time is all."""
+
+    def __init__(self):
+        self._started = time.monotonic()
+
+    def wall(self):
+        return time.monotonic() - self._started
+
+    def charged(self):
+        return 0.0

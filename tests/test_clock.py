@@ -1,0 +1,105 @@
+"""The clock of a call (grader/judge/clock.py): time the submission used is charged, time the
+machine's load took from it is not, and a call the load kept from ending is the grader's fault."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from grader.judge import clock
+from grader.judge.sandbox import Backstop, Limit
+
+SPIN = [sys.executable, "-c", "while True: pass"]
+NAP = [sys.executable, "-c", "import time; time.sleep(30)"]
+
+
+def started(argv, cpu=None):
+    process = subprocess.Popen(argv, start_new_session=True)    # a session of its own, as a child's
+    if cpu is not None:
+        os.sched_setaffinity(process.pid, {cpu})
+    return process
+
+
+def meter_of(process):
+    meter = clock.SessionMeter(process.pid)
+    meter.RESCAN = 0                # every read a fresh one, here
+    return clock.CallClock(meter)
+
+
+def measure(process, seconds):
+    meter = meter_of(process)
+    time.sleep(seconds)
+    return meter.wall(), meter.cpu(), meter.charged()
+
+
+@pytest.fixture
+def processes():
+    running = []
+    yield running
+    for process in running:
+        process.kill()
+        process.wait()
+
+
+def test_time_lost_to_other_work_is_not_charged(processes):
+    """Four busy processes on one CPU: the measured one runs a quarter of the time, and is
+    charged about that, not the wall time."""
+    cpu = min(os.sched_getaffinity(0))
+    measured = started(SPIN, cpu)
+    processes += [measured, *(started(SPIN, cpu) for _ in range(3))]
+    time.sleep(0.3)
+    wall, used, charged = measure(measured, 2.0)
+    assert charged < 0.6 * wall, (wall, used, charged)
+    assert abs(charged - used) < 0.25 * wall
+
+
+def test_time_spent_asleep_is_charged(processes):
+    processes.append(started(NAP))
+    time.sleep(0.3)
+    wall, used, charged = measure(processes[0], 1.0)
+    assert used < 0.1 and charged >= 0.9 * wall
+
+
+def test_what_a_process_starts_in_its_session_is_charged(processes):
+    """Two processes started by the measured one, each using 0.5 s of CPU (one still there, one
+    ended and reaped), count, while the measured one only sleeps."""
+    work = "import sys, time\nwhile time.process_time() < 0.5: pass\nif sys.argv[1] == 'stay': time.sleep(60)"
+    code = "import subprocess, sys, time\n" \
+           f"stay, end = (subprocess.Popen([sys.executable, '-c', {work!r}, how]) for how in ('stay', 'end'))\n" \
+           "end.wait(); time.sleep(60)"
+    processes.append(started([sys.executable, "-c", code]))
+    meter = meter_of(processes[0])
+    deadline = time.monotonic() + 120
+    while meter.cpu() < 1.0 and time.monotonic() < deadline:      # however busy the machine is
+        time.sleep(0.1)
+    used, charged = meter.cpu(), meter.charged()
+    subprocess.run(["pkill", "-KILL", "-s", str(processes[0].pid)])
+    assert 1.0 <= used < 1.5 and charged >= used
+
+
+def test_a_gone_process_keeps_what_it_was_charged(processes):
+    processes.append(started(NAP))
+    meter = meter_of(processes[0])
+    time.sleep(0.5)
+    seen = meter.charged()
+    processes[0].kill()
+    processes[0].wait()
+    assert seen > 0.2 and meter.charged() == seen
+
+
+def test_the_backstop_is_the_graders_and_the_limit_the_submissions(monkeypatch):
+    """A call starved of every CPU (all its time waiting) reaches the wall-time backstop, not its
+    limit; one charged its limit is stopped as its own."""
+    meter = clock.CallClock(clock.SessionMeter(os.getpid()))
+    monkeypatch.setattr(meter, "charged", lambda: 0.0)
+    limit = Limit(meter, seconds=1.0, backstop=0.2)
+    time.sleep(0.25)
+    with pytest.raises(Backstop):
+        limit.wait()
+    meter = clock.CallClock(clock.SessionMeter(os.getpid()))
+    monkeypatch.setattr(meter, "charged", lambda: 0.1)
+    limit = Limit(meter, seconds=0.1, backstop=10.0)
+    time.sleep(0.1)
+    with pytest.raises(TimeoutError):
+        limit.wait()

@@ -1,0 +1,57 @@
+"""A grader fault is never a score: checks the grader could not grade are "not graded", the
+grading is tried once more, and then single grading exits 3, a batch row says "regrade" (no
+score, no results.json) and a plain rerun, or --student, grades just that row again. Faults are
+simulated with GRADER_FAULT=function (every answer of it becomes a grader fault, judge side)."""
+import csv
+import shutil
+
+from test_batch import REFERENCE, grade_py
+
+from grader.labs import find_lab
+from grader.results import BatchSummary, StudentRecord
+
+FAULT = {"GRADER_FAULT": "is_permutation_invariant"}
+STUB = find_lab("lab2").stubs / "invariance.py"
+
+
+def test_a_grading_with_grader_faults_is_not_a_grade(tmp_path):
+    results = tmp_path / "results.json"
+    run = grade_py("lab2", "--submission", REFERENCE, "-k", "invariance", "--json", results, env=FAULT)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "not graded after 2 attempt(s)" in run.stdout and "nothing was charged to you" in run.stdout
+    assert "simulated grader fault" in run.stdout
+    assert not results.exists()                 # no score is written anywhere
+
+
+def rows(out):
+    with open(out / "grades.csv", newline="") as file:
+        return {row["student"]: row for row in csv.DictReader(file)}
+
+
+def test_a_batch_row_the_grader_failed_is_regraded_by_a_plain_rerun(tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    shutil.copytree(REFERENCE, subs / "ref")
+    (subs / "stub").mkdir()
+    shutil.copy(STUB, subs / "stub")            # raises NotImplementedError: no answer to fault
+    batch = ("batch", "lab2", subs, "--out", out, "-k", "invariance", "--workers", "1")
+    run = grade_py(*batch, env=FAULT)
+    assert run.returncode == 3, run.stdout + run.stderr
+    table = rows(out)
+    assert (table["ref"]["status"], table["ref"]["score"]) == ("regrade", "")
+    assert table["stub"]["status"] == "incomplete"
+    assert not (out / "students" / "ref" / "results.json").exists()
+    summary = BatchSummary.model_validate_json((out / "summary.json").read_text())
+    assert summary.mean_percent == 0.0          # the stub's 0 alone: the regrade row is no 0
+    assert "not graded through the grader's fault" in run.stdout and "ref" in run.stdout
+
+    run = grade_py(*batch)                      # the grader works again: only the regrade row is graded
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert BatchSummary.model_validate_json((out / "summary.json").read_text()).graded_now == 1
+    assert rows(out)["ref"]["status"] == "graded" and rows(out)["ref"]["score"] == rows(out)["ref"]["max_score"]
+
+    run = grade_py(*batch, "--student", "stub")     # one student again, unchanged or not
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert BatchSummary.model_validate_json((out / "summary.json").read_text()).graded_now == 1
+    record = StudentRecord.model_validate_json((out / "students" / "ref" / "graded.json").read_text())
+    assert record.row.status == "graded" and rows(out)["ref"]["status"] == "graded"
+    assert grade_py(*batch, "--student", "nobody").returncode == 2

@@ -1,0 +1,98 @@
+"""Lab 2's public checks, as learners have them: in a release handout (no reference, no hidden
+checks), each common mistake loses public points with a hint that names it, a function that does
+nothing or reads the layers earns nothing, the reference keeps full marks, and the "done when"
+boxes are ticked only for what passed here, with a word on the hidden checks."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.labs import find_lab
+from grader.runner import grade
+
+ROOT = Path(__file__).parent.parent
+SUBMISSIONS = Path(__file__).parent / "submissions"
+PARTS = ["positions", "invariance"]
+CACHE = {}
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory):
+    out = tmp_path_factory.mktemp("handout") / "lab2"
+    run = subprocess.run([sys.executable, str(ROOT / "grade.py"), "release", "lab2", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return out
+
+
+@pytest.fixture
+def graded(handout, zygote):
+    """graded(name) -> the LabResults of tests/submissions/<name> (or the reference) in the handout."""
+    lab = find_lab(handout / "grader" / "labs" / "lab2")
+    assert lab.reference is None and [v for _, v in lab.test_folders] == ["visible"]
+
+    def get(name):
+        if name not in CACHE:
+            zygote.reset()
+            folder = ROOT / "reference" / "lab2" if name == "reference" else SUBMISSIONS / name
+            CACHE[name] = grade(lab, submission=folder, device="cpu", select=PARTS, zygote=zygote)
+        return CACHE[name]
+    return get
+
+
+def points(results, function):
+    return results.by_function([function])[function]
+
+
+def test_reference_keeps_full_public_marks(graded):
+    results = graded("reference")
+    assert results.all_passed and results.score == results.max_score > 0
+    assert {c.visibility for c in results.checks} == {"visible"}
+
+
+@pytest.mark.parametrize("submission, function, hint", [
+    ("mistakes_b", "apply_rope", "wrong sign: pairs turn clockwise"),
+    ("mistakes_b", "apply_rope", "slices like x[..., 0::2] are views of x"),
+    ("concatenated", "apply_rope", "concatenated [firsts..., seconds...] instead of interleaved"),
+    ("mistakes_a", "apply_rope", "half-split rotate_half"),
+    ("mistakes_b", "rope_frequencies", "positions start at 1"),
+    ("mistakes_a", "rope_frequencies", "cos and sin are swapped"),
+    ("exponent_slip", "rope_frequencies", "the exponent uses i / head_dim"),
+    ("device_ignored", "rope_frequencies", "pass device=device"),
+    ("mistakes_a", "is_permutation_invariant", "randperm(2) leaves the order unchanged"),
+    ("inplace_invariance", "is_permutation_invariant", "x[:, perm] makes a copy"),
+    ("fixed_reorderings", "is_permutation_invariant", "try every reordering"),
+    ("mistakes_b", "is_permutation_invariant", "not the outputs position by position"),
+    ("mistakes_b", "is_permutation_invariant", "atol=atol"),
+    ("lesson_starter", "is_permutation_invariant", "rather than assert it"),
+])
+def test_each_mistake_loses_public_points_with_its_hint(graded, submission, function, hint):
+    results = graded(submission)
+    score, top = points(results, function)
+    messages = [c.message for c in results.checks if c.function == function and c.status != "passed"]
+    assert score < top and any(hint in m for m in messages), messages
+
+
+@pytest.mark.parametrize("submission", ["identity_rope", "constant_rope"])
+def test_doing_nothing_earns_no_public_points(graded, submission):
+    results = graded(submission)
+    assert points(results, "rope_frequencies")[0] == 0 and points(results, "apply_rope")[0] == 0
+
+
+def test_reading_the_layers_earns_at_most_a_third(graded):
+    score, top = points(graded("read_weights"), "is_permutation_invariant")
+    assert score <= top / 3
+
+
+def test_no_box_ticked_for_wrong_code_and_the_hidden_checks_are_said(handout, tmp_path):
+    """Through the handout's own grade.py: a wrong invariance check leaves its box empty."""
+    shutil.copy(SUBMISSIONS / "mistakes_a" / "invariance.py", tmp_path / "invariance.py")
+    run = subprocess.run([sys.executable, str(handout / "grade.py"), "lab2", "-k", "invariance",
+                          "--submission", str(tmp_path)], cwd=handout, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "COLUMNS": "300"})
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "☐ You demonstrated permutation invariance" in run.stdout
+    assert "the course's grading adds hidden checks of the same contracts" in run.stdout

@@ -1,0 +1,85 @@
+"""The grading plugin's rules for a lab's own data: a real dependency between functions declared in
+lab.yaml (`depends`) is graded after what it needs, skipped, never failed, and said once; a
+known cause of an exception (`exception_hints`) comes with it. On a toy lab built in a folder."""
+import io
+
+import pytest
+import yaml
+from rich.console import Console
+
+from grader.errors import LabError
+from grader.labs import find_lab
+from grader.report import render
+from grader.runner import grade
+
+CHECKS = '''import pytest
+
+from grader.checks import expect
+
+
+@pytest.mark.grade(points=1, tags=["add"])
+def test_add(student):
+    """adds"""
+    expect(student.add(2, 3) == 5, "5", str(student.add(2, 3)))
+
+
+@pytest.mark.grade(points=1, tags=["double"])
+@pytest.mark.parametrize("a", [4, 7])
+def test_double(student, a):
+    """doubles"""
+    expect(student.double(a) == 2 * a, str(2 * a), str(student.double(a)))
+'''
+STUB = "def add(a, b):\n    raise NotImplementedError\n\n\ndef double(a):\n    raise NotImplementedError\n"
+
+
+@pytest.fixture
+def toy(tmp_path):
+    folder = tmp_path / "toy"
+    manifest = {"title": "Toy", "handout": "handout", "student_files": {"adder.py": ["add", "double"]},
+                "depends": {"double": ["add"]},
+                "exception_hints": [{"match": "TypeError: .*unsupported operand", "hint": "add numbers, not strings"}]}
+    for name, text in {"lab.yaml": yaml.safe_dump(manifest), "stubs/adder.py": STUB, "handout/adder.py": STUB,
+                       "hidden/test_adder.py": CHECKS}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return find_lab(folder)
+
+
+def graded(lab, zygote, tmp_path, add, first=()):
+    (tmp_path / "work").mkdir(exist_ok=True)
+    solution = f"def add(a, b):\n    {add}\n\n\ndef double(a):\n    return add(a, a)\n"
+    (tmp_path / "work" / "adder.py").write_text(solution)
+    zygote.reset()
+    results = grade(lab, submission=tmp_path / "work", device="cpu", zygote=zygote, first=first)
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(render(results, lab))
+    return results, console.export_text()
+
+
+@pytest.mark.parametrize("first", [(), ("double",)], ids=["in order", "dependent first"])
+def test_a_dependency_not_implemented_is_said_once(toy, zygote, tmp_path, first):
+    results, report = graded(toy, zygote, tmp_path, "raise NotImplementedError", first)
+    double = [c for c in results.checks if c.function == "double"]
+    assert [c.status for c in double] == ["not_implemented"] * 2 and results.score == 0
+    assert report.count("not graded because add is not implemented yet") == 1, report
+
+
+@pytest.mark.parametrize("first", [(), ("double",)], ids=["in order", "dependent first"])
+def test_a_failing_dependency_skips_instead_of_charging(toy, zygote, tmp_path, first):
+    results, report = graded(toy, zygote, tmp_path, "return a * b", first)
+    assert [c.function for c in results.checks] == ["add", "double", "double"]
+    assert {c.status for c in results.checks if c.function == "double"} == {"skipped"}
+    assert report.count("not graded because add does not pass its own checks yet") == 1, report
+
+
+def test_a_known_exception_comes_with_its_cause(toy, zygote, tmp_path):
+    results, report = graded(toy, zygote, tmp_path, "return a + str(b)")
+    assert results.checks[0].hint == "add numbers, not strings"
+    assert report.index("hint add numbers, not strings") < report.index("add raised TypeError")
+
+
+def test_depends_names_functions_of_the_lab(toy):
+    manifest = yaml.safe_load((toy.folder / "lab.yaml").read_text())
+    (toy.folder / "lab.yaml").write_text(yaml.safe_dump({**manifest, "depends": {"double": ["subtract"]}}))
+    with pytest.raises(LabError, match="depends names subtract"):
+        find_lab(toy.folder)
