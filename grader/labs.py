@@ -78,6 +78,9 @@ class Manifest(BaseModel):
     timeouts: dict[str, float] = Field({}, description="function -> seconds charged to one of its calls, "
                                        "where not call_timeout")
     memory_mb: int = Field(2048, gt=0, description="address space of a child, MiB (CPU only)")
+    answer_mb: int = Field(64, gt=0, le=256, description="the largest answer a call may return, MiB of "
+                           "tensors: a small multiple of the lab's largest legal answer (at most 256, the wire's "
+                           "frame limit); larger ones are refused as the learner's")
     time_budget: float = Field(300.0, gt=0, description="seconds charged to all of one submission's calls")
     backstop: float = Field(5.0, ge=2, description="wall-time backstop of every limit, as a multiple of it: "
                             "past it the machine, not the submission, kept a call from ending (not graded)")

@@ -55,3 +55,15 @@ def test_a_batch_row_the_grader_failed_is_regraded_by_a_plain_rerun(tmp_path):
     record = StudentRecord.model_validate_json((out / "students" / "ref" / "graded.json").read_text())
     assert record.row.status == "graded" and rows(out)["ref"]["status"] == "graded"
     assert grade_py(*batch, "--student", "nobody").returncode == 2
+
+
+def test_a_fault_the_child_claims_is_believed_once_not_for_ever(tmp_path):
+    """The child's report of a wire fault is its word: the grading is tried again, and a second
+    claim is the submission's failure, or it could stay ungraded (and unscored) for ever."""
+    (tmp_path / "invariance.py").write_text(
+        "class GraderFault(Exception):\n    pass\n\n\n"
+        "def is_permutation_invariant(attn, x, trials=None):\n    raise GraderFault('the wire broke, honest')\n")
+    results = tmp_path / "results.json"
+    run = grade_py("lab2", "--submission", tmp_path, "-k", "invariance", "--json", results)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "could not carry its answer" in run.stdout and results.exists()

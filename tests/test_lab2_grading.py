@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from grader.checks import load_beside
+from grader.judge.sandbox import Sandbox
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 ROOT = Path(__file__).parent.parent
@@ -52,6 +53,19 @@ def test_alternative_styles_full_marks(graded, submission):
     assert all(c.status == "passed" for c in own), [c.message for c in own if c.message]
     if submission == "alternative_styles":
         assert results.score == results.max_score, [c.message for c in results.checks if c.message]
+
+
+def test_complex_rope_views_full_marks(graded, lab2, zygote):
+    """cos and sin as the .real and .imag views of torch.polar's result, LLaMA style: carried whatever
+    their strides, and graded as the values they are."""
+    results = graded("complex_rope")
+    for function in ("rope_frequencies", "apply_rope"):
+        score, top = points(results, function)
+        assert score == top > 0, [c.message for c in failures(results, function)]
+    box = Sandbox(lab2, {"positions.py": (SUBMISSIONS / "complex_rope" / "positions.py").read_bytes()}, zygote)
+    cos, sin = box.call("rope_frequencies", [2, 1])        # (1, 1) views: stride 2 on size-1 dimensions
+    box.close()
+    assert torch.equal(cos, torch.ones(1, 1)) and torch.equal(sin, torch.zeros(1, 1))
 
 
 def test_reference_invariance_is_right_with_repeated_tokens(lab2):

@@ -1,14 +1,19 @@
-"""The wire between judge and child carries plain data and nothing that runs."""
+"""The wire between judge and child carries plain data and nothing that runs, every tensor a correct
+answer may be, and no more of an answer than the lab allows; the judge holds one copy of it."""
 import io
 import json
 import os
 import pickle
 import struct
+from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from grader.judge import wire
+from grader.judge.sandbox import CallFailed, Sandbox
+from grader.labs import find_lab
 
 
 def roundtrip(value, device=None):
@@ -98,8 +103,10 @@ def test_a_huge_shape_over_tiny_storage_is_refused():
 
 def test_records_cannot_add_up_past_their_frame():
     same = {wire.TENSOR: {"at": 0, "size": 2**20, "dtype": "uint8", "shape": [2**20]}}
-    with pytest.raises(wire.WireError, match="more than the frame's"):
+    with pytest.raises(wire.WireError, match="over another"):
         wire.loads(crafted([same] * 8, bytes(2**20)))                   # 8 MiB from 1 MiB
+    with pytest.raises(wire.WireError, match="outside its frame"):     # a float64 at an odd address
+        wire.loads(crafted({wire.TENSOR: {"at": 1, "size": 8, "dtype": "float64", "shape": [1]}}, bytes(16)))
     with pytest.raises(wire.WireError, match="outside its frame"):
         wire.loads(crafted({wire.BYTES: {"at": 4, "size": 8}}, bytes(10)))
     with pytest.raises(wire.WireError, match="outside its frame"):
@@ -142,9 +149,9 @@ def test_encoding_strips_subclasses():
 
 def test_frames_over_a_pipe_and_the_size_limit():
     read_fd, write_fd = os.pipe()
-    wire.send(write_fd, {"x": torch.ones(3)})
+    wire.write_all(write_fd, wire.frame({"x": torch.ones(3)}))
     assert torch.equal(wire.recv(read_fd)["x"], torch.ones(3))
-    wire.send(write_fd, torch.zeros(1000))
+    wire.write_all(write_fd, wire.frame(torch.zeros(1000)))
     with pytest.raises(wire.WireError, match="over the limit"):
         wire.recv(read_fd, limit=100)
     os.close(write_fd)
@@ -163,3 +170,165 @@ def test_a_closed_channel_is_eof():
 def test_cpu_grading_keeps_child_cuda_claims_on_cpu():
     back = wire.sanitize({wire.TENSOR: torch.ones(1), "device": "cuda:0"}, "cpu")
     assert back.device.type == "cpu"
+
+
+# -- every tensor a correct answer may be -----------------------------------------------------------
+NUMBERS = torch.arange(24.0).reshape(2, 3, 4)
+COMPLEX = torch.polar(torch.ones(5, 3), torch.arange(15.0).reshape(5, 3))
+VIEWS = {
+    "polar().real, one position: a size-1 dimension of stride 2": torch.polar(torch.ones(1, 1), torch.ones(1, 1)).real,
+    "polar().imag": COMPLEX.imag,
+    "transposed": NUMBERS.transpose(0, 2),
+    "sliced with steps": NUMBERS[:, ::2, 1::2],
+    "expanded (stride 0)": torch.arange(3.0).expand(4, 3),
+    "a broadcast scalar": torch.tensor(1.5).expand(1, 1, 2),
+    "zero-size": torch.empty(0, 3),
+    "a zero-size slice": NUMBERS[:, 3:],
+    "a complex slice": COMPLEX[::2, 1:],
+    "conjugate": COMPLEX.conj(),
+    "negative (imag of a conjugate)": COMPLEX.conj().imag,
+    "bfloat16, transposed": NUMBERS.bfloat16().mT,
+    "bool, sliced": (NUMBERS > 5)[..., ::3],
+    "0-d": torch.tensor(3.5),
+}
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_every_view_is_carried_as_its_values(name):
+    value = VIEWS[name]
+    back = roundtrip(value)
+    assert back.dtype == value.dtype and back.shape == value.shape
+    assert torch.equal(back, value.resolve_conj().resolve_neg())
+    assert back.is_contiguous() and not back.is_conj() and not back.is_neg()
+
+
+def test_numpy_arrays_are_refused_with_the_way_out():
+    import numpy
+
+    with pytest.raises(wire.WireError, match=r"numpy array .*torch.from_numpy\(array\)"):
+        wire.encode({"losses": numpy.zeros(3)})
+
+
+def test_tensors_past_the_limit_are_refused_before_they_are_copied():
+    wire.encode([torch.zeros(500)] * 2, limit=4000)
+    with pytest.raises(wire.WireError, match="over the lab's limit"):
+        wire.encode([torch.zeros(500)] * 3, limit=4000)
+
+
+def test_a_read_tensor_lies_over_the_frame_it_came_in():
+    body = bytearray(wire.dumps(wire.encode({"x": torch.arange(1000.0), "y": torch.ones(3, dtype=torch.complex128)})))
+    back = wire.sanitize(wire.loads(body), "cpu")                     # as the judge reads it
+    start = torch.frombuffer(body, dtype=torch.uint8).data_ptr()
+    for tensor in back.values():
+        assert start <= tensor.data_ptr() < start + len(body) and (tensor.data_ptr() - start) % wire.ALIGN == 0
+    assert torch.equal(back["x"], torch.arange(1000.0))
+
+
+# -- through a real child ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def wire_lab(tmp_path_factory):
+    """A lab of one student file, `wired.py`, whose functions each test writes as it needs."""
+    folder = tmp_path_factory.mktemp("course") / "wired"
+    for part in ("handout", "stubs"):
+        (folder / part).mkdir(parents=True)
+        (folder / part / "wired.py").write_text("def give(n):\n    raise NotImplementedError\n")
+    (folder / "lab.yaml").write_text(yaml.safe_dump({
+        "title": "Wired", "handout": "handout", "student_files": {"wired.py": ["give", "scale"]},
+        "call_timeout": 60, "time_budget": 120, "answer_mb": 64}))
+    return find_lab(folder)
+
+
+def sandbox(lab, zygote, source):
+    return Sandbox(lab, {"wired.py": source.encode()}, zygote)
+
+
+def memory_mib(key):
+    """This process's VmRSS or VmHWM (its peak since the last reset), MiB."""
+    line = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith(key))
+    return int(line.split()[1]) / 1024
+
+
+def test_the_judge_holds_one_copy_of_an_answer(wire_lab, zygote):
+    """An answer of the lab's largest size costs the judge about its own size (it held two, then three)."""
+    box = sandbox(wire_lab, zygote, "import torch\n\ndef give(n):\n    return torch.ones(n, dtype=torch.uint8)\n")
+    size = wire_lab.manifest.answer_mb * 2**20
+    box.call("give", [1])
+    before = memory_mib("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")               # VmHWM starts again from here
+    value = box.call("give", [size])
+    assert memory_mib("VmHWM") - before < 1.4 * size / 2**20
+    assert value.numel() == size and bool(value.bool().all())
+    box.close()
+
+
+def test_answers_past_the_labs_limit_are_the_learners(wire_lab, zygote):
+    box = sandbox(wire_lab, zygote, "import torch\n\ndef give(n):\n    return [torch.ones(n, dtype=torch.uint8)] * 2\n")
+    with pytest.raises(CallFailed) as failure:
+        box.call("give", [33 * 2**20])
+    assert failure.value.kind == "bad_answer" and "over the lab's limit" in failure.value.message
+    box.close()
+
+
+INJECTED = '''import sys
+import torch
+
+def give(n):
+    """A correct answer, after breaking the wire of the child it runs in (a stand-in for a bug of ours)."""
+    frame = sys._getframe()
+    while "wire" not in frame.f_locals:
+        frame = frame.f_back
+    def broken(tensor):
+        raise RuntimeError("the grader's own mistake")
+    frame.f_locals["wire"].raw_bytes = broken
+    return torch.ones(n)
+'''
+SLY = '''import torch
+
+class Sly(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        raise ValueError("nothing of me is read")
+
+def give(n):
+    return torch.ones(n).as_subclass(Sly)
+'''
+
+
+def test_a_wire_failure_is_the_graders_fault_and_the_learners_objects_are_theirs(wire_lab, zygote):
+    box = sandbox(wire_lab, zygote, INJECTED)
+    with pytest.raises(CallFailed) as failure:
+        box.call("give", [3])
+    assert failure.value.kind == "grader_fault" and "the grader's own mistake" in failure.value.message
+    box.close()
+    box = sandbox(wire_lab, zygote, SLY)               # its own code raising: no grader fault to hide behind
+    with pytest.raises(CallFailed) as failure:
+        box.call("give", [3])
+    assert failure.value.kind == "raised" and "nothing of me is read" in failure.value.message
+    box.close()
+
+
+SCALE = "def scale(x):\n    x.mul_(2)\n    return True\n"
+
+
+def test_a_child_cannot_cut_the_memory_it_shares_with_the_judge(wire_lab, zygote, monkeypatch):
+    """The memory file that carries tensor arguments is sealed: whoever holds it (here the test holds
+    what the child is handed) cannot shrink it under the judge's mapping, whose next read would
+    kill the judge with SIGBUS."""
+    handed, ask = [], zygote.ask
+
+    def keeping(order, fds=()):
+        handed.extend(os.dup(fd) for fd in fds if os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:"))
+        return ask(order, fds)
+
+    monkeypatch.setattr(zygote, "ask", keeping)
+    box = sandbox(wire_lab, zygote, SCALE)
+    x = torch.arange(6.0).reshape(2, 3)
+    box.call("scale", [x], echo=True)
+    (shared,) = handed
+    for size in (0, 4096, 2**30):
+        with pytest.raises(PermissionError):
+            os.ftruncate(shared, size)
+    os.close(shared)
+    value, (after,) = box.call("scale", [x.mT], echo=True)         # the judge reads it back, alive
+    assert value is True and torch.equal(after, 2 * x.mT)
+    box.close()

@@ -93,7 +93,7 @@ def flush():
             pass
 
 
-def serve(workdir, read_fd, write_fd, shared, wire):
+def serve(workdir, read_fd, write_fd, shared, wire, limit):
     while True:
         try:
             request = wire.recv(read_fd)
@@ -104,16 +104,27 @@ def serve(workdir, read_fd, write_fd, shared, wire):
             args = resolve(wire.sanitize(request["args"]), wire, shared)
             kwargs = resolve(wire.sanitize(request["kwargs"]), wire, shared)
             function = getattr(importlib.import_module(request["module"]), request["function"])
-            value = function(*args, **kwargs)
-            data = wire.frame({**answer, "ok": True, "value": wire.encode(value)})
-        except wire.WireError as error:
-            data = wire.frame({**answer, "ok": False, "error": {
-                "type": "WireError", "message": str(error), "where": [], "not_implemented": None}})
+            data = answered(answer, function(*args, **kwargs), wire, limit)
+        except (wire.WireError, wire.GraderFault) as error:     # not data, or not carried: the judge says
+            data = wire.frame_parts({**answer, "ok": False, "error": {
+                "type": type(error).__name__, "message": str(error), "where": [], "not_implemented": None}})
         except BaseException as error:  # SystemExit and KeyboardInterrupt too: report, don't die
-            data = wire.frame({**answer, "ok": False, "error": describe(error, workdir)})
+            data = wire.frame_parts({**answer, "ok": False, "error": describe(error, workdir)})
         finally:
             flush()
         wire.write_all(write_fd, data)
+
+
+def answered(answer, value, wire, limit):
+    """The frame of a returned value. Encoding it runs the learner's objects' code (a dataclass's,
+    a tensor subclass's), and what that raises is theirs; framing the plain tree it made is ours."""
+    tree = wire.encode(value, limit)
+    try:
+        return wire.frame_parts({**answer, "ok": True, "value": tree})
+    except (wire.WireError, MemoryError):       # a tree too large for the learner's own memory limit
+        raise
+    except Exception as error:
+        raise wire.GraderFault(f"{type(error).__name__}: {error}") from None
 
 
 order_signals = {}                  # the signal handlers Python had, before the zygote ignored them
@@ -161,6 +172,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
         path = workdir / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+    limit = setup["answer_bytes"]
     del setup
     os.chdir(workdir)
     sys.path.insert(0, str(workdir))
@@ -172,7 +184,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
         resource.setrlimit(resource.RLIMIT_NPROC, (PROCESSES,) * 2)
     random.seed(0)                  # the same submission meets the same luck every grading
     sys.modules["torch"].manual_seed(0)
-    serve(workdir, read_fd, write_fd, shared, wire)
+    serve(workdir, read_fd, write_fd, shared, wire, limit)
     os._exit(0)
 
 

@@ -96,15 +96,17 @@ CPUS = os.cpu_count() or 1
 class Child:
     """One forked child: request and answer pipes, and its output, kept up to a limit."""
 
-    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, host_pid=None):
+    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, host_pid=None, answer_bytes=0):
         self.zygote, self.pid, self._shared = zygote, pid, shared
         self.host_pid = host_pid or pid     # its pid here, for reading its use of time
         self.meter = SessionMeter(self.host_pid)
+        self.answer_bytes = answer_bytes    # bytes of tensors an answer may carry (the lab's answer_mb)
         self._request, self._answer, self._output_fd = request_fd, answer_fd, output_fd
         os.set_blocking(request_fd, False)
         os.set_blocking(output_fd, False)
         self._output, self._dropped = bytearray(), 0
         self.output_limit = OUTPUT_LIMIT
+        self.believe_faults = True          # a fault the child reports is the grader's (see Sandbox)
         self._next_id = 0
         self.alive = True
 
@@ -167,7 +169,7 @@ class Child:
                    "args": wire.encode(args), "kwargs": wire.encode(kwargs)}
         try:
             self.send(wire.frame(request), limit)
-            answer = wire.recv(self._answer, self._waiter(limit))
+            answer = wire.recv(self._answer, self._waiter(limit), self.answer_bytes + wire.SLACK)
         except TimeoutError:
             self.kill()
             raise CallFailed(function, "timeout", "no answer in time") from None
@@ -197,6 +199,9 @@ class Child:
                 raise CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
             if kind == "WireError":
                 raise CallFailed(function, "bad_answer", f"returned {text}")
+            if kind == "GraderFault":       # the child's word: believed for one more try, not for ever
+                raise CallFailed(function, "grader_fault" if self.believe_faults else "bad_answer",
+                                 f"the grader could not carry its answer ({text})")
             where = [str(w)[:200] for w in error["where"][-FRAMES:]]
             raise CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
         except CallFailed:
@@ -217,7 +222,7 @@ class Child:
                 placed.append(None)
                 marked.append(value)
                 continue
-            data = value.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+            data = wire.raw_bytes(value)
             if offset + len(data) > wire.SHARED_BYTES:
                 raise ValueError("arguments too large to share with the child")
             self._shared[offset:offset + len(data)] = data
@@ -297,6 +302,8 @@ class Sandbox:
         self.spent = 0.0            # seconds charged to the calls that have ended
         self.started = None         # when the first child was up: the zygote's start is ours
         self.printed = Printed()    # what calls printed, until their check takes it
+        self.believe_faults = True  # a grader fault a child reports: believed on a first try only,
+        #                             or a submission could fake one and stay ungraded for ever
         self._main = None
         self._children = []
         self._lock = threading.Lock()
@@ -313,10 +320,10 @@ class Sandbox:
             raise CallFailed(function, "crashed", str(gone)) from None
         own_namespace = self.zygote.launcher.name == "bubblewrap"
         child = Child(self.zygote, *forked, host_pid=host_pid(forked.pid, self.zygote.process.pid)
-                      if own_namespace else forked.pid)
-        child.output_limit = self.printed.limit
+                      if own_namespace else forked.pid, answer_bytes=self.lab.manifest.answer_mb * 2**20)
+        child.output_limit, child.believe_faults = self.printed.limit, self.believe_faults
         try:
-            child.send(wire.frame({"files": {**self.files, **(replace or {})}}),
+            child.send(wire.frame({"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes}),
                        Limit(WallClock(), float("inf"), FILES_TIMEOUT))
         except Backstop:
             child.kill()

@@ -1,31 +1,34 @@
 """The safe format the judge and the child speak: plain data only, framed over pipes.
 
-Values are trees of None, bool, int, float, str, bytes, list, tuple, dict (str keys) and
-plain dense tensors. A frame is a JSON tree followed by the raw bytes of its tensors and bytes
-objects, which the tree points into: reading one parses JSON and copies bytes, so it can never
-run code in the reader, and it is fast (a grading makes a hundred calls). The judge
-additionally passes everything it reads through `sanitize`, which rebuilds the tree from exact
-built-in types and fresh tensors, and refuses bytes.
-
+Values are trees of None, bool, int, float, str, bytes, list, tuple, dict (str keys) and dense
+tensors, each sent as a dense copy of its values whatever its strides or conjugate and negative
+bits. A frame is a JSON tree, then the raw bytes of its tensors and bytes objects at aligned spans
+the tree points to. Reading one parses JSON and lays each tensor over its span (no copy): it never
+runs code in the reader, holds one copy of what was sent, and is fast (a grading makes a hundred
+calls). The judge then rebuilds what it read from exact types with `sanitize`, refusing bytes.
 This module is loaded by path in the child, so it imports nothing from the grader.
 """
 import json
 import math
+import mmap
 import os
 import socket
 import struct
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-MAX_FRAME = 256 * 2**20        # bytes of a frame, and of the tensors rebuilt from one
+MAX_FRAME = 256 * 2**20        # bytes of any frame
 SMALL_FRAME = 2**16            # bytes of a frame that carries no tensors (the zygote's replies)
 MAX_TREE = 2**20               # bytes of a frame's JSON tree
 MAX_RECORDS = 10_000           # records (tensors and bytes objects) of a frame
 MAX_STRING = 4000              # characters of a string kept by sanitize; the rest is cut
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000
+ALIGN = 64                     # records start at multiples of this in a frame's body
+SLACK = MAX_TREE + ALIGN * MAX_RECORDS      # a frame's bytes besides its records': tree, padding
 BUILD = "__build__"            # a request argument the child constructs from handout code
 TENSOR = "__tensor__"          # a tensor with the device it lived on
 DEVICE = "__device__"          # a torch.device
@@ -34,9 +37,8 @@ TUPLE = "__tuple__"            # JSON has lists only
 BYTES = "__bytes__"            # a bytes object (the files the judge sends a child)
 SHARED_BYTES = 32 * 2**20      # that memory, per child
 _HEADER = struct.Struct("<Q")
-_DTYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
-           torch.complex128, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8,
-           torch.bool}
+_DTYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
+           torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool}
 _DTYPE_NAMES = {str(dtype).removeprefix("torch."): dtype for dtype in _DTYPES}
 
 
@@ -44,13 +46,22 @@ class WireError(Exception):
     """What came over the wire is not plain data."""
 
 
+class GraderFault(Exception):
+    """The wire could not carry a value that is plain data: the grader's failure, not the learner's."""
+
+
 def build(factory: str, *args: Any, **kwargs: Any) -> dict:
     """Ask the child to call `factory` ("module:function" of the handout) and pass the result."""
     return {BUILD: factory, "args": list(args), "kwargs": kwargs}
 
 
-def encode(value: Any, depth: int = 0) -> Any:
-    """Turn a value into the wire's plain tree; dataclasses and pydantic models become dicts."""
+def encode(value: Any, limit: int = MAX_FRAME) -> Any:
+    """Turn a value into the wire's plain tree, with at most `limit` bytes of tensors: dataclasses
+    and pydantic models become dicts, numpy scalars numbers, tensors dense copies on the CPU."""
+    return _encode(value, 0, {"bytes": 0, "limit": limit})
+
+
+def _encode(value, depth, budget):
     if depth > MAX_DEPTH:
         raise WireError("the value is nested too deeply")
     for kind in (bool, int, float, str):    # exact types: numpy's float64 is a float subclass
@@ -61,43 +72,82 @@ def encode(value: Any, depth: int = 0) -> Any:
     if isinstance(value, torch.device):
         return {DEVICE: str(value)}
     if isinstance(value, torch.Tensor):
-        tensor = torch.Tensor.as_subclass(value.detach(), torch.Tensor)
-        return {TENSOR: tensor.cpu().clone(), "device": str(tensor.device)}
+        return _dense(value, budget)
+    numpy = sys.modules.get("numpy")        # none of its values exist unless it was imported
+    if numpy and isinstance(value, numpy.ndarray):
+        raise WireError(f"a numpy array of shape {value.shape}, where a tensor or a list is asked for: "
+                        "return torch.from_numpy(array), or array.tolist()")
+    if numpy and isinstance(value, numpy.generic):
+        return _encode(value.item(), depth + 1, budget)
     if isinstance(value, (list, tuple)):
-        items = [encode(v, depth + 1) for v in value]
+        items = [_encode(v, depth + 1, budget) for v in value]
         return items if isinstance(value, list) else tuple(items)
     if isinstance(value, dict):
-        return {str(k): encode(v, depth + 1) for k, v in value.items()}
+        return {str(k): _encode(v, depth + 1, budget) for k, v in value.items()}
     if hasattr(value, "model_dump"):                       # pydantic model
-        return encode(value.model_dump(), depth + 1)
+        return _encode(value.model_dump(), depth + 1, budget)
     if hasattr(value, "__dataclass_fields__"):
-        return encode({f: getattr(value, f) for f in value.__dataclass_fields__}, depth + 1)
-    if hasattr(value, "item") and hasattr(value, "dtype"):  # numpy scalar
-        return encode(value.item(), depth + 1)
+        return _encode({f: getattr(value, f) for f in value.__dataclass_fields__}, depth + 1, budget)
     raise WireError(f"a {type(value).__name__}, which is not plain data "
                     "(tensors, numbers, strings, lists, dicts, dataclasses)")
 
 
+def _dense(value, budget):
+    """A tensor as the wire carries it: a fresh, dense CPU copy of its values, and its device."""
+    plain = type(value) is torch.Tensor
+    if not plain:       # a subclass's own code may run here: what it raises is the learner's
+        value = torch.Tensor.as_subclass(value.detach(), torch.Tensor)
+    if value.layout != torch.strided or value.is_nested or value.dtype not in _DTYPES \
+            or value.device.type not in ("cpu", "cuda"):
+        raise WireError(f"a {value.dtype} tensor ({value.layout}) on {value.device.type}: not plain dense data")
+    budget["bytes"] += value.numel() * value.element_size()
+    if budget["bytes"] > budget["limit"]:
+        raise WireError(f"tensors of more than {budget['limit'] / 2**20:g} MiB in all, over the lab's limit")
+    last = value.storage_offset() + sum((n - 1) * s for n, s in zip(value.shape, value.stride()))
+    if value.numel() and value.untyped_storage().nbytes() < (last + 1) * value.element_size():
+        raise WireError("a tensor whose storage no longer holds its values")
+    if value.device.type == "cuda":
+        torch.cuda.synchronize(value.device)    # errors of the learner's own kernels surface here
+    copy = torch.empty(value.shape, dtype=value.dtype)     # out of memory: the learner's process
+    try:
+        copy.copy_(value.detach().resolve_conj().resolve_neg())
+    except Exception as error:
+        if not plain:
+            raise WireError(f"a {type(value).__name__} whose values could not be read") from None
+        raise GraderFault(f"copying a tensor of strides {value.stride()}: {type(error).__name__}: {error}") from None
+    return {TENSOR: copy, "device": str(value.device)}
+
+
 def dumps(value: Any) -> bytes:
     """A frame's body: the JSON tree's length, the tree, then the bytes its records point into."""
-    blob = bytearray()
+    return b"".join(_body(value))
+
+
+def _body(value):
+    """A frame's body as buffers: the tree's length and the tree, padded so that the records that
+    follow start aligned, then each record's bytes (a tensor's own memory: not copied)."""
+    blob = {"parts": [], "size": 0}
     try:
         tree = json.dumps(_to_json(value, blob, 0), separators=(",", ":")).encode()
     except (TypeError, ValueError) as error:    # e.g. an int of more than 4300 digits
         raise WireError(f"not plain data ({error})") from None
-    return _HEADER.pack(len(tree)) + tree + blob
+    tree += b" " * (-(_HEADER.size + len(tree)) % ALIGN)
+    parts, end = [_HEADER.pack(len(tree)) + tree], 0
+    for at, data in blob["parts"]:
+        parts += [bytes(at - end), data]
+        end = at + data.nbytes
+    return parts
 
 
 def _to_json(value, blob, depth):
     if depth > MAX_DEPTH:
         raise WireError("the value is nested too deeply")
     if isinstance(value, torch.Tensor):
-        data = value.detach().resolve_conj().resolve_neg().cpu().contiguous().reshape(-1)
-        record = _record(blob, data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
-        record.update(dtype=str(data.dtype).removeprefix("torch."), shape=list(value.shape))
+        record = _record(blob, memoryview(raw_bytes(value)))
+        record.update(dtype=str(value.dtype).removeprefix("torch."), shape=list(value.shape))
         return {TENSOR: record}
     if isinstance(value, (bytes, bytearray)):
-        return {BYTES: _record(blob, value)}
+        return {BYTES: _record(blob, memoryview(value))}
     if isinstance(value, tuple):
         return {TUPLE: [_to_json(v, blob, depth + 1) for v in value]}
     if isinstance(value, list):
@@ -107,36 +157,42 @@ def _to_json(value, blob, depth):
     return value
 
 
+def raw_bytes(tensor: torch.Tensor) -> Any:
+    """A tensor's values as one run of bytes (a numpy array): its own memory when it is dense on
+    the CPU, else a copy. A one-element tensor may keep any stride through reshape: it is set to 1."""
+    flat = tensor.detach().resolve_conj().resolve_neg().cpu().reshape(-1)
+    return flat.as_strided(flat.shape, (1,)).view(torch.uint8).numpy()
+
+
 def _record(blob, data):
-    """Append `data` to the blob; where it went."""
-    record = {"at": len(blob), "size": len(data)}
-    blob += data
-    return record
+    """Put `data` at the blob's next aligned offset; where it went."""
+    at = -(-blob["size"] // ALIGN) * ALIGN
+    blob["parts"].append((at, data))
+    blob["size"] = at + data.nbytes
+    return {"at": at, "size": data.nbytes}
 
 
-def loads(data: bytes) -> Any:
-    """Read a frame's body without running code; raises WireError on anything odd.
-
-    The tree is at most MAX_TREE bytes, its records at most MAX_RECORDS, and what they point to
-    inside the body, together, at most the body's own size: a frame unpacks to no more than
-    was sent.
-    """
+def loads(data: bytes | bytearray | mmap.mmap) -> Any:
+    """Read a frame's body without running code; raises WireError on anything odd. Its tree is at
+    most MAX_TREE bytes, its records at most MAX_RECORDS, each aligned, inside the body and after
+    the one before: a frame unpacks to no more than was sent, and each tensor lies over bytes of
+    its own in `data` (a bytes object is copied first: tensors need writable memory)."""
     if len(data) < _HEADER.size:
         raise WireError("unreadable data (a frame too short)")
     (size,) = _HEADER.unpack_from(data)
     if size > min(MAX_TREE, len(data) - _HEADER.size):
         raise WireError("unreadable data (a tree too large, or cut)")
-    blob = memoryview(data)[_HEADER.size + size:]
+    blob = memoryview(bytearray(data) if isinstance(data, bytes) else data)[_HEADER.size + size:]
     try:
         tree = json.loads(bytes(data[_HEADER.size:_HEADER.size + size]))
     except (ValueError, RecursionError):
         raise WireError("unreadable data (not a frame of plain data)") from None
-    return _refusing(_from_json, tree, blob, 0, {"records": 0, "bytes": 0})
+    return _refusing(_from_json, tree, blob, 0, {"records": 0, "end": 0})
 
 
 def _refusing(read, *args):
-    """read(*args), with whatever it raises on a crafted value (torch's errors on absurd shapes
-    or devices, say) turned into WireError: the reader never lets another exception out."""
+    """read(*args), with whatever a crafted value makes it raise (torch's errors on absurd shapes
+    or devices, say) turned into WireError."""
     try:
         return read(*args)
     except WireError:
@@ -162,21 +218,20 @@ def _from_json(value, blob, depth, budget):
 
 
 def _span(record, blob, budget):
-    """The bytes a record points to, within the frame and its budget of records and bytes."""
+    """The bytes a record points to: aligned, within the frame, after the last record's."""
     if type(record) is not dict or type(record.get("at")) is not int or type(record.get("size")) is not int:
         raise WireError("unreadable data (a malformed record)")
     at, size = record["at"], record["size"]
     budget["records"] += 1
-    budget["bytes"] += size
-    if budget["records"] > MAX_RECORDS or budget["bytes"] > len(blob):
-        raise WireError(f"unreadable data (records of more than the frame's {len(blob)} bytes in all)")
-    if at < 0 or size < 0 or at + size > len(blob):
-        raise WireError("unreadable data (a record outside its frame)")
+    if budget["records"] > MAX_RECORDS or at < budget["end"] or at % ALIGN or size < 0 or at + size > len(blob):
+        raise WireError(f"unreadable data (over {MAX_RECORDS} records, or one outside its frame's {len(blob)} "
+                        "bytes or over another)")
+    budget["end"] = at + size
     return blob[at:at + size]
 
 
 def _tensor_from(record, blob, budget):
-    """A fresh tensor of the record's dtype and shape, from exactly the bytes it needs."""
+    """A tensor of the record's dtype and shape, over exactly the bytes it needs."""
     span = _span(record, blob, budget)
     dtype, shape = _DTYPE_NAMES.get(str(record.get("dtype"))), record.get("shape")
     if dtype is None or type(shape) is not list or len(shape) > MAX_DEPTH or \
@@ -184,19 +239,15 @@ def _tensor_from(record, blob, budget):
         raise WireError("a tensor that is not a plain dense tensor")
     if math.prod(shape) * dtype.itemsize != len(span):
         raise WireError(f"a tensor of shape {shape[:8]} that does not match its {len(span)} bytes")
-    if not len(span):
-        return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(span), dtype=dtype).reshape(shape)
+    return torch.frombuffer(span, dtype=dtype).view(shape) if len(span) else torch.empty(shape, dtype=dtype)
 
 
 def sanitize(value: Any, device: str | torch.device | None = None) -> Any:
-    """Rebuild a decoded tree from exact built-in types and fresh tensors, within budgets of
-    depth, items and tensor bytes (a crafted frame can claim huge shapes over tiny storage).
-
-    The judge passes its grading `device`: tensors the child had on that kind of device come
-    back on it, all others on the CPU. The child passes None: tensors go where the judge had them.
-    """
-    return _refusing(_sanitize, value, device, 0, {"items": 0, "bytes": 0})
+    """Rebuild a decoded tree from exact built-in types and plain tensors, within budgets of depth
+    and items (`loads` bounded its tensors' bytes). Tensors the child had on the kind of the
+    judge's `device` go there, others to the CPU; the child passes None: they go, copied, where
+    the judge had them."""
+    return _refusing(_sanitize, value, device, 0, {"items": 0})
 
 
 def _sanitize(value, device, depth, budget):
@@ -208,7 +259,7 @@ def _sanitize(value, device, depth, budget):
     if value is None or type(value) in (bool, int, float):
         return type(value)(value) if value is not None else None
     if type(value) is dict and set(value) == {TENSOR, "device"}:
-        return _tensor(value[TENSOR], value["device"], device, budget)
+        return _tensor(value[TENSOR], value["device"], device)
     if type(value) is dict and set(value) == {DEVICE}:
         try:
             return torch.device(value[DEVICE])
@@ -223,44 +274,44 @@ def _sanitize(value, device, depth, budget):
     raise WireError(f"unexpected {type(value).__name__} in the data")
 
 
-def _tensor(tensor, claimed, device, budget):
-    if type(tensor) is not torch.Tensor or tensor.layout != torch.strided \
-            or tensor.dtype not in _DTYPES or type(claimed) is not str:
+def _tensor(tensor, claimed, device):
+    """The tensor on the device it belongs on; only what `loads` makes is taken (dense, on the
+    CPU, over bytes of its own), and kept as it is: no copy."""
+    if type(tensor) is not torch.Tensor or tensor.layout != torch.strided or tensor.dtype not in _DTYPES \
+            or tensor.device.type != "cpu" or not tensor.is_contiguous() or tensor.is_conj() \
+            or tensor.is_neg() or type(claimed) is not str:
         raise WireError("a tensor that is not a plain dense tensor")
-    budget["bytes"] += tensor.numel() * tensor.element_size()
-    if budget["bytes"] > MAX_FRAME:
-        raise WireError(f"tensors of more than {MAX_FRAME} bytes in all")
     kind = claimed.split(":")[0]
     if kind not in ("cpu", "cuda"):
         raise WireError(f"a tensor on an unexpected device {claimed[:40]!r}")
-    plain = torch.empty(tensor.shape, dtype=tensor.dtype)
-    try:
-        plain.copy_(tensor)
-    except (RuntimeError, NotImplementedError):
-        raise WireError("a tensor without readable data") from None
-    if device is None:
-        return plain.to(claimed)
-    return plain.to(device) if kind == torch.device(device).type else plain
+    if device is None:              # the child: a tensor of its own, that its code may even resize
+        return tensor.to(claimed, copy=True)
+    return tensor.to(device) if kind == torch.device(device).type else tensor
 
 
 def frame(value: Any) -> bytes:
     """One frame's bytes: a length header, then its body."""
-    data = dumps(value)
-    return _HEADER.pack(len(data)) + data
+    return b"".join(frame_parts(value))
 
 
-def send(fd: int, value: Any) -> None:
-    """Write one frame to a (blocking) file descriptor."""
-    write_all(fd, frame(value))
+def frame_parts(value: Any) -> list:
+    """One frame as buffers to write in turn, its tensors' bytes not copied (see `write_all`)."""
+    parts = _body(value)
+    return [_HEADER.pack(sum(memoryview(part).nbytes for part in parts)), *parts]
 
 
 def recv(fd: int, wait: Callable[[int], None] | None = None, limit: int = MAX_FRAME) -> Any:
-    """Read one frame; `wait(fd)` runs before each read (it may block, or raise to give up)."""
-    header = _read_exact(fd, _HEADER.size, wait)
-    (size,) = _HEADER.unpack(header)
+    """Read one frame; `wait(fd)` runs before each read (it may block, or raise to give up). Its
+    tensors lie over one buffer whose pages come as the bytes do: a claimed size costs nothing."""
+    def read_into(view):
+        if wait:
+            wait(fd)
+        return os.readv(fd, [view])
+
+    (size,) = _HEADER.unpack(_fill(read_into, bytearray(_HEADER.size)))
     if size > limit:
         raise WireError(f"an answer of {size} bytes, over the limit of {limit}")
-    return loads(_read_exact(fd, size, wait))
+    return loads(_fill(read_into, mmap.mmap(-1, size) if size else bytearray()))
 
 
 def send_with_fds(sock: socket.socket, value: Any, fds: Sequence[int] = ()) -> None:
@@ -272,41 +323,27 @@ def send_with_fds(sock: socket.socket, value: Any, fds: Sequence[int] = ()) -> N
 
 def recv_with_fds(sock: socket.socket, limit: int = MAX_FRAME) -> tuple[Any, list[int]]:
     """Read one frame from a Unix socket: (value, file descriptors handed over)."""
-    header, fds, _, _ = socket.recv_fds(sock, _HEADER.size, 8)
-    if not header:
-        raise EOFError("the channel closed")
-    while len(header) < _HEADER.size:
-        more = sock.recv(_HEADER.size - len(header))
-        if not more:
-            raise EOFError("the channel closed")
-        header += more
-    (size,) = _HEADER.unpack(header)
+    first, fds, _, _ = socket.recv_fds(sock, _HEADER.size, 8)
+    (size,) = _HEADER.unpack(_fill(sock.recv_into, bytearray(first.ljust(_HEADER.size, b"\0")), len(first)))
     if size > limit:
         raise WireError(f"a frame of {size} bytes, over the limit of {limit}")
-    chunks, left = [], size
-    while left:
-        chunk = sock.recv(min(left, 1 << 20))
-        if not chunk:
+    return loads(_fill(sock.recv_into, bytearray(size))), fds
+
+
+def write_all(fd: int, data: bytes | Sequence) -> None:
+    """Write bytes, or a frame's parts in turn, to a blocking file descriptor."""
+    for part in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+        view = memoryview(part).cast("B")
+        while view:
+            view = view[os.write(fd, view):]
+
+
+def _fill(read_into, buffer, done=0):
+    """Fill `buffer` from byte `done` on with read_into(view) -> count; EOFError if the channel closes."""
+    view = memoryview(buffer)
+    while done < len(view):
+        got = read_into(view[done:])
+        if not got:
             raise EOFError("the channel closed")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return loads(b"".join(chunks)), fds
-
-
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _read_exact(fd, size, wait):
-    chunks, left = [], size
-    while left:
-        if wait:
-            wait(fd)
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            raise EOFError("the channel closed")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+        done += got
+    return buffer

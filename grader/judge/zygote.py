@@ -7,6 +7,7 @@ stops answering (30 s) is broken and replaced; one kept by a batch worker or --w
 is reset between submissions, which kills every process of the last one. Closing it kills
 its whole PID namespace and removes its control group.
 """
+import fcntl
 import itertools
 import mmap
 import os
@@ -123,8 +124,7 @@ class Zygote:
         request_r, request_w = os.pipe()
         answer_r, answer_w = os.pipe()
         output_r, output_w = os.pipe()
-        shared = os.memfd_create("grader-arguments", os.MFD_CLOEXEC)
-        os.ftruncate(shared, wire.SHARED_BYTES)
+        shared = sealed_memory("grader-arguments", wire.SHARED_BYTES)
         order = {"op": "fork", "device": str(device), "memory_mb": memory_mb, "cpu_seconds": CPU_SECONDS,
                  "scratch_bytes": SCRATCH_BYTES, "own_user": self.launcher.own_user}
         try:
@@ -182,6 +182,15 @@ class Zygote:
         self.control.close()
         self._log.close()
         remove(self.scratch)
+
+
+def sealed_memory(name, size):
+    """A memory file of `size` bytes that no holder can shrink or grow: a child that cut the file
+    under the judge's mapping of it would make the judge's next read of it a SIGBUS."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, size)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+    return fd
 
 
 def _dead(pids):
