@@ -4,6 +4,7 @@ A lab folder holds `lab.yaml`, `public/` and `hidden/` (pytest files of checks) 
 (each student file as learners first get it). The manifest names the handout, the reference,
 the student files with their functions, and the quiz; paths in it are relative to the lab folder.
 """
+import re
 from pathlib import Path
 
 import yaml
@@ -19,31 +20,44 @@ LABS = ENGINE / "labs"
 class DoneWhen(BaseModel):
     """One line of the lab's "you are done when" list, ticked when its checks all pass."""
     model_config = ConfigDict(extra="forbid")
-    text: str
-    tags: list[str] = Field(min_length=1, description="checks carrying any of these tags")
+    text: str = Field(description="what the learner has done, as the report lists it")
+    tags: list[str] = Field(min_length=1, description="ticked when every check carrying any of these tags passes")
 
 
 class Manifest(BaseModel):
+    """lab.yaml. Every field added after the first lab is optional, so older labs keep working."""
     model_config = ConfigDict(extra="forbid")
-    title: str
-    handout: str
-    reference: str | None = None
+    title: str = Field(description="the lab's name in every report")
+    handout: str = Field(description="the learner's folder: student files, given modules, README")
+    reference: str | None = Field(None, description="folder of the reference solutions (never shipped); "
+                                  "the `reference` fixture of hidden checks")
     student_files: dict[str, list[str]] = Field(min_length=1, description="file -> its functions")
     stubs: str = Field("stubs", description="pristine copies of the student files: what a missing file "
                        "is graded as and what a release ships, whatever the handout folder holds now")
-    child_modules: list[str] = []
-    quiz: str | None = None
+    child_modules: list[str] = Field([], description="modules of the lab folder a child imports beside the "
+                                     "handout (given code the checks build objects from)")
+    quiz: str | None = Field(None, description="the lesson test's .yaml (grader/quiz/model.py)")
     experiments: str | None = Field(None, description="a handout script run by --experiments")
-    done_when: list[DoneWhen] = []
+    done_when: list[DoneWhen] = Field([], description='the "you are done when" list (text, tags)')
     call_timeout: float = Field(10.0, gt=0, description="seconds for one call of student code")
     memory_mb: int = Field(2048, gt=0, description="address space of a child, MiB (CPU only)")
     time_budget: float = Field(300.0, gt=0, description="seconds for all of one submission's calls")
+    forbid: list[str] | dict[str, list[str]] = Field(
+        [], description="calls the learner must write themselves: dotted names for every function, "
+        "or function -> names; `torch.Tensor.NAME` forbids the method on any value (grader/forbid.py)")
 
     @model_validator(mode="after")
-    def _functions_unique(self):
+    def _consistent(self):
         names = [f for functions in self.student_files.values() for f in functions]
         if len(names) != len(set(names)):
             raise ValueError("a function is listed under two student files")
+        unknown = sorted(set(self.forbid) - set(names)) if isinstance(self.forbid, dict) else []
+        if unknown:
+            raise ValueError(f"forbid names {', '.join(unknown)}, not a student function")
+        listed = self.forbid if isinstance(self.forbid, list) else [n for ns in self.forbid.values() for n in ns]
+        odd = [name for name in listed if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", name)]
+        if odd:
+            raise ValueError(f"forbid: {odd[0]!r} is not a dotted name such as torch.softmax")
         return self
 
 
@@ -67,6 +81,13 @@ class Lab:
         """(folder, visibility) pairs of the checks that exist here."""
         return [(self.folder / kind, vis) for kind, vis in (("public", "visible"), ("hidden", "hidden"))
                 if (self.folder / kind).is_dir()]
+
+    @property
+    def forbidden(self):
+        """function -> the dotted names it must not use (`forbid:`), for the functions with any."""
+        forbid = self.manifest.forbid
+        rules = {f: forbid for f in self.functions} if isinstance(forbid, list) else forbid
+        return {f: list(names) for f, names in rules.items() if names}
 
     def module_of(self, function):
         return Path(self.functions[function]).stem

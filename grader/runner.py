@@ -59,7 +59,8 @@ def _run_checks(lab, box, missing, submission, device, select, started, first):
     unused = ["cacheprovider", "terminal", "warnings", "stepwise", "unraisableexception",
               "threadexception", "faulthandler", "doctest", "junitxml", "pastebin", "logging"]
     args = [*folders, *[arg for name in unused for arg in ("-p", f"no:{name}")],
-            "--import-mode=importlib", "--rootdir", str(lab.folder), "-c", os.devnull]
+            "--import-mode=importlib", "--rootdir", str(lab.folder), "-c", os.devnull,
+            "--confcutdir", str(lab.folder)]       # no conftest.py from the folders around the lab
     with _environment(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTEST_ADDOPTS=None):   # the user's own
         code = pytest.main(args, plugins=[plugin, plugin.fixtures])                 # pytest setup stays out
     if plugin.setup_error:

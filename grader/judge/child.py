@@ -39,6 +39,7 @@ def load(name):
 
 
 linux = load("linux")
+trap = load("trap")
 
 
 # -- a child: runs student code ------------------------------------------------------------------
@@ -93,7 +94,16 @@ def flush():
             pass
 
 
-def serve(workdir, read_fd, write_fd, shared, wire):
+def take_files(setup, workdir):
+    """Lay out the files the judge sent; the trap of the lab's forbidden calls over them."""
+    for name, data in setup["files"].items():
+        path = workdir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return trap.trap(setup.get("forbid", {}), workdir, setup.get("student", []))
+
+
+def serve(workdir, read_fd, write_fd, shared, wire, calls):
     while True:
         try:
             request = wire.recv(read_fd)
@@ -104,7 +114,7 @@ def serve(workdir, read_fd, write_fd, shared, wire):
             args = resolve(wire.sanitize(request["args"]), wire, shared)
             kwargs = resolve(wire.sanitize(request["kwargs"]), wire, shared)
             function = getattr(importlib.import_module(request["module"]), request["function"])
-            value = function(*args, **kwargs)
+            value = calls.call(request["function"], function, args, kwargs)
             data = wire.frame({**answer, "ok": True, "value": wire.encode(value)})
         except wire.WireError as error:
             data = wire.frame({**answer, "ok": False, "error": {
@@ -156,12 +166,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
             linux.checked(linux.libc.prctl(linux.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
             linux.seccomp_filter()
     workdir = workdir.resolve()
-    setup = wire.recv(read_fd)                          # the files: never seen by the zygote
-    for name, data in setup["files"].items():
-        path = workdir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    del setup
+    calls = take_files(wire.recv(read_fd), workdir)     # the files: never seen by the zygote
     os.chdir(workdir)
     sys.path.insert(0, str(workdir))
     if not order["device"].startswith("cuda"):      # CUDA maps far more address space than it uses
@@ -172,7 +177,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
         resource.setrlimit(resource.RLIMIT_NPROC, (PROCESSES,) * 2)
     random.seed(0)                  # the same submission meets the same luck every grading
     sys.modules["torch"].manual_seed(0)
-    serve(workdir, read_fd, write_fd, shared, wire)
+    serve(workdir, read_fd, write_fd, shared, wire, calls)
     os._exit(0)
 
 

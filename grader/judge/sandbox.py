@@ -28,7 +28,7 @@ FILES_TIMEOUT = 10.0         # seconds for a new child to take its files
 class CallFailed(Exception):
     """A call of student code that did not return a value.
 
-    kind: "raised", "not_implemented", "timeout", "budget", "crashed" or "bad_answer".
+    kind: "raised", "not_implemented", "timeout", "budget", "crashed", "bad_answer" or "forbidden".
     """
 
     def __init__(self, function, kind, message, where=(), output=""):
@@ -149,6 +149,8 @@ class Child:
                 raise CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
             if kind == "WireError":
                 raise CallFailed(function, "bad_answer", f"returned {text}")
+            if kind == "ForbiddenCall":         # grader/judge/trap.py: a call the lab forbids
+                raise CallFailed(function, "forbidden", text)
             where = [str(w)[:200] for w in error["where"][:3]]
             raise CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
         except CallFailed:
@@ -261,7 +263,8 @@ class Sandbox:
                 raise SetupError(str(gone)) from None
             raise CallFailed(function, "crashed", str(gone)) from None
         try:
-            child.send(wire.frame({"files": self.files}), time.monotonic() + FILES_TIMEOUT)
+            setup = {"files": self.files, "forbid": self.lab.forbidden, "student": [*self.lab.manifest.student_files]}
+            child.send(wire.frame(setup), time.monotonic() + FILES_TIMEOUT)
         except TimeoutError:
             child.kill()
             raise CallFailed(function, "crashed", "a new child did not take its files in time") from None
