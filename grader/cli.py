@@ -258,3 +258,27 @@ def run_export(args, console):
 
 
 COMMANDS["export"] = (export_parser, run_export)
+
+
+def check_lab_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py check-lab", description="Check that a lab is sound: manifest, checks, reference at "
+        "full marks, stubs at 0, no forbidden call in the reference (docs/authoring.md). Exit status: "
+        "0 sound, 1 problems (each a sentence), 2 a lab that cannot be read.")
+    parser.add_argument("lab", nargs="?", help="lab name (e.g. lab2) or path to a lab folder")
+    parser.add_argument("--fields", action="store_true", help="print lab.yaml's fields (a markdown table)")
+    return parser
+
+
+def run_check_lab(args, console):
+    from grader.author import check_lab
+
+    if args.fields:
+        print(check_lab.manifest_fields())
+        return 0
+    if not args.lab:
+        raise UsageError("check-lab LAB: name a lab (e.g. lab2) or its folder")
+    return check_lab.report(find_lab(args.lab), console)
+
+
+COMMANDS["check-lab"] = (check_lab_parser, run_check_lab)
