@@ -56,7 +56,8 @@ def scan(source, rules):
             defined.setdefault(name, []).append(statement)
         if not names and not isinstance(statement, (ast.Import, ast.ImportFrom)):
             loose.append(statement)
-    own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    own = {m.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for m in c.body
+           if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}        # methods of its own classes
     found = {}
     for function, names in rules.items():
         if function not in defined:
@@ -150,7 +151,7 @@ def _constant_attribute(node):
 
 def _uses(statement, aliases, names, own):
     """Hits of the forbidden `names` in a statement: resolved references, and methods called on
-    values (unless the file defines a function of that name: its own method)."""
+    values (unless a class of the file defines a method of that name: its own)."""
     methods = {n.removeprefix(METHOD): n for n in names if n.startswith(METHOD)}
     for node in ast.walk(statement):
         if not isinstance(node, (ast.Name, ast.Attribute, ast.Call)) or \

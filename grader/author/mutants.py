@@ -220,8 +220,8 @@ def show(lab, outcomes, checks, console, seconds):
                                                                            if o.status == "surviving"], diff=True)
     _show_mutants(console, "Killed only by hidden checks: the handout's public checks miss them",
                   [o for o in everything if only_hidden(o)])
-    _show_mutants(console, "Equivalent on the checks' inputs, left out of the score (other inputs may tell "
-                  "some apart)", [o for o in everything if o.status == "equivalent"])
+    _show_mutants(console, "Equivalent on the checks' inputs, not scored", [o for o in everything
+                                                                           if o.status == "equivalent"])
     _show_mutants(console, "Not graded (the grader failed; grade them again)", [o for o in everything
                                                                                 if o.status == "error"])
     killed = {test: sum(test in (t for t, _ in o.killers) for o in everything) for f in checks for test in checks[f]}
