@@ -294,6 +294,8 @@ def mutants_parser():
     parser.add_argument("--json", metavar="FILE", help="write the scores and surviving mutants here")
     parser.add_argument("--max", type=int, default=30, metavar="N", help="mutants per function (default 30)")
     parser.add_argument("--workers", type=int, metavar="N", help="grading processes (default: the machine's cores)")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="where mutants run: on a GPU, mutants that drop device= can be told apart")
     parser.add_argument("--sandbox", choices=("auto", "required", "process"), default="auto")
     return parser
 
@@ -303,7 +305,8 @@ def run_mutants(args, console):
 
     if args.max < 1 or (args.workers is not None and args.workers < 1):
         raise UsageError("--max and --workers take a number of 1 or more")
-    return mutants.audit(find_lab(args.lab), console, args.function, args.max, args.workers, args.sandbox, args.json)
+    return mutants.audit(find_lab(args.lab), console, args.function, args.max, args.json,
+                         {"workers": args.workers, "device": args.device, "sandbox": args.sandbox})
 
 
 COMMANDS["mutants"] = (mutants_parser, run_mutants)

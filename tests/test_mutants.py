@@ -84,6 +84,7 @@ def test_the_example_lab_and_a_weak_copy(tmp_path, capsys):
     assert mutants.score(outcomes["softmax"]) == mutants.score(outcomes["causal_mask"]) == 1.0
     assert status["causal_mask", "torch.arange(seq_len, device=device) -> torch.arange(seq_len)"] == "equivalent"
     assert status["softmax", "return exp / exp.sum(dim=dim, keepdim=True) -> return x"] == "killed"
+    assert status["softmax", "-1 -> 1"] == "killed"                 # the default dim, on a 3-D input
     assert "hidden/test_attention.py::test_softmax_large_inputs" in checks["softmax"]
 
     weak = tmp_path / "example"

@@ -105,7 +105,7 @@ def jobs_for(lab, functions=(), cap=CAP):
     return jobs
 
 
-def run(lab, jobs, workers=None, sandbox="auto", progress=None):
+def run(lab, jobs, workers=None, device="cpu", sandbox="auto", progress=None):
     """Grade the jobs on the batch's warm workers -> ({function: [Outcome]}, {function: [check ids]})."""
     answers = {}
 
@@ -114,7 +114,7 @@ def run(lab, jobs, workers=None, sandbox="auto", progress=None):
         if progress:
             progress(job)
 
-    options = {"device": "cpu", "select": [], "sandbox": sandbox, "grader": MutantGrader}
+    options = {"device": device, "select": [], "sandbox": sandbox, "grader": MutantGrader}
     grade_all(lab, jobs, workers, options, done)
     baselines = {job.function: answers[id(job)] for job in jobs if job.mutant is None}
     for function, (kind, data) in baselines.items():
@@ -179,8 +179,9 @@ def _file_entry(found):
 
 
 # -- on screen ------------------------------------------------------------------------------------
-def audit(lab, console, functions=(), cap=CAP, workers=None, sandbox="auto", json_path=None):
-    """grade.py mutants: grade the mutants with a progress bar, show the report, write --json."""
+def audit(lab, console, functions=(), cap=CAP, json_path=None, grading=None):
+    """grade.py mutants: grade the mutants with a progress bar, show the report, write --json.
+    `grading`: run()'s workers, device and sandbox."""
     import json
     import time
 
@@ -192,7 +193,7 @@ def audit(lab, console, functions=(), cap=CAP, workers=None, sandbox="auto", jso
                TimeElapsedColumn()]
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(lab.name, total=len(jobs))
-        outcomes, checks = run(lab, jobs, workers, sandbox, progress=lambda job: bar.advance(task))
+        outcomes, checks = run(lab, jobs, **(grading or {}), progress=lambda job: bar.advance(task))
     show(lab, outcomes, checks, console, time.monotonic() - started)
     if json_path:
         with open(json_path, "w", encoding="utf-8") as file:
