@@ -59,10 +59,8 @@ def scan(source, rules):
     own = {m.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for m in c.body
            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}        # methods of its own classes
     found = {}
-    for function, names in rules.items():
-        if function not in defined:
-            continue
-        statements = _reachable(function, defined) + loose
+    for function, names in rules.items():           # defined out of sight (in an `if`): all of it counts
+        statements = _reachable(function, defined) + loose if function in defined else tree.body
         hits = {h for s in statements for h in _uses(s, _aliases([s], aliases), set(names), own)}
         if hits:
             found[function] = sorted(hits, key=lambda h: (h.line, h.name))

@@ -50,8 +50,10 @@ def hits(body, imports="import torch\n"):
     ("import torch\n", "class Norm:\n    def __call__(self, x):\n        return torch.softmax(x, -1)\n\n\n"
      "def softmax(x):\n    return Norm()(x)\n", "torch.softmax"),
     ("import torch\n", "torch.softmax(torch.zeros(2), 0)\n\n\ndef softmax(x):\n    return x\n", "torch.softmax"),
+    ("import torch\n", "if True:\n    def softmax(x):\n        return torch.softmax(x, -1)\n", "torch.softmax"),
 ], ids=["alias", "from-import-as", "import-as", "local-alias", "getattr", "importlib", "__import__",
-        "__import__-fromlist", "method", "getattr-method", "map", "module-alias", "helper", "class", "top-level"])
+        "__import__-fromlist", "method", "getattr-method", "map", "module-alias", "helper", "class", "top-level",
+        "hidden-def"])
 def test_scan_finds_every_spelling(imports, body, name):
     assert hits(body, imports) == [name]
 
