@@ -18,7 +18,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from grader.author import mutate
-from grader.errors import LabError
+from grader.errors import LabError, UsageError
 from grader.instructor.batch import WarmGrader, grade_all
 
 CAP = 30                            # mutants per function: the kinds take turns past it
@@ -93,7 +93,7 @@ def jobs_for(lab, functions=(), cap=CAP):
         raise LabError(f"lab {lab.name} has no reference to mutate")
     unknown = [f for f in functions if f not in lab.functions]
     if unknown:
-        raise LabError(f"--function {unknown[0]}: not a function of {lab.name} ({', '.join(lab.functions)})")
+        raise UsageError(f"--function {unknown[0]}: not a function of {lab.name} ({', '.join(lab.functions)})")
     functions = list(functions) or list(lab.functions)
     reference = {name: (lab.reference / name).read_bytes() for name in lab.manifest.student_files}
     jobs = []
