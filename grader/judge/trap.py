@@ -30,7 +30,10 @@ class Trap:
             found = _find(name)
             if found:
                 owner, attribute, original = found
-                setattr(owner, attribute, self._wrap(name, original))
+                try:
+                    setattr(owner, attribute, self._wrap(name, original))
+                except (TypeError, AttributeError):     # a built-in type's method: the source scan only
+                    pass
 
     def _wrap(self, name, original):
         @functools.wraps(original)
