@@ -95,6 +95,9 @@ def jobs_for(lab, functions=(), cap=CAP):
     if unknown:
         raise UsageError(f"--function {unknown[0]}: not a function of {lab.name} ({', '.join(lab.functions)})")
     functions = list(functions) or list(lab.functions)
+    missing = [name for name in lab.manifest.student_files if not (lab.reference / name).is_file()]
+    if missing:
+        raise LabError(f"the reference has no {missing[0]}: run grade.py check-lab {lab.name}")
     reference = {name: (lab.reference / name).read_bytes() for name in lab.manifest.student_files}
     jobs = []
     for function in functions:

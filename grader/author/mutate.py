@@ -34,9 +34,13 @@ class Mutant(NamedTuple):
 
 
 def mutants(source, file, function, cap=None):
-    """The mutants of `function` in `source` (the text of `file`), at most `cap` of them."""
+    """The mutants of `function` in `source` (the text of `file`), at most `cap` of them; none when
+    it is not a top-level def there."""
     tree = ast.parse(source)
-    node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function)
+    node = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function),
+                None)
+    if node is None:
+        return []
     original = ast.unparse(node)
     found, seen = [], {original}
     for position, (_, _, _, target) in enumerate(_sites(node)):
