@@ -1,12 +1,16 @@
 # Two entry points, each sets itself up on first use: `make grade` and `make test`.
+# For course authors: `make check-lab` and `make mutants` (docs/authoring.md). LAB: a name or a folder.
 PYTHON ?= python3
+LAB    ?= lab2
+# what `make grade` grades: the lab's reference solutions (read once the venv is there)
+REF     = $(shell $(BIN)/python -c "import sys; from grader.labs import find_lab; print(find_lab(sys.argv[1]).reference)" $(LAB))
 # e.g. PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu" for torch's CPU build
 PIP_ARGS ?=
 VENV   := .venv
 BIN    := $(VENV)/bin
 READY  := $(VENV)/.installed
 
-.PHONY: grade test test-cluster bench
+.PHONY: grade test test-cluster bench check-lab mutants
 
 $(READY): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +18,13 @@ $(READY): pyproject.toml
 	touch $@
 
 grade: $(READY)
-	$(BIN)/python grade.py lab2 --submission reference/lab2
+	$(BIN)/python grade.py $(LAB) --submission $(REF)
+
+check-lab: $(READY)
+	$(BIN)/python grade.py check-lab $(LAB)
+
+mutants: $(READY)
+	$(BIN)/python grade.py mutants $(LAB)
 
 test: $(READY)
 	$(BIN)/ruff check .

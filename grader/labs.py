@@ -22,8 +22,8 @@ LABS = ENGINE / "labs"
 class DoneWhen(BaseModel):
     """One line of the lab's "you are done when" list, ticked when its checks all pass."""
     model_config = ConfigDict(extra="forbid")
-    text: str
-    tags: list[str] = Field(min_length=1, description="checks carrying any of these tags")
+    text: str = Field(description="what the learner has done, as the report lists it")
+    tags: list[str] = Field(min_length=1, description="ticked when every check carrying any of these tags passes")
 
 
 class Deadline(BaseModel):
@@ -62,17 +62,20 @@ class ExceptionHint(BaseModel):
 
 
 class Manifest(BaseModel):
+    """lab.yaml. Every field added after the first lab is optional, so older labs keep working."""
     model_config = ConfigDict(extra="forbid")
-    title: str
-    handout: str
-    reference: str | None = None
+    title: str = Field(description="the lab's name in every report")
+    handout: str = Field(description="the learner's folder: student files, given modules, README")
+    reference: str | None = Field(None, description="folder of the reference solutions (never shipped); "
+                                  "the `reference` fixture of hidden checks")
     student_files: dict[str, list[str]] = Field(min_length=1, description="file -> its functions")
     stubs: str = Field("stubs", description="pristine copies of the student files: what a missing file "
                        "is graded as and what a release ships, whatever the handout folder holds now")
-    child_modules: list[str] = []
-    quiz: str | None = None
+    child_modules: list[str] = Field([], description="modules of the lab folder a child imports beside the "
+                                     "handout (given code the checks build objects from)")
+    quiz: str | None = Field(None, description="the lesson test's .yaml (grader/quiz/model.py)")
     experiments: str | None = Field(None, description="a handout script run by --experiments")
-    done_when: list[DoneWhen] = []
+    done_when: list[DoneWhen] = Field([], description='the "you are done when" list (text, tags)')
     call_timeout: float = Field(10.0, gt=0, description="seconds charged to one call of student code: its "
                                 "own CPU or running time, never time lost to the machine's load")
     timeouts: dict[str, float] = Field({}, description="function -> seconds charged to one of its calls, "
@@ -86,15 +89,19 @@ class Manifest(BaseModel):
                             "past it the machine, not the submission, kept a call from ending (not graded)")
     judge_budget: float = Field(300.0, gt=0, description="CPU seconds of the judge's own work for one "
                                 "submission (truths, re-measurements); past it the rest is not graded")
-    deadline: Deadline | None = None
+    deadline: Deadline | None = Field(None, description="when the lab is due and what lateness costs (a Deadline)")
     visibility: dict[str, Literal["hidden", "after_due_date", "after_published", "visible"]] = Field(
         {}, description="Gradescope visibility by check file or file::test, e.g. hidden/test_x.py: after_due_date")
     depends: dict[str, list[str]] = Field({}, description="function -> the functions every check of it needs, "
                                           "where the checks cannot feed it the right ones")
-    exception_hints: list[ExceptionHint] = []
+    exception_hints: list[ExceptionHint] = Field([], description="known causes of exceptions student code "
+                                                 "raises (match, hint): shown above the traceback")
+    forbid: list[str] | dict[str, list[str]] = Field(
+        [], description="calls the learner must write themselves: dotted names for every function, "
+        "or function -> names; `torch.Tensor.NAME` forbids the method on any value (grader/forbid.py)")
 
     @model_validator(mode="after")
-    def _functions_unique(self):
+    def _consistent(self):
         names = [f for functions in self.student_files.values() for f in functions]
         if len(names) != len(set(names)):
             raise ValueError("a function is listed under two student files")
@@ -104,6 +111,13 @@ class Manifest(BaseModel):
         unknown = {name for function, needs in self.depends.items() for name in [function, *needs]} - set(names)
         if unknown:
             raise ValueError(f"depends names {', '.join(sorted(unknown))}, not a function of student_files")
+        unknown = sorted(set(self.forbid) - set(names)) if isinstance(self.forbid, dict) else []
+        if unknown:
+            raise ValueError(f"forbid names {', '.join(unknown)}, not a student function")
+        listed = self.forbid if isinstance(self.forbid, list) else [n for ns in self.forbid.values() for n in ns]
+        odd = [name for name in listed if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", name)]
+        if odd:
+            raise ValueError(f"forbid: {odd[0]!r} is not a dotted name such as torch.softmax")
         return self
 
 
@@ -137,6 +151,13 @@ class Lab:
     def exception_hint(self, raised):
         """The hint of the first exception_hints pattern found in `raised` ("Type: message"), or ""."""
         return next((h.hint for h in self.manifest.exception_hints if re.search(h.match, raised)), "")
+
+    @property
+    def forbidden(self):
+        """function -> the dotted names it must not use (`forbid:`), for the functions with any."""
+        forbid = self.manifest.forbid
+        rules = {f: forbid for f in self.functions} if isinstance(forbid, list) else forbid
+        return {f: list(names) for f, names in rules.items() if names}
 
     def module_of(self, function):
         return Path(self.functions[function]).stem

@@ -16,6 +16,7 @@ from types import ModuleType
 import pytest
 import torch
 
+from grader import forbid
 from grader.checks import CheckFailed
 from grader.errors import SetupError
 from grader.judge.sandbox import MESSAGE_LIMIT, CallFailed
@@ -200,6 +201,7 @@ class GradingPlugin:
         self.setup_error = None     # this machine cannot grade (no sandbox starts): said once
         self.judge_started = time.process_time()    # the judge's own CPU, all its threads
         self.calls = Student(sandbox, lab.functions)
+        self.forbidden = forbid.scan_files(lab, sandbox.files)     # function -> (file, its first Hit)
         reference = Reference.of(lab) if lab.reference else None
         self.fixtures = fixtures(self.calls, reference, torch.device(device))
 
@@ -249,6 +251,8 @@ class GradingPlugin:
         for function in needs:              # a check is not charged for another function's bug
             if any(c.function == function and c.status != "passed" for c in self.checks):
                 raise self._blocked(function, "failing", grade.function)
+        if grade.function in self.forbidden:
+            raise CheckFailed(*forbid.sentence(grade.function, *self.forbidden[grade.function]))
 
     @staticmethod
     def _blocked(function, why, own):
@@ -321,6 +325,8 @@ class GradingPlugin:
         if error.kind == "timeout":
             self.blocked[error.function] = error.kind
             return f"{error.function}: {error.message}"
+        if error.kind == "forbidden":
+            return f"this lab asks you to write {error.function} yourself: it called {error.message}"
         if error.kind == "raised":
             where = "".join(f"\n  at {w}" for w in error.where)
             if error.given:

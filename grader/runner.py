@@ -68,13 +68,7 @@ def _run_checks(lab, box, missing, submission, device, select, started, first, o
     torch.set_num_threads(1)
     box.device = resolve_device(device)
     plugin = GradingPlugin(lab, box, box.device, select, first, on_progress)
-    folders = [str(folder) for folder, _ in lab.test_folders]
-    unused = ["cacheprovider", "terminal", "warnings", "stepwise", "unraisableexception",
-              "threadexception", "faulthandler", "doctest", "junitxml", "pastebin", "logging"]
-    args = [*folders, *[arg for name in unused for arg in ("-p", f"no:{name}")],
-            "--import-mode=importlib", "--capture=no", "--rootdir", str(lab.folder), "-c", os.devnull]
-    with _environment(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTEST_ADDOPTS=None):   # the user's own
-        code = pytest.main(args, plugins=[plugin, plugin.fixtures])                 # pytest setup stays out
+    code = run_pytest(lab, [plugin, plugin.fixtures], "--capture=no")
     if plugin.setup_error:
         raise plugin.setup_error
     if code == pytest.ExitCode.INTERRUPTED:
@@ -96,6 +90,34 @@ def _run_checks(lab, box, missing, submission, device, select, started, first, o
         missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped,
         cpu_share=Cgroup.fairness(box.zygote.cgroup),
         problems=file_problems(lab, submission or lab.handout, box.files, missing))
+
+
+def run_pytest(lab: Lab, plugins: list, *extra: str) -> int:
+    """pytest over the lab's public and hidden checks with these plugins, and none of the user's own
+    pytest setup (plugins, options, configuration files, conftest.py files around the lab)."""
+    import pytest
+
+    unused = ["cacheprovider", "terminal", "warnings", "stepwise", "unraisableexception",
+              "threadexception", "faulthandler", "doctest", "junitxml", "pastebin", "logging"]
+    args = [*(str(folder) for folder, _ in lab.test_folders), *[a for n in unused for a in ("-p", f"no:{n}")],
+            "--import-mode=importlib", "--rootdir", str(lab.folder), "-c", os.devnull,
+            "--confcutdir", str(lab.folder), *extra]
+    _forget_other_labs(lab)
+    with _environment(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTEST_ADDOPTS=None):
+        return pytest.main(args, plugins=plugins)
+
+
+def _forget_other_labs(lab):
+    """pytest's importlib mode takes a check module from sys.modules by its dotted name (what keeps
+    --watch warm); drop the modules of that name that another lab folder left (copies of a lab)."""
+    from _pytest.pathlib import module_name_from_path
+
+    for folder, _ in lab.test_folders:
+        for path in folder.rglob("*.py"):
+            name = module_name_from_path(path, lab.folder)
+            module = sys.modules.get(name)
+            if module is not None and Path(getattr(module, "__file__", None) or "") != path:
+                del sys.modules[name]
 
 
 def run_experiments(lab: Lab, submission: str | Path | None = None, device: str = "auto", out: str = "plots") -> int:

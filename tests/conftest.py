@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # A suite started in the background by a shell ignores Ctrl-C, and so would every grader the tests
 # start (Python keeps an inherited SIG_IGN): the Ctrl-C tests must not depend on how we were run
 signal.signal(signal.SIGINT, signal.default_int_handler)
+collect_ignore = ["labs"]           # labs as data (the guide's example): graded by the tests, not collected
 LAB2_QUIZ = ROOT / "quizzes" / "lab2.yaml"
 RIGHT = {"table-size": 38.6, "order": ["a", "b", "e"], "methods": "d", "rope-score": "m - n", "tied": "c"}
 

@@ -115,11 +115,12 @@ def _work(lab_folder, options, conn):
     """A grading process: one WarmGrader for life.
 
     Receives {name: bytes} per submission (None: stop); answers with WarmGrader.grade's pair;
-    ("failed", message) when it cannot start.
+    ("failed", message) when it cannot start. options["grader"]: another class of grader, which
+    gets each job's `files` (grade.py mutants: grader/author/mutants.py).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the main process decides what Ctrl-C stops
     try:
-        grader = WarmGrader(lab_folder, options)
+        grader = options.get("grader", WarmGrader)(lab_folder, options)
     except Exception as error:
         conn.send(("failed", f"{type(error).__name__}: {error}"))
         return

@@ -39,6 +39,7 @@ def load(name):
 
 
 linux = load("linux")
+trap = load("trap")
 
 
 # -- a child: runs student code ------------------------------------------------------------------
@@ -93,7 +94,16 @@ def flush():
             pass
 
 
-def serve(workdir, read_fd, write_fd, shared, wire, limit):
+def take_files(setup, workdir):
+    """Lay out the files the judge sent; the trap of the lab's forbidden calls over them."""
+    for name, data in setup["files"].items():
+        path = workdir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return trap.trap(setup.get("forbid", {}), workdir, setup.get("student", []))
+
+
+def serve(workdir, read_fd, write_fd, shared, wire, limit, calls):
     while True:
         try:
             request = wire.recv(read_fd)
@@ -104,7 +114,8 @@ def serve(workdir, read_fd, write_fd, shared, wire, limit):
             args = resolve(wire.sanitize(request["args"]), wire, shared)
             kwargs = resolve(wire.sanitize(request["kwargs"]), wire, shared)
             function = getattr(importlib.import_module(request["module"]), request["function"])
-            data = answered(answer, function(*args, **kwargs), wire, limit)
+            value = calls.call(request["function"], function, args, kwargs)
+            data = answered(answer, value, wire, limit)
         except (wire.WireError, wire.GraderFault) as error:     # not data, or not carried: the judge says
             data = wire.frame_parts({**answer, "ok": False, "error": {
                 "type": type(error).__name__, "message": str(error), "where": [], "not_implemented": None}})
@@ -168,11 +179,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
             linux.seccomp_filter()
     workdir = workdir.resolve()
     setup = wire.recv(read_fd)                          # the files: never seen by the zygote
-    for name, data in setup["files"].items():
-        path = workdir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    limit = setup["answer_bytes"]
+    limit, calls = setup["answer_bytes"], take_files(setup, workdir)
     del setup
     os.chdir(workdir)
     sys.path.insert(0, str(workdir))
@@ -184,7 +191,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
         resource.setrlimit(resource.RLIMIT_NPROC, (PROCESSES,) * 2)
     random.seed(0)                  # the same submission meets the same luck every grading
     sys.modules["torch"].manual_seed(0)
-    serve(workdir, read_fd, write_fd, shared, wire, limit)
+    serve(workdir, read_fd, write_fd, shared, wire, limit, calls)
     os._exit(0)
 
 

@@ -33,8 +33,8 @@ FRAMES = 12                  # frames of a traceback read from a child (innermos
 class CallFailed(Exception):
     """A call of student code that did not return a value.
 
-    kind: "raised", "not_implemented", "timeout", "budget", "crashed", "bad_answer", or
-    "grader_fault": the grader could not run or read the call (a wall-time backstop, an answer
+    kind: "raised", "not_implemented", "timeout", "budget", "crashed", "bad_answer", "forbidden",
+    or "grader_fault": the grader could not run or read the call (a wall-time backstop, an answer
     the wire could not carry); nothing is charged to the submission and it is graded again.
     """
 
@@ -202,6 +202,8 @@ class Child:
             if kind == "GraderFault":       # the child's word: believed for one more try, not for ever
                 raise CallFailed(function, "grader_fault" if self.believe_faults else "bad_answer",
                                  f"the grader could not carry its answer ({text})")
+            if kind == "ForbiddenCall":         # grader/judge/trap.py: a call the lab forbids
+                raise CallFailed(function, "forbidden", text)
             where = [str(w)[:200] for w in error["where"][-FRAMES:]]
             raise CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
         except CallFailed:
@@ -323,8 +325,9 @@ class Sandbox:
                       if own_namespace else forked.pid, answer_bytes=self.lab.manifest.answer_mb * 2**20)
         child.output_limit, child.believe_faults = self.printed.limit, self.believe_faults
         try:
-            child.send(wire.frame({"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes}),
-                       Limit(WallClock(), float("inf"), FILES_TIMEOUT))
+            setup = {"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes,
+                     "forbid": self.lab.forbidden, "student": [*self.lab.manifest.student_files]}
+            child.send(wire.frame(setup), Limit(WallClock(), float("inf"), FILES_TIMEOUT))
         except Backstop:
             child.kill()
             raise CallFailed(function, "grader_fault", "a new child did not take its files in time") from None

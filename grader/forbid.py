@@ -1,0 +1,169 @@
+"""Forbidden calls (`forbid:` in lab.yaml), found by the judge in a submission's syntax tree.
+
+A lab may forbid what a function must not use, such as the library's own version of what the
+learner is asked to write: `forbid: [torch.softmax]` for every function, or
+`forbid: {softmax: [torch.softmax, torch.nn.functional.softmax]}` per function. Names are dotted
+paths; `torch.Tensor.NAME` forbids the method NAME on any value. The scan follows imports and
+aliases (`import torch.nn.functional as F`, `from torch import softmax as s`, `f = F.softmax`),
+`getattr(X, "name")` with a constant name, `importlib.import_module("...")` and `__import__`. A
+use counts against the function it is in and every student function that reaches it through
+the file's own functions, classes and names; a use in the module's top-level code, against
+all of the file's functions. A reference counts as a call (`map(F.softmax, ...)`). What the text
+cannot show, names built at run time, the child traps while checks run (grader/judge/trap.py).
+The source is parsed, never run.
+"""
+import ast
+from typing import NamedTuple
+
+METHOD = "torch.Tensor."          # a forbidden torch.Tensor.NAME: .NAME on any value
+
+
+class Hit(NamedTuple):
+    name: str                       # the forbidden dotted name
+    line: int
+
+
+def sentence(function, file, hit):
+    """What a learner is told: (expected, seen, hint) for grader.checks.CheckFailed."""
+    return (f"{function} written with your own code", f"{file} line {hit.line} uses {hit.name}",
+            f"this lab asks you to write {function} yourself, without {hit.name}")
+
+
+def scan_files(lab, files):
+    """{function: (file, first Hit)} for the lab's student files among `files` ({name: bytes})."""
+    rules, found = lab.forbidden, {}
+    for file, functions in lab.manifest.student_files.items():
+        mine = {f: rules[f] for f in functions if f in rules}
+        if mine and file in files:
+            hits = scan(files[file].decode("utf-8", "replace"), mine)
+            found.update({f: (file, h[0]) for f, h in hits.items()})
+    return found
+
+
+def scan(source, rules):
+    """{function: [Hit, ...] in line order} for the functions of `rules` ({function: names})
+    defined in `source`. A file that does not parse has no hits (grading reports its error)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    aliases = _aliases(tree.body, {})
+    defined = {}                    # top-level name -> the statements that define it
+    loose = []                      # top-level code that runs at import
+    for statement in tree.body:
+        names = _defines(statement)
+        for name in names:
+            defined.setdefault(name, []).append(statement)
+        if not names and not isinstance(statement, (ast.Import, ast.ImportFrom)):
+            loose.append(statement)
+    own = {m.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for m in c.body
+           if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}        # methods of its own classes
+    found = {}
+    for function, names in rules.items():           # defined out of sight (in an `if`): all of it counts
+        statements = _reachable(function, defined) + loose if function in defined else tree.body
+        hits = {h for s in statements for h in _uses(s, _aliases([s], aliases), set(names), own)}
+        if hits:
+            found[function] = sorted(hits, key=lambda h: (h.line, h.name))
+    return found
+
+
+def _defines(statement):
+    """The top-level names a statement binds to code or values (not imports)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [statement.name]
+    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return []
+
+
+def _reachable(name, defined):
+    """The top-level statements `name` reaches through the top-level names it loads, itself included
+    (a function's own parameters and variables shadow them)."""
+    seen, todo, statements = {name}, [name], []
+    while todo:
+        for statement in defined[todo.pop()]:
+            statements.append(statement)
+            nodes = list(ast.walk(statement))
+            local = {n.arg for n in nodes if isinstance(n, ast.arg)} | \
+                {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} \
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) else set()
+            for node in nodes:
+                if isinstance(node, ast.Name) and node.id in defined and node.id not in seen | local:
+                    seen.add(node.id)
+                    todo.append(node.id)
+    return statements
+
+
+def _aliases(statements, known):
+    """`known` extended with the names these statements bind to modules or their attributes,
+    anywhere inside them (flow-insensitive), until nothing changes."""
+    aliases = dict(known)
+    nodes = [n for s in statements for n in ast.walk(s)]
+    for _ in range(4):              # aliases of aliases: a few rounds reach them all
+        before = dict(aliases)
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
+                                for a in node.names})
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                aliases.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+            elif isinstance(node, (ast.Assign, ast.NamedExpr)):
+                value = _resolve(node.value, aliases)
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                aliases.update({t.id: value for t in targets if isinstance(t, ast.Name) and value})
+        if aliases == before:
+            break
+    return aliases
+
+
+def _resolve(node, aliases):
+    """The dotted name an expression stands for, or None when it is a value we cannot name."""
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _resolve(node.value, aliases)
+        return f"{base}.{node.attr}" if base else None
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    if _constant_attribute(node):
+        base = _resolve(node.args[0], aliases)
+        return f"{base}.{node.args[1].value}" if base else None
+    called = _resolve(node.func, aliases) or (node.func.id if isinstance(node.func, ast.Name) else None)
+    module = node.args[0].value if isinstance(node.args[0], ast.Constant) else None
+    if not isinstance(module, str):
+        return None
+    if called == "importlib.import_module":
+        return module
+    if called == "__import__":              # the top package, unless a fromlist asks for the module
+        wants_module = len(node.args) > 3 or any(k.arg == "fromlist" for k in node.keywords)
+        return module if wants_module else module.split(".")[0]
+    return None
+
+
+def _constant_attribute(node):
+    """Whether a call is getattr(X, "constant name", ...)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+        and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+
+
+def _uses(statement, aliases, names, own):
+    """Hits of the forbidden `names` in a statement: resolved references, and methods called on
+    values (unless a class of the file defines a method of that name: its own)."""
+    methods = {n.removeprefix(METHOD): n for n in names if n.startswith(METHOD)}
+    for node in ast.walk(statement):
+        if not isinstance(node, (ast.Name, ast.Attribute, ast.Call)) or \
+                isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            continue
+        resolved = _resolve(node, aliases)
+        for name in names:
+            if resolved and (resolved == name or resolved.startswith(name + ".")):
+                yield Hit(name, node.lineno)
+        if isinstance(node, ast.Attribute):
+            attribute, receiver = node.attr, node.value
+        elif _constant_attribute(node):
+            attribute, receiver = node.args[1].value, node.args[0]
+        else:
+            continue
+        if attribute in methods and attribute not in own and _resolve(receiver, aliases) in (None, "torch.Tensor"):
+            yield Hit(methods[attribute], node.lineno)
