@@ -19,7 +19,8 @@ import torch
 from grader import forbid
 from grader.checks import CheckFailed
 from grader.errors import SetupError
-from grader.judge.sandbox import MESSAGE_LIMIT, CallFailed
+from grader.judge.sandbox import CallFailed
+from grader.judge.zygote import MESSAGE_LIMIT
 from grader.results import NOT_GRADED, Check, printable
 
 # Why a function's remaining checks do not run: as the check's own function, as a dependency.

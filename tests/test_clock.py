@@ -8,7 +8,7 @@ import time
 import pytest
 
 from grader.judge import clock
-from grader.judge.sandbox import Backstop, Limit
+from grader.judge.clock import Backstop, Limit
 
 SPIN = [sys.executable, "-c", "while True: pass"]
 NAP = [sys.executable, "-c", "import time; time.sleep(30)"]

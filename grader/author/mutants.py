@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from grader.author import mutate
 from grader.errors import LabError, UsageError
-from grader.instructor.batch import WarmGrader, grade_all
+from grader.instructor.workers import WarmGrader, grade_all
 
 CAP = 30                            # mutants per function: the kinds take turns past it
 

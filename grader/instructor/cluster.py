@@ -2,7 +2,7 @@
 
 The backend that grader/batch.py's grade_class calls instead of its local pool; everything else
 (reading submissions, hashes, the gradebook, the summary) is the batch's own. Each worker is a
-Ray actor holding one batch.WarmGrader (torch, the lab, a zygote in bubblewrap where the node
+Ray actor holding one workers.WarmGrader (torch, the lab, a zygote in bubblewrap where the node
 has it) for its life. Submissions travel to it as the bytes the driver read; results come back
 as data: nodes share no filesystem, only the same course folder installed on each. An actor
 grades one submission at a time, so one that dies (or whose node dies) loses only that one,
@@ -21,7 +21,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from grader.instructor.batch import WarmGrader
+from grader.instructor.workers import WarmGrader
 from grader.labs import ENGINE, ROOT, LabError, engine_files, find_lab
 
 LOCAL = "local"                 # --ray without an address
@@ -102,7 +102,7 @@ class GradingActor:
 
 
 def grade_all(lab, todo, count, options, done, address=LOCAL):
-    """batch.grade_all's twin on Ray: grade `todo` on `count` actors (None: one per CPU of the
+    """workers.grade_all's twin on Ray: grade `todo` on `count` actors (None: one per CPU of the
     cluster); done(submission, kind, data) per answer. Returns how many actors it started."""
     ray = load_ray(address)
     _start_ray(ray, address)

@@ -1,4 +1,4 @@
-"""What a child's code used, read from the kernel, never from the child: the limits of a call
+"""What a child's code used, read from the kernel, never from the child, and the limits of a call:
 count the submission's own work, not the machine's load.
 
 A call is charged the larger of two times:
@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 TICK = os.sysconf("SC_CLK_TCK")
+CPUS = os.cpu_count() or 1
 
 
 def host_pid(pid, root):
@@ -110,3 +111,30 @@ class WallClock:
 
     def charged(self):
         return 0.0
+
+
+class Backstop(Exception):
+    """A call's wall time ran past its backstop while its charged time had not: the machine, not
+    the submission, kept it from finishing."""
+
+
+class Limit:
+    """When a call must end: once charged `seconds` (TimeoutError: the submission's doing) or
+    `budget_left()` is spent, or past `backstop` seconds of wall time (Backstop: the grader's)."""
+
+    def __init__(self, clock, seconds, backstop):
+        self.clock, self.seconds, self.backstop = clock, seconds, backstop
+        self._look = min(seconds / CPUS, backstop)      # charged time grows at most as fast as the
+                                                        # CPUs run: no need to look before it could be over
+
+    def wait(self):
+        """Seconds to wait before looking again; raises when the call must end now."""
+        wall = self.clock.wall()
+        if wall >= self._look:
+            charged = self.clock.charged()
+            if charged >= self.seconds:
+                raise TimeoutError
+            if wall >= self.backstop:
+                raise Backstop
+            self._look = wall + max(0.02, min((self.seconds - charged) / CPUS, self.backstop - wall, 2.0))
+        return self._look - wall

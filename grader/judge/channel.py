@@ -1,0 +1,226 @@
+"""The judge's end of one child: its pipes, the calls sent down them and the answers read back,
+with every size limit applied here and every time limit by grader/judge/clock.py. Nothing the
+child says about itself is believed: an answer is plain data or a failure of the submission's,
+and what a call did to its tensor arguments is read from memory shared with the child.
+"""
+import os
+import select
+import signal
+
+from grader.judge.clock import Backstop, SessionMeter
+from grader.judge.printed import OUTPUT_LIMIT
+from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
+
+FRAMES = 12                  # frames of a traceback read from a child (innermost last)
+
+
+class CallFailed(Exception):
+    """A call of student code that did not return a value.
+
+    kind: "raised", "not_implemented", "timeout", "budget", "crashed", "bad_answer", "forbidden",
+    or "grader_fault": the grader could not run or read the call (a wall-time backstop, an answer
+    the wire could not carry); nothing is charged to the submission and it is graded again.
+    """
+
+    def __init__(self, function, kind, message, where=()):
+        super().__init__(message)
+        self.function, self.kind, self.message = function, kind, message
+        self.where = list(where)
+        self.given = ""             # the file given with the lab where it was raised, if not the learner's
+
+
+
+class Child:
+    """One forked child: request and answer pipes, and its output, kept up to a limit."""
+
+    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, host_pid=None, answer_bytes=0):
+        self.zygote, self.pid, self._shared = zygote, pid, shared
+        self.host_pid = host_pid or pid     # its pid here, for reading its use of time
+        self.meter = SessionMeter(self.host_pid)
+        self.answer_bytes = answer_bytes    # bytes of tensors an answer may carry (the lab's answer_mb)
+        self._request, self._answer, self._output_fd = request_fd, answer_fd, output_fd
+        os.set_blocking(request_fd, False)
+        os.set_blocking(output_fd, False)
+        self._output, self._dropped = bytearray(), 0
+        self.output_limit = OUTPUT_LIMIT
+        self.believe_faults = True          # a fault the child reports is the grader's (see Sandbox)
+        self._next_id = 0
+        self.alive = True
+
+    def _pump_output(self, chunks=16):
+        """Read what the child printed so far, a bounded amount per wake-up so that the caller's
+        deadline is seen; keep output_limit bytes, count the rest."""
+        for _ in range(chunks):
+            if self._output_fd is None:
+                return
+            try:
+                chunk = os.read(self._output_fd, 1 << 16)
+            except BlockingIOError:
+                return
+            if not chunk:
+                os.close(self._output_fd)
+                self._output_fd = None
+                return
+            room = max(0, self.output_limit - len(self._output))
+            self._output += chunk[:room]
+            self._dropped += len(chunk) - min(room, len(chunk))
+
+    def take_output(self):
+        """What the child printed since the last take, as kept: (bytes, how many more were cut)."""
+        self._pump_output()
+        taken = bytes(self._output), self._dropped
+        self._output, self._dropped = bytearray(), 0
+        return taken
+
+    def _waiter(self, limit):
+        """Block until `fd` is readable, draining output meanwhile, until `limit` ends the call."""
+        def wait(fd):
+            while True:
+                watched = [fd] + ([self._output_fd] if self._output_fd is not None else [])
+                readable = select.select(watched, [], [], limit.wait())[0]
+                if self._output_fd in readable:
+                    self._pump_output()
+                if fd in readable:
+                    return
+        return wait
+
+    def send(self, data, limit):
+        """Write a request until `limit` ends the call: a child may stop reading its pipe."""
+        view = memoryview(data)
+        while view:
+            if select.select([], [self._request], [], limit.wait())[1]:
+                view = view[os.write(self._request, view):]
+
+    def call(self, module, function, args, kwargs, limit, device, echo=False):
+        """Run module.function(*args, **kwargs) in the child; its value, with tensors on `device`.
+
+        With `echo`, the value is (returned value, the positional arguments after the call): tensor
+        arguments go in memory shared with the child and are read back here, so what the call did
+        to them is seen, not reported; other arguments come back as None.
+        """
+        from grader.judge import wire
+
+        self._next_id += 1
+        args, placed = (self._place(args) if echo else (list(args), []))
+        request = {"id": self._next_id, "module": module, "function": function,
+                   "args": wire.encode(args), "kwargs": wire.encode(kwargs)}
+        try:
+            self.send(wire.frame(request), limit)
+            answer = wire.recv(self._answer, self._waiter(limit), self.answer_bytes + wire.SLACK)
+        except TimeoutError:
+            self.kill()
+            raise CallFailed(function, "timeout", "no answer in time") from None
+        except Backstop:
+            self.kill()
+            raise CallFailed(function, "grader_fault", f"the machine was too busy: no answer after "
+                             f"{limit.clock.wall():.0f} s, of which your code was charged only "
+                             f"{limit.clock.charged():.1f} s") from None
+        except (EOFError, OSError):
+            raise CallFailed(function, "crashed", self._ended()) from None
+        except wire.WireError as error:
+            self.kill()
+            raise CallFailed(function, "bad_answer", f"its answer was not plain data: {error}") from None
+        try:
+            answer = wire.sanitize(answer, device)
+            if type(answer) is not dict:
+                raise wire.WireError("an answer that is not a record")
+            if answer["id"] != self._next_id:
+                raise wire.WireError("an answer to another call")
+            if answer["ok"] is True:
+                return (answer["value"], self._read_back(placed)) if echo else answer["value"]
+            error = answer["error"]
+            if type(error) is not dict:
+                raise wire.WireError("an error that is not a record")
+            kind, text = str(error["type"])[:100], str(error["message"])[:MESSAGE_LIMIT]
+            if error["not_implemented"]:
+                raise CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
+            if kind == "WireError":
+                raise CallFailed(function, "bad_answer", f"returned {text}")
+            if kind == "GraderFault":       # the child's word: believed for one more try, not for ever
+                raise CallFailed(function, "grader_fault" if self.believe_faults else "bad_answer",
+                                 f"the grader could not carry its answer ({text})")
+            if kind == "ForbiddenCall":         # grader/judge/trap.py: a call the lab forbids
+                raise CallFailed(function, "forbidden", text)
+            where = [str(w)[:200] for w in error["where"][-FRAMES:]]
+            raise CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
+        except CallFailed:
+            raise
+        except Exception as error:      # any field of the wrong kind: a tensor for an id, say
+            self.kill()
+            raise CallFailed(function, "bad_answer", f"its answer was malformed ({type(error).__name__})") from None
+
+    def _place(self, args):
+        """Tensor arguments into the shared memory: (arguments with markers, where each went)."""
+        import torch
+
+        from grader.judge import wire
+
+        placed, offset, marked = [], 0, []
+        for value in args:
+            if not isinstance(value, torch.Tensor):
+                placed.append(None)
+                marked.append(value)
+                continue
+            data = wire.raw_bytes(value)
+            if offset + len(data) > wire.SHARED_BYTES:
+                raise ValueError("arguments too large to share with the child")
+            self._shared[offset:offset + len(data)] = data
+            placed.append((offset, len(data), value.dtype, tuple(value.shape), value.device))
+            marked.append({wire.SHARED: offset, "dtype": str(value.dtype).removeprefix("torch."),
+                           "shape": list(value.shape), "device": str(value.device)})
+            offset += -(-len(data) // 64) * 64
+        return marked, placed
+
+    def _read_back(self, placed):
+        """The shared tensor arguments as they are now in memory; None for the others."""
+        import torch
+
+        after = []
+        for where in placed:
+            if where is None:
+                after.append(None)
+                continue
+            offset, size, dtype, shape, device = where
+            raw = torch.frombuffer(bytearray(self._shared[offset:offset + size]) or bytearray(1), dtype=torch.uint8)
+            after.append(raw[:size].view(dtype).reshape(shape).to(device))
+        return after
+
+    def _ended(self):
+        """Why the child is gone, from its wait status (the zygote is its parent)."""
+        try:
+            status = self.zygote.ask({"op": "status", "pid": self.pid, "timeout": 2.0})["status"]
+        except ZygoteGone as gone:
+            self.close()
+            return f"the sandbox was stopped while your code ran ({gone})"
+        self.kill()
+        if status is None:
+            return "the process running your code closed its channel to the grader"
+        if os.WIFSIGNALED(status):
+            name = signal.Signals(os.WTERMSIG(status)).name
+            hint = " (out of memory?)" if os.WTERMSIG(status) == signal.SIGKILL else ""
+            return f"the process running your code was killed by {name}{hint}"
+        return f"the process running your code exited with status {os.waitstatus_to_exitcode(status)} " \
+               "(sys.exit / os._exit?)"
+
+    def kill(self):
+        """Kill the child and everything in its session; idempotent."""
+        if self.alive:
+            try:
+                self.zygote.ask({"op": "kill", "pid": self.pid})
+            except ZygoteGone:
+                pass
+        self.close()
+
+    def close(self):
+        self.alive = False
+        self._pump_output()
+        if not self._shared.closed:
+            self._shared.close()
+        for fd in (self._request, self._answer, self._output_fd):
+            if fd is not None and fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._request = self._answer = -1
+        self._output_fd = None
