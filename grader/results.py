@@ -49,6 +49,7 @@ class LabResults(BaseModel):
     missing_files: list[str] = []   # student files the submission lacked (the stubs stood in)
     selected: list[str] = []        # -k selections, when only part of the lab was graded
     stopped: str = ""               # why grading stopped early (the time budget ran out)
+    memos: dict[str, str] = {}      # trusted results it used: memo file -> digest (grader/memo.py)
 
     @property
     def score(self):

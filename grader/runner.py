@@ -49,10 +49,12 @@ def _run_checks(lab, box, missing, submission, device, select, started, first):
     import pytest
     import torch
 
+    from grader import memo
     from grader.plugin import GradingPlugin
     from grader.results import DoneItem, LabResults
 
     torch.set_num_threads(1)
+    memo.forget_used()
     box.device = resolve_device(device)
     plugin = GradingPlugin(lab, box, box.device, select, first)
     folders = [str(folder) for folder, _ in lab.test_folders]
@@ -80,7 +82,7 @@ def _run_checks(lab, box, missing, submission, device, select, started, first):
         lab=lab.name, title=lab.manifest.title, device=str(box.device), sandbox=box.zygote.launcher.name,
         submission=str(Path(submission).resolve()) if submission else str(lab.handout),
         execution_time=time.monotonic() - started, checks=plugin.checks, done_when=done,
-        missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped)
+        missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped, memos=memo.used())
 
 
 def run_experiments(lab: Lab, submission: str | Path | None = None, device: str = "auto", out: str = "plots") -> int:

@@ -32,6 +32,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from grader import memo
 from grader.errors import SetupError
 from grader.instructor import gradebook
 from grader.instructor.submissions import GRADABLE, list_submissions
@@ -320,12 +321,15 @@ def _sort_out(subs, out, fingerprint, sandbox_name, force):
 
 
 def _reusable(folder, digest):
-    """The record of an unchanged, well-graded submission, or None."""
+    """The record of an unchanged, well-graded submission, or None: a memo its grading used that
+    holds something else now (found unsound and computed again) regrades it."""
     try:
         record = StudentRecord.model_validate_json((folder / "graded.json").read_text())
     except (OSError, ValueError):
         return None
     if record.hash != digest or record.results is None or not (folder / "results.json").is_file():
+        return None
+    if memo.changed(record.results.memos):
         return None
     return record
 

@@ -1,0 +1,67 @@
+"""Trusted work in a process of its own, for a lab's checks: a fresh interpreter (spawned, not
+forked from the judge and its threads), one torch thread, nothing of the judge's state shared.
+
+Above all, torch's global random number generator: in a thread beside the checks, the judge's
+own run of a lab's recipe would be initialised from whatever the checks draw from it meanwhile
+(every `torch.manual_seed`, `torch.randn` or `build_model(seed=...)`), and a submission could
+time its calls to make it so. Only the lab's trusted modules run there, with its reference.
+"""
+import io
+import multiprocessing
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
+
+
+def pool(workers=1):
+    """An executor for `submit`: it starts its processes with its first task (none if nothing is
+    asked), and ends them when closed."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_one_thread)
+
+
+def submit(executor, lab_folder, module, function, *args):
+    """A Future of `function(reference, *args)`, the function of the lab's file `module`, run in
+    `executor` with the lab's reference (grader/plugin.py: Reference). The value comes back as
+    torch.save bytes, read with weights_only: tensors and plain data."""
+    return then(executor.submit(_run, str(lab_folder), str(module), function, args), _load)
+
+
+def then(future, function):
+    """A Future of function(future's result), or of its exception."""
+    out = Future()
+
+    def finish(done):
+        try:
+            out.set_result(function(done.result()))
+        except BaseException as error:      # handed on, whatever it is
+            out.set_exception(error)
+    future.add_done_callback(finish)
+    return out
+
+
+def _one_thread():
+    os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _run(lab_folder, module, function, args):
+    import importlib.util
+
+    import torch
+
+    from grader.labs import find_lab
+    from grader.plugin import Reference
+
+    spec = importlib.util.spec_from_file_location(f"apart_{function}", module)
+    code = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(code)
+    buffer = io.BytesIO()
+    torch.save(getattr(code, function)(Reference.of(find_lab(lab_folder)), *args), buffer)
+    return buffer.getvalue()
+
+
+def _load(data):
+    import torch
+
+    return torch.load(io.BytesIO(data), weights_only=True)
