@@ -48,7 +48,9 @@ def experiments(request, student, device):
 def recipe(experiments, reference, device):
     """{(pos, task): Future of the judge's run of the lab's recipe for SEED}, for the experiments
     selected: {"train_losses": [...], "state_dict": {name: CPU tensor}}. Trusted code only: the
-    handout's model.py and tasks.py with the reference RoPE."""
+    handout's model.py and tasks.py with the reference RoPE, trained in a process of its own
+    (recipe.train), or kept in .grade/ for this lab's files and checked (recipe.replays). The
+    main thread alone draws from this process's global RNG."""
     if not experiments:
         yield {}
         return
