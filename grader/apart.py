@@ -9,13 +9,16 @@ time its calls to make it so. Only the lab's trusted modules run there, with its
 import io
 import multiprocessing
 import os
+import signal
+import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 
 
 def pool(workers=1):
     """An executor for `submit`: it starts its processes with its first task (none if nothing is
-    asked), and ends them when closed."""
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_one_thread)
+    asked), and ends them when closed; they die with the process that made it."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
+                               initargs=(os.getpid(),))
 
 
 def submit(executor, lab_folder, module, function, *args):
@@ -38,7 +41,15 @@ def then(future, function):
     return out
 
 
-def _one_thread():
+def _start(parent):
+    """In the new process: die with the judge (a judge killed mid-grading leaves no training
+    behind), and one torch thread."""
+    if sys.platform == "linux":
+        from grader.judge.linux import PR_SET_PDEATHSIG, libc
+
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
     os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     import torch
 
