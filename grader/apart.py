@@ -6,6 +6,7 @@ own run of a lab's recipe would be initialised from whatever the checks draw fro
 (every `torch.manual_seed`, `torch.randn` or `build_model(seed=...)`), and a submission could
 time its calls to make it so. Only the lab's trusted modules run there, with its reference.
 """
+import contextlib
 import io
 import multiprocessing
 import os
@@ -14,11 +15,17 @@ import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 
 
+@contextlib.contextmanager
 def pool(workers=1):
-    """An executor for `submit`: it starts its processes with its first task (none if nothing is
-    asked), and ends them when closed; they die with the process that made it."""
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
-                               initargs=(os.getpid(),))
+    """An executor for `submit`, for a block: it starts its processes with its first task (none if
+    nothing is asked). Leaving the block drops the tasks not started and waits for none: one
+    running ends on its own (and is kept, when it is a memo's). They die with this process."""
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
+                                   initargs=(os.getpid(),))
+    try:
+        yield executor
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
 
 
 def submit(executor, lab_folder, module, function, *args):
@@ -43,7 +50,8 @@ def then(future, function):
 
 def _start(parent):
     """In the new process: die with the judge (a judge killed mid-grading leaves no training
-    behind), and one torch thread."""
+    behind) and leave Ctrl-C to it, and one torch thread."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform == "linux":
         from grader.judge.linux import PR_SET_PDEATHSIG, libc
 

@@ -46,8 +46,8 @@ def test_work_runs_apart_with_the_labs_reference(tmp_path):
 
 def test_a_judge_killed_mid_work_leaves_none_behind(tmp_path):
     note = tmp_path / "pid"
-    script = (f"from grader import apart\nexecutor = apart.pool()\n"
-              f"apart.submit(executor, {str(find_lab('lab2').folder)!r}, {str(work(tmp_path))!r}, 'wait', "
+    script = (f"from grader import apart\nwith apart.pool() as executor:\n"
+              f"    apart.submit(executor, {str(find_lab('lab2').folder)!r}, {str(work(tmp_path))!r}, 'wait', "
               f"{str(note)!r}, 300).result()\n")
     judge = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parent.parent)
     deadline = time.monotonic() + 300
@@ -72,3 +72,20 @@ def alive(pid):
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_leaving_the_block_waits_for_no_work(tmp_path):
+    """The grading ends (Ctrl-C, or checks that needed no more) without waiting for work under way."""
+    note = tmp_path / "pid"
+    with apart.pool() as executor:
+        apart.submit(executor, find_lab("lab2").folder, work(tmp_path), "wait", note, 300)
+        deadline = time.monotonic() + 300
+        while not note.exists() or not note.read_text():
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        left = time.monotonic()
+    worker = int(note.read_text())
+    try:
+        assert time.monotonic() - left < 5 and alive(worker)
+    finally:
+        os.kill(worker, signal.SIGKILL)
