@@ -4,9 +4,12 @@ forked from the judge and its threads), one torch thread, nothing of the judge's
 Above all, torch's global random number generator: in a thread beside the checks, the judge's
 own run of a lab's recipe would be initialised from whatever the checks draw from it meanwhile
 (every `torch.manual_seed`, `torch.randn` or `build_model(seed=...)`), and a submission could
-time its calls to make it so. Only the lab's trusted modules run there, with its reference.
+time its calls to make it so. Only the lab's trusted modules run there, with its reference;
+nothing of pytest or the grader's checks is imported there, only torch.
 """
 import contextlib
+import importlib
+import importlib.util
 import io
 import multiprocessing
 import os
@@ -28,11 +31,12 @@ def pool(workers=1):
         executor.shutdown(wait=False, cancel_futures=True)
 
 
-def submit(executor, lab_folder, module, function, *args):
-    """A Future of `function(reference, *args)`, the function of the lab's file `module`, run in
-    `executor` with the lab's reference (grader/plugin.py: Reference). The value comes back as
+def submit(executor, folders, module, function, *args):
+    """A Future of `function(modules, *args)`, the function of the trusted file `module`, run in
+    `executor`, where `modules.name` imports module `name` from `folders` (the first that has it,
+    as the judge's reference does: the lab's solutions, then its handout). The value comes back as
     torch.save bytes, read with weights_only: tensors and plain data."""
-    return then(executor.submit(_run, str(lab_folder), str(module), function, args), _load)
+    return then(executor.submit(_run, [str(f) for f in folders], str(module), function, args), _load)
 
 
 def then(future, function):
@@ -64,19 +68,22 @@ def _start(parent):
     torch.set_num_threads(1)
 
 
-def _run(lab_folder, module, function, args):
-    import importlib.util
+class _Modules:
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return importlib.import_module(name)
 
+
+def _run(folders, module, function, args):
     import torch
 
-    from grader.labs import find_lab
-    from grader.plugin import Reference
-
+    sys.path[:0] = folders
     spec = importlib.util.spec_from_file_location(f"apart_{function}", module)
     code = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(code)
     buffer = io.BytesIO()
-    torch.save(getattr(code, function)(Reference.of(find_lab(lab_folder)), *args), buffer)
+    torch.save(getattr(code, function)(_Modules(), *args), buffer)
     return buffer.getvalue()
 
 

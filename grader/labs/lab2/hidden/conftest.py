@@ -58,9 +58,10 @@ def recipe(experiments, reference, device):
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
     files = [model.__file__, tasks.__file__, reference.positions.__file__, __file__, RECIPE]
     lab = hashlib.sha256(b"".join(Path(f).read_bytes() for f in files)).hexdigest()
+    folders = [Path(reference.positions.__file__).parent, Path(model.__file__).parent]   # as `reference` has them
 
     def run(pool, pos, task):
-        start = lambda: apart.submit(pool, RECIPE.parents[1], RECIPE, "train", pos, task, SEED, str(device))
+        start = lambda: apart.submit(pool, folders, RECIPE, "train", pos, task, SEED, str(device))
         check = lambda kept: recipe_code.replays(reference, kept, pos, task, SEED, device)
         return later("lab2-recipe", (pos, task, SEED, where, torch.__version__, lab), start, check)
 
