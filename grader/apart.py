@@ -69,6 +69,8 @@ def _start(parent):
 
 
 class _Modules:
+    """`modules.name`: module `name`, imported from the folders _run put first on sys.path."""
+
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
@@ -78,7 +80,7 @@ class _Modules:
 def _run(folders, module, function, args):
     import torch
 
-    sys.path[:0] = folders
+    sys.path[:0] = [folder for folder in folders if folder not in sys.path]
     spec = importlib.util.spec_from_file_location(f"apart_{function}", module)
     code = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(code)
