@@ -1,51 +1,134 @@
 """Trusted results the judge computes once: kept for a worker's life and on disk under .grade/.
 
-A lab's checks call `remembered(name, key, compute)` for work that depends only on trusted code
-and `key` (e.g. the lab's recipe trained by the judge for one seed): a batch pays it once per key,
-a learner once per machine. Only the judge reads and writes these files; children never see
-.grade/ inside bubblewrap (with the plain-process fallback nothing is hidden from student code
-anyway). Files load with torch.load(weights_only=True): tensors and plain data, no code.
+A lab's checks ask `later(name, key, start, check)` for work that depends only on trusted code
+and `key`, which names the lab's content (a hash of its files) and what is computed (e.g. one run
+of the lab's recipe): a batch pays it once per key, a learner once per machine. A file is written
+aside, synced, then renamed; it holds its key and ends with the SHA-256 of all before it. Loaded,
+it must have that digest and that key and pass the lab's `check` (e.g. the first steps of a run
+replayed): one that does not is computed again and replaced, and no grade is made from it.
+
+Only the judge reads and writes these files; children never see .grade/ inside bubblewrap. A
+grading's results name the files it used and their digests (`used`), so that a batch regrades a
+student whose memo has changed since (`changed`). Files load with torch.load(weights_only=True):
+tensors and plain data, no code.
 """
 import hashlib
+import io
 import os
 import tempfile
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 
-import torch
-
+from grader.apart import then
 from grader.labs import ROOT
 
 STATE = ROOT / ".grade"
-_memory = {}                    # (name, digest) -> value, for this process's life
+DIGEST = 32                     # bytes of SHA-256 that end every file
+_memory = {}                    # file name -> (value, digest), for this process's life
+_used = {}                      # file name -> digest, of what gradings used since forget_used()
 _lock = threading.Lock()
 
 
-def remembered(name, key, compute, folder=None):
-    """compute()'s value for `key` (a repr-able tuple), computed at most once per process and
-    kept in `folder`/memo-<name>-<digest>.pt; a missing, corrupt or foreign file is recomputed."""
-    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
+def file_name(name, key):
+    return f"memo-{name}-{hashlib.sha256(repr(key).encode()).hexdigest()[:24]}.pt"
+
+
+def later(name, key, start, check=None, folder=None):
+    """A Future of the value for `key` (a repr-able tuple): done at once when this process has it,
+    or its file is sound and check(value) holds; else start()'s Future (work in another process,
+    say), whose value is kept when it comes."""
+    value = recall(name, key, check, folder)
+    if value is not None:
+        done = Future()
+        done.set_result(value)
+        return done
+    return then(start(), lambda computed: keep(name, key, computed, folder))
+
+
+def recall(name, key, check=None, folder=None):
+    """The value kept for `key`, or None: a missing, damaged or foreign file, or one that fails `check`."""
+    file = file_name(name, key)
     with _lock:
-        if (name, digest) not in _memory:
-            path = (folder or STATE) / f"memo-{name}-{digest}.pt"
-            value = _load(path, repr(key))
-            if value is None:
-                value = compute()
-                _store(path, repr(key), value)
-            _memory[name, digest] = value
-        return _memory[name, digest]
+        kept = _memory.get(file)
+    if kept is None:
+        kept = _load((folder or STATE) / file, repr(key))
+        if kept is None or not _passes(check, kept[0]):
+            return None
+    with _lock:
+        _memory[file] = kept
+        _used[file] = kept[1]
+    return kept[0]
+
+
+def keep(name, key, value, folder=None):
+    """Keep `value` for `key`, in memory and on disk (a folder that cannot be written only costs
+    time); returns it."""
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save({"key": repr(key), "value": value}, buffer)
+    data = buffer.getvalue()
+    digest = hashlib.sha256(data).digest()
+    file = file_name(name, key)
+    with _lock:
+        _memory[file] = value, digest.hex()
+        _used[file] = digest.hex()
+    _store((folder or STATE) / file, data + digest)
+    return value
+
+
+def forget_used():
+    with _lock:
+        _used.clear()
+
+
+def used():
+    """{file name: digest} of every memo used since forget_used() (one grading's)."""
+    with _lock:
+        return dict(_used)
+
+
+def changed(used_then, folder=None):
+    """Whether a memo used then (`used()`'s dict) now holds something else. A missing file is no
+    change: it is computed again, the same, when needed."""
+    for file, digest in used_then.items():
+        try:
+            with open((folder or STATE) / Path(file).name, "rb") as handle:
+                handle.seek(-DIGEST, os.SEEK_END)
+                if handle.read().hex() != digest:
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _passes(check, value):
+    try:
+        return check is None or bool(check(value))
+    except Exception:           # a file of the right key and digest, but not what the lab kept
+        return False
 
 
 def _load(path, key):
+    """(value, digest) of a sound file of `key`, else None."""
+    import torch
+
     try:
-        saved = torch.load(path, weights_only=True)
+        data = path.read_bytes()
+        body, digest = data[:-DIGEST], data[-DIGEST:]
+        if len(data) <= DIGEST or hashlib.sha256(body).digest() != digest:
+            return None
+        saved = torch.load(io.BytesIO(body), weights_only=True)
     except Exception:           # missing, or damaged: torch.load fails in many ways. Compute afresh
         return None
-    return saved["value"] if isinstance(saved, dict) and saved.get("key") == key else None
+    if isinstance(saved, dict) and saved.get("key") == key and saved.get("value") is not None:
+        return saved["value"], digest.hex()
+    return None
 
 
-def _store(path, key, value):
-    """Write atomically (a whole file or none); a folder that cannot be written only costs time."""
+def _store(path, data):
+    """Write atomically and durably: a whole file or none, synced before it takes the name."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".part")
@@ -53,7 +136,9 @@ def _store(path, key, value):
         return
     try:
         with os.fdopen(handle, "wb") as file:
-            torch.save({"key": key, "value": value}, file)
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
         os.replace(temporary, path)
     except OSError:
         Path(temporary).unlink(missing_ok=True)

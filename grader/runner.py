@@ -62,10 +62,12 @@ def _run_checks(lab, box, missing, submission, device, select, started, first, o
     import pytest
     import torch
 
+    from grader import memo
     from grader.plugin import GradingPlugin
     from grader.results import DoneItem, LabResults
 
     torch.set_num_threads(1)
+    memo.forget_used()
     box.device = resolve_device(device)
     plugin = GradingPlugin(lab, box, box.device, select, first, on_progress)
     code = run_pytest(lab, [plugin, plugin.fixtures], "--capture=no")
@@ -89,7 +91,7 @@ def _run_checks(lab, box, missing, submission, device, select, started, first, o
         execution_time=time.monotonic() - started, checks=plugin.checks, done_when=done,
         missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped,
         cpu_share=Cgroup.fairness(box.zygote.cgroup),
-        problems=file_problems(lab, submission or lab.handout, box.files, missing))
+        problems=file_problems(lab, submission or lab.handout, box.files, missing), memos=memo.used())
 
 
 def run_pytest(lab: Lab, plugins: list, *extra: str) -> int:

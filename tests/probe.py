@@ -50,6 +50,34 @@ def _in_memory(start, end):
                 at = data.find(start, at + 1)
     return False
 
+def peek(path):
+    """A file's text, a folder's listing, or the error that stopped us."""
+    try:
+        if os.path.isdir(path):
+            return sorted(os.listdir(path))
+        with open(path, "rb") as file:
+            return file.read().decode(errors="replace")
+    except OSError as error:
+        return type(error).__name__
+
+def beside_packages(needle):
+    """Files beside Python's installed packages (at the top, compiled, package metadata) that hold `needle`."""
+    import sysconfig
+    site = sysconfig.get_paths()["purelib"]
+    found = []
+    for top in os.listdir(site):
+        inside = [os.path.join(top, name) for name in peek(os.path.join(site, top))] \
+            if top == "__pycache__" or top.endswith("-info") else [top]
+        found += [path for path in inside if needle in peek(os.path.join(site, path))]
+    return found
+
+def versions():
+    """torch imported, and its installed metadata read."""
+    import importlib.metadata
+
+    import torch
+    return torch.__version__, importlib.metadata.version("torch")
+
 def plant():
     """Leave what a reset cannot delete, and a daemon to plant it again."""
     home = os.path.expanduser("~")

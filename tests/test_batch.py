@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import submissions
+from grader import memo, submissions
 from grader.instructor import batch
 from grader.judge.launchers import launcher_for
 from grader.labs import find_lab
-from grader.results import BatchSummary, Check, GradescopeResults, LabResults, StudentRecord
+from grader.results import BatchRow, BatchSummary, Check, GradescopeResults, LabResults, StudentRecord
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"
@@ -212,6 +212,27 @@ def test_rerun_reuses_unchanged_and_regrades_changed(graded_class):
     assert summary.graded_now == 1 and float(after["mistakes_b"]["score"]) > float(before["mistakes_b"]["score"])
     assert {s: r["score"] for s, r in after.items() if s != "mistakes_b"} == \
         {s: r["score"] for s, r in before.items() if s != "mistakes_b"}
+
+
+def test_a_grade_made_with_a_memo_that_changed_since_is_not_reused(tmp_path, monkeypatch):
+    """The judge's memos (grader/memo.py) are part of what was graded: one that holds something
+    else now (found unsound, computed again) regrades those graded with it; one deleted does not."""
+    monkeypatch.setattr(memo, "STATE", tmp_path / ".grade")
+    monkeypatch.setattr(memo, "_memory", {})
+    monkeypatch.setattr(memo, "_used", {})
+    memo.keep("recipe", ("run",), [1.0])
+    results = LabResults(lab="lab2", title="t", submission="s", device="cpu", sandbox="process",
+                         execution_time=0.0, checks=[], done_when=[], memos=memo.used())
+    folder = tmp_path / "students" / "s"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text("{}")
+    (folder / "graded.json").write_text(StudentRecord(hash="h", row=BatchRow(student="s", status="graded"),
+                                                      results=results).model_dump_json())
+    assert batch._reusable(folder, "h") is not None
+    memo.keep("recipe", ("run",), [1.5])
+    assert batch._reusable(folder, "h") is None
+    (tmp_path / ".grade" / memo.file_name("recipe", ("run",))).unlink()
+    assert batch._reusable(folder, "h") is not None
 
 
 def test_force_regrades(tmp_path):

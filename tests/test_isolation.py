@@ -13,17 +13,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.judge.launchers import bubblewrap_works, launcher_for, python_prefixes
+from grader.judge.launchers import bubblewrap_works, course_traces, launcher_for, python_prefixes
 from grader.judge.sandbox import CallFailed, Sandbox
 from grader.judge.zygote import Zygote
-from grader.labs import find_lab
+from grader.labs import ROOT, find_lab
 from grader.runner import grade
 
 from conftest import processes_marked
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
-             "raw_answer", "hopper"]
+             "raw_answer", "hopper", "peek", "beside_packages", "versions"]
 
 # What the probe can do (tests/probe.py); each test's submission is that module, as a student would send it.
 PROBE = Path(__file__).with_name("probe.py").read_text()
@@ -92,6 +92,27 @@ def test_what_a_child_starts_stays_in_its_session(probe_lab, zygote):
     share of its own (autogroup): a hundred of them starved the judge."""
     box = Sandbox(probe_lab, submission(), zygote)
     assert box.call("act", ["new session"]) == "refused: setsid"
+    box.close()
+
+
+def test_python_shows_nothing_of_the_course(probe_lab, zygote):
+    """The venv holds the course's package metadata (the whole README, with how the lab is
+    checked) and an editable install's finder (the course's folders): no child reads them, and
+    torch still imports."""
+    traces, needle = course_traces(), "### Lab 2's checks"
+    if not traces:
+        pytest.skip("the course is not installed in the Python running the tests")
+    if not zygote.launcher.own_user:
+        pytest.skip("a plain child that is the judge's user reads the course itself")
+    files = [path for trace in map(Path, traces) for path in ([*trace.iterdir()] if trace.is_dir() else [trace])]
+    assert any(needle.encode() in path.read_bytes() for path in files)      # what the judge sees
+    assert any(str(ROOT / "grader").encode() in path.read_bytes() for path in files)
+    box = Sandbox(probe_lab, submission(), zygote)
+    assert all(box.call("peek", [path]) in ("", [], "PermissionError") for path in traces)
+    assert box.call("beside_packages", [needle]) == []
+    assert box.call("beside_packages", [str(ROOT / "grader")]) == []     # the venv lies in the course: not its path
+    imported, installed = box.call("versions")
+    assert imported == installed
     box.close()
 
 

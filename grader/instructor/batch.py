@@ -20,6 +20,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from grader import memo
 from grader.errors import UsageError
 from grader.instructor import gradebook
 from grader.instructor.deadlines import submission_times
@@ -180,9 +181,13 @@ def _recorded(folder):
 
 
 def _reusable(folder, digest):
-    """The record of an unchanged, well-graded submission, or None (a "regrade" row has no results)."""
+    """The record of an unchanged, well-graded submission, or None: a "regrade" row has no results,
+    and a memo its grading used that holds something else now (found unsound and computed again)
+    regrades it."""
     record = _recorded(folder)
     if record is None or record.hash != digest or record.results is None or not (folder / "results.json").is_file():
+        return None
+    if memo.changed(record.results.memos):
         return None
     return record
 

@@ -295,7 +295,9 @@ def main(argv):
     global plain_uid
     scratch, control_fd, mode = Path(argv[0]), int(argv[1]), argv[2]
     sandboxed = mode == "sandboxed"
-    python_prefixes[:] = argv[4:]
+    rest = argv[4:]                 # as root, plain: after --hide, the course's traces in Python's folders
+    at = rest.index("--hide") if "--hide" in rest else len(rest)
+    python_prefixes[:], hidden = rest[:at], rest[at + 1:]
     if sandboxed:
         linux.unprivileged(int(argv[3]))
     else:                           # orphans of our children come back to us, to be killed
@@ -303,7 +305,7 @@ def main(argv):
         plain_uid = int(argv[3]) if len(argv) > 3 else None
         if plain_uid is not None:
             try:
-                linux.python_for_everyone(python_prefixes)
+                linux.python_for_everyone(python_prefixes, hidden)
             except OSError as error:    # said once, plainly: the judge quotes a starting zygote
                 sys.exit(f"the sandbox could not start: {error}")
     sys.dont_write_bytecode = True

@@ -3,7 +3,9 @@
 A launcher gives the command line of a zygote (grader/judge/child.py) and says what it is named
 in reports ("bubblewrap" or "process") and whether its children have a user of their own.
 """
+import csv
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -36,7 +38,8 @@ class ProcessLauncher:
         self.own_user = os.getuid() == 0
 
     def argv(self, scratch, control_fd):
-        own = [str(SANDBOX_UID_BASE + os.getpid()), *python_prefixes()] if self.own_user else []
+        own = [str(SANDBOX_UID_BASE + os.getpid()), *python_prefixes(), "--hide", *course_traces()] \
+            if self.own_user else []
         return [sys.executable, "-I", str(CHILD), str(scratch), str(control_fd), "plain", *own]
 
 
@@ -64,6 +67,9 @@ class BubblewrapLauncher:
         if any(ROOT.is_relative_to(p) for p in python_prefixes()):
             raise SetupError(f"Python's environment {sys.prefix} holds the course folder {ROOT}: the sandbox "
                            "could not hide the reference and the checks. Make the venv in a subfolder (.venv)")
+        for path in course_traces():        # read-only: nothing written there reaches the next student
+            binds += ["--tmpfs", path, "--remount-ro", path] if Path(path).is_dir() else \
+                ["--ro-bind", "/dev/null", path]
         for device in sorted(Path("/dev").glob("nvidia*")):              # CUDA grading
             binds += ["--dev-bind", str(device), str(device)]
         # As root no user namespace here: the zygote leaves root for a user of its own and makes
@@ -92,6 +98,42 @@ def python_executable():
 def python_prefixes():
     """Folders the Python running the grader lives in (a venv, and the Python it was made from)."""
     return sorted({str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+
+
+@functools.cache
+def course_traces():
+    """What Python's folders hold of the course itself, hidden from children: the metadata of a
+    package installed from the course folder (METADATA holds the whole README, direct_url.json
+    names the folder) and every file it put beside the packages (an editable install's .pth and
+    finder, which names the course's folders, and the finder's compiled copy)."""
+    traces = []
+    for site in sorted({Path(p) for p in sys.path if Path(p).name in ("site-packages", "dist-packages")}):
+        for info in sorted(site.glob("*.dist-info")):
+            if _from_course(info):
+                traces += _installed(site, info)
+    return [str(path) for path in traces]
+
+
+def _from_course(info):
+    try:
+        url = json.loads((info / "direct_url.json").read_text())["url"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return url == ROOT.as_uri() or url.startswith(ROOT.as_uri() + "/")
+
+
+def _installed(site, info):
+    """The dist-info folder and what its RECORD put in `site`: each top-level file or folder (a
+    compiled file alone, not all of __pycache__), and the compiled copies of top-level modules."""
+    try:
+        rows = list(csv.reader((info / "RECORD").read_text().splitlines()))
+    except OSError:
+        rows = []
+    found = {info}
+    for parts in (Path(row[0]).parts for row in rows if row and not row[0].startswith("..")):
+        found.add(site.joinpath(*parts[:2] if parts[0] == "__pycache__" else parts[:1]))
+    found |= {c for p in found if p.suffix == ".py" for c in site.glob(f"__pycache__/{p.stem}.*.pyc")}
+    return sorted(p for p in found if p.exists())
 
 
 @functools.cache

@@ -160,28 +160,38 @@ def drop_privileges(become=None):
         raise OSError("capabilities survived the drop")
 
 
-def python_for_everyone(prefixes):
+def python_for_everyone(prefixes, traces=()):
     """As root, for a plain process and its children: a mount namespace of our own in which
     each folder that hides one of Python's `prefixes` from other users (a 0700 /root, say) is
-    an empty, traversable tmpfs with the prefixes bound back in. Children that lose root can
-    still import, and see nothing else of what was hidden."""
+    an empty, traversable tmpfs with the prefixes bound back in, and the course's `traces` in
+    them are hidden (launchers.course_traces). Children that lose root can still import, and
+    see nothing else of what was hidden. Where no mount namespace may be made, the traces stay:
+    children read the course itself there anyway."""
     hidden = {}
     for prefix in prefixes:
         for folder in reversed(Path(prefix).parents):           # from / down
             if not folder.stat().st_mode & 0o001:               # others may not pass through
                 hidden.setdefault(folder, []).append(prefix)
                 break
-    if not hidden:
+    if not hidden and not traces:
         return
     try:
         checked(libc.unshare(CLONE_NEWNS), "unshare")
     except OSError as error:        # a container without CAP_SYS_ADMIN, say
+        if not hidden:
+            return
         raise OSError(f"Python lives in {', '.join(map(str, hidden))}, which only root may enter, and no "
                       f"mount namespace could show it to the sandbox's user ({error}): install bubblewrap, "
                       "or a Python every user can read") from None
     checked(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     for folder, inside in hidden.items():
         cover(folder, "mode=0755", inside)
+    for path in map(os.fsencode, traces):   # an empty read-only folder or file in their place
+        if os.path.isdir(path):
+            checked(libc.mount(b"tmpfs", path, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, b"size=4k"), "hide")
+        else:
+            checked(libc.mount(b"/dev/null", path, None, MS_BIND, None), "hide")
+            checked(libc.mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY, None), "hide")
 
 
 class _Filter(ctypes.Structure):

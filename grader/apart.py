@@ -1,0 +1,95 @@
+"""Trusted work in a process of its own, for a lab's checks: a fresh interpreter (spawned, not
+forked from the judge and its threads), one torch thread, nothing of the judge's state shared.
+
+Above all, torch's global random number generator: in a thread beside the checks, the judge's
+own run of a lab's recipe would be initialised from whatever the checks draw from it meanwhile
+(every `torch.manual_seed`, `torch.randn` or `build_model(seed=...)`), and a submission could
+time its calls to make it so. Only the lab's trusted modules run there, with its reference;
+nothing of pytest or the grader's checks is imported there, only torch.
+"""
+import contextlib
+import importlib
+import importlib.util
+import io
+import multiprocessing
+import os
+import signal
+import sys
+from concurrent.futures import Future, ProcessPoolExecutor
+
+
+@contextlib.contextmanager
+def pool(workers=1):
+    """An executor for `submit`, for a block: it starts its processes with its first task (none if
+    nothing is asked). Leaving the block drops the tasks not started and waits for none: one
+    running ends on its own (and is kept, when it is a memo's). They die with this process."""
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
+                                   initargs=(os.getpid(),))
+    try:
+        yield executor
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def submit(executor, folders, module, function, *args):
+    """A Future of `function(modules, *args)`, the function of the trusted file `module`, run in
+    `executor`, where `modules.name` imports module `name` from `folders` (the first that has it,
+    as the judge's reference does: the lab's solutions, then its handout). The value comes back as
+    torch.save bytes, read with weights_only: tensors and plain data."""
+    return then(executor.submit(_run, [str(f) for f in folders], str(module), function, args), _load)
+
+
+def then(future, function):
+    """A Future of function(future's result), or of its exception."""
+    out = Future()
+
+    def finish(done):
+        try:
+            out.set_result(function(done.result()))
+        except BaseException as error:      # handed on, whatever it is
+            out.set_exception(error)
+    future.add_done_callback(finish)
+    return out
+
+
+def _start(parent):
+    """In the new process: die with the judge (a judge killed mid-grading leaves no training
+    behind) and leave Ctrl-C to it, and one torch thread."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform == "linux":
+        from grader.judge.linux import PR_SET_PDEATHSIG, libc
+
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+    os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    import torch
+
+    torch.set_num_threads(1)
+
+
+class _Modules:
+    """`modules.name`: module `name`, imported from the folders _run put first on sys.path."""
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return importlib.import_module(name)
+
+
+def _run(folders, module, function, args):
+    import torch
+
+    sys.path[:0] = [folder for folder in folders if folder not in sys.path]
+    spec = importlib.util.spec_from_file_location(f"apart_{function}", module)
+    code = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(code)
+    buffer = io.BytesIO()
+    torch.save(getattr(code, function)(_Modules(), *args), buffer)
+    return buffer.getvalue()
+
+
+def _load(data):
+    import torch
+
+    return torch.load(io.BytesIO(data), weights_only=True)

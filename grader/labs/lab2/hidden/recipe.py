@@ -1,0 +1,32 @@
+"""The judge's own run of the lab's recipe (conftest.py: recipe), and the check of a kept one.
+
+`train` runs in a process of its own (grader/apart.py): build_model initialises from torch's
+global RNG, which nothing else there draws from meanwhile. A run kept in .grade/ (grader/memo.py)
+is used only after its first REPLAY steps are replayed here and give its losses, which shows
+that it starts from the recipe's initial weights and data; its weights must have the shapes of
+build_model's. Anything else in the file is covered by the memo's digest.
+"""
+import math
+
+REPLAY = 2                      # steps replayed: the initial weights, the first batch, one update
+REPLAY_TOLERANCE = 1e-6         # relative: float32 rounding (another device's kernels), no more
+
+
+def train(reference, pos, task, seed, device):
+    """The recipe's run: {"train_losses": [...], "state_dict": {name: CPU tensor}}."""
+    model = reference.model.build_model(reference.model.Config(pos=pos), seed=seed, device=device)
+    losses = reference.tasks.train(model, task, seed=seed)
+    return {"train_losses": losses, "state_dict": {k: v.cpu() for k, v in model.state_dict().items()}}
+
+
+def replays(reference, kept, pos, task, seed, device):
+    """Whether a kept run is the recipe's as far as its first REPLAY steps and its shapes show."""
+    model = reference.model.build_model(reference.model.Config(pos=pos), seed=seed, device=device)
+    shapes = {name: tuple(w.shape) for name, w in model.state_dict().items()}
+    losses, weights = kept["train_losses"], kept["state_dict"]
+    if len(losses) != reference.tasks.STEPS or {k: tuple(w.shape) for k, w in weights.items()} != shapes:
+        return False
+    if not all(math.isfinite(x) for x in losses) or not all(w.isfinite().all() for w in weights.values()):
+        return False
+    replayed = reference.tasks.train(model, task, steps=REPLAY, seed=seed)
+    return all(abs(a - b) <= REPLAY_TOLERANCE * abs(b) for a, b in zip(losses, replayed))

@@ -1,0 +1,113 @@
+"""Lab 2's recipe as the judge runs it (grader/labs/lab2/hidden/conftest.py: recipe): the same
+whatever else the judge's threads draw from torch's global RNG meanwhile, and a poisoned copy in
+.grade/ is found and computed again, at no cost to the student."""
+import ast
+import hashlib
+import importlib.util
+import io
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader import memo
+from grader.plugin import Reference
+
+ROOT = Path(__file__).parent.parent
+RECIPE = ROOT / "grader/labs/lab2/hidden/recipe.py"
+GAP = ["measure_loss_gap"]          # three runs of the recipe
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    """An empty .grade/ for the judge's memos, and nothing of them in this process's memory."""
+    monkeypatch.setattr(memo, "STATE", tmp_path / ".grade")
+    monkeypatch.setattr(memo, "_memory", {})
+    return tmp_path / ".grade"
+
+
+def kept(folder):
+    """{file: (key, value)} of the memos in `folder`."""
+    found = {}
+    for path in sorted(folder.glob("memo-*.pt")):
+        saved = torch.load(io.BytesIO(path.read_bytes()[:-32]), weights_only=True)
+        found[path.name] = saved["key"], saved["value"]
+    return found
+
+
+def same_runs(ours, theirs):
+    return ours.keys() == theirs.keys() and all(
+        ours[f][1]["train_losses"] == theirs[f][1]["train_losses"]
+        and all(torch.equal(w, theirs[f][1]["state_dict"][k]) for k, w in ours[f][1]["state_dict"].items())
+        for f in ours)
+
+
+@pytest.fixture(scope="module")
+def quiet(grade_lab2, tmp_path_factory):
+    """The reference graded on the gap experiment with no memo kept: (results, the memos' folder)."""
+    folder = tmp_path_factory.mktemp("quiet") / ".grade"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(memo, "STATE", folder)
+        patch.setattr(memo, "_memory", {})
+        results = grade_lab2(ROOT / "reference/lab2", GAP)
+    return results, folder
+
+
+@pytest.fixture(scope="module")
+def grade_lab2(lab2, zygote):
+    from grader.runner import grade
+
+    def run(submission, select):
+        zygote.reset()
+        return grade(lab2, submission=submission, device="cpu", select=select, zygote=zygote)
+    return run
+
+
+def test_the_recipe_is_the_same_while_another_thread_draws_from_the_global_rng(quiet, grade_lab2, state):
+    """A thread that seeds and draws all the time, as the judge's main thread does when it builds
+    models (build_model(seed=...)), while the judge runs the recipe: nothing changes."""
+    results, folder = quiet
+    assert results.score == results.max_score and len(kept(folder)) == 3
+    stop = threading.Event()
+
+    def hammer():
+        while not stop.is_set():
+            torch.manual_seed(1234)
+            torch.randn(256)
+
+    drawing = threading.Thread(target=hammer, daemon=True)
+    drawing.start()
+    try:
+        raced = grade_lab2(ROOT / "reference/lab2", GAP)
+    finally:
+        stop.set()
+        drawing.join()
+    assert raced.score == raced.max_score, [c.message for c in raced.checks if c.status != "passed"]
+    assert same_runs(kept(state), kept(folder))
+
+
+def poison(path, reference):
+    """Replace a kept run by a consistent wrong one (trained from another initialisation), under
+    the right key and with a right digest: what a judge racing on the RNG would have written."""
+    saved = torch.load(io.BytesIO(path.read_bytes()[:-32]), weights_only=True)
+    spec = importlib.util.spec_from_file_location("test_lab2_recipe_code", RECIPE)
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    pos, task = ast.literal_eval(saved["key"])[:2]
+    wrong = recipe.train(reference, pos, task, 6, "cpu")
+    assert wrong["train_losses"] != saved["value"]["train_losses"]
+    buffer = io.BytesIO()
+    torch.save({"key": saved["key"], "value": wrong}, buffer)
+    path.write_bytes(buffer.getvalue() + hashlib.sha256(buffer.getvalue()).digest())
+
+
+def test_a_poisoned_memo_is_found_and_computed_again(quiet, grade_lab2, state, lab2):
+    _, folder = quiet
+    shutil.copytree(folder, state)
+    path = sorted(state.glob("memo-*.pt"))[0]
+    poison(path, Reference.of(lab2))
+    results = grade_lab2(ROOT / "reference/lab2", GAP)
+    assert results.score == results.max_score, [c.message for c in results.checks if c.status != "passed"]
+    assert path.read_bytes() == (folder / path.name).read_bytes()       # the recipe's run, again
