@@ -109,10 +109,19 @@ def test_a_key_that_cannot_be_read_fails_at_load(tmp_path):
     (tmp_path / "q.yaml").write_text(yaml.safe_dump(data, allow_unicode=True))
     with pytest.raises(QuizError, match="'rope-score'.*'answer'.*not an expression"):
         load_quiz(tmp_path / "q.yaml")
-    data["questions"][3]["answer"] = ["m - n", "difference"]                    # the old list form
+    data["questions"][3]["answer"] = 42
     (tmp_path / "q.yaml").write_text(yaml.safe_dump(data, allow_unicode=True))
     with pytest.raises(QuizError, match="expected a mapping with words"):
         load_quiz(tmp_path / "q.yaml")
+
+
+def test_a_quiz_written_before_keys_had_meanings_still_loads(tmp_path):
+    """The older form of a text key, a list of phrases that name the answer, is read as `words`."""
+    data = yaml.safe_load(LAB2_QUIZ.read_text())
+    data["questions"][3]["answer"] = ["m - n", "difference"]
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(data, allow_unicode=True))
+    key = load_quiz(tmp_path / "q.yaml").questions[3].answer
+    assert key.words == ["m - n", "difference"] and key.expression is None
 
 
 @pytest.mark.parametrize("typed", ["38.6", "38.6M", "38.6 M", "38.6m", "38.6 million", "38.6 mio", "~38.6",

@@ -117,8 +117,11 @@ class Question(BaseModel):
                 raise ValueError(f"expected a number, e.g. 2.5, got {answer!r}")
             return float(answer)
         if kind == "text":
+            if isinstance(answer, list) and answer and all(isinstance(word, str) for word in answer):
+                answer = {"words": answer}      # the older form: the phrases that name the answer
             if not isinstance(answer, dict):
-                raise ValueError(f"expected a mapping with words (and expression, others...), got {answer!r}")
+                raise ValueError(f"expected a mapping with words (and expression, others...), or a list of "
+                                 f"phrases, got {answer!r}")
             try:
                 return TextKey.model_validate(answer)
             except ValidationError as error:
