@@ -23,7 +23,7 @@ from conftest import processes_marked
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
-             "raw_answer", "hopper", "peek", "beside_packages", "versions"]
+             "raw_answer", "hopper", "peek", "beside_packages", "versions", "unseen", "orphan"]
 
 # What the probe can do (tests/probe.py); each test's submission is that module, as a student would send it.
 PROBE = Path(__file__).with_name("probe.py").read_text()
@@ -192,6 +192,35 @@ def test_the_time_budget_ends_a_slow_submission(probe_lab, zygote):
             failures.append(failure.kind)
     assert time.monotonic() - started < 5
     assert failures and set(failures) == {"budget"}
+    box.close()
+
+
+def test_what_a_child_leaves_dies_with_it(probe_lab, zygote):
+    """A busy process left in another process group of a child that ended would be on no call's
+    clock: it could take the CPU from the submission's next calls, stalling them until the
+    wall-time backstop made every grading of it a grader fault (regraded, never scored)."""
+    box = Sandbox(probe_lab, submission(), zygote)
+    with pytest.raises(CallFailed) as failure:
+        box.call("orphan", [60])
+    assert failure.value.kind == "crashed"
+    deadline = time.monotonic() + 5
+    while daemons() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not daemons(), "a process of an ended child still runs"
+    box.close()
+
+
+def test_work_the_kernel_reaps_is_charged(probe_lab, zygote):
+    """Processes reaped by the kernel (their parent ignores SIGCHLD) add their CPU time to no
+    process's: uncounted, their work could starve the call's own main thread (pinned to their
+    CPU, at the lowest priority) so that an endless loop was charged a fraction of its wall time
+    and ended at the backstop, a grader fault, instead of its limit. Their CPU is the call's."""
+    box = Sandbox(probe_lab, submission(), zygote)
+    box.call("slow", [0])
+    before = box._main.meter.read()
+    used = box.call("unseen", [1.0])
+    time.sleep(box._main.meter.RESCAN)
+    assert box._main.meter.read() - before >= 0.8 * used, "the CPU time of reaped processes was not counted"
     box.close()
 
 
