@@ -3,7 +3,10 @@ count the submission's own work, not the machine's load.
 
 A call is charged the larger of two times:
 - the CPU time of every process in the child's session (a child is a session leader, and its
-  seccomp filter refuses it and all it starts a new session), reaped children included;
+  seccomp filter refuses it and all it starts a new session), reaped children included; where
+  the child has a control group of its own (grader/judge/cgroup.py), the CPU time the kernel
+  counted there, if more: processes reaped by the kernel itself (SIGCHLD ignored) add theirs to
+  no process's;
 - its own time: the wall time of the call less the time the child's main thread waited for a
   CPU (the kernel's run delay, /proc/PID/schedstat), so time spent sleeping or blocked counts,
   and time lost to other people's work does not.
@@ -47,6 +50,17 @@ def session_cpu(session):
     return total / TICK
 
 
+def group_cpu(folder):
+    """CPU seconds the kernel counted in a control group (v1's cpuacct, v2's cpu.stat); 0 once gone."""
+    try:
+        if (folder / "cpuacct.usage").exists():
+            return int((folder / "cpuacct.usage").read_text()) / 1e9
+        stat = dict(line.split() for line in (folder / "cpu.stat").read_text().splitlines())
+        return int(stat["usage_usec"]) / 1e6
+    except (OSError, ValueError, KeyError):
+        return 0.0
+
+
 def run_delay(pid):
     """Seconds the process's main thread has spent runnable, waiting for a CPU; 0 where the kernel
     keeps no such count, None once the process is gone."""
@@ -58,19 +72,21 @@ def run_delay(pid):
 
 
 class SessionMeter:
-    """The CPU seconds a child's session has used since the child was forked (a fresh fork has
-    used none), read from /proc at most every RESCAN seconds: a scan of every process costs
-    milliseconds, and a call takes a fraction of one. What the session uses between two reads is
+    """The CPU seconds a child's session (or its control group, `group`, where it has one and it
+    counted more) has used since the child was forked (a fresh fork has used none), read at most
+    every RESCAN seconds: a scan of every process costs milliseconds, and a call takes a fraction
+    of one. What the session uses between two reads is
     charged to the call that makes the second: work a child leaves running is still its own."""
 
     RESCAN = 0.25
 
-    def __init__(self, pid):
-        self.pid, self.used, self._read = pid, 0.0, time.monotonic()
+    def __init__(self, pid, group=None):
+        self.pid, self.group, self.used, self._read = pid, group, 0.0, time.monotonic()
 
     def read(self):
         if time.monotonic() - self._read >= self.RESCAN:
-            self.used, self._read = max(self.used, session_cpu(self.pid)), time.monotonic()
+            counted = group_cpu(self.group) if self.group else 0.0
+            self.used, self._read = max(self.used, session_cpu(self.pid), counted), time.monotonic()
         return self.used
 
 
