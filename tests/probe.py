@@ -239,3 +239,11 @@ def behind(seconds):
     while time.monotonic() < end:
         pass
     return time.process_time()
+
+def hog(seconds):
+    """Busy on the first CPU we may use, for `seconds` of wall time."""
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+    return time.process_time()

@@ -23,7 +23,8 @@ from conftest import processes_marked
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
-             "raw_answer", "hopper", "peek", "beside_packages", "versions", "unseen", "orphan"]
+             "raw_answer", "hopper", "peek", "beside_packages", "versions", "unseen", "orphan", "hog",
+             "behind"]
 
 # What the probe can do (tests/probe.py); each test's submission is that module, as a student would send it.
 PROBE = Path(__file__).with_name("probe.py").read_text()
@@ -221,6 +222,24 @@ def test_work_the_kernel_reaps_is_charged(probe_lab, zygote):
     used = box.call("unseen", [1.0])
     time.sleep(box._main.meter.RESCAN)
     assert box._main.meter.read() - before >= 0.8 * used, "the CPU time of reaped processes was not counted"
+    box.close()
+
+
+def test_a_sibling_cannot_starve_a_call_into_a_grader_fault(probe_lab, zygote, monkeypatch):
+    """A call run apart (an experiment's), busy on one CPU, and the main child's endless loop at
+    the lowest priority on the same CPU: the loop was kept waiting behind its own submission's
+    work, charged almost nothing, until the wall-time backstop called it a grader fault (every
+    grading of it regraded, never a 0). Each child has an equal share of the submission's CPU."""
+    monkeypatch.setattr(probe_lab.manifest, "backstop", 10)
+    box = Sandbox(probe_lab, submission(), zygote)
+    box.call("slow", [0])
+    box.submit("hog", [45], timeout=60)
+    deadline = time.monotonic() + 30
+    while not (box._children[1:] and box._children[1].meter.read() > 0.5) and time.monotonic() < deadline:
+        time.sleep(0.1)                                     # it runs
+    with pytest.raises(CallFailed) as failure:
+        box.call("behind", [60], timeout=5)
+    assert failure.value.kind == "timeout", failure.value.message
     box.close()
 
 
