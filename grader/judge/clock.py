@@ -61,14 +61,17 @@ def group_cpu(folder):
         return 0.0
 
 
-def run_delay(pid):
-    """Seconds the process's main thread has spent runnable, waiting for a CPU; 0 where the kernel
-    keeps no such count, None once the process is gone."""
+def main_thread(pid):
+    """(seconds run, seconds spent runnable waiting for a CPU, whether runnable now) of the
+    process's main thread; no waits where the kernel keeps no such count; None once the process
+    is gone. The kernel counts a wait only once it is over, when the thread runs again."""
     try:
         fields = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
-    except OSError:
+        state = Path(f"/proc/{pid}/task/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
         return None
-    return int(fields[1]) / 1e9 if len(fields) > 1 and fields[1].isdigit() else 0.0
+    ran, waited = (int(field) / 1e9 if field.isdigit() else 0.0 for field in (fields + ["", ""])[:2])
+    return ran, waited, state == b"R"
 
 
 class SessionMeter:
@@ -98,8 +101,9 @@ class CallClock:
         self.meter, self.pid = meter, meter.pid
         self.billed = False         # added to the submission's time already
         self._started = time.monotonic()
-        self._cpu, self._delay = meter.used, run_delay(self.pid) or 0.0
-        self._last = 0.0
+        self._cpu = meter.used
+        self._ran, self._delay, _ = main_thread(self.pid) or (0.0, 0.0, False)
+        self._own = self._last = 0.0
 
     def wall(self):
         return time.monotonic() - self._started
@@ -109,10 +113,15 @@ class CallClock:
         return self.meter.read() - self._cpu
 
     def charged(self):
-        delay = run_delay(self.pid)
-        if delay is not None:
-            own = self.wall() - (delay - self._delay)
-            self._last = max(self._last, own, self.cpu())
+        seen = main_thread(self.pid)
+        if seen is not None:
+            ran, delay, runnable = seen
+            if runnable:            # perhaps waiting for a CPU now, a wait not counted yet: only
+                own = self._own + ran - self._ran       # what it ran since it was last seen
+            else:
+                own = self.wall() - (delay - self._delay)
+            self._own, self._ran = max(self._own, own), ran
+            self._last = max(self._last, self._own, self.cpu())
         return self._last
 
 
