@@ -33,6 +33,11 @@ def measure(process, seconds):
     return meter.wall(), meter.cpu(), meter.charged()
 
 
+def ran_for(process):
+    """CPU seconds its main thread ran, as the kernel's scheduler counts them."""
+    return int(open(f"/proc/{process.pid}/schedstat").read().split()[0]) / 1e9
+
+
 @pytest.fixture
 def processes():
     running = []
@@ -52,6 +57,29 @@ def test_time_lost_to_other_work_is_not_charged(processes):
     wall, used, charged = measure(measured, 2.0)
     assert charged < 0.6 * wall, (wall, used, charged)
     assert abs(charged - used) < 0.25 * wall
+
+
+def test_a_wait_for_a_cpu_is_not_charged_while_it_lasts():
+    """A process runnable all along at the lowest priority, behind a busy one of its session on
+    its CPU, read often: the kernel counts each wait for the CPU only once it is over, so a read
+    in the middle of one took the wait so far for time of its own, and kept it (the most seen)."""
+    code = f"import os\nos.sched_setaffinity(0, {{{min(os.sched_getaffinity(0))}}})\n" \
+           "if os.fork() == 0:\n    while True: pass\nos.nice(19)\nwhile True: pass"      # both on one CPU
+    process = started([sys.executable, "-c", code])
+    try:
+        time.sleep(0.5)
+        meter = meter_of(process)
+        meter.meter.read = lambda: 0.0              # its own time alone, not its session's CPU
+        ran = ran_for(process)
+        end = time.monotonic() + 3
+        while time.monotonic() < end:
+            meter.charged()
+            time.sleep(0.02)
+        ran = ran_for(process) - ran
+        assert meter.charged() < ran + 0.1, (meter.charged(), ran)
+    finally:
+        os.killpg(process.pid, 9)
+        process.wait()
 
 
 def test_time_spent_asleep_is_charged(processes):

@@ -23,7 +23,8 @@ from conftest import processes_marked
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
-             "raw_answer", "hopper", "peek", "beside_packages", "versions"]
+             "raw_answer", "hopper", "peek", "beside_packages", "versions", "unseen", "orphan", "hog",
+             "behind"]
 
 # What the probe can do (tests/probe.py); each test's submission is that module, as a student would send it.
 PROBE = Path(__file__).with_name("probe.py").read_text()
@@ -192,6 +193,53 @@ def test_the_time_budget_ends_a_slow_submission(probe_lab, zygote):
             failures.append(failure.kind)
     assert time.monotonic() - started < 5
     assert failures and set(failures) == {"budget"}
+    box.close()
+
+
+def test_what_a_child_leaves_dies_with_it(probe_lab, zygote):
+    """A busy process left in another process group of a child that ended would be on no call's
+    clock: it could take the CPU from the submission's next calls, stalling them until the
+    wall-time backstop made every grading of it a grader fault (regraded, never scored)."""
+    box = Sandbox(probe_lab, submission(), zygote)
+    with pytest.raises(CallFailed) as failure:
+        box.call("orphan", [60])
+    assert failure.value.kind == "crashed"
+    deadline = time.monotonic() + 5
+    while daemons() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not daemons(), "a process of an ended child still runs"
+    box.close()
+
+
+def test_work_the_kernel_reaps_is_charged(probe_lab, zygote):
+    """Processes reaped by the kernel (their parent ignores SIGCHLD) add their CPU time to no
+    process's: uncounted, their work could starve the call's own main thread (pinned to their
+    CPU, at the lowest priority) so that an endless loop was charged a fraction of its wall time
+    and ended at the backstop, a grader fault, instead of its limit. Their CPU is the call's."""
+    box = Sandbox(probe_lab, submission(), zygote)
+    box.call("slow", [0])
+    before = box._main.meter.read()
+    used = box.call("unseen", [1.0])
+    time.sleep(box._main.meter.RESCAN)
+    assert box._main.meter.read() - before >= 0.8 * used, "the CPU time of reaped processes was not counted"
+    box.close()
+
+
+def test_a_sibling_cannot_starve_a_call_into_a_grader_fault(probe_lab, zygote, monkeypatch):
+    """A call run apart (an experiment's), busy on one CPU, and the main child's endless loop at
+    the lowest priority on the same CPU: the loop was kept waiting behind its own submission's
+    work, charged almost nothing, until the wall-time backstop called it a grader fault (every
+    grading of it regraded, never a 0). Each child has an equal share of the submission's CPU."""
+    monkeypatch.setattr(probe_lab.manifest, "backstop", 10)
+    box = Sandbox(probe_lab, submission(), zygote)
+    box.call("slow", [0])
+    box.submit("hog", [45], timeout=60)
+    deadline = time.monotonic() + 30
+    while not (box._children[1:] and box._children[1].meter.read() > 0.5) and time.monotonic() < deadline:
+        time.sleep(0.1)                                     # it runs
+    with pytest.raises(CallFailed) as failure:
+        box.call("behind", [60], timeout=5)
+    assert failure.value.kind == "timeout", failure.value.message
     box.close()
 
 

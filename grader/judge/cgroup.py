@@ -3,8 +3,12 @@ v1 or v2 mounted writable): the memory and the number of processes of everything
 submission starts are then counted together, memfds and tmpfs files included, which a
 process's own rlimits cannot do, and the submission gets one equal share of the CPU (the cpu
 controller), however many processes it starts: it slows only itself, never the judge or a
-classmate graded beside it. Where no group, or no cpu controller, can be had, `fairness` says
-so: each child's processes then share one session, so one autogroup of the scheduler.
+classmate graded beside it. Each child gets a group of its own below (`account`), where the
+kernel counts the CPU time of all it runs, whatever becomes of them (grader/judge/clock.py),
+and, with cgroup v1, an equal share of the submission's CPU: no child of a submission can keep
+another waiting for its turn (its wall time running to the backstop, a grader fault).
+Where no group, or no cpu controller, can be had, `fairness` says so: each child's processes
+then share one session, so one autogroup of the scheduler.
 """
 import os
 import time
@@ -35,6 +39,8 @@ class Cgroup:
     def __init__(self, folders, cpu=False):
         self.folders = folders
         self.cpu = cpu                  # the submission has a CPU share of its own
+        self.accounting = None          # the folder whose children's CPU time the kernel counts
+        self.shares = None              # v1's cpu folder, whose children share the submission's CPU
 
     @staticmethod
     def fairness(group):
@@ -59,6 +65,9 @@ class Cgroup:
                     (CGROUPS / "pids" / name, {"pids.max": SUBMISSION_PROCESSES})]
             if (CGROUPS / "cpu" / "cpu.shares").is_file():
                 plan.append((CGROUPS / "cpu" / name, {"cpu.shares": 1024}))
+            if (CGROUPS / "cpuacct" / "cpuacct.usage").is_file() and \
+                    (CGROUPS / "cpuacct").resolve() != (CGROUPS / "cpu").resolve():    # not mounted together
+                plan.append((CGROUPS / "cpuacct" / name, {}))
         group = cls([])
         try:
             for folder, limits in plan:
@@ -73,7 +82,26 @@ class Cgroup:
             group.remove()
             return None
         group.cpu = any((folder / share).exists() for folder, _ in plan for share in ("cpu.weight", "cpu.shares"))
+        group.accounting = next((folder for folder, _ in plan if (folder / "cpuacct.usage").exists()
+                                 or (folder / "cgroup.controllers").exists()), None)   # v1's cpuacct, or v2
+        group.shares = next((folder for folder, _ in plan if (folder / "cpu.shares").exists()), None)
         return group
+
+    def account(self, pid):
+        """Groups of its own below ours for child `pid` and all it will start: the first where
+        the kernel counts their CPU time whatever becomes of them (reaped by nobody, orphaned),
+        and with v1 one with an equal share of the submission's CPU. [] where none can be made."""
+        made = []
+        try:
+            for parent in dict.fromkeys(folder for folder in (self.accounting, self.shares) if folder):
+                made.append(parent / f"child-{pid}")
+                made[-1].mkdir()
+                (made[-1] / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            for folder in made:
+                forget(folder)
+            return []
+        return made
 
     @staticmethod
     def sweep():
@@ -95,16 +123,21 @@ class Cgroup:
         return ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *argv]
 
     def pids(self):
-        """The processes in the group now."""
-        try:
-            return [int(pid) for pid in (self.folders[0] / "cgroup.procs").read_text().split()]
-        except (OSError, IndexError, ValueError):
-            return []
+        """The processes in the group now, its children's groups included."""
+        found = []
+        for procs in self.folders[0].rglob("cgroup.procs") if self.folders else []:
+            try:
+                found += [int(pid) for pid in procs.read_text().split()]
+            except (OSError, ValueError):
+                pass
+        return found
 
     def remove(self):
-        """Remove the folders once their processes are gone (they die with the zygote)."""
+        """Remove the folders, children's first, once their processes are gone (they die with the
+        zygote)."""
         deadline = time.monotonic() + 2.0
-        for folder in reversed(self.folders):
+        inner = [sub for folder in self.folders for sub in folder.glob("*/") if sub.is_dir()]
+        for folder in [*inner, *reversed(self.folders)]:
             while True:
                 try:
                     folder.rmdir()
@@ -116,6 +149,14 @@ class Cgroup:
                         break
                     time.sleep(0.01)
         self.folders = []
+
+
+def forget(folder):
+    """Remove a child's group if it is empty already (else its zygote's removal will)."""
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def _enable_cpu():

@@ -7,6 +7,7 @@ import os
 import select
 import signal
 
+from grader.judge.cgroup import forget
 from grader.judge.clock import Backstop, SessionMeter
 from grader.judge.printed import OUTPUT_LIMIT
 from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
@@ -33,10 +34,12 @@ class CallFailed(Exception):
 class Child:
     """One forked child: request and answer pipes, and its output, kept up to a limit."""
 
-    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, host_pid=None, answer_bytes=0):
+    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, host_pid=None, answer_bytes=0,
+                 groups=()):
         self.zygote, self.pid, self._shared = zygote, pid, shared
         self.host_pid = host_pid or pid     # its pid here, for reading its use of time
-        self.meter = SessionMeter(self.host_pid)
+        self.groups = groups                # its own control groups, if any (Cgroup.account)
+        self.meter = SessionMeter(self.host_pid, groups[0] if groups else None)
         self.answer_bytes = answer_bytes    # bytes of tensors an answer may carry (the lab's answer_mb)
         self._request, self._answer, self._output_fd = request_fd, answer_fd, output_fd
         os.set_blocking(request_fd, False)
@@ -213,6 +216,8 @@ class Child:
 
     def close(self):
         self.alive = False
+        for folder in self.groups:
+            forget(folder)
         self._pump_output()
         if not self._shared.closed:
             self._shared.close()

@@ -264,14 +264,24 @@ def wipe(folder):
 
 
 def kill_child(children, pid):
-    """Kill a child that still runs, with its session; a reaped pid may belong to another now."""
-    if pid not in children or children[pid] is not None:
+    """Kill a child and what is left of its session, even once the child itself has ended: a
+    process it left behind is on no call's clock. A reaped pid may belong to another now, so the
+    child itself is killed only while it runs; its session's pid is not reused while the session
+    has members, and only what lies below us is searched."""
+    if pid not in children:
         return
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    if children[pid] is None:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def left():
+        table = linux.processes()
+        return [p for p in linux.below([os.getpid()], table)[1:] if table[p][1] == pid and table[p][2] != "Z"]
+
+    linux.stop_then_kill(left)
 
 
 def reap(children, pid, timeout):

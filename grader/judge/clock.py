@@ -3,7 +3,10 @@ count the submission's own work, not the machine's load.
 
 A call is charged the larger of two times:
 - the CPU time of every process in the child's session (a child is a session leader, and its
-  seccomp filter refuses it and all it starts a new session), reaped children included;
+  seccomp filter refuses it and all it starts a new session), reaped children included; where
+  the child has a control group of its own (grader/judge/cgroup.py), the CPU time the kernel
+  counted there, if more: processes reaped by the kernel itself (SIGCHLD ignored) add theirs to
+  no process's;
 - its own time: the wall time of the call less the time the child's main thread waited for a
   CPU (the kernel's run delay, /proc/PID/schedstat), so time spent sleeping or blocked counts,
   and time lost to other people's work does not.
@@ -47,30 +50,46 @@ def session_cpu(session):
     return total / TICK
 
 
-def run_delay(pid):
-    """Seconds the process's main thread has spent runnable, waiting for a CPU; 0 where the kernel
-    keeps no such count, None once the process is gone."""
+def group_cpu(folder):
+    """CPU seconds the kernel counted in a control group (v1's cpuacct, v2's cpu.stat); 0 once gone."""
+    try:
+        if (folder / "cpuacct.usage").exists():
+            return int((folder / "cpuacct.usage").read_text()) / 1e9
+        stat = dict(line.split() for line in (folder / "cpu.stat").read_text().splitlines())
+        return int(stat["usage_usec"]) / 1e6
+    except (OSError, ValueError, KeyError):
+        return 0.0
+
+
+def main_thread(pid):
+    """(seconds run, seconds spent runnable waiting for a CPU, whether runnable now) of the
+    process's main thread; no waits where the kernel keeps no such count; None once the process
+    is gone. The kernel counts a wait only once it is over, when the thread runs again."""
     try:
         fields = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
-    except OSError:
+        state = Path(f"/proc/{pid}/task/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
         return None
-    return int(fields[1]) / 1e9 if len(fields) > 1 and fields[1].isdigit() else 0.0
+    ran, waited = (int(field) / 1e9 if field.isdigit() else 0.0 for field in (fields + ["", ""])[:2])
+    return ran, waited, state == b"R"
 
 
 class SessionMeter:
-    """The CPU seconds a child's session has used since the child was forked (a fresh fork has
-    used none), read from /proc at most every RESCAN seconds: a scan of every process costs
-    milliseconds, and a call takes a fraction of one. What the session uses between two reads is
+    """The CPU seconds a child's session (or its control group, `group`, where it has one and it
+    counted more) has used since the child was forked (a fresh fork has used none), read at most
+    every RESCAN seconds: a scan of every process costs milliseconds, and a call takes a fraction
+    of one. What the session uses between two reads is
     charged to the call that makes the second: work a child leaves running is still its own."""
 
     RESCAN = 0.25
 
-    def __init__(self, pid):
-        self.pid, self.used, self._read = pid, 0.0, time.monotonic()
+    def __init__(self, pid, group=None):
+        self.pid, self.group, self.used, self._read = pid, group, 0.0, time.monotonic()
 
     def read(self):
         if time.monotonic() - self._read >= self.RESCAN:
-            self.used, self._read = max(self.used, session_cpu(self.pid)), time.monotonic()
+            counted = group_cpu(self.group) if self.group else 0.0
+            self.used, self._read = max(self.used, session_cpu(self.pid), counted), time.monotonic()
         return self.used
 
 
@@ -82,8 +101,9 @@ class CallClock:
         self.meter, self.pid = meter, meter.pid
         self.billed = False         # added to the submission's time already
         self._started = time.monotonic()
-        self._cpu, self._delay = meter.used, run_delay(self.pid) or 0.0
-        self._last = 0.0
+        self._cpu = meter.used
+        self._ran, self._delay, _ = main_thread(self.pid) or (0.0, 0.0, False)
+        self._own = self._last = 0.0
 
     def wall(self):
         return time.monotonic() - self._started
@@ -93,10 +113,15 @@ class CallClock:
         return self.meter.read() - self._cpu
 
     def charged(self):
-        delay = run_delay(self.pid)
-        if delay is not None:
-            own = self.wall() - (delay - self._delay)
-            self._last = max(self._last, own, self.cpu())
+        seen = main_thread(self.pid)
+        if seen is not None:
+            ran, delay, runnable = seen
+            if runnable:            # perhaps waiting for a CPU now, a wait not counted yet: only
+                own = self._own + ran - self._ran       # what it ran since it was last seen
+            else:
+                own = self.wall() - (delay - self._delay)
+            self._own, self._ran = max(self._own, own), ran
+            self._last = max(self._last, self._own, self.cpu())
         return self._last
 
 

@@ -77,8 +77,10 @@ class Sandbox:
                 raise SetupError(str(gone)) from None
             raise CallFailed(function, "crashed", str(gone)) from None
         own_namespace = self.zygote.launcher.name == "bubblewrap"
-        child = Child(self.zygote, *forked, host_pid=host_pid(forked.pid, self.zygote.process.pid)
-                      if own_namespace else forked.pid, answer_bytes=self.lab.manifest.answer_mb * 2**20)
+        pid = host_pid(forked.pid, self.zygote.process.pid) if own_namespace else forked.pid
+        groups = self.zygote.cgroup.account(pid) if self.zygote.cgroup else []      # before its files:
+        child = Child(self.zygote, *forked, host_pid=pid, answer_bytes=self.lab.manifest.answer_mb * 2**20,
+                      groups=groups)                                                # before student code
         child.output_limit, child.believe_faults = self.printed.limit, self.believe_faults
         try:
             setup = {"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes,
