@@ -131,26 +131,31 @@ class Child:
                 raise wire.WireError("an answer to another call")
             if answer["ok"] is True:
                 return (answer["value"], self._read_back(placed)) if echo else answer["value"]
-            error = answer["error"]
-            if type(error) is not dict:
-                raise wire.WireError("an error that is not a record")
-            kind, text = str(error["type"])[:100], str(error["message"])[:MESSAGE_LIMIT]
-            if error["not_implemented"]:
-                raise CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
-            if kind == "WireError":
-                raise CallFailed(function, "bad_answer", f"returned {text}")
-            if kind == "GraderFault":       # the child's word: believed for one more try, not for ever
-                raise CallFailed(function, "grader_fault" if self.believe_faults else "bad_answer",
-                                 f"the grader could not carry its answer ({text})")
-            if kind == "ForbiddenCall":         # grader/judge/trap.py: a call the lab forbids
-                raise CallFailed(function, "forbidden", text)
-            where = [str(w)[:200] for w in error["where"][-FRAMES:]]
-            raise CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
+            raise self._failure(function, answer["error"])
         except CallFailed:
             raise
         except Exception as error:      # any field of the wrong kind: a tensor for an id, say
             self.kill()
             raise CallFailed(function, "bad_answer", f"its answer was malformed ({type(error).__name__})") from None
+
+    def _failure(self, function, error):
+        """The CallFailed a child's error record stands for."""
+        from grader.judge import wire
+
+        if type(error) is not dict:
+            raise wire.WireError("an error that is not a record")
+        kind, text = str(error["type"])[:100], str(error["message"])[:MESSAGE_LIMIT]
+        if error["not_implemented"]:
+            return CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
+        if kind == "WireError":
+            return CallFailed(function, "bad_answer", f"returned {text}")
+        if kind == "GraderFault":       # the child's word: believed for one more try, not for ever
+            return CallFailed(function, "grader_fault" if self.believe_faults else "bad_answer",
+                              f"the grader could not carry its answer ({text})")
+        if kind == "ForbiddenCall":     # grader/judge/trap.py: a call the lab forbids
+            return CallFailed(function, "forbidden", text)
+        where = [str(w)[:200] for w in error["where"][-FRAMES:]]
+        return CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
 
     def _place(self, args):
         """Tensor arguments into the shared memory: (arguments with markers, where each went)."""
