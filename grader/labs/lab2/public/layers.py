@@ -83,10 +83,13 @@ def sealed(factory, weights, x, atol):
 
 
 def ask(student, weights, x, atol=1e-5, factory="Layer"):
-    """The student's answer about the layer with these weights, and the truth."""
+    """The student's answer about the layer with these weights, and the truth. atol=None asks
+    without an atol: the docstring's default, 1e-5, must apply."""
+    given = {} if atol is None else {"atol": atol}
+    atol = 1e-5 if atol is None else atol
     expected = truth(factory, weights, x, atol)
     try:
-        answer = student.is_permutation_invariant(sealed(factory, weights, x, atol), x, atol=atol)
+        answer = student.is_permutation_invariant(sealed(factory, weights, x, atol), x, **given)
     except CallFailed as failure:       # the lesson's starter as it stands: assert, randperm(5), wherever it surfaces
         starter = failure.message.startswith(("AssertionError", "IndexError")) or \
             getattr(failure, "given", "") == "toy_attention.py"

@@ -65,11 +65,12 @@ def test_depends_on_input(student, device):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
-    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5"""
+    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5, the default"""
     x = inputs(1, 3, 3, 106, device)
-    for atol in (1.0, 1e-5):
-        check(student, "a layer that weights position t by 1 + t/500", x,
-              "compare with atol=atol, the argument", atol=atol, weights=layers.weighted(3, scale=0.002))
+    for atol in (1.0, 1e-5, None):
+        check(student, "a layer that weights position t by 1 + t/500" + ("" if atol else " (no atol given)"), x,
+              "compare with atol=atol, the argument, whose default is 1e-5", atol=atol,
+              weights=layers.weighted(3, scale=0.002))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
