@@ -78,8 +78,8 @@ class SessionMeter:
     """The CPU seconds a child's session (or its control group, `group`, where it has one and it
     counted more) has used since the child was forked (a fresh fork has used none), read at most
     every RESCAN seconds: a scan of every process costs milliseconds, and a call takes a fraction
-    of one. What the session uses between two reads is
-    charged to the call that makes the second: work a child leaves running is still its own."""
+    of one. What the session uses between two reads is charged to the call that makes the second:
+    work a child leaves running is still its own."""
 
     RESCAN = 0.25
 
@@ -144,8 +144,8 @@ class Backstop(Exception):
 
 
 class Limit:
-    """When a call must end: once charged `seconds` (TimeoutError: the submission's doing) or
-    `budget_left()` is spent, or past `backstop` seconds of wall time (Backstop: the grader's)."""
+    """When a call must end: once charged `seconds` (TimeoutError: the submission's doing), or past
+    `backstop` seconds of wall time (Backstop: the grader's)."""
 
     def __init__(self, clock, seconds, backstop):
         self.clock, self.seconds, self.backstop = clock, seconds, backstop
