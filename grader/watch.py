@@ -22,7 +22,7 @@ from grader.errors import GraderError, UsageError
 from grader.judge.launchers import launcher_for
 from grader.judge.zygote import Zygote
 
-QUIET_MS = 30       # a save is over when its files are quiet this long (editors write in bursts)
+QUIET_MS = 20       # a save is over when its files are quiet this long (editors write in bursts)
 
 
 def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto", json_path=None,
@@ -60,6 +60,7 @@ def _rounds(lab, live, zygote, submission, select, device, json_path, show_outpu
 
         def progress(done, total, function, what=what):
             live.update(_status("grading", f"{what} · {escape(function)} · {done}/{total} checks", spinning=True))
+        results = None
         try:
             try:
                 results = grade(lab, submission, device=device, select=select, zygote=zygote, first=first,
@@ -78,6 +79,8 @@ def _rounds(lab, live, zygote, submission, select, device, json_path, show_outpu
             took = time.monotonic() - started
         finally:
             zygote.reset()
+        if results is not None:         # the next round's child, forked while the learner reads
+            zygote.prepare(results.device, lab.manifest.memory_mb)
         live.update(_status("watching", f"{escape(str(folder))} · last round {verdict} in {took:.2f} s"
                             " · save a file to grade again, Ctrl-C to stop"))
         while not (batch := next(saves)):

@@ -16,7 +16,7 @@ from grader.judge import launchers
 from grader.judge.cgroup import Cgroup, judge_id
 from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.judge.sandbox import Sandbox
-from grader.judge.zygote import Zygote
+from grader.judge.zygote import Zygote, let_go
 from grader.labs import find_lab
 from grader.runner import grade
 
@@ -163,3 +163,30 @@ def test_python_under_tmp_stays_whole_in_a_child(tmp_path, monkeypatch, mode):
     finally:
         box.close()
         warm.close()
+
+
+@pytest.mark.parametrize("mode", ["auto", "process"])
+def test_a_child_forked_ahead_is_used_once_and_only_fresh(mode):
+    """--watch forks the next round's child while the learner reads: the next fork for the same
+    device takes it; a fork for another device, a reset and a close each drop it."""
+    lab = find_lab("lab2")
+    memory = lab.manifest.memory_mb
+    zygote = Zygote(launcher_for(mode))
+    try:
+        zygote.prepare("cpu", memory)
+        ahead = zygote._spare[1]
+        assert zygote.fork("cpu", memory) is ahead and zygote._spare is None
+        let_go(ahead)
+        for drop in (lambda: let_go(zygote.fork("meta", memory)), zygote.reset):
+            zygote.prepare("cpu", memory)
+            left = zygote._spare[1]
+            drop()
+            assert zygote._spare is None and left.shared.closed
+        zygote.reset()
+        zygote.prepare("cpu", memory)       # a real grading on the child forked ahead
+        results = grade(lab, ROOT / "reference" / "lab2", device="cpu", select=["positions.py"], zygote=zygote)
+        assert results.score == results.max_score > 0 and zygote._spare is None
+        zygote.prepare("cpu", memory)
+    finally:
+        zygote.close()
+    assert zygote._spare is None

@@ -34,8 +34,8 @@ class CallFailed(Exception):
 class Child:
     """One forked child: request and answer pipes, and its output, kept up to a limit."""
 
-    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, host_pid=None, answer_bytes=0,
-                 groups=()):
+    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, host_pid=None, groups=(),
+                 answer_bytes=0):
         self.zygote, self.pid, self._shared = zygote, pid, shared
         self.host_pid = host_pid or pid     # its pid here, for reading its use of time
         self.groups = groups                # its own control groups, if any (Cgroup.account)

@@ -21,7 +21,7 @@ from typing import Any
 
 from grader.errors import SetupError
 from grader.judge.channel import CallFailed, Child
-from grader.judge.clock import Backstop, CallClock, Limit, WallClock, host_pid
+from grader.judge.clock import Backstop, CallClock, Limit, WallClock
 from grader.judge.printed import Printed
 from grader.judge.zygote import ZygoteGone
 
@@ -76,11 +76,7 @@ class Sandbox:
             if gone.never_started:
                 raise SetupError(str(gone)) from None
             raise CallFailed(function, "crashed", str(gone)) from None
-        own_namespace = self.zygote.launcher.name == "bubblewrap"
-        pid = host_pid(forked.pid, self.zygote.process.pid) if own_namespace else forked.pid
-        groups = self.zygote.cgroup.account(pid) if self.zygote.cgroup else []      # before its files:
-        child = Child(self.zygote, *forked, host_pid=pid, answer_bytes=self.lab.manifest.answer_mb * 2**20,
-                      groups=groups)                                                # before student code
+        child = Child(self.zygote, *forked, answer_bytes=self.lab.manifest.answer_mb * 2**20)
         child.output_limit, child.believe_faults = self.printed.limit, self.believe_faults
         try:
             setup = {"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes,

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from grader.judge.cgroup import Cgroup, judge_id
+from grader.judge.cgroup import Cgroup, forget, judge_id
+from grader.judge.clock import host_pid
 from grader.judge.launchers import ENV, SCRATCH_BYTES
 from grader.judge.linux import PR_SET_CHILD_SUBREAPER, below, libc, processes, remove, signal_all, stop_then_kill
 
@@ -32,12 +33,15 @@ CPU_SECONDS = 600            # a child's CPU time, a backstop behind the per-cal
 
 
 class Forked(NamedTuple):
-    """A new child as the zygote hands it over: its pid, our ends of its pipes, shared memory."""
+    """A new child as the zygote hands it over: its pid, our ends of its pipes, shared memory,
+    its pid in our namespace and its own control groups (before it has run any student code)."""
     pid: int
     request_fd: int
     answer_fd: int
     output_fd: int
     shared: mmap.mmap
+    host_pid: int
+    groups: list
 
 
 class ZygoteGone(Exception):
@@ -58,6 +62,7 @@ class Zygote:
         self.launcher = launcher
         self._lock = threading.RLock()
         self.proven = False             # some zygote of ours was ready once
+        self._spare = None              # ((device, memory_mb), Forked): a child forked ahead (prepare)
         if launcher.name == "process":      # orphans of a killed zygote come back to us, to be killed
             libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
         self._start()
@@ -113,8 +118,37 @@ class Zygote:
                f"exit status {self.process.returncode}){': ' + said if said else ''}"
 
     def fork(self, device, memory_mb):
-        """A new child, waiting for its files on its request pipe; a zygote that died or stopped
+        """A new child, waiting for its files on its request pipe: the one forked ahead for this
+        device and memory when there is one, else a new one; a zygote that died or stopped
         answering is replaced first."""
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            if spare[0] == (str(device), memory_mb) and not self.broken and self.process.poll() is None:
+                return spare[1]
+            let_go(spare[1])
+        return self._fork(device, memory_mb)
+
+    def prepare(self, device, memory_mb):
+        """Fork the next child now, while nobody waits (--watch, between rounds): no student code
+        runs in it before the next submission's files come, and a reset kills it."""
+        with self._lock:
+            if self._spare is not None:
+                return
+        try:
+            forked = self._fork(device, memory_mb)
+        except ZygoteGone:
+            return                      # the next fork replaces the zygote, and says why if it must
+        with self._lock:
+            self._spare = ((str(device), memory_mb), forked)
+
+    def _drop_spare(self):
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            let_go(spare[1])
+
+    def _fork(self, device, memory_mb):
         from grader.judge import wire
 
         with self._lock:
@@ -138,10 +172,17 @@ class Zygote:
                 os.close(fd)
             memory = mmap.mmap(shared, wire.SHARED_BYTES)
             os.close(shared)
-        return Forked(reply.get("pid"), request_w, answer_r, output_r, memory)
+        pid = reply.get("pid")
+        if self.launcher.name == "bubblewrap":          # its own PID namespace
+            pid_here = host_pid(pid, self.process.pid)
+        else:
+            pid_here = pid
+        groups = self.cgroup.account(pid_here) if self.cgroup else []     # before any student code
+        return Forked(pid, request_w, answer_r, output_r, memory, pid_here, groups)
 
     def reset(self):
         """Between submissions: kill every process of the last one (and wipe a plain process's files)."""
+        self._drop_spare()
         with self._lock:
             try:
                 self.ask({"op": "reset"})
@@ -150,6 +191,7 @@ class Zygote:
                 self._start()
 
     def close(self):
+        self._drop_spare()
         if self.launcher.name == "process" and not self.broken and self.process.poll() is None:
             try:                    # the zygote kills its children's daemons while it can
                 self.ask({"op": "reset"})
@@ -182,6 +224,15 @@ class Zygote:
         self.control.close()
         self._log.close()
         remove(self.scratch)
+
+
+def let_go(forked):
+    """Let go of a child that got no files: it ends when its request pipe closes."""
+    for fd in (forked.request_fd, forked.answer_fd, forked.output_fd):
+        os.close(fd)
+    forked.shared.close()
+    for folder in forked.groups:
+        forget(folder)
 
 
 def sealed_memory(name, size):

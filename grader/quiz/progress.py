@@ -1,6 +1,8 @@
 """The learner's progress, kept in `.grade/`: attempts at a lesson test (the best one counts), the
 latest full grading of their lab, the answers given so far, and whether a lesson is complete.
 """
+import functools
+import os
 from datetime import datetime
 
 from pydantic import BaseModel, ValidationError
@@ -109,7 +111,22 @@ def lesson_after(lab, results, own_copy):
         record_lab(lab.name, lab_passed)
     if lab.quiz is None:
         return None
-    return lesson_status(lab.name, lab_passed) if load_quiz(lab.quiz).keyed else "exam"
+    return lesson_status(lab.name, lab_passed) if _keyed(lab.quiz) else "exam"
+
+
+def _keyed(path):
+    """Whether the quiz in `path` has its answer key; read again only once the file changed
+    (--watch asks after every round)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return load_quiz(path).keyed        # says what is wrong with the path
+    return _keyed_as_of(str(path), (stat.st_mtime_ns, stat.st_size, stat.st_ino))
+
+
+@functools.lru_cache(maxsize=8)
+def _keyed_as_of(path, stamp):
+    return load_quiz(path).keyed
 
 
 def quiz_status(lab_name):
