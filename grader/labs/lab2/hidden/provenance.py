@@ -25,6 +25,7 @@ The claims are judged on the judge's own data (seed FRESH), where the weights mu
 on the documented data, within the reference's spread (FRESH_SPREAD): a model fitted to the
 documented evaluation batch shows there.
 """
+import hashlib
 import itertools
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
@@ -117,12 +118,39 @@ def rebuild(reference, run, name, pos, task, eval_lengths, device):
 
 def remeasure(reference, model, task, eval_lengths, seed, start=None):
     """(loss, accuracy) at each length on data from `seed`, scoring past TRAIN_LEN beyond it
-    (or from `start` everywhere)."""
-    train_len = reference.tasks.TRAIN_LEN
-    with torch.no_grad():
-        return [Score(*reference.tasks.evaluate(model, task, n, seed=seed,
-                                                start=(0 if n == train_len else train_len) if start is None else start))
-                for n in eval_lengths]
+    (or from `start` everywhere). Measured once per weights (MEASURED), whoever returned them."""
+    train_len, weights = reference.tasks.TRAIN_LEN, digest(model)
+    scores = []
+    for n in eval_lengths:
+        begin = (0 if n == train_len else train_len) if start is None else start
+        key = (weights, task, n, seed, begin)
+        if key not in MEASURED:
+            with torch.no_grad():
+                MEASURED[key] = Score(*reference.tasks.evaluate(model, task, n, seed=seed, start=begin))
+            while len(MEASURED) > MEASURED_KEPT:
+                MEASURED.pop(next(iter(MEASURED)))
+        scores.append(MEASURED[key])
+    return scores
+
+
+# evaluate() is deterministic: the same weights, task, length, data and device give the same
+# numbers, so they are measured once per judge process. Honest runs of one seed hold the same
+# weights, bit for bit, as the judge's own run of the recipe and as each other's (a batch worker's
+# next student's, the learned run both experiments train): what a batch or --watch pays again
+# is only what is new. Keys: (digest of the weights and the model's device, task, length, seed, start).
+MEASURED = {}
+MEASURED_KEPT = 4096
+
+
+def digest(model):
+    """SHA-256 of a model's configuration, device and every weight's name, dtype, shape and bytes."""
+    weights = model.state_dict()
+    some = next(iter(weights.values()))
+    h = hashlib.sha256(repr((model.cfg, str(some.device))).encode())
+    for name, w in weights.items():
+        h.update(repr((name, str(w.dtype), tuple(w.shape))).encode())
+        h.update(w.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
 
 
 # -- provenance: the returned runs against the judge's own (conftest.py: recipe) ---------------
