@@ -1,12 +1,17 @@
 """Lab 2's experiment checks: the reference's claims hold, every time; every run is held to the
 lab's recipe and only numbers that reproduce from returned weights count; the usual slips are
 named. Also the learner's --experiments run."""
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+import torch
+from test_lab2_model import load_handout
 
 ROOT = Path(__file__).parent.parent
 SUBMISSIONS = Path(__file__).parent / "submissions"
@@ -119,3 +124,30 @@ def test_experiments_command_shows_table_chart_and_writes_plots(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Loss gap" in run.stdout and "█" in run.stdout
     assert {p.name for p in (tmp_path / "plots").glob("*.png")} == {"extrapolation.png", "training_loss.png"}
+
+
+def test_each_set_of_weights_is_measured_once_and_only_for_itself(monkeypatch):
+    """The judge measures the same weights once per process (a batch worker's next student, the
+    yardsticks), and never hands one model's numbers to another whose weights differ in one bit."""
+    spec = importlib.util.spec_from_file_location("provenance_under_test",
+                                                  ROOT / "grader/labs/lab2/hidden/provenance.py")
+    provenance = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(provenance)
+    model, tasks = load_handout()
+    measured = []
+    monkeypatch.setattr(tasks, "evaluate", lambda net, *args, **kwargs: measured.append(args) or (
+        float(next(net.parameters()).detach().sum()), 0.5))
+    reference = SimpleNamespace(model=model, tasks=tasks)
+    first = model.build_model(model.Config(pos="learned"), seed=0)
+    again = model.build_model(model.Config(pos="learned"), first.state_dict())
+    lengths = [tasks.TRAIN_LEN, 2 * tasks.TRAIN_LEN]
+    assert provenance.remeasure(reference, first, "lookback", lengths, 6) == \
+        provenance.remeasure(reference, again, "lookback", lengths, 6)
+    assert len(measured) == 2
+    provenance.remeasure(reference, first, "lookback", lengths, 7)         # other data: measured
+    assert len(measured) == 4
+    weights = {name: w.clone() for name, w in first.state_dict().items()}
+    weights["tok_emb.weight"][0, 0] = torch.nextafter(weights["tok_emb.weight"][0, 0], torch.tensor(9.0))
+    nudged = model.build_model(model.Config(pos="learned"), weights)
+    scores = provenance.remeasure(reference, nudged, "lookback", lengths, 6)
+    assert len(measured) == 4 + len(lengths) and scores[0].loss == float(next(nudged.parameters()).detach().sum())
