@@ -209,6 +209,9 @@ class GradingPlugin:
     # -- collection -------------------------------------------------------------------------
     def pytest_configure(self, config):
         config.addinivalue_line("markers", "grade(points, tags, timeout=None): a scored check")
+        # a failed check's text is its own (_explain); pytest's, unused, would otherwise repr every
+        # argument of every frame, the runs and weights of the experiments' fixtures too (seconds)
+        config.option.tbstyle = "value"
 
     def pytest_collectreport(self, report):
         if report.failed:

@@ -83,3 +83,45 @@ def test_depends_names_functions_of_the_lab(toy):
     (toy.folder / "lab.yaml").write_text(yaml.safe_dump({**manifest, "depends": {"double": ["subtract"]}}))
     with pytest.raises(LabError, match="depends names subtract"):
         find_lab(toy.folder)
+
+
+REPR_COUNTED = '''import pytest
+
+from grader.checks import expect
+
+REPRS = []
+
+
+class Heavy:
+    """An experiment's runs, say: a repr of it costs seconds."""
+
+    def __repr__(self):
+        REPRS.append(1)
+        return "Heavy()"
+
+
+@pytest.fixture
+def heavy():
+    return Heavy()
+
+
+@pytest.mark.grade(points=1, tags=["add"])
+def test_add(student, heavy):
+    """adds"""
+    expect(student.add(2, 3) == 5, "5", str(student.add(2, 3)))
+
+
+@pytest.mark.grade(points=1, tags=["add"])
+def test_reprs(heavy):
+    """pytest made no repr of a failed check's arguments"""
+    expect(not REPRS, "no repr", f"{len(REPRS)} reprs")
+'''
+
+
+def test_a_failed_check_costs_no_repr_of_its_arguments(toy, zygote, tmp_path):
+    """The report's text is the check's own: pytest's traceback, which would repr every argument of
+    every frame (the experiments' runs and weights took seconds), is not built."""
+    (toy.folder / "hidden" / "test_adder.py").write_text(REPR_COUNTED)
+    results, _ = graded(toy, zygote, tmp_path, "return a - b")
+    status = {check.test.split("::")[-1]: check.status for check in results.checks}
+    assert status == {"test_add": "failed", "test_reprs": "passed"}
