@@ -215,8 +215,10 @@ def first_loss_match(reference, first, pos, task, seed, device):
     max_len = reference.model.Config(pos=pos).max_len
     choices = itertools.product([seed, 0], [seed, 0], [task] + [t for t in tasks.TASKS if t != task],
                                 [n for n in (train_len, 2 * train_len, 4 * train_len, train_len // 2) if n <= max_len])
+    built = {init: reference.model.build_model(reference.model.Config(pos=pos), seed=init, device=device)
+             for init in {seed, 0}}
     for init, data, other_task, length in choices:
-        model = reference.model.build_model(reference.model.Config(pos=pos), seed=init, device=device)
+        model = built[init]
         tokens, targets = tasks.make_batch(other_task, tasks.BATCH_SIZE, length, torch.Generator().manual_seed(data),
                                            device)
         with torch.no_grad():
@@ -268,7 +270,8 @@ def find_slip(reference, run, model, task, seed, reported, documented):
     for other_task, data, start in itertools.product(tasks, [seed + 1, seed, 1], starts):
         if (other_task, data, start) == (task, seed + 1, None):
             continue
-        if matches(reported, remeasure(reference, model, other_task, lengths_, data, start)):
+        if all(matches([pair], remeasure(reference, model, other_task, [n], data, start))     # the shortest
+               for pair, n in zip(reported, lengths_)):                                   # first, lazily
             said = ["score only the positions past TRAIN_LEN there (start=TRAIN_LEN), not all (start=0)"
                     if start == 0 else "",
                     "evaluate on fresh data, seed=seed + 1, not the training data (seed=seed)" if data == seed else "",
