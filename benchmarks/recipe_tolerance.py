@@ -3,7 +3,7 @@
     python benchmarks/recipe_tolerance.py [--seeds 0 5 7] [--procs 2]
 
 The judge trains every run of the experiments itself (reference code) and holds each returned
-run to it (grader/labs/lab2/hidden/provenance.py: LOSS_TOLERANCE, WEIGHT_TOLERANCE). This
+run to it (grader/labs/lab2/public/provenance.py: LOSS_TOLERANCE, WEIGHT_TOLERANCE). This
 trains the recipe, honest rewrites of it (complex and einsum RoPE with float64 angles, an own
 loop with torch.optim.Adam, two torch threads) and recipe changes (one more step, two steps on
 the evaluation batch, length 2 x TRAIN_LEN, ...) and prints, per variant, the largest distance

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # reference first: its experiments.py and positions.py; the handout gives model, tasks, results
 sys.path[:0] = [str(ROOT / "reference" / "lab2"), str(ROOT / "assignments" / "lab2")]
-FRESH = 90_001          # the grader's own evaluation data (grader/labs/lab2/hidden/provenance.py)
+FRESH = 90_001          # the grader's own evaluation data (grader/labs/lab2/public/provenance.py)
 
 
 def measure(job):

@@ -137,6 +137,14 @@ class Lab:
         return (self.folder / relative).resolve()
 
     @property
+    def given(self):
+        """Where the judge imports the handout's given modules from, pristine: the handout in the
+        course's repository; in a release, whose handout is the learner's working copy, the copies
+        kept beside the checks (given/)."""
+        kept = self.folder / "given"
+        return kept if kept.is_dir() else self.handout
+
+    @property
     def test_folders(self):
         """(folder, visibility) pairs of the checks that exist here."""
         return [(self.folder / kind, vis) for kind, vis in (("public", "visible"), ("hidden", "hidden"))

@@ -105,20 +105,26 @@ class Reference:
     and nothing else in this process sees or shadows them."""
 
     _lock = threading.Lock()
-    _imported = {}                  # lab folder -> its Reference, shared by a process's gradings
+    _imported = {}                  # its folders -> a Reference, shared by a process's gradings
 
     @classmethod
     def of(cls, lab):
         """The lab's reference, imported once per process: a batch worker's students and the
         rounds of --watch share it (it is trusted code, and student code never reaches it)."""
-        with cls._lock:
-            if lab.folder not in cls._imported:
-                cls._imported[lab.folder] = cls(lab)
-            return cls._imported[lab.folder]
+        folders = [f for f in (lab.reference, lab.handout) if f is not None]
+        return cls.over(folders + [m.parent for m in lab.child_modules])
 
-    def __init__(self, lab):
-        self._folders = [str(f) for f in (lab.reference, lab.handout) if f is not None]
-        self._folders += [str(m.parent) for m in lab.child_modules]
+    @classmethod
+    def over(cls, folders):
+        """Trusted modules from `folders` (the first that has a name wins), once per process."""
+        key = tuple(str(f) for f in folders)
+        with cls._lock:
+            if key not in cls._imported:
+                cls._imported[key] = cls(key)
+            return cls._imported[key]
+
+    def __init__(self, folders):
+        self._folders = list(folders)
         self._names = {p.stem for folder in self._folders for p in Path(folder).glob("*.py")}
         self._modules = {}
 
@@ -143,8 +149,12 @@ class Reference:
             sys.modules.update(outside)
 
 
-def fixtures(student, reference, device):
+def fixtures(lab, student, reference, device):
     """The checks' fixtures, as a plugin of their own."""
+
+    @pytest.fixture(name="lab", scope="session")
+    def lab_fixture():
+        return lab
 
     @pytest.fixture(name="student", scope="session")
     def student_fixture():
@@ -167,7 +177,8 @@ def fixtures(student, reference, device):
         return lambda name, value: request.node.user_properties.append((name, value))
 
     plugin = ModuleType("grader_fixtures")
-    plugin.student, plugin.reference, plugin.device = student_fixture, reference_fixture, device_fixture
+    plugin.lab, plugin.student, plugin.reference, plugin.device = lab_fixture, student_fixture, reference_fixture, \
+        device_fixture
     plugin.record_property = record_property_fixture
     return plugin
 
@@ -204,7 +215,7 @@ class GradingPlugin:
         self.calls = Student(sandbox, lab.functions)
         self.forbidden = forbid.scan_files(lab, sandbox.files)     # function -> (file, its first Hit)
         reference = Reference.of(lab) if lab.reference else None
-        self.fixtures = fixtures(self.calls, reference, torch.device(device))
+        self.fixtures = fixtures(lab, self.calls, reference, torch.device(device))
 
     # -- collection -------------------------------------------------------------------------
     def pytest_configure(self, config):

@@ -109,7 +109,7 @@ def test_own_adam_loop_runs_in_another_order_and_complex_rope_keep_full_marks(gr
 
 
 def test_a_wrong_rope_costs_positions_only(grade_lab2, tmp_path):
-    """The experiments run with a correct RoPE in place of positions.py (hidden/fed_rope.py): a RoPE
+    """The experiments run with a correct RoPE in place of positions.py (public/fed_rope.py): a RoPE
     mistake is charged to rope_frequencies and apply_rope, not again to extrapolation_runs."""
     results = grade_lab2(assemble(tmp_path, positions="mistakes_a"))
     scores = results.by_function(EXPERIMENTS + ["apply_rope", "rope_frequencies"])
@@ -130,7 +130,7 @@ def test_each_set_of_weights_is_measured_once_and_only_for_itself(monkeypatch):
     """The judge measures the same weights once per process (a batch worker's next student, the
     yardsticks), and never hands one model's numbers to another whose weights differ in one bit."""
     spec = importlib.util.spec_from_file_location("provenance_under_test",
-                                                  ROOT / "grader/labs/lab2/hidden/provenance.py")
+                                                  ROOT / "grader/labs/lab2/public/provenance.py")
     provenance = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(provenance)
     model, tasks = load_handout()

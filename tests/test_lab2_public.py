@@ -96,3 +96,54 @@ def test_no_box_ticked_for_wrong_code_and_the_hidden_checks_are_said(handout, tm
     assert run.returncode == 1, run.stdout + run.stderr
     assert "☐ You demonstrated permutation invariance" in run.stdout
     assert "the course's grading adds hidden checks of the same contracts" in run.stdout
+
+
+SEED_TELLER = '''def measure_loss_gap(seed=0, device="cpu", on_step=None):
+    raise ValueError(f"run at seed {seed}")
+
+
+def extrapolation_runs(seed=0, device="cpu", on_step=None):
+    raise ValueError(f"run at seed {seed}")
+'''
+
+
+@pytest.mark.parametrize("copy, seed", [("handout", 0), ("course", 5)])
+def test_a_learners_copy_runs_the_experiments_at_seed_0_and_the_course_at_its_own(handout, zygote, tmp_path,
+                                                                                 copy, seed):
+    """The experiments' checks are public, with the same code: the course keeps back only its seed."""
+    lab = find_lab(handout / "grader" / "labs" / "lab2") if copy == "handout" else find_lab("lab2")
+    assert lab.given == (lab.folder / "given" if copy == "handout" else lab.handout)
+    (tmp_path / "experiments.py").write_text(SEED_TELLER)
+    zygote.reset()
+    results = grade(lab, submission=tmp_path, device="cpu", select=["experiments.py"], zygote=zygote)
+    messages = {c.message for c in results.checks}
+    assert results.score == 0 and messages and all(f"run at seed {seed}" in m for m in messages), messages
+    assert {c.visibility for c in results.checks} == {"visible"}
+
+
+def test_the_experiments_are_checked_in_a_learners_copy(graded_experiments):
+    """The reference's runs are the recipe's and make the lab's claims: full marks, boxes ticked;
+    made-up numbers lose every point there, with why, and leave the boxes empty."""
+    reference, fabricated = graded_experiments(ROOT / "reference" / "lab2"), graded_experiments("fabricated")
+    assert reference.all_passed and reference.score == reference.max_score == 18
+    assert all(item.done for item in reference.done_when if item.graded)
+    assert sum(item.graded for item in reference.done_when) == 2
+    assert fabricated.score == 0
+    assert all("do not come from the returned weights" in c.message for c in fabricated.checks)
+    assert not any(item.done for item in fabricated.done_when)
+
+
+@pytest.fixture
+def graded_experiments(handout, zygote, tmp_path):
+    """graded_experiments(folder or tests/submissions name) -> its experiments' LabResults in the
+    handout, with the reference's other files."""
+    lab = find_lab(handout / "grader" / "labs" / "lab2")
+
+    def get(source):
+        folder = tmp_path / str(source).replace("/", "_")
+        shutil.copytree(ROOT / "reference" / "lab2", folder, ignore=shutil.ignore_patterns("__pycache__"))
+        if not isinstance(source, Path):
+            shutil.copy(SUBMISSIONS / source / "experiments.py", folder / "experiments.py")
+        zygote.reset()
+        return grade(lab, submission=folder, device="cpu", select=["experiments.py"], zygote=zygote)
+    return get

@@ -1,4 +1,4 @@
-"""Lab 2's recipe as the judge runs it (grader/labs/lab2/hidden/conftest.py: recipe): the same
+"""Lab 2's recipe as the judge runs it (grader/labs/lab2/public/conftest.py: recipe): the same
 whatever else the judge's threads draw from torch's global RNG meanwhile, and a poisoned copy in
 .grade/ is found and computed again, at no cost to the student."""
 import ast
@@ -16,7 +16,7 @@ from grader import memo
 from grader.plugin import Reference
 
 ROOT = Path(__file__).parent.parent
-RECIPE = ROOT / "grader/labs/lab2/hidden/recipe.py"
+RECIPE = ROOT / "grader/labs/lab2/public/recipe.py"
 GAP = ["measure_loss_gap"]          # three runs of the recipe
 
 

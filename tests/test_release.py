@@ -63,7 +63,10 @@ def test_release_leaks_nothing(released):
     manifest = yaml.safe_load((released / "grader" / "labs" / "lab2" / "lab.yaml").read_text())
     assert "reference" not in manifest and manifest["student_files"] == lab.manifest.student_files
     assert sorted(p.name for p in (released / "grader" / "labs" / "lab2").iterdir()) == \
-        ["lab.yaml", "public", "stubs", "toy_attention.py"]
+        ["given", "lab.yaml", "public", "stubs", "toy_attention.py"]
+    given_modules = {p.name: p.read_bytes() for p in (released / "grader" / "labs" / "lab2" / "given").iterdir()}
+    assert given_modules == {p.name: p.read_bytes() for p in lab.handout.glob("*.py")      # pristine, for the
+                             if p.name not in lab.manifest.student_files}                  # judge, no solution
     assert {p.name for p in (released / "assignments" / "lab2").iterdir()} >= {"README.md", "positions.py", "model.py"}
 
 

@@ -75,6 +75,10 @@ def stage(lab, dest, hidden, reference, quiz=None, staff=True):
     for module in lab.child_modules:
         shutil.copy2(module, folder / module.name)
     shutil.copytree(lab.handout, dest / "assignments" / lab.name, ignore=SKIP)
+    for module in sorted(lab.handout.glob("*.py")):      # pristine, for the judge: the handout's copy
+        if module.name not in lab.manifest.student_files:    # is the learner's to change
+            (folder / "given").mkdir(parents=True, exist_ok=True)
+            shutil.copy2(module, folder / "given" / module.name)
     (folder / "stubs").mkdir(exist_ok=True)
     for name in lab.manifest.student_files:
         for copy in (dest / "assignments" / lab.name / name, folder / "stubs" / name):

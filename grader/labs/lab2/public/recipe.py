@@ -12,21 +12,21 @@ REPLAY = 2                      # steps replayed: the initial weights, the first
 REPLAY_TOLERANCE = 1e-6         # relative: float32 rounding (another device's kernels), no more
 
 
-def train(reference, pos, task, seed, device):
+def train(given, pos, task, seed, device):
     """The recipe's run: {"train_losses": [...], "state_dict": {name: CPU tensor}}."""
-    model = reference.model.build_model(reference.model.Config(pos=pos), seed=seed, device=device)
-    losses = reference.tasks.train(model, task, seed=seed)
+    model = given.model.build_model(given.model.Config(pos=pos), seed=seed, device=device)
+    losses = given.tasks.train(model, task, seed=seed)
     return {"train_losses": losses, "state_dict": {k: v.cpu() for k, v in model.state_dict().items()}}
 
 
-def replays(reference, kept, pos, task, seed, device):
+def replays(given, kept, pos, task, seed, device):
     """Whether a kept run is the recipe's as far as its first REPLAY steps and its shapes show."""
-    model = reference.model.build_model(reference.model.Config(pos=pos), seed=seed, device=device)
+    model = given.model.build_model(given.model.Config(pos=pos), seed=seed, device=device)
     shapes = {name: tuple(w.shape) for name, w in model.state_dict().items()}
     losses, weights = kept["train_losses"], kept["state_dict"]
-    if len(losses) != reference.tasks.STEPS or {k: tuple(w.shape) for k, w in weights.items()} != shapes:
+    if len(losses) != given.tasks.STEPS or {k: tuple(w.shape) for k, w in weights.items()} != shapes:
         return False
     if not all(math.isfinite(x) for x in losses) or not all(w.isfinite().all() for w in weights.values()):
         return False
-    replayed = reference.tasks.train(model, task, steps=REPLAY, seed=seed)
+    replayed = given.tasks.train(model, task, steps=REPLAY, seed=seed)
     return all(abs(a - b) <= REPLAY_TOLERANCE * abs(b) for a, b in zip(losses, replayed))

@@ -1,6 +1,7 @@
-"""Hidden checks of experiments.py: every run is held to the lab's recipe, and the lab's claims
-are measured again from the student's weights. How a run is held to the recipe, and its reported
-numbers to its weights, is provenance.py's; the claims are here.
+"""Checks of experiments.py: every run is held to the lab's recipe, and the lab's claims are
+measured again from the student's weights. How a run is held to the recipe, and its reported
+numbers to its weights, is provenance.py's; the claims are here. Public: a learner's copy runs them
+at seed 0, the course's grading at a seed of its own (conftest.py).
 
 Thresholds come from the reference over seeds 0..19 (benchmarks/seed_spread.py), min / median / max:
     loss gap (none - learned)              2.273 / 2.301 / 2.331      -> gap > 1.0
@@ -25,7 +26,7 @@ def load_helper(name):
     """A module of this folder that holds no checks. The judge runs pytest with
     --import-mode=importlib, which puts no check folder on sys.path: it is loaded from its file,
     once per process, as this module is."""
-    spec = importlib.util.spec_from_file_location(f"lab2_hidden_{name}", Path(__file__).with_name(f"{name}.py"))
+    spec = importlib.util.spec_from_file_location(f"lab2_public_{name}", Path(__file__).with_name(f"{name}.py"))
     module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -34,8 +35,8 @@ def load_helper(name):
 provenance = load_helper("provenance")
 
 
-def lengths(reference):
-    train_len = reference.tasks.TRAIN_LEN
+def lengths(given):
+    train_len = given.tasks.TRAIN_LEN
     return [train_len, 2 * train_len, 4 * train_len]
 
 
@@ -47,27 +48,27 @@ def expect_no_pos_trained(runs):
            f"accuracy {accuracy:.3f}", "train it like the others: train(model, 'lookback', seed=seed)")
 
 
-def yardstick(recipe, reference, device, pos, task, eval_lengths):
+def yardstick(recipe, given, device, pos, task, eval_lengths):
     """The judge's own run of the recipe, measured as a learner's is: the class page's reference."""
-    model = reference.model
+    model = given.model
     built = model.build_model(model.Config(pos=pos), recipe[pos, task].result()["state_dict"], device=device)
-    return provenance.remeasure(reference, built, task, eval_lengths, provenance.FRESH)
+    return provenance.remeasure(given, built, task, eval_lengths, provenance.FRESH)
 
 
-def gap_runs(reference):
-    train_len = reference.tasks.TRAIN_LEN
+def gap_runs(given):
+    train_len = given.tasks.TRAIN_LEN
     return [("learned", "learned", "lookback", [train_len]), ("no_pos", "none", "lookback", [train_len]),
             ("no_pos_majority", "none", "majority", [train_len])]
 
 
-def extrapolation_runs(reference):
-    return [("learned", "learned", "lookback", lengths(reference)), ("rope", "rope", "lookback", lengths(reference))]
+def extrapolation_runs(given):
+    return [("learned", "learned", "lookback", lengths(given)), ("rope", "rope", "lookback", lengths(given))]
 
 
 # -- measure_loss_gap ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def gap(experiments, recipe, reference, device, seed):
-    return provenance.measured_runs(experiments, recipe, reference, device, seed, "measure_loss_gap",
+def gap(experiments, recipe, given, device, seed):
+    return provenance.measured_runs(experiments, recipe, given, device, seed, "measure_loss_gap",
                                     provenance.LossGap, gap_runs)
 
 
@@ -82,11 +83,11 @@ def test_gap_reproduces(gap):
 
 
 @pytest.mark.grade(points=3, tags=["measure_loss_gap"])
-def test_gap_measured(gap, recipe, reference, device, record_property):
+def test_gap_measured(gap, recipe, given, device, record_property):
     """deleting positions costs a clear loss gap (> 1 nat, measured by the grader)"""
     _, runs = gap
     record_property("loss gap", runs["no_pos"].fresh[0].loss - runs["learned"].fresh[0].loss)
-    judge = [yardstick(recipe, reference, device, pos, "lookback", [reference.tasks.TRAIN_LEN])[0].loss
+    judge = [yardstick(recipe, given, device, pos, "lookback", [given.tasks.TRAIN_LEN])[0].loss
              for pos in ("none", "learned")]
     record_property("reference loss gap", judge[0] - judge[1])
     provenance.expect_honest(gap)
@@ -118,8 +119,8 @@ TAGS = ["extrapolation_runs"]
 
 
 @pytest.fixture(scope="module")
-def extrapolation(experiments, recipe, reference, device, seed):
-    return provenance.measured_runs(experiments, recipe, reference, device, seed, "extrapolation_runs",
+def extrapolation(experiments, recipe, given, device, seed):
+    return provenance.measured_runs(experiments, recipe, given, device, seed, "extrapolation_runs",
                                     provenance.Extrapolation, extrapolation_runs)
 
 
@@ -130,34 +131,34 @@ def test_extrapolation_reproduces(extrapolation):
 
 
 @pytest.mark.grade(points=3, tags=TAGS)
-def test_learned_fails_beyond(extrapolation, reference):
+def test_learned_fails_beyond(extrapolation, given):
     """learned positions work at the training length and fail beyond it"""
     provenance.expect_honest(extrapolation)
     _, runs = extrapolation
-    train_len = reference.tasks.TRAIN_LEN
+    train_len = given.tasks.TRAIN_LEN
     accuracies = [accuracy for _, accuracy in runs["learned"].fresh]
     expect(accuracies[0] > 0.9, f"learned positions to learn lookback at length {train_len} (accuracy > 0.9)",
            f"{accuracies[0]:.3f}")
-    for n, accuracy in zip(lengths(reference)[1:], accuracies[1:]):
+    for n, accuracy in zip(lengths(given)[1:], accuracies[1:]):
         expect(accuracy < 0.2, f"learned positions to fail past {train_len} at length {n} (accuracy < 0.2)",
                f"{accuracy:.3f}", "evaluate at longer lengths with start=TRAIN_LEN")
 
 
 @pytest.mark.grade(points=3, tags=TAGS)
-def test_rope_extrapolates(extrapolation, reference, recipe, device, record_property):
+def test_rope_extrapolates(extrapolation, given, recipe, device, record_property):
     """RoPE keeps working past the training length, far better than learned positions"""
     _, runs = extrapolation
-    record_property("x", [float(n) for n in lengths(reference)])
+    record_property("x", [float(n) for n in lengths(given)])
     for pos in ("learned", "rope"):
         record_property(f"accuracy {pos}", [score.accuracy for score in runs[pos].fresh])
         record_property(f"reference accuracy {pos}", [score.accuracy for score in yardstick(
-            recipe, reference, device, pos, "lookback", lengths(reference))])
+            recipe, given, device, pos, "lookback", lengths(given))])
     provenance.expect_honest(extrapolation)
     learned = [accuracy for _, accuracy in runs["learned"].fresh]
     rope = [accuracy for _, accuracy in runs["rope"].fresh]
-    for n, rope_accuracy, learned_accuracy in zip(lengths(reference), rope, learned):
+    for n, rope_accuracy, learned_accuracy in zip(lengths(given), rope, learned):
         expect(rope_accuracy > 0.8, f"RoPE accuracy > 0.8 at length {n}", f"{rope_accuracy:.3f}",
                "train it with the documented defaults: train(model, 'lookback', seed=seed)")
-        if n > reference.tasks.TRAIN_LEN:
+        if n > given.tasks.TRAIN_LEN:
             expect(rope_accuracy - learned_accuracy > 0.6, f"RoPE ahead of learned by > 0.6 at length {n}",
                    f"{rope_accuracy:.3f} vs {learned_accuracy:.3f}")

@@ -1,9 +1,9 @@
-"""Where the returned runs of experiments.py come from, for its hidden checks (test_experiments.py):
+"""Where the returned runs of experiments.py come from, for its checks (test_experiments.py):
 each is validated, rebuilt and measured again by the judge (measured_runs), and each check of an
 experiment starts by holding its runs to the recipe and to their own numbers (expect_honest).
 
 Provenance. The judge trains every documented run itself, with trusted code (the handout's
-model.py and tasks.py, the reference RoPE), once per (seed, device, torch, lab files): kept for
+model.py and tasks.py, the RoPE of fed_rope.py), once per (seed, device, torch, lab files): kept for
 a worker's life and on disk (conftest.py: recipe; grader/memo.py). A returned run's train_losses and weights must be
 those runs' within a tolerance that honest rewrites stay far inside (own loop with
 torch.optim.Adam, complex or einsum RoPE, float64 angles, another order of runs, more torch
@@ -98,9 +98,9 @@ def result(experiments, name, model):
 
 
 
-def rebuild(reference, run, name, pos, task, eval_lengths, device):
+def rebuild(given, run, name, pos, task, eval_lengths, device):
     """The judge's copy of a returned model, after checking it is the documented one."""
-    model = reference.model
+    model = given.model
     expected = asdict(model.Config(pos=pos))
     expect(run.config == expected, f"{name}.config == asdict(Config(pos={pos!r})) = {expected}",
            str(run.config), "build every model with build_model(Config(pos=...)), nothing changed")
@@ -116,17 +116,17 @@ def rebuild(reference, run, name, pos, task, eval_lengths, device):
                           str(error).splitlines()[0][:300], "return model.state_dict() of the trained model") from None
 
 
-def remeasure(reference, model, task, eval_lengths, seed, start=None):
+def remeasure(given, model, task, eval_lengths, seed, start=None):
     """(loss, accuracy) at each length on data from `seed`, scoring past TRAIN_LEN beyond it
     (or from `start` everywhere). Measured once per weights (MEASURED), whoever returned them."""
-    train_len, weights = reference.tasks.TRAIN_LEN, digest(model)
+    train_len, weights = given.tasks.TRAIN_LEN, digest(model)
     scores = []
     for n in eval_lengths:
         begin = (0 if n == train_len else train_len) if start is None else start
         key = (weights, task, n, seed, begin)
         if key not in MEASURED:
             with torch.no_grad():
-                MEASURED[key] = Score(*reference.tasks.evaluate(model, task, n, seed=seed, start=begin))
+                MEASURED[key] = Score(*given.tasks.evaluate(model, task, n, seed=seed, start=begin))
             while len(MEASURED) > MEASURED_KEPT:
                 MEASURED.pop(next(iter(MEASURED)))
         scores.append(MEASURED[key])
@@ -164,7 +164,7 @@ def recipe_call(pos, task):
     return f"train(build_model(Config(pos={pos!r}), seed=seed), {task!r}, seed=seed)"
 
 
-def losses_provenance(reference, run, name, pos, task, seed, device, judge):
+def losses_provenance(given, run, name, pos, task, seed, device, judge):
     """None when train_losses are the recipe's for this seed; else a CheckFailed that says which
     part of the recipe differs."""
     losses, steps = run.train_losses, len(judge["train_losses"])
@@ -177,7 +177,7 @@ def losses_provenance(reference, run, name, pos, task, seed, device, judge):
         i = off[0]
         return CheckFailed(f"{name}.train_losses to be those of the lab's recipe, {recipe_call(pos, task)}",
                            f"step {i + 1}: {losses[i]:.4f}, the recipe gives {judge['train_losses'][i]:.4f}",
-                           recipe_difference(reference, losses, judge["train_losses"], pos, task, seed, device))
+                           recipe_difference(given, losses, judge["train_losses"], pos, task, seed, device))
     return None
 
 
@@ -193,29 +193,29 @@ def weights_provenance(run, name, pos, task, judge):
     return None
 
 
-def recipe_difference(reference, losses, judge, pos, task, seed, device):
+def recipe_difference(given, losses, judge, pos, task, seed, device):
     """The hint for losses that are not the recipe's: which part of it the first loss shows."""
     if len(losses) == len(judge) and all(abs(a - b) <= LOSS_TOLERANCE for a, b in zip(sorted(losses), sorted(judge))):
         return "these are the recipe's losses in another order (sorted?): return the list train() returns, as it is"
     if abs(losses[0] - judge[0]) > LOSS_TOLERANCE:
-        found = first_loss_match(reference, losses[0], pos, task, seed, device)
+        found = first_loss_match(given, losses[0], pos, task, seed, device)
         if found:
             return found + "; every run follows the docstring's recipe"
         return ("the first step's loss is not the recipe's for any length, task or seed tried: build with "
                 "build_model(Config(pos=...), seed=seed) and train with train(model, task, seed=seed)")
     part = next(i for i, (a, b) in enumerate(zip(losses, judge)) if abs(a - b) > LOSS_TOLERANCE)
     return (f"the losses follow the recipe for {part} step(s), then part from it: train with train()'s "
-            f"defaults (its Adam, lr {reference.tasks.LR}, batch {reference.tasks.BATCH_SIZE}), nothing in between")
+            f"defaults (its Adam, lr {given.tasks.LR}, batch {given.tasks.BATCH_SIZE}), nothing in between")
 
 
-def first_loss_match(reference, first, pos, task, seed, device):
+def first_loss_match(given, first, pos, task, seed, device):
     """What makes the recipe's first training loss equal `first`: the model at initialisation on
     the first batch, for other lengths, tasks and seeds; a description, or None."""
-    tasks, train_len = reference.tasks, reference.tasks.TRAIN_LEN
-    max_len = reference.model.Config(pos=pos).max_len
+    tasks, train_len = given.tasks, given.tasks.TRAIN_LEN
+    max_len = given.model.Config(pos=pos).max_len
     choices = itertools.product([seed, 0], [seed, 0], [task] + [t for t in tasks.TASKS if t != task],
                                 [n for n in (train_len, 2 * train_len, 4 * train_len, train_len // 2) if n <= max_len])
-    built = {init: reference.model.build_model(reference.model.Config(pos=pos), seed=init, device=device)
+    built = {init: given.model.build_model(given.model.Config(pos=pos), seed=init, device=device)
              for init in {seed, 0}}
     for init, data, other_task, length in choices:
         model = built[init]
@@ -236,7 +236,7 @@ def first_loss_match(reference, first, pos, task, seed, device):
 
 
 # -- the reported numbers: reproduced, or a slip named -------------------------------------------
-def reproduction(reference, name, run, model, task, seed, documented):
+def reproduction(given, name, run, model, task, seed, documented):
     """(problem, slip): a CheckFailed when the reported numbers are not the documented
     measurement; a slip when a usual mistake explains them, else a problem."""
     reported = list(zip(run.eval_losses, run.eval_accuracies))
@@ -247,7 +247,7 @@ def reproduction(reference, name, run, model, task, seed, documented):
                f"(seed=seed + 1, start=TRAIN_LEN past TRAIN_LEN)",
                f"at length {run.eval_lengths[i]} reported loss {reported[i][0]:.4f}, accuracy {reported[i][1]:.4f}; "
                f"the grader measured {documented[i].loss:.4f}, {documented[i].accuracy:.4f}")
-    slip = find_slip(reference, run, model, task, seed, reported, documented)
+    slip = find_slip(given, run, model, task, seed, reported, documented)
     if slip:
         return None, CheckFailed(*failure, slip)
     return CheckFailed(failure[0], failure[1] + ": these numbers do not come from the returned weights",
@@ -259,18 +259,18 @@ def matches(reported, measured):
                for pair, truth in zip(reported, measured) for r, m in zip(pair, truth))
 
 
-def find_slip(reference, run, model, task, seed, reported, documented):
+def find_slip(given, run, model, task, seed, reported, documented):
     """The hint naming the usual mistake that gives the reported numbers, or None."""
-    train_len, lengths_ = reference.tasks.TRAIN_LEN, run.eval_lengths
+    train_len, lengths_ = given.tasks.TRAIN_LEN, run.eval_lengths
     if len(lengths_) > 1 and any(matches(reported, [documented[i] for i in order])
                                  for order in itertools.permutations(range(len(lengths_)))):
         return "your numbers are right but in another order: put the numbers of eval_lengths[i] at index i"
-    tasks = [task] + [t for t in reference.tasks.TASKS if t != task]
+    tasks = [task] + [t for t in given.tasks.TASKS if t != task]
     starts = [None] + ([0] if any(n > train_len for n in lengths_) else [])
     for other_task, data, start in itertools.product(tasks, [seed + 1, seed, 1], starts):
         if (other_task, data, start) == (task, seed + 1, None):
             continue
-        if all(matches([pair], remeasure(reference, model, other_task, [n], data, start))     # the shortest
+        if all(matches([pair], remeasure(given, model, other_task, [n], data, start))     # the shortest
                for pair, n in zip(reported, lengths_)):                                   # first, lazily
             said = ["score only the positions past TRAIN_LEN there (start=TRAIN_LEN), not all (start=0)"
                     if start == 0 else "",
@@ -298,18 +298,18 @@ def fresh_difference(name, run, fresh, documented):
     return None
 
 
-def measured_runs(experiments, recipe, reference, device, seed, name, model, runs):
+def measured_runs(experiments, recipe, given, device, seed, name, model, runs):
     """Validate, rebuild, re-measure and hold to the recipe every run: (result, {run name: Measured})."""
     value = result(experiments, name, model)
     out = {}
-    for run_name, pos, task, eval_lengths in runs(reference):
+    for run_name, pos, task, eval_lengths in runs(given):
         run, label = getattr(value, run_name), f"{name}().{run_name}"
-        built = rebuild(reference, run, label, pos, task, eval_lengths, device)
-        fresh = remeasure(reference, built, task, eval_lengths, FRESH)
-        documented = remeasure(reference, built, task, eval_lengths, seed + 1)
-        unexplained, slip = reproduction(reference, label, run, built, task, seed, documented)
+        built = rebuild(given, run, label, pos, task, eval_lengths, device)
+        fresh = remeasure(given, built, task, eval_lengths, FRESH)
+        documented = remeasure(given, built, task, eval_lengths, seed + 1)
+        unexplained, slip = reproduction(given, label, run, built, task, seed, documented)
         judge = recipe[pos, task].result()
-        problem = (unexplained or losses_provenance(reference, run, label, pos, task, seed, device, judge)
+        problem = (unexplained or losses_provenance(given, run, label, pos, task, seed, device, judge)
                    or fresh_difference(label, run, fresh, documented)
                    or weights_provenance(run, label, pos, task, judge))
         out[run_name] = Measured(run, fresh, documented, problem, slip)

@@ -1,0 +1,83 @@
+"""The experiments start as soon as their checks are selected, each in a child of its own, and so
+does the judge's own run of their recipe (in a process of its own, or read from .grade/ and
+checked), so that all this training overlaps the other checks.
+
+The seed: 0, the learner's default, in a handout; in the course's grading, the one its hidden
+folder keeps (hidden/seed.py), which learners never see: the same checks, on other data."""
+import hashlib
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader import apart
+from grader.checks import load_beside
+from grader.memo import later
+from grader.plugin import Reference, grade_of
+
+RECIPE = Path(__file__).with_name("recipe.py")     # the judge's run of the recipe, and its check
+COURSE_SEED = Path(__file__).parent.parent / "hidden" / "seed.py"
+EXPERIMENTS = ("measure_loss_gap", "extrapolation_runs")
+RUNS = {"measure_loss_gap": [("learned", "lookback"), ("none", "lookback"), ("none", "majority")],
+        "extrapolation_runs": [("learned", "lookback"), ("rope", "lookback")]}       # (pos, task)
+fed_rope = load_beside(__file__, "fed_rope")
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location(f"lab2_public_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+recipe_code = _load(RECIPE)
+
+
+@pytest.fixture(scope="session")
+def seed():
+    """The seed the experiments run with."""
+    return _load(COURSE_SEED).SEED if COURSE_SEED.is_file() else 0
+
+
+@pytest.fixture(scope="session")
+def given(lab):
+    """The handout's model.py and tasks.py, pristine (lab.given), imported here with the correct
+    RoPE of fed_rope.py as their positions.py: the judge's own copy of the experiments' code."""
+    return Reference.over([fed_rope.folder(), lab.given, lab.folder])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def experiments(request, student, device, seed):
+    """{experiment: Future of its result} for the experiments whose checks are selected, each run
+    with a correct RoPE in place of the student's positions.py (fed_rope.py)."""
+    selected = {grade_of(item).function for item in request.session.items}
+    fed = {"positions.py": fed_rope.positions_file()}
+    return {name: student.submit(name, seed=seed, device=str(device), replace=fed)
+            for name in EXPERIMENTS if name in selected}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def recipe(experiments, lab, given, device, seed):
+    """{(pos, task): Future of the judge's run of the lab's recipe for this seed}, for the
+    experiments selected: {"train_losses": [...], "state_dict": {name: CPU tensor}}. Trusted code
+    only: the handout's model.py and tasks.py with the RoPE of fed_rope.py, trained in a process
+    of its own (recipe.train), or kept in .grade/ for this lab's files and checked
+    (recipe.replays). The main thread alone draws from this process's global RNG."""
+    if not experiments:
+        yield {}
+        return
+    model, tasks = given.model, given.tasks
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+    files = [model.__file__, tasks.__file__, given.positions.__file__, __file__, RECIPE]
+    code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in files)).hexdigest()
+    folders = [fed_rope.folder(), lab.given, lab.folder]            # as `given` has them
+
+    def run(pool, pos, task):
+        start = lambda: apart.submit(pool, folders, RECIPE, "train", pos, task, seed, str(device))
+        check = lambda kept: recipe_code.replays(given, kept, pos, task, seed, device)
+        return later("lab2-recipe", (pos, task, seed, where, torch.__version__, code), start, check)
+
+    runs = dict.fromkeys(run for name in experiments for run in RUNS[name])
+    with apart.pool() as pool:
+        yield {key: run(pool, *key) for key in runs}
