@@ -17,8 +17,9 @@ if __name__ == "__main__":
     if "torch" in sys.modules:      # every command has closed what it opened: skip the teardown
         sys.stdout.flush()          # of torch's thousands of objects, most of a second of CPU
         sys.stderr.flush()
-        if "multiprocessing" in sys.modules:    # but release the semaphores of process pools (the
-            import multiprocessing.util         # recipe's), or their tracker warns about them
-            multiprocessing.util._run_finalizers(0)
+        if "multiprocessing" in sys.modules:
+            import multiprocessing.util
+
+            multiprocessing.util._run_finalizers(0)     # but release the semaphores of process pools
         os._exit(code)
     sys.exit(code)

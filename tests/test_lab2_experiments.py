@@ -109,7 +109,7 @@ def test_own_adam_loop_runs_in_another_order_and_complex_rope_keep_full_marks(gr
 
 
 def test_a_wrong_rope_costs_positions_only(grade_lab2, tmp_path):
-    """The experiments run with a correct RoPE in place of positions.py (public/fed_rope.py): a RoPE
+    """The experiments run with a correct RoPE in place of positions.py (public/fed/positions.py): a RoPE
     mistake is charged to rope_frequencies and apply_rope, not again to extrapolation_runs."""
     results = grade_lab2(assemble(tmp_path, positions="mistakes_a"))
     scores = results.by_function(EXPERIMENTS + ["apply_rope", "rope_frequencies"])

@@ -12,16 +12,15 @@ import pytest
 import torch
 
 from grader import apart
-from grader.checks import load_beside
 from grader.memo import later
 from grader.plugin import Reference, grade_of
 
 RECIPE = Path(__file__).with_name("recipe.py")     # the judge's run of the recipe, and its check
+FED = Path(__file__).with_name("fed")              # the positions.py the experiments run with
 COURSE_SEED = Path(__file__).parent.parent / "hidden" / "seed.py"
 EXPERIMENTS = ("measure_loss_gap", "extrapolation_runs")
 RUNS = {"measure_loss_gap": [("learned", "lookback"), ("none", "lookback"), ("none", "majority")],
         "extrapolation_runs": [("learned", "lookback"), ("rope", "lookback")]}       # (pos, task)
-fed_rope = load_beside(__file__, "fed_rope")
 
 
 def _load(path):
@@ -43,35 +42,36 @@ def seed():
 @pytest.fixture(scope="session")
 def given(lab):
     """The handout's model.py and tasks.py, pristine (lab.given), imported here with the correct
-    RoPE of fed_rope.py as their positions.py: the judge's own copy of the experiments' code."""
-    return Reference.over([fed_rope.folder(), lab.given, lab.folder])
+    RoPE of fed/positions.py as their positions.py: the judge's own copy of the experiments' code."""
+    return Reference.over([FED, lab.given, lab.folder])
 
 
 @pytest.fixture(scope="session", autouse=True)
 def experiments(request, student, device, seed):
     """{experiment: Future of its result} for the experiments whose checks are selected, each run
-    with a correct RoPE in place of the student's positions.py (fed_rope.py)."""
+    with a correct RoPE in place of the student's positions.py (fed/positions.py)."""
     selected = {grade_of(item).function for item in request.session.items}
-    fed = {"positions.py": fed_rope.positions_file()}
+    fed = {"positions.py": (FED / "positions.py").read_bytes()}
     return {name: student.submit(name, seed=seed, device=str(device), replace=fed)
             for name in EXPERIMENTS if name in selected}
 
 
 @pytest.fixture(scope="session", autouse=True)
-def recipe(experiments, lab, given, device, seed):
+def recipe(request, experiments, lab, device, seed):
     """{(pos, task): Future of the judge's run of the lab's recipe for this seed}, for the
     experiments selected: {"train_losses": [...], "state_dict": {name: CPU tensor}}. Trusted code
-    only: the handout's model.py and tasks.py with the RoPE of fed_rope.py, trained in a process
+    only: the handout's model.py and tasks.py with the RoPE of fed/positions.py, trained in a process
     of its own (recipe.train), or kept in .grade/ for this lab's files and checked
     (recipe.replays). The main thread alone draws from this process's global RNG."""
     if not experiments:
         yield {}
         return
+    given = request.getfixturevalue("given")
     model, tasks = given.model, given.tasks
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
     files = [model.__file__, tasks.__file__, given.positions.__file__, __file__, RECIPE]
     code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in files)).hexdigest()
-    folders = [fed_rope.folder(), lab.given, lab.folder]            # as `given` has them
+    folders = [FED, lab.given, lab.folder]                          # as `given` has them
 
     def run(pool, pos, task):
         start = lambda: apart.submit(pool, folders, RECIPE, "train", pos, task, seed, str(device))

@@ -3,7 +3,7 @@ each is validated, rebuilt and measured again by the judge (measured_runs), and 
 experiment starts by holding its runs to the recipe and to their own numbers (expect_honest).
 
 Provenance. The judge trains every documented run itself, with trusted code (the handout's
-model.py and tasks.py, the RoPE of fed_rope.py), once per (seed, device, torch, lab files): kept for
+model.py and tasks.py, the RoPE of fed/positions.py), once per (seed, device, torch, lab files): kept for
 a worker's life and on disk (conftest.py: recipe; grader/memo.py). A returned run's train_losses and weights must be
 those runs' within a tolerance that honest rewrites stay far inside (own loop with
 torch.optim.Adam, complex or einsum RoPE, float64 angles, another order of runs, more torch
