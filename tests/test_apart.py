@@ -94,3 +94,31 @@ def test_leaving_the_block_waits_for_no_work(tmp_path):
         assert time.monotonic() - left < 5 and alive(worker)
     finally:
         os.kill(worker, signal.SIGKILL)
+
+
+class ApartGrader:
+    """A batch worker's grader that does what lab 2's checks do with the recipe: work in a process
+    of its own (grader/instructor/workers.py: options["grader"])."""
+
+    def __init__(self, lab_folder, options):
+        self.work = options["work"]
+
+    def grade(self, files):
+        with apart.pool() as pool:
+            return "graded", apart.submit(pool, folders(), self.work, "facts", 3).result()["train_len"]
+
+    def close(self):
+        pass
+
+
+def test_a_batch_worker_may_run_work_apart(tmp_path):
+    """A worker is no daemonic process, which multiprocessing forbids to start any: on a machine
+    whose .grade/ lacks the recipe's runs, a batch would have failed every check of the experiments."""
+    from grader.instructor.workers import grade_all
+    from grader.submissions import Submission
+
+    answers = []
+    job = Submission("s", tmp_path, {}, "graded")
+    grade_all(find_lab("lab2"), [job], 1, {"grader": ApartGrader, "work": work(tmp_path)},
+              lambda submission, kind, data: answers.append((kind, data)))
+    assert answers == [("graded", 24)]

@@ -73,7 +73,7 @@ def test_reference_invariance_is_right_with_repeated_tokens(lab2):
     and the reversal change nothing there, but (a, b, a) changes the sum."""
     from grader.plugin import Reference
 
-    reference = Reference(lab2)
+    reference = Reference.of(lab2)
     layer = reference.toy_attention.Layer(torch.eye(3), torch.tensor([0.0, 1.0, 0.0]), 0.0)
     x = torch.randn(2, 2, 4)[:, [0, 0, 1]]
     assert reference.invariance.is_permutation_invariant(layer, x) is False
@@ -88,7 +88,7 @@ def test_opaque_attention_matches_the_handout(lab2, pos, causal):
     """The layer handed to students computes what model.attention_layer computes, from weights alone."""
     from grader.plugin import Reference
 
-    reference = Reference(lab2)
+    reference = Reference.of(lab2)
     layer = reference.model.attention_layer(16, n_heads=2, pos=pos, causal=causal, seed=1)
     opaque = reference.toy_attention.Attention(**reference.toy_attention.attention_weights(layer, 7))
     x = torch.randn(3, 7, 16)
@@ -126,7 +126,7 @@ def test_the_same_layer_can_be_invariant_on_one_input_only(lab2):
     layers = load_beside(lab2.folder / "public" / "test_invariance_basics.py", "layers")
     weights, shut, opened = layers.gated(4, 3, 105, torch.device("cpu"))
     assert layers.truth("Layer", weights, shut, 1e-5) is True and layers.truth("Layer", weights, opened, 1e-5) is False
-    sealed = Reference(lab2).toy_attention.sealed("Layer", layers.toy_attention.mask(weights, 7), 7)
+    sealed = Reference.of(lab2).toy_attention.sealed("Layer", layers.toy_attention.mask(weights, 7), 7)
     assert torch.allclose(sealed(opened), layers.toy_attention.Layer(**weights)(opened), atol=1e-6)
 
 

@@ -2,6 +2,7 @@
 answers, and leaves nothing running. Needs bubblewrap; the fallback is tested to say so."""
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -182,6 +183,12 @@ def test_a_child_forked_ahead_is_used_once_and_only_fresh(mode):
             left = zygote._spare[1]
             drop()
             assert zygote._spare is None and left.shared.closed
+        zygote.prepare("cpu", memory)       # killed while it waited (out of memory, say): not used
+        os.kill(zygote._spare[1].host_pid, signal.SIGKILL)
+        time.sleep(0.2)
+        left = zygote._spare[1]
+        let_go(zygote.fork("cpu", memory))
+        assert left.shared.closed
         zygote.reset()
         zygote.prepare("cpu", memory)       # a real grading on the child forked ahead
         results = grade(lab, ROOT / "reference" / "lab2", device="cpu", select=["positions.py"], zygote=zygote)

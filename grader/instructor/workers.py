@@ -7,13 +7,14 @@ import multiprocessing.connection
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from collections import deque
 from pathlib import Path
 
 from grader.errors import SetupError
 from grader.judge.launchers import launcher_for
-from grader.judge.linux import stop_then_kill
+from grader.judge.linux import PR_SET_PDEATHSIG, libc, stop_then_kill
 from grader.judge.sandbox import write_files
 from grader.judge.zygote import Zygote
 from grader.labs import find_lab
@@ -74,6 +75,8 @@ def _work(lab_folder, options, conn):
     gets each job's `files` (grade.py mutants: grader/author/mutants.py).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the main process decides what Ctrl-C stops
+    if sys.platform == "linux":                     # and dies with it, killed or not
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     try:
         grader = options.get("grader", WarmGrader)(lab_folder, options)
     except Exception as error:
@@ -98,7 +101,8 @@ class Worker:
     def __init__(self, context, lab, options):
         self.conn, theirs = context.Pipe()
         self.process = context.Process(target=_work, args=(str(lab.folder), options, theirs),
-                                       daemon=True, name="grade-worker")
+                                       name="grade-worker")     # not a daemon: a lab's checks may start
+        #                                                         processes of their own (grader/apart.py)
         self.process.start()
         theirs.close()
         self.job = None             # the Submission being graded

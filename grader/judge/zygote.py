@@ -124,7 +124,8 @@ class Zygote:
         with self._lock:
             spare, self._spare = self._spare, None
         if spare is not None:
-            if spare[0] == (str(device), memory_mb) and not self.broken and self.process.poll() is None:
+            if spare[0] == (str(device), memory_mb) and not self.broken and self.process.poll() is None \
+                    and _running(spare[1].host_pid):
                 return spare[1]
             let_go(spare[1])
         return self._fork(device, memory_mb)
@@ -242,6 +243,15 @@ def sealed_memory(name, size):
     os.ftruncate(fd, size)
     fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
     return fd
+
+
+def _running(pid):
+    """Whether process `pid` (ours to see) runs: a child forked ahead waits for minutes, and may be
+    killed meanwhile (out of memory); the zygote reaps it only when told, so its pid stays its own."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
 
 
 def _dead(pids):
