@@ -197,3 +197,24 @@ def test_a_child_forked_ahead_is_used_once_and_only_fresh(mode):
     finally:
         zygote.close()
     assert zygote._spare is None
+
+
+@pytest.mark.parametrize("mode", ["auto", "process"])
+def test_a_child_forked_ahead_and_dropped_leaves_no_control_group(mode):
+    """A spare that no round took (a reset, a fork for another device) is killed before its own
+    control groups are removed: removed while it still ran, they stayed behind, one pair a
+    dropped spare, for the zygote's life (a --watch session), and a later child given the same
+    pid got no group of its own, so no kernel count of its CPU time."""
+    memory = find_lab("lab2").manifest.memory_mb
+    zygote = Zygote(launcher_for(mode))
+    try:
+        if zygote.cgroup is None:
+            pytest.skip("no control groups here (not root)")
+        dropped = []
+        for drop in (zygote.reset, lambda: let_go(zygote.fork("meta", memory))):
+            zygote.prepare("cpu", memory)
+            dropped += zygote._spare[1].groups
+            drop()
+        assert dropped and not [folder for folder in dropped if folder.exists()]
+    finally:
+        zygote.close()

@@ -127,7 +127,7 @@ class Zygote:
             if spare[0] == (str(device), memory_mb) and not self.broken and self.process.poll() is None \
                     and _running(spare[1].host_pid):
                 return spare[1]
-            let_go(spare[1])
+            self._let_go(spare[1])
         return self._fork(device, memory_mb)
 
     def prepare(self, device, memory_mb):
@@ -147,7 +147,17 @@ class Zygote:
         with self._lock:
             spare, self._spare = self._spare, None
         if spare is not None:
-            let_go(spare[1])
+            self._let_go(spare[1])
+
+    def _let_go(self, forked):
+        """Let go of a spare: killed and reaped by the zygote before its groups are removed (a
+        group cannot be removed while the child is in it: it would stay for the zygote's life)."""
+        if not self.broken and self.process.poll() is None:
+            try:
+                self.ask({"op": "kill", "pid": forked.pid})
+            except ZygoteGone:
+                pass
+        let_go(forked)
 
     def _fork(self, device, memory_mb):
         from grader.judge import wire
