@@ -133,6 +133,24 @@ def test_nothing_of_one_student_reaches_the_next(probe_lab, sandboxed):
     second.close()
 
 
+def test_nothing_of_one_student_reaches_the_child_forked_ahead(probe_lab, zygote):
+    """--watch forks the next round's child right after the reset: what the last round left
+    (files, a daemon, its source in memory) reaches it no more than a child forked later."""
+    first = Sandbox(probe_lab, submission(PROBE + "\n# STUDENT-ONE-" + "SECRET-7a2e\n"), zygote)
+    assert first.call("plant") is True
+    first.close()
+    zygote.reset()
+    zygote.prepare(first.device, probe_lab.manifest.memory_mb)
+    ahead = zygote._spare[1]
+    second = Sandbox(probe_lab, submission(), zygote)
+    sandboxed = zygote.launcher.name == "bubblewrap"     # a plain child may not read its own memory
+    seen = second.call("look", ["STUDENT-ONE-", "SECRET-7a2e"] if sandboxed else [])
+    assert zygote._spare is None and ahead.pid in [child.pid for child in second._children]
+    assert "planted" not in str(seen) and not any("isolation-daemon" in p for p in seen["processes"])
+    assert seen["found"] is False
+    second.close()
+
+
 @needs_bwrap
 def test_children_of_one_student_share_no_files(probe_lab, sandboxed):
     box = Sandbox(probe_lab, submission(), sandboxed)
