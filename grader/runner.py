@@ -128,7 +128,7 @@ def run_experiments(lab: Lab, submission: str | Path | None = None, device: str 
     own process, printing to this terminal. Its exit status (130 when Ctrl-C stopped it)."""
     if not lab.manifest.experiments:
         raise LabError(f"lab {lab.name} has no experiments to run")
-    files, _ = submission_files(lab, submission)
+    files, _ = submission_files(lab, submission, pristine=False)    # the learner's copy, as edited
     with tempfile.TemporaryDirectory(prefix=f"{lab.name}-experiments-") as work:
         write_files(work, files)
         command = [sys.executable, lab.manifest.experiments, "--device", device,    # "auto" too: torch is

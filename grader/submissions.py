@@ -247,9 +247,12 @@ def _syntax_error(data):
 
 
 # -- the files a child gets ---------------------------------------------------------------------------
-def submission_files(lab, submission=None):
+def submission_files(lab, submission=None, pristine=True):
     """The files a child works with: the handout's given Python files, the lab's pristine stubs,
     and the student files of `submission` (a folder; default: the handout, the learner's copy) over them.
+    In a release, whose handout is the learner's to change, the given modules are those the judge
+    imports (lab.given), unless not `pristine` (--experiments: the learner's own run): a grade is
+    made of the student files only, with the same given code as the course's grading.
 
     Returns ({relative path: bytes}, [student files the submission lacks]); UsageError if it cannot be read.
     """
@@ -264,6 +267,8 @@ def submission_files(lab, submission=None):
         raise UsageError(f"{folder}: {why}") from None
     files = {str(p.relative_to(lab.handout)): p.read_bytes() for p in sorted(lab.handout.rglob("*.py"))
              if not any(part.startswith((".", "__pycache__")) for part in p.relative_to(lab.handout).parts)}
+    if pristine and lab.given != lab.handout:
+        files.update({p.name: p.read_bytes() for p in sorted(lab.given.glob("*.py"))})
     files.update({m.name: m.read_bytes() for m in lab.child_modules})
     files.update({name: (lab.stubs / name).read_bytes() for name in wanted})
     files.update(found)

@@ -16,6 +16,7 @@ from grader.instructor.gradebook import not_graded
 from grader.labs import ENGINE, engine_files, find_lab
 from grader.quiz.model import load_quiz
 from grader.results import Check, GradescopeResults, LabResults
+from grader.submissions import submission_files
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"
@@ -224,3 +225,19 @@ def test_a_checks_visibility_is_set_in_lab_yaml():
     lab.manifest = lab.manifest.model_copy(update={"visibility": table})
     assert lab.visibility_of(hidden, "hidden/test_positions.py::test_b") == "after_due_date"
     assert lab.visibility_of(hidden, "hidden/test_positions.py::test_a[x]") == "after_published"
+
+
+def test_a_learners_grading_runs_the_given_modules_the_judge_does(released, tmp_path):
+    """The judge builds the experiments' truth from given/ (pristine); the children must train with
+    the same modules, not the learner's edited copies in the handout: a tasks.py tinkered with (its
+    learning rate) failed honest experiments locally, 0 of 18, that the course's grading passes."""
+    copy = tmp_path / "release"
+    shutil.copytree(released, copy)
+    tasks = copy / "assignments" / "lab2" / "tasks.py"
+    tasks.write_text(tasks.read_text() + "\nLR = 3.3e-3  # the learner tinkering\n")
+    lab = find_lab(copy / "grader" / "labs" / "lab2")
+    files, _ = submission_files(lab)
+    assert files["tasks.py"] == (lab.given / "tasks.py").read_bytes()
+    assert files["model.py"] == (lab.given / "model.py").read_bytes()
+    mine, _ = submission_files(lab, pristine=False)         # --experiments: the learner's own run, as edited
+    assert mine["tasks.py"] == tasks.read_bytes()
