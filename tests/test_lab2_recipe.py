@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from grader import memo
+from grader.labs import find_lab
 from grader.plugin import Reference
 
 ROOT = Path(__file__).parent.parent
@@ -111,3 +112,20 @@ def test_a_poisoned_memo_is_found_and_computed_again(quiet, grade_lab2, state, l
     results = grade_lab2(ROOT / "reference/lab2", GAP)
     assert results.score == results.max_score, [c.message for c in results.checks if c.status != "passed"]
     assert path.read_bytes() == (folder / path.name).read_bytes()       # the recipe's run, again
+
+
+def test_the_recipes_memo_key_digests_the_rope_it_runs():
+    """A run of the recipe kept in .grade/ is keyed by a digest of the code it ran: the checks' RoPE
+    is toy_attention.turn_pairs (fed/positions.py imports it), so toy_attention.py is digested too; left
+    out, a changed turn_pairs would meet a kept run made with the old one, and only its first steps'
+    replay stood between the judge's truth and a stale one."""
+    folder = ROOT / "grader/labs/lab2/public"
+    spec = importlib.util.spec_from_file_location("lab2_public_conftest_keyed", folder / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    lab = find_lab("lab2")
+    given = Reference.over([conftest.FED, lab.given, lab.folder])
+    assert {Path(f).name for f in conftest.recipe_files(given)} >= {
+        "model.py", "tasks.py", "positions.py", "toy_attention.py", "conftest.py", "recipe.py"}
+    assert Path(given.positions.__file__).parent == conftest.FED
+    assert "from toy_attention import" in Path(given.positions.__file__).read_text()

@@ -56,6 +56,13 @@ def experiments(request, student, device, seed):
             for name in EXPERIMENTS if name in selected}
 
 
+def recipe_files(given):
+    """Every file the recipe's run executes, for its memo's key: toy_attention.py too, whose
+    turn_pairs is the checks' RoPE (fed/positions.py imports it)."""
+    return [given.model.__file__, given.tasks.__file__, given.positions.__file__, given.toy_attention.__file__,
+            __file__, RECIPE]
+
+
 @pytest.fixture(scope="session", autouse=True)
 def recipe(request, experiments, lab, device, seed):
     """{(pos, task): Future of the judge's run of the lab's recipe for this seed}, for the
@@ -67,10 +74,8 @@ def recipe(request, experiments, lab, device, seed):
         yield {}
         return
     given = request.getfixturevalue("given")
-    model, tasks = given.model, given.tasks
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
-    files = [model.__file__, tasks.__file__, given.positions.__file__, __file__, RECIPE]
-    code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in files)).hexdigest()
+    code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in recipe_files(given))).hexdigest()
     folders = [FED, lab.given, lab.folder]                          # as `given` has them
 
     def run(pool, pos, task):
