@@ -225,8 +225,9 @@ class GradingPlugin:
         config.option.tbstyle = "value"
 
     def pytest_collectreport(self, report):
-        if report.failed:
-            self.problems.append(f"{report.nodeid}: {report.longreprtext.strip().splitlines()[-1]}")
+        if report.failed:       # its last line says what ("value" style: only the error's own text,
+            said = report.longreprtext.strip().splitlines() or ["it could not be imported"]     # maybe none)
+            self.problems.append(f"{report.nodeid}: {said[-1]}")
 
     def pytest_collection_modifyitems(self, session, config, items):
         order = self.order

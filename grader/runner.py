@@ -73,8 +73,8 @@ def _run_checks(lab, box, missing, submission, device, select, started, first, o
     code = run_pytest(lab, [plugin, plugin.fixtures], "--capture=no")
     if plugin.setup_error:
         raise plugin.setup_error
-    if code == pytest.ExitCode.INTERRUPTED:
-        raise KeyboardInterrupt
+    if code == pytest.ExitCode.INTERRUPTED and not plugin.problems:    # a check file that could not be
+        raise KeyboardInterrupt                                         # collected stops pytest so too
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         plugin.problems.append(f"pytest stopped ({code.name})")
     if plugin.problems:

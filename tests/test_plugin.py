@@ -125,3 +125,13 @@ def test_a_failed_check_costs_no_repr_of_its_arguments(toy, zygote, tmp_path):
     results, _ = graded(toy, zygote, tmp_path, "return a - b")
     status = {check.test.split("::")[-1]: check.status for check in results.checks}
     assert status == {"test_add": "failed", "test_reprs": "passed"}
+
+
+@pytest.mark.parametrize("raised", ['raise AssertionError("a typo of the author")', "raise AssertionError()"])
+def test_a_check_file_that_cannot_be_collected_is_a_broken_lab(toy, zygote, tmp_path, raised):
+    """A check file that raises as it is imported makes the lab broken, said with its file: it was
+    taken for Ctrl-C (pytest's exit status for collection errors is INTERRUPTED), and one whose
+    error had no text (pytest's "value" style then writes none) crashed the plugin."""
+    (toy.folder / "hidden" / "test_broken.py").write_text(raised + "\n")
+    with pytest.raises(LabError, match="test_broken.py"):
+        graded(toy, zygote, tmp_path, "return a + b")
