@@ -71,3 +71,20 @@ def test_broken_manifest_exits_2(tmp_path):
     assert run.returncode == 2
     assert "student_files" in run.stdout and "surprise" in run.stdout
     assert "Traceback" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("body, code, said", [
+    ("print('ran', __name__, sys.argv[1:])", 0, "ran __main__ ['--out', 'x']"),
+    ("sys.exit(130)", 130, ""),
+    ("sys.exit('stopped: why')", 1, "stopped: why"),
+    ("raise ValueError('broken')", 1, "ValueError: broken"),
+])
+def test_the_experiments_script_exits_as_python_would_have_it(tmp_path, body, code, said):
+    """--experiments runs the lab's script under an exit that skips torch's teardown (FAST_EXIT):
+    its status, its message and its traceback are what `python SCRIPT` gives."""
+    from grader.runner import FAST_EXIT
+
+    (tmp_path / "script.py").write_text(f"import sys\n{body}\n")
+    run = subprocess.run([sys.executable, "-c", FAST_EXIT, "script.py", "--out", "x"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == code and said in run.stdout + run.stderr, run.stdout + run.stderr
