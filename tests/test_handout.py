@@ -241,3 +241,16 @@ def test_ctrl_c_stops_the_experiments_keeping_what_finished(handout, tmp_path):
     assert sum("stopped" in line for line in said.splitlines()) == 1
     assert "stopped (Ctrl-C): kept what finished: measure_loss_gap" in said
     assert (tmp_path / "plots" / "training_loss.png").is_file()
+
+
+def test_the_experiments_boxes_are_checked_by_the_copys_own_grade_py(handout, tmp_path):
+    """The experiments' claims are re-measured in the learner's copy: the reference's runs tick both
+    boxes, through the handout's own grade.py (the judge trains the recipe for seed 0 there)."""
+    work = tmp_path / "work"
+    shutil.copytree(REFERENCE, work, ignore=shutil.ignore_patterns("__pycache__"))
+    run = grade(handout, "lab2", "-k", "experiments.py", "--submission", work, "--json", tmp_path / "r.json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "☑ Measured loss gap with and without positions" in run.stdout
+    assert "☑ RoPE extrapolated further than learned positions" in run.stdout
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert results["score"] == 18 and "Traceback" not in run.stdout + run.stderr
