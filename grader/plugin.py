@@ -111,8 +111,7 @@ class Reference:
     def of(cls, lab):
         """The lab's reference, imported once per process: a batch worker's students and the
         rounds of --watch share it (it is trusted code, and student code never reaches it)."""
-        folders = [f for f in (lab.reference, lab.handout) if f is not None]
-        return cls.over(folders + [m.parent for m in lab.child_modules])
+        return cls.over([f for f in (lab.reference, lab.handout) if f] + [m.parent for m in lab.child_modules])
 
     @classmethod
     def over(cls, folders):
@@ -172,14 +171,13 @@ def fixtures(lab, student, reference, device):
 
     @pytest.fixture(name="record_property")
     def record_property_fixture(request):
-        """record_property(name, number or list): kept in the check's Check.data (pytest's own
-        fixture of this name comes with junitxml, which is not loaded)."""
+        """record_property(name, number or list): kept in Check.data (pytest's comes with junitxml)."""
         return lambda name, value: request.node.user_properties.append((name, value))
 
-    plugin = ModuleType("grader_fixtures")
-    plugin.lab, plugin.student, plugin.reference, plugin.device = lab_fixture, student_fixture, reference_fixture, \
-        device_fixture
-    plugin.record_property = record_property_fixture
+    plugin = ModuleType("grader_fixtures")      # pytest takes each fixture's name from its decorator
+    for i, fixture in enumerate((lab_fixture, student_fixture, reference_fixture, device_fixture,
+                                 record_property_fixture)):
+        setattr(plugin, f"fixture_{i}", fixture)
     return plugin
 
 
