@@ -27,6 +27,7 @@ documented evaluation batch shows there.
 """
 import hashlib
 import itertools
+import weakref
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
@@ -143,13 +144,23 @@ MEASURED_KEPT = 4096
 
 
 def digest(model):
-    """SHA-256 of a model's configuration, device and every weight's name, dtype, shape and bytes."""
+    """SHA-256 of a model's configuration, device and every weight's name, dtype, shape and bytes;
+    once per model (the slip search measures one model many times, and nothing changes its weights)."""
+    if model not in DIGESTS:
+        DIGESTS[model] = _digest(model)
+    return DIGESTS[model]
+
+
+DIGESTS = weakref.WeakKeyDictionary()
+
+
+def _digest(model):
     weights = model.state_dict()
     some = next(iter(weights.values()))
     h = hashlib.sha256(repr((model.cfg, str(some.device))).encode())
     for name, w in weights.items():
         h.update(repr((name, str(w.dtype), tuple(w.shape))).encode())
-        h.update(w.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+        h.update(w.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
     return h.hexdigest()
 
 
