@@ -89,6 +89,28 @@ def test_time_spent_asleep_is_charged(processes):
     assert used < 0.1 and charged >= 0.9 * wall
 
 
+def test_a_call_ends_when_its_answer_is_in():
+    """A child that slept, answered and still runs a little before it waits for the next call:
+    the answer's arrival ends the call's time, all of its sleep is charged (a look while the child
+    ran took only what was seen before), and what the judge does after is not."""
+    code = "import os, time\nos.write(1, b'u'); time.sleep(0.5); os.write(1, b'a')\n" \
+           "t = time.process_time()\nwhile time.process_time() - t < 0.1: pass\ntime.sleep(60)"
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert process.stdout.read(1) == b"u"
+        call = meter_of(process)
+        time.sleep(0.2)
+        call.charged()                          # a look while it sleeps, as a call's limit takes
+        assert process.stdout.read(1) == b"a"
+        call.stop()
+        charged = call.charged()
+        time.sleep(0.3)
+        assert 0.4 <= charged <= call.wall() + 0.01 and call.charged() == charged, (charged, call.wall())
+    finally:
+        process.kill()
+        process.wait()
+
+
 def test_what_a_process_starts_in_its_session_is_charged(processes):
     """Two processes started by the measured one, each using 0.5 s of CPU (one still there, one
     ended and reaped), count, while the measured one only sleeps."""

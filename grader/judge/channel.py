@@ -110,6 +110,7 @@ class Child:
         try:
             self.send(wire.frame(request), limit)
             answer = wire.recv(self._answer, self._waiter(limit), self.answer_bytes + wire.SLACK)
+            limit.clock.stop()         # what the judge does with the answer is not the call's time
         except TimeoutError:
             self.kill()
             raise CallFailed(function, "timeout", "no answer in time") from None

@@ -95,18 +95,26 @@ class SessionMeter:
 
 class CallClock:
     """The time one call has been charged so far (see the module's docstring). Once the child is
-    gone, what it was charged when last seen."""
+    gone, what it was charged when last seen; once the call is over (`stop`), its wall time ends
+    there, whatever the judge does with the answer after."""
 
     def __init__(self, meter):
         self.meter, self.pid = meter, meter.pid
         self.billed = False         # added to the submission's time already
         self._started = time.monotonic()
+        self._ended = None
         self._cpu = meter.used
         self._ran, self._delay, _ = main_thread(self.pid) or (0.0, 0.0, False)
         self._own = self._last = 0.0
 
     def wall(self):
-        return time.monotonic() - self._started
+        return (self._ended or time.monotonic()) - self._started
+
+    def stop(self):
+        """The answer is in: the call's time ends now. The child's main thread ran to write it, so
+        any wait for a CPU it is in now began after: the run delay counted now is the call's whole."""
+        self._ended = time.monotonic()
+        self.charged()
 
     def cpu(self):
         """CPU seconds of the child's session charged to this call."""
@@ -116,8 +124,8 @@ class CallClock:
         seen = main_thread(self.pid)
         if seen is not None:
             ran, delay, runnable = seen
-            if runnable:            # perhaps waiting for a CPU now, a wait not counted yet: only
-                own = self._own + ran - self._ran       # what it ran since it was last seen
+            if runnable and self._ended is None:    # perhaps waiting for a CPU now, a wait not
+                own = self._own + ran - self._ran       # counted yet: only what it ran since last seen
             else:
                 own = self.wall() - (delay - self._delay)
             self._own, self._ran = max(self._own, own), ran
