@@ -9,7 +9,7 @@ A call is charged the larger of two times:
   no process's;
 - its own time: the wall time of the call less the time the child's main thread waited for a
   CPU (the kernel's run delay, /proc/PID/schedstat), so time spent sleeping or blocked counts,
-  and time lost to other people's work does not.
+  and time lost to other people's work does not. The call ends when its answer is in.
 """
 import os
 import time
