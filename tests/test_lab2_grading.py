@@ -1,6 +1,5 @@
 """Lab 2's positions and invariance checks against the reference, the stubs, and submissions
 written to be wrong, alternative, cheating or crashing (tests/submissions/)."""
-import time
 from pathlib import Path
 
 import pytest
@@ -23,11 +22,9 @@ def graded(grade_lab2):
     def get(name):
         if name not in CACHE:
             folder = {"reference": ROOT / "reference/lab2", "stubs": None}.get(name, SUBMISSIONS / name)
-            started = time.monotonic()
-            CACHE[name] = grade_lab2(folder, PARTS), time.monotonic() - started
-        return CACHE[name][0]
+            CACHE[name] = grade_lab2(folder, PARTS)
+        return CACHE[name]
 
-    get.seconds = lambda name: CACHE[name][1]
     return get
 
 
@@ -206,11 +203,13 @@ def test_exits_fail_their_checks_and_grading_goes_on(graded):
 
 
 def test_endless_loop_keeps_other_points_and_finishes(graded):
+    """One call runs into the loop, to its limit; the function's other checks are not run (it
+    finishes in one call limit, however busy the machine: no wall time is asserted)."""
     results = graded("endless_rope")
     assert points(results, "rope_frequencies")[0] == points(results, "rope_frequencies")[1]
     assert points(results, "apply_rope")[0] == 0
-    assert any("no answer within" in c.message for c in results.checks)
-    assert graded.seconds("endless_rope") < 40
+    assert sum("no answer within" in c.message for c in results.checks) == 1
+    assert sum("timed out in an earlier check" in c.message for c in results.checks) > 1
 
 
 def test_flood_and_booby_traps_earn_nothing(graded, tmp_path):
