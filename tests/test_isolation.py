@@ -261,6 +261,23 @@ def test_a_sibling_cannot_starve_a_call_into_a_grader_fault(probe_lab, zygote, m
     box.close()
 
 
+def test_the_judge_s_own_work_is_not_charged(probe_lab, zygote, monkeypatch):
+    """The judge encoding a request and parsing an answer, slowed as a busy machine slows it (a
+    request of 90,000 floats took 0.35 s to encode here under load, all charged to the call while
+    its child waited for it): a call that does nothing is charged only its child's little time."""
+    from grader.judge import wire
+
+    box = Sandbox(probe_lab, submission(), zygote)
+    box.call("slow", [0])
+    encode, loads = wire.encode, wire.loads
+    monkeypatch.setattr(wire, "encode", lambda *args: (time.sleep(0.5), encode(*args))[1])
+    monkeypatch.setattr(wire, "loads", lambda data: (time.sleep(0.5), loads(data))[1])
+    spent = box.spent
+    assert box.call("slow", [0]) == 0
+    assert box.spent - spent < 0.3, box.spent - spent
+    box.close()
+
+
 # -- 4. and 5. what the judge believes ----------------------------------------------------------------
 def test_sizes_are_cut_by_the_judge(probe_lab, zygote):
     uncut = ("\nimport __main__\n__main__.describe = lambda error, workdir: {'type': 'ValueError', "
