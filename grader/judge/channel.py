@@ -108,9 +108,11 @@ class Child:
         request = {"id": self._next_id, "module": module, "function": function,
                    "args": wire.encode(args), "kwargs": wire.encode(kwargs)}
         try:
-            self.send(wire.frame(request), limit)
-            answer = wire.recv(self._answer, self._waiter(limit), self.answer_bytes + wire.SLACK)
-            limit.clock.stop()         # what the judge does with the answer is not the call's time
+            data = wire.frame(request)
+            limit.clock.start()         # the call's time: from its request's sending to its answer's
+            self.send(data, limit)      # last byte; the judge's encoding and parsing are not in it
+            answer = wire.recv(self._answer, self._waiter(limit), self.answer_bytes + wire.SLACK,
+                               received=limit.clock.stop)
         except TimeoutError:
             self.kill()
             raise CallFailed(function, "timeout", "no answer in time") from None

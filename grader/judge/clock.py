@@ -101,9 +101,13 @@ class CallClock:
     def __init__(self, meter):
         self.meter, self.pid = meter, meter.pid
         self.billed = False         # added to the submission's time already
+        self.start()
+
+    def start(self):
+        """The call's time begins now (the judge's encoding of its request is not the call's time)."""
         self._started = time.monotonic()
         self._ended = None
-        self._cpu = meter.used
+        self._cpu = self.meter.used
         self._ran, self._delay, _ = main_thread(self.pid) or (0.0, 0.0, False)
         self._own = self._last = 0.0
 
@@ -137,7 +141,13 @@ class WallClock:
     """A clock for waits where no student code runs: nothing is charged, the wall time is all."""
 
     def __init__(self):
+        self.start()
+
+    def start(self):
         self._started = time.monotonic()
+
+    def stop(self):
+        pass
 
     def wall(self):
         return time.monotonic() - self._started

@@ -300,9 +300,11 @@ def frame_parts(value: Any) -> list:
     return [_HEADER.pack(sum(memoryview(part).nbytes for part in parts)), *parts]
 
 
-def recv(fd: int, wait: Callable[[int], None] | None = None, limit: int = MAX_FRAME) -> Any:
-    """Read one frame; `wait(fd)` runs before each read (it may block, or raise to give up). Its
-    tensors lie over one buffer whose pages come as the bytes do: a claimed size costs nothing."""
+def recv(fd: int, wait: Callable[[int], None] | None = None, limit: int = MAX_FRAME,
+         received: Callable[[], None] | None = None) -> Any:
+    """Read one frame; `wait(fd)` runs before each read (it may block, or raise to give up), and
+    `received()` once all its bytes are in, before they are parsed. Its tensors lie over one
+    buffer whose pages come as the bytes do: a claimed size costs nothing."""
     def read_into(view):
         if wait:
             wait(fd)
@@ -311,7 +313,10 @@ def recv(fd: int, wait: Callable[[int], None] | None = None, limit: int = MAX_FR
     (size,) = _HEADER.unpack(_fill(read_into, bytearray(_HEADER.size)))
     if size > limit:
         raise WireError(f"an answer of {size} bytes, over the limit of {limit}")
-    return loads(_fill(read_into, mmap.mmap(-1, size) if size else bytearray()))
+    data = _fill(read_into, mmap.mmap(-1, size) if size else bytearray())
+    if received:
+        received()
+    return loads(data)
 
 
 def send_with_fds(sock: socket.socket, value: Any, fds: Sequence[int] = ()) -> None:
