@@ -278,6 +278,29 @@ def test_the_judge_s_own_work_is_not_charged(probe_lab, zygote, monkeypatch):
     box.close()
 
 
+def test_short_calls_are_charged_their_cpu_once(probe_lab, zygote):
+    """Twenty calls of 0.05 s of CPU each: each is charged its own time, and a call whose look read
+    the session's CPU afresh was charged too all the CPU since the last reading, the calls' before
+    it included (1.6 s charged for 1.05 s used, more or less as the machine's load spaced them)."""
+    source = PROBE + '''
+def spin(seconds):
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        pass
+    return time.process_time()
+'''
+    box = Sandbox(probe_lab, {"probe.py": source.encode()}, zygote)
+    probe_lab.functions["spin"] = "probe.py"
+    try:
+        first, spent = box.call("spin", [0]), box.spent
+        for _ in range(20):
+            used = box.call("spin", [0.05]) - first
+        assert box.spent - spent < 1.25 * used, (box.spent - spent, used)
+    finally:
+        del probe_lab.functions["spin"]
+        box.close()
+
+
 # -- 4. and 5. what the judge believes ----------------------------------------------------------------
 def test_sizes_are_cut_by_the_judge(probe_lab, zygote):
     uncut = ("\nimport __main__\n__main__.describe = lambda error, workdir: {'type': 'ValueError', "
