@@ -153,3 +153,24 @@ def test_the_backstop_is_the_graders_and_the_limit_the_submissions(monkeypatch):
     time.sleep(0.1)
     with pytest.raises(TimeoutError):
         limit.wait()
+
+
+def test_a_sleep_that_spins_at_every_look_is_charged():
+    """A process asleep but for a spin around each look of the judge (the looks of a call's limit
+    come at times a submission can foresee: half its limit, then every 2 s): seen runnable at
+    every look, it was charged only the CPU it ran between looks, never reached its limit, and
+    ran on to the wall-time backstop, a grader fault ("the machine was too busy") of its own
+    making, graded again and never failed. A look that sees it runnable, having run since the
+    look before, is charged at least the time up to that look."""
+    code = "import os, time\nfor _ in range(5):\n    t = time.monotonic()\n    os.write(1, b'r')\n" \
+           "    while time.monotonic() - t < 0.05: pass\n    time.sleep(0.5)\ntime.sleep(60)"
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        call = meter_of(process)
+        for _ in range(5):
+            assert process.stdout.read(1) == b"r"
+            call.charged()                      # a look while it spins
+        assert call.charged() >= 0.5 * call.wall(), (call.charged(), call.wall())
+    finally:
+        process.kill()
+        process.wait()
