@@ -109,7 +109,7 @@ class CallClock:
         self._ended = None
         self._cpu = self.meter.used
         self._ran, self._delay, _ = main_thread(self.pid) or (0.0, 0.0, False)
-        self._own = self._last = 0.0
+        self._own = self._last = self._seen = 0.0     # _seen: the wall time of the last look
 
     def wall(self):
         return (self._ended or time.monotonic()) - self._started
@@ -132,11 +132,14 @@ class CallClock:
         seen = main_thread(self.pid)
         if seen is not None:
             ran, delay, runnable = seen
+            wall = self.wall()
             if runnable and self._ended is None:    # perhaps waiting for a CPU now, a wait not
                 own = self._own + ran - self._ran       # counted yet: only what it ran since last seen
+                if ran > self._ran:                 # it ran since the last look: a wait it is in
+                    own = max(own, self._seen - (delay - self._delay))  # began after that look
             else:
-                own = self.wall() - (delay - self._delay)
-            self._own, self._ran = max(self._own, own), ran
+                own = wall - (delay - self._delay)
+            self._own, self._ran, self._seen = max(self._own, own), ran, wall
             self._last = max(self._last, self._own, self.cpu())
         return self._last
 
