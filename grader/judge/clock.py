@@ -5,8 +5,8 @@ A call is charged the larger of two times:
 - the CPU time of every process in the child's session (a child is a session leader, and its
   seccomp filter refuses it and all it starts a new session), reaped children included; where
   the child has a control group of its own (grader/judge/cgroup.py), the CPU time the kernel
-  counted there, if more: processes reaped by the kernel itself (SIGCHLD ignored) add theirs to
-  no process's;
+  counted there instead, of all it ran: processes reaped by the kernel itself (SIGCHLD ignored)
+  add theirs to no process's;
 - its own time: the wall time of the call less the time the child's main thread waited for a
   CPU (the kernel's run delay, /proc/PID/schedstat), so time spent sleeping or blocked counts,
   and time lost to other people's work does not. The call ends when its answer is in.
@@ -35,30 +35,32 @@ def host_pid(pid, root):
     return pid
 
 
+def process_cpu(entry):
+    """(session, CPU seconds with the children it has reaped) of the process in /proc folder
+    `entry`; None once it is gone."""
+    try:
+        fields = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()
+        return int(fields[3]), sum(int(value) for value in fields[11:15]) / TICK    # utime stime cutime cstime
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def session_cpu(session):
     """CPU seconds of every process in `session`, with the children each has reaped."""
-    total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 14 and fields[3] == b"%d" % session:
-            total += sum(int(value) for value in fields[11:15])     # utime stime cutime cstime
-    return total / TICK
+    seen = (process_cpu(entry) for entry in Path("/proc").iterdir() if entry.name.isdigit())
+    return sum(found[1] for found in seen if found and found[0] == session)
 
 
 def group_cpu(folder):
-    """CPU seconds the kernel counted in a control group (v1's cpuacct, v2's cpu.stat); 0 once gone."""
+    """CPU seconds the kernel counted in a control group (v1's cpuacct, v2's cpu.stat); None where
+    it counts none, or is gone."""
     try:
         if (folder / "cpuacct.usage").exists():
             return int((folder / "cpuacct.usage").read_text()) / 1e9
         stat = dict(line.split() for line in (folder / "cpu.stat").read_text().splitlines())
         return int(stat["usage_usec"]) / 1e6
     except (OSError, ValueError, KeyError):
-        return 0.0
+        return None
 
 
 def main_thread(pid):
@@ -75,21 +77,29 @@ def main_thread(pid):
 
 
 class SessionMeter:
-    """The CPU seconds a child's session (or its control group, `group`, where it has one and it
-    counted more) has used since the child was forked (a fresh fork has used none), read at most
-    every RESCAN seconds: a scan of every process costs milliseconds, and a call takes a fraction
-    of one. What the session uses between two reads is charged to the call that makes the second:
-    work a child leaves running is still its own."""
+    """The CPU seconds a child's session has used since the child was forked (a fresh fork has
+    used none). Where the child has a control group of its own (`group`), the kernel's count
+    there, one file read afresh each time. Elsewhere the child's own process is read afresh, and
+    the rest of its session (a scan of every process, milliseconds) at most every RESCAN seconds.
+    Each call is charged what the session used from the reading its call started from to the last
+    one: what a child leaves running between calls is still its own, charged to the next."""
 
     RESCAN = 0.25
 
     def __init__(self, pid, group=None):
-        self.pid, self.group, self.used, self._read = pid, group, 0.0, time.monotonic()
+        self.pid, self.group, self.used = pid, group, 0.0
+        self._others, self._read = 0.0, time.monotonic()    # the rest of the session, when last scanned
 
-    def read(self, fresh=False):
-        if fresh or time.monotonic() - self._read >= self.RESCAN:
-            counted = group_cpu(self.group) if self.group else 0.0
-            self.used, self._read = max(self.used, session_cpu(self.pid), counted), time.monotonic()
+    def read(self):
+        counted = group_cpu(self.group) if self.group else None
+        if counted is None:
+            if time.monotonic() - self._read >= self.RESCAN:
+                own = process_cpu(Path(f"/proc/{self.pid}"))
+                self._others = max(0.0, session_cpu(self.pid) - (own[1] if own else 0.0))
+                self._read = time.monotonic()
+            own = process_cpu(Path(f"/proc/{self.pid}"))
+            counted = (own[1] if own else 0.0) + self._others
+        self.used = max(self.used, counted)
         return self.used
 
 
@@ -116,12 +126,8 @@ class CallClock:
 
     def stop(self):
         """The answer is in: the call's time ends now. The child's main thread ran to write it, so
-        any wait for a CPU it is in now began after: the run delay counted now is the call's whole.
-        The session's CPU is read afresh: what it used up to here is this call's, not the next's
-        (a stale reading charged a call the CPU of those before it, already charged as their own
-        time: twenty calls of 0.05 s of CPU each were charged 1.6 s)."""
+        any wait for a CPU it is in now began after: the run delay counted now is the call's whole."""
         self._ended = time.monotonic()
-        self.meter.read(fresh=True)
         self.charged()
 
     def cpu(self):
@@ -148,13 +154,7 @@ class WallClock:
     """A clock for waits where no student code runs: nothing is charged, the wall time is all."""
 
     def __init__(self):
-        self.start()
-
-    def start(self):
         self._started = time.monotonic()
-
-    def stop(self):
-        pass
 
     def wall(self):
         return time.monotonic() - self._started
