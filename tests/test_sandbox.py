@@ -15,6 +15,7 @@ import yaml
 
 from grader.judge import launchers
 from grader.judge.cgroup import Cgroup, judge_id
+from grader.judge.channel import Child
 from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote, let_go
@@ -218,3 +219,34 @@ def test_a_child_forked_ahead_and_dropped_leaves_no_control_group(mode):
         assert dropped and not [folder for folder in dropped if folder.exists()]
     finally:
         zygote.close()
+
+
+def test_a_child_closed_by_threads_at_once_is_closed_once_and_quietly(monkeypatch):
+    """A call run apart ends in its own thread while the sandbox closes (the grading is over):
+    both close the child. Neither may fail, nor read or close a pipe another has closed (a number
+    closed may by then be another file's): a TypeError in the judge's thread was seen in a full
+    run. Reads are slowed here, as a busy machine slows them, to widen the race."""
+    memory = find_lab("lab2").manifest.memory_mb
+    read = os.read
+    monkeypatch.setattr(os, "read", lambda fd, size: (time.sleep(0.05), read(fd, size))[1])
+    zygote = Zygote(launcher_for("process"))
+    errors = []
+    try:
+        for _ in range(5):
+            child = Child(zygote, *zygote.fork("cpu", memory))
+            barrier = threading.Barrier(4)
+
+            def close(child=child, barrier=barrier):
+                barrier.wait()
+                try:
+                    child.kill()
+                except BaseException as error:
+                    errors.append(error)
+            threads = [threading.Thread(target=close) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        zygote.close()
+    assert not errors, errors

@@ -6,6 +6,7 @@ and what a call did to its tensor arguments is read from memory shared with the 
 import os
 import select
 import signal
+import threading
 
 from grader.judge.cgroup import forget
 from grader.judge.clock import Backstop, SessionMeter
@@ -49,24 +50,26 @@ class Child:
         self.believe_faults = True          # a fault the child reports is the grader's (see Sandbox)
         self._next_id = 0
         self.alive = True
+        self._fds = threading.RLock()      # a call's thread and a closing sandbox may both use them
 
     def _pump_output(self, chunks=16):
         """Read what the child printed so far, a bounded amount per wake-up so that the caller's
         deadline is seen; keep output_limit bytes, count the rest."""
-        for _ in range(chunks):
-            if self._output_fd is None:
-                return
-            try:
-                chunk = os.read(self._output_fd, 1 << 16)
-            except BlockingIOError:
-                return
-            if not chunk:
-                os.close(self._output_fd)
-                self._output_fd = None
-                return
-            room = max(0, self.output_limit - len(self._output))
-            self._output += chunk[:room]
-            self._dropped += len(chunk) - min(room, len(chunk))
+        with self._fds:
+            for _ in range(chunks):
+                if self._output_fd is None:
+                    return
+                try:
+                    chunk = os.read(self._output_fd, 1 << 16)
+                except BlockingIOError:
+                    return
+                if not chunk:
+                    os.close(self._output_fd)
+                    self._output_fd = None
+                    return
+                room = max(0, self.output_limit - len(self._output))
+                self._output += chunk[:room]
+                self._dropped += len(chunk) - min(room, len(chunk))
 
     def take_output(self):
         """What the child printed since the last take, as kept: (bytes, how many more were cut)."""
@@ -223,17 +226,19 @@ class Child:
         self.close()
 
     def close(self):
-        self.alive = False
-        for folder in self.groups:
-            forget(folder)
-        self._pump_output()
-        if not self._shared.closed:
-            self._shared.close()
-        for fd in (self._request, self._answer, self._output_fd):
-            if fd is not None and fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._request = self._answer = -1
-        self._output_fd = None
+        """Close its pipes and memory, once: a closed number may be reused by any other file."""
+        with self._fds:
+            self.alive = False
+            for folder in self.groups:
+                forget(folder)
+            self._pump_output()
+            if not self._shared.closed:
+                self._shared.close()
+            for fd in (self._request, self._answer, self._output_fd):
+                if fd is not None and fd >= 0:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            self._request = self._answer = -1
+            self._output_fd = None

@@ -120,8 +120,11 @@ class Sandbox:
         def run():
             try:
                 child = self._spawn(function, replace)
-                future.set_result(self._call(child, function, args, kwargs or {}, timeout))
-                child.kill()
+                try:
+                    value = self._call(child, function, args, kwargs or {}, timeout)
+                finally:
+                    child.kill()        # before the answer is out: the sandbox may close it next
+                future.set_result(value)
             except BaseException as error:
                 future.set_exception(error)
 
