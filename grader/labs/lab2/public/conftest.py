@@ -5,13 +5,13 @@ checked), so that all this training overlaps the other checks.
 The seed: 0, the learner's default, in a handout; in the course's grading, the one its hidden
 folder keeps (hidden/seed.py), which learners never see: the same checks, on other data."""
 import hashlib
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
 
 from grader import apart
+from grader.checks import load_beside
 from grader.memo import later
 from grader.plugin import Reference, grade_of
 
@@ -23,27 +23,25 @@ RUNS = {"measure_loss_gap": [("learned", "lookback"), ("none", "lookback"), ("no
         "extrapolation_runs": [("learned", "lookback"), ("rope", "lookback")]}       # (pos, task)
 
 
-def _load(path):
-    spec = importlib.util.spec_from_file_location(f"lab2_public_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-recipe_code = _load(RECIPE)
+recipe_code = load_beside(__file__, "recipe")
 
 
 @pytest.fixture(scope="session")
 def seed():
     """The seed the experiments run with."""
-    return _load(COURSE_SEED).SEED if COURSE_SEED.is_file() else 0
+    return load_beside(__file__, "../hidden/seed").SEED if COURSE_SEED.is_file() else 0
+
+
+def judge_folders(lab):
+    """Where the judge's own copy of the experiments' code comes from, the first that has a name
+    winning: the correct RoPE of fed/positions.py, the handout's given modules, pristine (lab.given)."""
+    return [FED, lab.given, lab.folder]
 
 
 @pytest.fixture(scope="session")
 def given(lab):
-    """The handout's model.py and tasks.py, pristine (lab.given), imported here with the correct
-    RoPE of fed/positions.py as their positions.py: the judge's own copy of the experiments' code."""
-    return Reference.over([FED, lab.given, lab.folder])
+    """The handout's model.py and tasks.py, imported here with fed/positions.py as their positions.py."""
+    return Reference.over(judge_folders(lab))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -76,10 +74,9 @@ def recipe(request, experiments, lab, device, seed):
     given = request.getfixturevalue("given")
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
     code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in recipe_files(given))).hexdigest()
-    folders = [FED, lab.given, lab.folder]                          # as `given` has them
 
     def run(pool, pos, task):
-        start = lambda: apart.submit(pool, folders, RECIPE, "train", pos, task, seed, str(device))
+        start = lambda: apart.submit(pool, judge_folders(lab), RECIPE, "train", pos, task, seed, str(device))
         check = lambda kept: recipe_code.replays(given, kept, pos, task, seed, device)
         return later("lab2-recipe", (pos, task, seed, where, torch.__version__, code), start, check)
 

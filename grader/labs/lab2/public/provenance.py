@@ -98,7 +98,6 @@ def result(experiments, name, model):
                           f"{describe(value)}; {where}: {problem['msg']}") from None
 
 
-
 def rebuild(given, run, name, pos, task, eval_lengths, device):
     """The judge's copy of a returned model, after checking it is the documented one."""
     model = given.model

@@ -13,26 +13,11 @@ Thresholds come from the reference over seeds 0..19 (benchmarks/seed_spread.py),
     RoPE at 24 / 48 / 96                   0.948 / 0.948 / 0.952 min  -> > 0.8
     RoPE - learned at 48 / 96              0.879 / 0.883 min          -> > 0.6
 """
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-from grader.checks import expect
+from grader.checks import expect, load_beside
 
-
-def load_helper(name):
-    """A module of this folder that holds no checks. The judge runs pytest with
-    --import-mode=importlib, which puts no check folder on sys.path: it is loaded from its file,
-    once per process, as this module is."""
-    spec = importlib.util.spec_from_file_location(f"lab2_public_{name}", Path(__file__).with_name(f"{name}.py"))
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-provenance = load_helper("provenance")
+provenance = load_beside(__file__, "provenance")
 
 
 def lengths(given):
