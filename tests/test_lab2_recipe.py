@@ -124,7 +124,7 @@ def test_the_recipes_memo_key_digests_the_rope_it_runs():
     conftest = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(conftest)
     lab = find_lab("lab2")
-    given = Reference.over([conftest.FED, lab.given, lab.folder])
+    given = Reference.over(conftest.judge_folders(lab))
     assert {Path(f).name for f in conftest.recipe_files(given)} >= {
         "model.py", "tasks.py", "positions.py", "toy_attention.py", "conftest.py", "recipe.py"}
     assert Path(given.positions.__file__).parent == conftest.FED
