@@ -93,12 +93,10 @@ class SessionMeter:
     def read(self):
         counted = group_cpu(self.group) if self.group else None
         if counted is None:
+            own = (process_cpu(Path(f"/proc/{self.pid}")) or (0, 0.0))[1]
             if time.monotonic() - self._read >= self.RESCAN:
-                own = process_cpu(Path(f"/proc/{self.pid}"))
-                self._others = max(0.0, session_cpu(self.pid) - (own[1] if own else 0.0))
-                self._read = time.monotonic()
-            own = process_cpu(Path(f"/proc/{self.pid}"))
-            counted = (own[1] if own else 0.0) + self._others
+                self._others, self._read = max(0.0, session_cpu(self.pid) - own), time.monotonic()
+            counted = own + self._others
         self.used = max(self.used, counted)
         return self.used
 
