@@ -50,8 +50,11 @@ def submission(source=PROBE):
     return {"probe.py": source.encode()}
 
 
-@pytest.fixture(params=["bubblewrap", "process"])
-def zygote(request):
+@pytest.fixture(scope="module", params=["bubblewrap", "process"])
+def warm_zygote(request):
+    """One zygote per launcher for the module, as a batch worker keeps one: each test starts
+    after a reset (every process of the last test killed, its files wiped), and a zygote a test
+    killed or stopped is replaced by the next fork, as in grading."""
     if request.param == "bubblewrap" and not bubblewrap_works():
         pytest.skip("bubblewrap is not available here")
     warm = Zygote(launcher_for("auto" if request.param == "bubblewrap" else "process"))
@@ -60,12 +63,24 @@ def zygote(request):
 
 
 @pytest.fixture
-def sandboxed():
+def zygote(warm_zygote):
+    warm_zygote.reset()
+    return warm_zygote
+
+
+@pytest.fixture(scope="module")
+def warm_sandboxed():
     if not bubblewrap_works():
         pytest.skip("bubblewrap is not available here")
     warm = Zygote(launcher_for("required"))
     yield warm
     warm.close()
+
+
+@pytest.fixture
+def sandboxed(warm_sandboxed):
+    warm_sandboxed.reset()
+    return warm_sandboxed
 
 
 def daemons():
