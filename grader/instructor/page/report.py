@@ -134,12 +134,15 @@ def _mistakes(klass):
     found = classdata.mistakes(klass)
     if not found:
         return _section("mistakes", "<p class=note>No failed check named a likely mistake.</p>")
+    ids = any(check.mistake for check, _, _ in found)
     rows = [[cell(len(who), sort=len(who), numeric=True, head=True), cell(names(check.function), html=True),
-             cell(check.hint or check.message.splitlines()[0]), cell(check.mistake or "-"),
-             cell("; ".join(sorted(checks))), cell(_who(who), html=True)] for check, checks, who in found]
+             cell(check.hint or check.message.splitlines()[0]), *([cell(check.mistake or "-")] if ids else []),
+             cell(e(next(iter(checks))) if len(checks) == 1 else
+                  details(f"{len(checks)} checks", e("; ".join(sorted(checks)))), html=True),
+             cell(_who(who), html=True)] for check, checks, who in found]
     return _section("mistakes", table("Mistakes, grouped by the mistake (its id, else the function and the hint's "
-                                      "words)", ["students", "function", "mistake", "id", "checks", "who"], rows,
-                                      numeric=(0,)))
+                                      "words)", ["students", "function", "mistake", *(["id"] if ids else []),
+                                                 "checks", "who"], rows, numeric=(0,)))
 
 
 def _quiz(klass):
