@@ -75,6 +75,8 @@ class Manifest(BaseModel):
                                      "handout (given code the checks build objects from)")
     quiz: str | None = Field(None, description="the lesson test's .yaml (grader/quiz/model.py)")
     experiments: str | None = Field(None, description="a handout script run by --experiments")
+    given_code: list[str] = Field([], description="files of code the course showed learners beyond the stubs "
+                                  "(the lesson's listings): similarity leaves out what they share with it")
     done_when: list[DoneWhen] = Field([], description='the "you are done when" list (text, tags)')
     call_timeout: float = Field(10.0, gt=0, description="seconds charged to one call of student code: its "
                                 "own CPU or running time, never time lost to the machine's load")
@@ -131,6 +133,7 @@ class Lab:
         self.stubs = self._path(manifest.stubs)
         self.quiz = self._path(manifest.quiz) if manifest.quiz else None
         self.child_modules = [self._path(p) for p in manifest.child_modules]
+        self.given_code = [self._path(p) for p in manifest.given_code]
         self.functions = {f: file for file, fs in manifest.student_files.items() for f in fs}
 
     def _path(self, relative):

@@ -1,6 +1,8 @@
 """The class report page and the learners' feedback, from made-up batch output (tests/synthetic_class.py):
-what counts as failed, mistakes grouped by the mistake, hidden checks kept hidden, the quiz and
-experiment panels, a self-contained page whose links resolve; then the page in headless Chromium."""
+what counts as failed, mistakes grouped by the mistake, hidden checks kept hidden, the sections in
+the order an instructor reads them, the hardest checks first and the rest folded, plots whose claims
+come from the data, a class that typed in the lesson and is not flagged, a self-contained page whose
+links resolve; then the page measured in headless Chromium at 1280 and 390 px, with screenshots."""
 import json
 import os
 import re
@@ -10,10 +12,11 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from synthetic_class import make_class
+from synthetic_class import lesson_class, make_class
 
 from grader.cli import main
 from grader.instructor.page import classdata, feedback, write_report
+from grader.labs import Lab
 from grader.quiz.model import load_quiz
 from grader.results import BatchRow, BatchSummary
 
@@ -52,10 +55,11 @@ def test_page_is_self_contained_and_its_links_resolve(out):
     page = write_report(out).read_text()
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page) and "<link" not in page
     assert "<script src" not in page and "@import" not in page
-    links = re.findall(r'href="([^"]+)"', page)
+    links = re.findall(r'href="([^#"][^"]*)"', page)
     assert links and all((out / unquote(href)).is_file() for href in links)
+    assert all(f'id="{anchor}"' in page for anchor in re.findall(r'href="#([^"]+)"', page))
     assert all(f'href="students/student{i:03d}/feedback.html"' in page for i in range(10))
-    assert page.count('<svg class="plot"') >= 5 and 'aria-sort=none' in page and "<caption>" in page
+    assert page.count('<svg class="plot"') >= 5 and 'aria-sort=none' in page and 'aria-labelledby="c' in page
 
 
 def test_feedback_keeps_hidden_checks_hidden(out):
@@ -65,7 +69,7 @@ def test_feedback_keeps_hidden_checks_hidden(out):
         text = (folder / name).read_text()
         assert "rotates pairs" in text and "saw others" in text and "debug: x.shape" in text
         assert "hidden detail" not in text and "secret hint" not in text and "any shape" not in text
-        assert "hidden check(s): 0 / 2 points" in text and "student006" not in text
+        assert "2 hidden check(s): 2 / 4 points" in text and "student006" not in text
     assert not (out / "students" / "student004" / "feedback.md").read_text().count("## ")   # rejected: no checks
 
 
@@ -103,8 +107,8 @@ def test_quiz_panel(out, lab2):
 
 def test_experiment_panel_plots_the_class_against_the_reference(out):
     page = write_report(out).read_text()
-    assert "loss gap: the class (dots) and the reference" in page and "accuracy rope: the class" in page
-    assert page.count("<circle") == 8 and "the reference: 0.96, 0.95, 0.95" in page
+    assert "loss gap (nats): the class and the reference" in page and "rope accuracy (fraction right): the" in page
+    assert page.count('<circle class="mark"') == 8 and "the reference: 0.96, 0.95, 0.95" in page
 
 
 def test_report_command(out, capsys):
@@ -114,24 +118,112 @@ def test_report_command(out, capsys):
     assert "no batch's summary.json" in capsys.readouterr().out
 
 
+def test_sections_come_in_the_order_an_instructor_reads_them(out):
+    page = write_report(out).read_text()
+    order = [page.index(f'<h2 id="{key}">') for key in ("class", "students", "checks", "mistakes", "experiments",
+                                                         "similar")]
+    assert order == sorted(order) and all(f'href="#{key}"' in page for key in ("class", "students", "similar"))
+
+
+def test_the_histogram_has_a_bin_for_full_marks(out):
+    summary = BatchSummary.model_validate_json((out / "summary.json").read_text())
+    full = summary.histogram[-1]
+    assert (full.low, full.high, full.students) == (100, 100, 2)      # student000 and student005: all passed
+    assert summary.histogram[-2].students == 2 and len(summary.histogram) == 11     # 93%: not full marks
+
+
+def test_the_hardest_ten_checks_come_first_the_rest_folded(out):
+    page = write_report(out).read_text()
+    hardest = page[page.index('<h2 id="checks">'):page.index('<h2 id="mistakes">')]
+    first = hardest[:hardest.index("<details>")]
+    assert first.count("<tr>") == 1 + 10 and "The other 2 checks" in hardest
+    assert first.index("rotates pairs") < first.index("cos and sin")      # 67% passed before 100%
+    assert "other bases [base 10]" not in first and "other bases [base 10]" in hardest   # variants: folded
+
+
+def test_experiment_plots_draw_the_claim_and_the_axes_the_data_names(lab2, tmp_path):
+    out = tmp_path / "out"
+    make_class(lab2, out, 3)
+    page = write_report(out).read_text()
+    assert "the lab&#x27;s claim: &gt; 1<" in page and "the lab&#x27;s claim: &gt; 0.8<" in page
+    assert ">loss gap (nats)<" in page and ">evaluation length (tokens), trained at 24<" in page
+    for record in (out / "students").glob("*/graded.json"):
+        record.write_text(record.read_text().replace('"above loss gap (nats)":1.0', '"above loss gap (nats)":1.7'))
+    assert "the lab&#x27;s claim: &gt; 1.7<" in write_report(out).read_text()    # from the data, not the page
+
+
+# -- similarity, on a class that typed in the lesson ------------------------------------------------
+@pytest.fixture
+def lesson(lab2, tmp_path):
+    """OUT of twelve who each typed in the lesson's code; learners 3 and 8 share their own invariance.py."""
+    out = tmp_path / "out"
+    names = make_class(lab2, out, 12, lesson_class(lab2, tmp_path / "typed"))
+    (out / "quiz-responses.csv").write_text("student,table-size,order,methods,rope-score,tied\n" + "".join(
+        f"{name},{QUIZ_ROWS[i % len(QUIZ_ROWS)]}\n" for i, name in enumerate(names)))
+    return out
+
+
+QUIZ_ROWS = ["38.6,a b e,d,m - n,c", "12,a b,d,m - n,c", "38.6,a b e,a,m - n,c", "38.6,,d,n - m,c"]
+
+
+def test_the_lesson_typed_in_is_not_similar_copied_code_is_one_cluster(lesson):
+    page = write_report(lesson).read_text()
+    similar = page[page.index('<h2 id="similar">'):]
+    assert similar.count('<div class="cluster">') == 1 and "Cluster 1: 2 students, 1 function(s) alike" in similar
+    assert 'href="students/student003/feedback.html"' in similar and "student008" in similar
+    assert "apply_rope" not in similar and "rope_frequencies" not in similar
+    assert "<table class=\"diff\">" in similar and "largest = max(largest, diff)" in similar
+
+
+def test_given_code_that_is_not_there_is_named_on_the_page(lab2, lesson):
+    missing = Lab(lab2.name, lab2.folder, lab2.manifest.model_copy(update={"given_code": ["given_code/gone.py"]}))
+    page = write_report(lesson, lab=missing).read_text()
+    assert "the given code not found here: gone.py" in page
+    assert "apply_rope" in page[page.index("Matches the reference"):]     # the lesson's code counted as theirs
+
+
 # -- in a real browser ------------------------------------------------------------------------------
-HARNESS = """<!DOCTYPE html><html><body><iframe id="f" src="report.html" style="width:%dpx;height:900px"></iframe>
-<pre id="result"></pre><script>
+# Opens report.html in an iframe of each width and measures it as shown: what sticks out to the
+# right, where the students' table starts, how tall the page is, each plot's axis names and marks.
+HARNESS = """<!DOCTYPE html><html><body style="margin:0"><iframe id="f" src="report.html"
+style="width:%(width)dpx;height:900px;border:0"></iframe><pre id="result"></pre><script>
 window.addEventListener("load", function () {
-  var d = document.getElementById("f").contentDocument, out = {plots: [], sort: null};
-  d.querySelectorAll("svg.plot").forEach(function (svg) {
-    var box = svg.getBoundingClientRect(), drawn = 0;
-    svg.querySelectorAll(".mark").forEach(function (m) { var b = m.getBBox(); if (b.width || b.height) drawn++; });
-    out.plots.push({title: svg.querySelector("title").textContent, width: box.width, height: box.height, drawn: drawn});
+  var w = document.getElementById("f").contentWindow, d = w.document, out = {plots: [], wide: [], rows: []};
+  var inScroll = function (el) { return el.closest(".scroll"); };
+  d.querySelectorAll("body *").forEach(function (el) {
+    var box = el.getBoundingClientRect();
+    if (box.width && (box.right > w.innerWidth + 1 || box.left < -1) && !inScroll(el) && !el.closest("svg"))
+      out.wide.push(el.tagName + " " + (el.textContent || "").slice(0, 40));
   });
-  var tables = d.querySelectorAll("table.sortable"), table = tables[tables.length - 1];
-  var th = table.querySelectorAll("thead th")[2];
+  d.querySelectorAll(".scroll").forEach(function (el) {
+    if (el.getBoundingClientRect().right > w.innerWidth + 1) out.wide.push("scroll box " + el.textContent.slice(0, 40));
+  });
+  d.querySelectorAll("svg.plot").forEach(function (svg) {
+    var box = svg.getBoundingClientRect(), drawn = 0, outside = [];
+    svg.querySelectorAll(".mark").forEach(function (m) { var b = m.getBBox(); if (b.width || b.height) drawn++; });
+    svg.querySelectorAll("text").forEach(function (t) {
+      var b = t.getBoundingClientRect();
+      if (b.left < box.left - 1 || b.right > box.right + 1 || b.top < box.top - 1 || b.bottom > box.bottom + 1)
+        outside.push(t.textContent);
+    });
+    out.plots.push({title: svg.querySelector("title").textContent, width: box.width, drawn: drawn, outside: outside,
+                    axes: Array.prototype.map.call(svg.querySelectorAll("text.axis"), function (t) {
+                      return t.textContent; })});
+  });
+  var students = d.querySelector("table.students"), scroll = students.closest(".scroll");
+  out.studentsTop = d.getElementById("students").getBoundingClientRect().top + w.scrollY;
+  out.studentsClipped = students.scrollWidth > scroll.clientWidth + 1;
+  students.querySelectorAll("tbody tr").forEach(function (r) { out.rows.push(r.getBoundingClientRect().height); });
+  out.height = d.documentElement.scrollHeight;
+  out.scrollWidth = d.documentElement.scrollWidth;
+  var th = students.querySelectorAll("thead th")[2];
   th.querySelector("button").click(); th.querySelector("button").click();
-  out.sort = {state: th.getAttribute("aria-sort"), scores: Array.prototype.map.call(table.tBodies[0].rows,
+  out.sort = {state: th.getAttribute("aria-sort"), scores: Array.prototype.map.call(students.tBodies[0].rows,
     function (r) { return parseFloat(r.children[2].getAttribute("data-sort")); })};
   document.getElementById("result").textContent = JSON.stringify(out);
 });
 </script></body></html>"""
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def chromium(*args, timeout=120):
@@ -139,26 +231,33 @@ def chromium(*args, timeout=120):
                            "--enable-logging=stderr", "--v=0", *args], capture_output=True, text=True, timeout=timeout)
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+def measure(out, width):
+    (out / "harness.html").write_text(HARNESS % {"width": width})
+    run = chromium("--allow-file-access-from-files", f"--window-size={width + 20},1000", "--dump-dom",
+                   (out / "harness.html").as_uri())
+    assert ":CONSOLE" not in run.stderr, run.stderr            # no console message: no script error
+    return json.loads(re.search(r'<pre id="result">(.*?)</pre>', run.stdout, re.S).group(1).replace("&amp;", "&"))
 
 
 @pytest.mark.skipif(not CHROMIUM, reason="no Chromium here (.ci/run installs it: apt-get install chromium)")
-def test_page_in_headless_chromium(out, tmp_path):
-    (out / "quiz-responses.csv").write_text(RESPONSES)
-    write_report(out)
-    (out / "harness.html").write_text(HARNESS % 1000)
-    run = chromium("--allow-file-access-from-files", "--dump-dom", (out / "harness.html").as_uri())
-    assert ":CONSOLE" not in run.stderr, run.stderr            # no console message: no script error
-    found = json.loads(re.search(r'<pre id="result">(.*?)</pre>', run.stdout, re.S).group(1).replace("&amp;", "&"))
-    titles = " | ".join(plot["title"] for plot in found["plots"])
-    assert all(t in titles for t in ("Scores", "Students per function", "Outcomes per check", "Answers per question",
-                                     "loss gap", "accuracy rope")), titles
-    for plot in found["plots"]:
-        assert plot["width"] > 100 and plot["height"] > 20 and plot["drawn"] > 0, plot
-    assert found["sort"]["state"] == "descending" and found["sort"]["scores"] == sorted(found["sort"]["scores"])[::-1]
+def test_page_in_headless_chromium_at_a_desk_and_on_a_phone(lesson, tmp_path):
+    write_report(lesson)
     artifacts = Path(os.environ.get("GRADER_ARTIFACTS", tmp_path / "artifacts"))
     artifacts.mkdir(parents=True, exist_ok=True)
-    for name, size in (("report-desktop.png", "1280,4000"), ("report-phone.png", "390,6000")):
-        chromium(f"--screenshot={artifacts / name}", f"--window-size={size}", (out / "report.html").as_uri())
+    for width, name in ((1280, "report-1280.png"), (390, "report-390.png")):
+        found = measure(lesson, width)
+        assert not found["wide"] and found["scrollWidth"] <= width, (width, found["wide"])
+        assert len(found["plots"]) >= 5
+        for plot in found["plots"]:
+            assert plot["width"] > 200 and plot["drawn"] > 0 and not plot["outside"], (width, plot)
+            assert len(plot["axes"]) == 2 and all(plot["axes"]), (width, plot)     # both axes named
+        assert max(found["rows"]) < (48 if width == 1280 else 64), (width, found["rows"])    # no blank rows
+        assert found["sort"]["state"] == "descending"
+        assert found["sort"]["scores"] == sorted(found["sort"]["scores"], reverse=True)
+        if width == 1280:
+            assert found["studentsTop"] < 2000 and not found["studentsClipped"], found
+            assert found["height"] < 4 * 1000, found["height"]          # about four screens, unfolded
+        chromium(f"--screenshot={artifacts / name}", f"--window-size={width},{found['height']}",
+                 (lesson / "report.html").as_uri())
         assert (artifacts / name).stat().st_size > 10_000
-        print(f"screenshot: {artifacts / name}")
+        print(f"screenshot: {artifacts / name} ({width} x {found['height']} px)")

@@ -107,9 +107,9 @@ def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False
     functions = {f: points for f, (_, points) in results[0].by_function(lab.functions).items()} if results else {}
     rows = [out_of(row, top) for row in rows]
     percents = [row.percent for row in rows if row.percent is not None and row.status in SCORED]
-    histogram = [ScoreBin(low=10 * i, high=10 * (i + 1), students=0) for i in range(10)]
+    histogram = [ScoreBin(low=10 * i, high=min(10 * (i + 1), 100), students=0) for i in range(11)]   # 100: its own
     for percent in percents:
-        histogram[min(int(percent // 10), 9)].students += 1
+        histogram[min(int(percent // 10), 10)].students += 1
     rates, mistakes = {}, {}
     for student, result in sorted(graded.items()):
         for check in result.checks if result else ():

@@ -24,11 +24,14 @@ def write_report(out, lab=None, quiz=None):
     klass = classdata.load(out)
     lab = lab or find_lab(klass.summary.lab)
     notes = [_read_quiz(klass, lab, quiz or (out / QUIZ_RESPONSES if (out / QUIZ_RESPONSES).is_file() else None))]
-    pairs, missing = _similar(lab, klass)
+    found, missing = _similar(lab, klass)
     if missing:
         notes.append(f"Similarity leaves out {missing} submission(s) that could not be read again from where "
                      "they were graded.")
-    _write(out / "report.html", report.render(klass, pairs, list(filter(None, notes))))
+    absent = [path.name for path in lab.given_code if not path.is_file()]
+    if absent:
+        notes.append(f"Similarity counts as the learners' own the given code not found here: {', '.join(absent)}.")
+    _write(out / "report.html", report.render(klass, found, list(filter(None, notes))))
     for student in klass.students:
         folder = out / classdata.STUDENTS / student.name
         _write(folder / "feedback.html", feedback.html(student, klass.summary.title, list(lab.functions)))
@@ -54,7 +57,7 @@ def _read_quiz(klass, lab, responses):
 
 
 def _similar(lab, klass):
-    """(similar pairs, how many submissions could not be read), the pairs None if none could be."""
+    """(a similarity.Similarity, how many submissions could not be read), None if none could be."""
     sources, missing = {}, 0
     for student in klass.students:
         if student.results is None:
@@ -66,9 +69,11 @@ def _similar(lab, klass):
         sources[student.name] = {name: data.decode("utf-8", "replace") for name, data in files.items()}
     if missing and not sources:
         return None, missing
-    stubs = {file: (lab.stubs / file).read_text(encoding="utf-8") for file in lab.manifest.student_files
-             if (lab.stubs / file).is_file()}
-    return similarity.similar_pairs(sources, lab.functions, stubs), missing
+    given = [path.read_text(encoding="utf-8") for path in [*(lab.stubs / file for file in lab.manifest.student_files),
+                                                           *lab.given_code] if path.is_file()]
+    reference = {file: (lab.reference / file).read_text(encoding="utf-8") for file in lab.manifest.student_files
+                 if lab.reference and (lab.reference / file).is_file()}
+    return similarity.similarity(sources, lab.functions, given, reference or None), missing
 
 
 def _write(path, text):

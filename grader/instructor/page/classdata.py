@@ -71,15 +71,6 @@ def glance(klass):
     return counts
 
 
-def histogram(klass):
-    """[(the bin's lowest percent, students)] in ten bins of 10%, over graded students (100% in the last)."""
-    bins = [0] * 10
-    for s in klass.students:
-        if s.row.status not in NOT_GRADED and s.row.percent is not None:
-            bins[min(int(s.row.percent // 10), 9)] += 1
-    return [(f"{10 * i}%", n) for i, n in enumerate(bins)]
-
-
 def family(name):
     """A check's name without its variant ("[head_dim 2, seq 1]"): the variants of one check together."""
     return VARIANT.sub("", name)
@@ -114,21 +105,38 @@ def mistakes(klass):
     return sorted(found.values(), key=lambda m: (-len(m[2]), m[0].function))
 
 
+@dataclass
+class Experiment:
+    """What one check measured (Check.data), by the keys' conventions: "NAME" the class's values
+    (a number, or a list over the x values; NAME names the axis, its unit in parentheses),
+    "reference NAME" the reference's, "above NAME" / "below NAME" the lab's claim, "x" or "x LABEL"
+    the x values of the lists (LABEL names the x axis)."""
+    check: object
+    values: dict = field(default_factory=lambda: defaultdict(dict))     # {NAME: {student: value}}
+    reference: dict = field(default_factory=dict)                       # {NAME: value}
+    claims: dict = field(default_factory=dict)                          # {NAME: ("above" or "below", value)}
+    xs: list = field(default_factory=list)
+    x_label: str = ""
+
+
 def experiments(klass):
-    """What checks measured: [(check, {key: {student: value}}, {key: reference value}, xs)]."""
+    """What checks measured: [Experiment], one per check that recorded data, in the lab's order."""
     found = {}
     for s in klass.students:
         for check in s.results.checks if s.results else ():
             if not check.data:
                 continue
-            _, values, reference, xs = found.setdefault(check.test, (check, defaultdict(dict), {}, []))
+            experiment = found.setdefault(check.test, Experiment(check))
             for key, value in check.data.items():
-                if key == "x":
-                    xs[:] = value
-                elif key.startswith("reference "):
-                    reference[key.removeprefix("reference ")] = value
+                word, _, rest = key.partition(" ")
+                if (key == "x" or (word == "x" and rest)) and isinstance(value, list):
+                    experiment.xs[:], experiment.x_label = value, rest
+                elif word == "reference" and rest:
+                    experiment.reference[rest] = value
+                elif word in ("above", "below") and rest and isinstance(value, float | int):
+                    experiment.claims[rest] = (word, value)
                 else:
-                    values[key][s.name] = value
+                    experiment.values[key][s.name] = value
     return list(found.values())
 
 
@@ -169,3 +177,41 @@ def quiz_questions(klass, shown=3):
         wrong = Counter(given for given, correct in answers if not correct)
         table.append((question, sum(correct for _, correct in answers), len(answers), wrong.most_common(shown)))
     return table
+
+
+# -- the page's layout: the hardest checks, lesson completion ------------------------------------
+WORST = ("failed", "not run", "not attempted")     # a student's outcome of several checks: the worst met
+
+
+def hardest(klass):
+    """[(check standing for its variants, {outcome: students})], one per test function (its variants
+    together; a student's outcome: their worst variant's), lowest pass rate of those who reached it first."""
+    families = {}
+    for s in klass.students:
+        mine = {}
+        for check in s.results.checks if s.results else ():
+            mine.setdefault(check.test.split("[")[0], (check, set()))[1].add(check.outcome)
+        for test, (check, outcomes) in mine.items():
+            worst = next((o for o in WORST if o in outcomes), "passed")
+            families.setdefault(test, (check, Counter()))[1][worst] += 1
+    found = [(check, dict(counts)) for check, counts in families.values()]
+
+    def rate(item):
+        reached = item[1].get("passed", 0) + item[1].get("failed", 0)
+        return (not reached, item[1].get("passed", 0) / reached if reached else 0, -item[1].get("failed", 0))
+    return sorted(found, key=rate)
+
+
+def completion(klass):
+    """[(what the lesson asks, students who have done it, of how many)]: each "done when" line of
+    the lab over the graded students, then the quiz where one was read."""
+    graded = [s for s in klass.students if s.results]
+    steps = Counter()
+    for s in graded:
+        for item in s.results.done_when:
+            steps[item.text] += item.done
+    found = [(text, done, len(graded)) for text, done in steps.items()]
+    if klass.questions:
+        found.append(("Lesson test passed", sum(bool(s.quiz and s.quiz["passed"]) for s in klass.students),
+                      len(klass.students)))
+    return found

@@ -1,33 +1,51 @@
 """The pieces of a self-contained HTML page: the frame with its style and one small script,
 accessible tables (caption, th scope, sorting buttons with aria-sort), links that survive any name."""
 from html import escape
+from itertools import count
 from urllib.parse import quote
 
 STYLE = """
-:root { color-scheme: light; --line: #d0d7de; --muted: #57606a; }
+:root { color-scheme: light; --line: #d0d7de; --muted: #57606a; --alike: #fff1c2; }
 * { box-sizing: border-box; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto;
-       max-width: 1100px; padding: 12px; color: #1f2328; background: #fff; }
-h1 { font-size: 1.5em; margin: .2em 0; } h2 { font-size: 1.2em; margin-top: 1.6em;
-     border-bottom: 1px solid var(--line); } h3 { font-size: 1em; }
-.muted { color: var(--muted); } .note { color: var(--muted); font-style: italic; }
-.cards { display: flex; flex-wrap: wrap; gap: 8px; padding: 0; margin: 8px 0; list-style: none; }
-.cards li { border: 1px solid var(--line); border-radius: 6px; padding: 6px 10px; min-width: 7.5em; }
-.cards b { display: block; font-size: 1.4em; }
-svg.plot { width: 100%; height: auto; max-width: 640px; display: block; margin: 8px 0; font-family: inherit; }
-.scroll { overflow-x: auto; } table { border-collapse: collapse; margin: 8px 0; min-width: 60%; }
-caption { text-align: left; font-weight: 600; padding: 4px 0; }
-th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
-th button { font: inherit; font-weight: 600; background: none; border: 0; padding: 0; cursor: pointer; color: inherit; }
+       max-width: 1200px; padding: 0 12px 12px; color: #1f2328; background: #fff; overflow-wrap: break-word; }
+h1 { font-size: 1.5em; margin: .4em 0 .1em; } h2 { font-size: 1.2em; margin: 1.2em 0 .4em;
+     border-bottom: 1px solid var(--line); scroll-margin-top: 3em; } h3 { font-size: 1em; margin: .8em 0 .3em; }
+p { margin: .4em 0; } .muted { color: var(--muted); } .note { color: var(--muted); font-style: italic; }
+nav.contents { position: sticky; top: 0; z-index: 2; background: #fff; border-bottom: 1px solid var(--line);
+               display: flex; flex-wrap: wrap; gap: 2px 16px; padding: 6px 0; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(8.5em, 1fr)); gap: 6px; padding: 0;
+         margin: 8px 0; list-style: none; }
+.cards li { border: 1px solid var(--line); border-radius: 6px; padding: 2px 8px; line-height: 1.25; }
+.cards b { display: block; font-size: 1.3em; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(420px, 100%), 1fr)); gap: 4px 28px;
+        align-items: start; }
+figure { margin: 0; min-width: 0; } figcaption { font-weight: 600; }
+svg.plot { width: 100%; height: auto; max-width: 600px; display: block; margin: 6px 0; font-family: inherit; }
+.scroll { overflow-x: auto; max-width: 100%; } table { border-collapse: collapse; margin: 6px 0; }
+p.caption { font-weight: 600; margin: 8px 0 0; }
+th, td { border-bottom: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.students tbody th { position: sticky; left: 0; background: #fff; max-width: 14em; }
+table.students td:last-child { min-width: 13em; } table.students th, table.students td { padding: 3px 6px; }
+table.students thead th { font-size: 13px; }
+td details { max-width: 26em; } td summary { cursor: pointer; }
+th button { font: inherit; font-weight: 600; background: none; border: 0; padding: 0; cursor: pointer; color: inherit;
+            text-align: inherit; }
 th button::after { content: " \\2195"; color: var(--muted); }
 th[aria-sort=ascending] button::after { content: " \\2191"; }
 th[aria-sort=descending] button::after { content: " \\2193"; }
-button:focus-visible, a:focus-visible { outline: 3px solid #0969da; outline-offset: 2px; }
-pre { background: #f6f8fa; padding: 8px; overflow-x: auto; font-size: 13px; white-space: pre-wrap; margin: 4px 0; }
-.pair pre { white-space: pre; }
-.pair { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; }
-@media (max-width: 700px) { .pair { grid-template-columns: 1fr; } body { font-size: 14px; } }
+button:focus-visible, a:focus-visible, summary:focus-visible { outline: 3px solid #0969da; outline-offset: 2px; }
+details { margin: 6px 0; } details > summary { cursor: pointer; }
+.meter { display: inline-block; width: 4em; height: .65em; background: #e8e8e8; margin-right: .4em; }
+.meter span { display: block; height: 100%; background: #2e7d32; }
+pre { background: #f6f8fa; padding: 8px; font-size: 13px; white-space: pre-wrap; overflow-wrap: anywhere;
+      margin: 4px 0; }
+table.diff { width: 100%; table-layout: fixed; font: 12px/1.35 ui-monospace, SFMono-Regular, Menlo, monospace; }
+table.diff th { font-family: system-ui, sans-serif; } table.diff tr.alike td { background: var(--alike); }
+table.diff td { border: 0; padding: 0 6px; white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; }
+.alike-key { background: var(--alike); padding: 0 4px; }
+@media (max-width: 700px) { body { font-size: 14px; } th, td { padding: 3px 5px; } }
 .passed { color: #1a7f37; } .failed { color: #c62828; } .not-attempted, .not-run { color: #6e5a00; }
 """
 
@@ -74,14 +92,30 @@ def cell(value, sort=None, html=False, numeric=False, head=False):
     return f'<{tag}{" scope=row" if head else ""}{attributes}>{value if html else e(value)}</{tag}>'
 
 
-def table(caption, headers, rows, sortable=True, numeric=()):
-    """A table of `rows` of cells made by cell(), the first of each with head=True."""
+def names(text):
+    """Escaped text that may break after an underscore (a long function name in a narrow column)."""
+    return e(text).replace("_", "_<wbr>")
+
+
+def details(summary, body):
+    """Folded: `summary` (text) shown, `body` (HTML) on opening."""
+    return f"<details><summary>{e(summary)}</summary>{body}</details>"
+
+
+_captions = count()
+
+
+def table(caption, headers, rows, sortable=True, numeric=(), kind=""):
+    """A table of `rows` of cells made by cell(), the first of each with head=True; headers are text
+    (long names may break after an underscore); `kind`: a class of the table, for its style."""
     def head(i, name):
-        label = f'<button type="button">{e(name)}</button>' if sortable else e(name)
+        label = f'<button type="button">{names(name)}</button>' if sortable else names(name)
         attributes = (" class=n" if i in numeric else "") + (" aria-sort=none" if sortable else "")
         return f'<th scope="col"{attributes}>{label}</th>'
     body = "".join("<tr>" + "".join(row) + "</tr>" for row in rows)
-    return (f'<div class="scroll"><table{" class=sortable" if sortable else ""}><caption>{e(caption)}</caption>'
+    classes, n = " ".join(filter(None, ["sortable" if sortable else "", kind])), next(_captions)
+    return (f'<p class="caption" id="c{n}">{e(caption)}</p>'      # outside: it wraps at the page's width
+            f'<div class="scroll"><table class="{classes}" aria-labelledby="c{n}">'
             f'<thead><tr>{"".join(head(i, h) for i, h in enumerate(headers))}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>")
 
