@@ -209,7 +209,8 @@ def _histogram(summary):
     table.add_column("")
     most = max((b.students for b in summary.histogram), default=0) or 1
     for b in summary.histogram:
-        table.add_row(f"{b.low:g}–{b.high:g}", str(b.students), "[cyan]" + "█" * round(30 * b.students / most) + "[/]")
+        label = f"{b.low:g}" if b.low == b.high else f"{b.low:g}–{b.high:g}"
+        table.add_row(label, str(b.students), "[cyan]" + "█" * round(30 * b.students / most) + "[/]")
     return table
 
 
