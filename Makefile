@@ -34,7 +34,10 @@ test-cluster: $(READY)          # the optional Ray extra (~40 s, 250 MB), then i
 	$(BIN)/pip install -q $(PIP_ARGS) -e '.[cluster]'
 	$(BIN)/python -m pytest -q tests/test_cluster.py
 
-bench: $(READY)
-	$(BIN)/python benchmarks/bench.py
+bench: $(READY)                 # each script rewrites its own section of docs/figures.md
+	$(BIN)/python benchmarks/bench.py --runs 5
 	$(BIN)/python benchmarks/watch_bench.py
 	$(BIN)/python benchmarks/wire_bench.py
+	$(BIN)/python benchmarks/batch_bench.py --twelve
+	$(BIN)/python benchmarks/page_bench.py
+	$(BIN)/python benchmarks/quiz_start.py

@@ -19,7 +19,8 @@ import zipfile
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
+
+from figures import Figures
 
 ROOT = Path(__file__).resolve().parent.parent
 # The mix the figures have been measured on since the first batch benchmark (tests/submissions/
@@ -85,31 +86,30 @@ def main():
             big_s, big_scores = batch(hundred, work / "batch100")
             again_s, _ = batch(hundred, work / "batch100")
 
-    table = Table(title=f"Batch grading vs a shell loop of single runs (lab2, {cores} cores)")
-    for column in ("set", "method", "graded", "seconds", "s / submission", "vs loop", "target"):
-        table.add_column(column, justify="left" if column in ("set", "method", "target") else "right")
-    table.add_row("12 mixed", "shell loop of grade.py", str(len(loop_scores)), f"{loop_s:.1f}",
+    table = Figures(__file__, f"Batch grading vs a shell loop of single runs (lab2, {cores} cores)",
+                    ("set", "method", "graded", "seconds", "s / submission", "vs loop", "target"))
+    table.row("12 mixed", "shell loop of grade.py", str(len(loop_scores)), f"{loop_s:.1f}",
                   f"{loop_s / 12:.2f}", "1.0x", "")
     speedup = loop_s / batch_s
-    table.add_row("12 mixed", f"grade.py batch ({cores} workers)", str(len(batch_scores)), f"{batch_s:.1f}",
+    table.row("12 mixed", f"grade.py batch ({cores} workers)", str(len(batch_scores)), f"{batch_s:.1f}",
                   f"{batch_s / 12:.2f}", f"{speedup:.1f}x", f"≥ 3x: {'met' if speedup >= 3 else 'MISSED'}")
     if only_twelve:
-        table.add_row("100 mixed", "not run (--twelve)", "", "", "", "", "")
+        table.row("100 mixed", "not run (--twelve)", "", "", "", "", "")
     else:
         _hundred_rows(table, loop_s, big_s, big_scores, again_s)
-    console.print(table)
-    console.print(f"scores equal to single runs: {12 - len(differ)}/12"
-                  + (f" (differ: {', '.join(differ)})" if differ else ""))
+    table.note(f"Scores equal to single runs: {12 - len(differ)}/12"
+               + (f" (differ: {', '.join(differ)})." if differ else "."))
+    table.publish(console)
 
 
 def _hundred_rows(table, loop_s, big_s, big_scores, again_s):
     cores = os.cpu_count()
-    table.add_row("100 mixed", "shell loop (estimate: 100 × its 12-set rate)", "", f"{loop_s / 12 * 100:.0f}",
+    table.row("100 mixed", "shell loop (estimate: 100 × its 12-set rate)", "", f"{loop_s / 12 * 100:.0f}",
                   f"{loop_s / 12:.2f}", "1.0x", "")
-    table.add_row("100 mixed", f"grade.py batch ({cores} workers)", str(len(big_scores)), f"{big_s:.1f}",
+    table.row("100 mixed", f"grade.py batch ({cores} workers)", str(len(big_scores)), f"{big_s:.1f}",
                   f"{big_s / 100:.2f}", f"{loop_s / 12 * 100 / big_s:.1f}x",
                   f"< 300 s: {'met' if big_s < 300 else 'MISSED'}")
-    table.add_row("100 mixed", "batch again, nothing changed", "0", f"{again_s:.1f}", "", "", "")
+    table.row("100 mixed", "batch again, nothing changed", "0", f"{again_s:.1f}", "", "", "")
 
 
 if __name__ == "__main__":

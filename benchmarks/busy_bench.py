@@ -17,8 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
+from figures import Figures
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "lab2"
@@ -36,7 +35,7 @@ def single(work, table, name):
     out = work / f"{name}.json"
     run, seconds = timed("lab2", "--submission", REFERENCE, "--json", out)
     score = json.loads(out.read_text())["score"] if out.exists() else f"exit {run.returncode}"
-    table.add_row(name, str(score), f"{seconds:.0f} s")
+    table.row(name, str(score), f"{seconds:.0f} s")
     print(f"{name}: {score} in {seconds:.0f} s", flush=True)      # as it comes: the busy run is long
 
 
@@ -47,7 +46,7 @@ def batch(work, table):
     run, seconds = timed("batch", "lab2", subs, "--out", work / "out", "--workers", "2")
     scores = {s: json.loads((work / "out" / "students" / s / "results.json").read_text())["score"]
               for s in ("reference", "spinners") if (work / "out" / "students" / s / "results.json").exists()}
-    table.add_row("batch: reference beside 100 spinners", f"{scores} (exit {run.returncode})", f"{seconds:.0f} s")
+    table.row("batch: reference beside 100 spinners", f"{scores} (exit {run.returncode})", f"{seconds:.0f} s")
     print(f"batch: {scores} (exit {run.returncode}) in {seconds:.0f} s", flush=True)
 
 
@@ -58,9 +57,8 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))     # a time limit still stops the busy processes
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
             for _ in range(busy)]
-    table = Table(title=f"lab2 on a machine with {busy} busy processes ({os.cpu_count()} cores)")
-    for column in ("what", "score", "wall time"):
-        table.add_column(column)
+    table = Figures(__file__, f"lab2 on a machine made busy: {busy} busy processes ({os.cpu_count()} cores)",
+                    ("what", "score", "wall time"))
     try:
         with tempfile.TemporaryDirectory() as folder:
             single(Path(folder), table, "reference, first")
@@ -69,7 +67,7 @@ def main():
     finally:
         for hog in hogs:
             hog.kill()
-    Console().print(table)
+    table.publish()
 
 
 if __name__ == "__main__":

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
 from batch_bench import ROOT, make_set
+from figures import Figures
 
 TARGET = 1.25           # Ray's wall time at most this times the pool's
 
@@ -49,18 +49,17 @@ def main():
         ray_s, ray_rows = batch(subs, work / "ray", "--ray")
     differ = sorted(s for s in pool_rows.keys() | ray_rows.keys() if pool_rows.get(s) != ray_rows.get(s))
 
-    table = Table(title=f"grade.py batch: local pool vs Ray (lab2, {count} mixed, {cores} cores)")
-    for column in ("method", "graded", "seconds", "s / submission", "vs pool", "target"):
-        table.add_column(column, justify="left" if column in ("method", "target") else "right")
-    table.add_row(f"local pool ({cores} workers)", str(len(pool_rows)), f"{pool_s:.1f}", f"{pool_s / count:.2f}",
+    table = Figures(__file__, f"grade.py batch: local pool vs Ray (lab2, {count} mixed, {cores} cores)",
+                    ("method", "graded", "seconds", "s / submission", "vs pool", "target"))
+    table.row(f"local pool ({cores} workers)", str(len(pool_rows)), f"{pool_s:.1f}", f"{pool_s / count:.2f}",
                   "1.00x", "")
     ratio = ray_s / pool_s
-    table.add_row(f"--ray, local instance ({cores} actors)", str(len(ray_rows)), f"{ray_s:.1f}",
+    table.row(f"--ray, local instance ({cores} actors)", str(len(ray_rows)), f"{ray_s:.1f}",
                   f"{ray_s / count:.2f}", f"{ratio:.2f}x",
                   f"≤ {TARGET}x: {'met' if ratio <= TARGET else 'MISSED'}")
-    console.print(table)
-    console.print(f"gradebooks equal but for seconds: {count - len(differ)}/{count}"
-                  + (f" (differ: {', '.join(differ)})" if differ else ""))
+    table.note(f"Gradebooks equal but for seconds: {count - len(differ)}/{count}"
+               + (f" (differ: {', '.join(differ)})." if differ else "."))
+    table.publish(console)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ is printed beside the figures: on a shared machine, they are only as quiet as it
 """
 import argparse
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -20,8 +19,8 @@ import time
 from pathlib import Path
 
 import pexpect
-from rich.console import Console
-from rich.table import Table
+
+from figures import Figures
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -89,11 +88,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--saves", type=int, default=9, help="timed saves per selection")
     args = parser.parse_args()
-    console = Console()
     limit = find_lab("lab2").manifest.call_timeout
-    table = Table(title=f"--watch: save to finished report and --json (median of {args.saves})")
-    for column in ("what", "median s", "all (s)", "target"):
-        table.add_column(column)
+    table = Figures(__file__, f"--watch: a save to the finished report and --json (median of {args.saves})",
+                    ("what", "median s", "all (s)", "target"))
     with tempfile.TemporaryDirectory() as work:
         submission = Path(work, "submission")
         shutil.copytree(ROOT / "reference" / "lab2", submission)
@@ -109,23 +106,21 @@ def main():
             first = time.perf_counter() - started
             median, times = median_round(watcher, positions, source, args.saves)
             what = " + ".join(select)
-            table.add_row(f"{what}: first round from start", f"{first:.2f}", "", "")
-            table.add_row(f"{what}: a save", f"{median:.2f}", " ".join(f"{t:.2f}" for t in times),
+            table.row(f"{what}: first round from start", f"{first:.2f}", "", "")
+            table.row(f"{what}: a save", f"{median:.2f}", " ".join(f"{t:.2f}" for t in times),
                           "<= 0.4" if len(select) == 1 else "<= 1.0")
             if len(select) == 2:
                 took, results = watcher.round_after(lambda: positions.write_text(source + ENDLESS))
                 looped = any("endless loop" in t["output"] for t in results["tests"])
-                table.add_row("a save with an endless loop", f"{took:.2f}", "timed out" if looped else
+                table.row("a save with an endless loop", f"{took:.2f}", "timed out" if looped else
                               "NOT timed out", f"<= {limit:g} (call limit) + a round")
                 took, _ = watcher.round_after(lambda: positions.write_text(source))
                 after, _ = median_round(watcher, positions, source, 3)
-                table.add_row("the fix after it; the rounds after that", f"{took:.2f}", f"median {after:.2f}",
+                table.row("the fix after it; the rounds after that", f"{took:.2f}", f"median {after:.2f}",
                               "as before")
             code = watcher.stop()
-            table.add_row(f"{what}: Ctrl-C", f"exit {code}", "", "exit 0")
-    console.print(table)
-    console.print(f"[dim]load average during the run: {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
-                  f"on {os.cpu_count()} cores[/]")
+            table.row(f"{what}: Ctrl-C", f"exit {code}", "", "exit 0")
+    table.publish()
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import torch
-from rich.console import Console
-from rich.table import Table
+
+from figures import Figures
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -40,14 +40,12 @@ def main():
     torch.set_num_threads(1)
     answer = {"id": 3, "ok": True, "value": wire.encode((torch.randn(50, 32), torch.randn(50, 32)))}
     ours, theirs = wire.dumps(answer), torch_frame(answer)
-    table = Table(title=f"one call's answer, medians of {ROUNDS} (ms)")
-    for column in ("frames", "write", "read"):
-        table.add_column(column)
-    table.add_row("JSON + raw bytes (now)", f"{per_call_ms(lambda: wire.dumps(answer)):.3f}",
+    table = Figures(__file__, f"The wire: one call's answer, medians of {ROUNDS} (ms)", ("frames", "write", "read"))
+    table.row("JSON + raw bytes (the wire)", f"{per_call_ms(lambda: wire.dumps(answer)):.3f}",
                   f"{per_call_ms(lambda: wire.sanitize(wire.loads(ours))):.3f}")
-    table.add_row("torch.save (before)", f"{per_call_ms(lambda: torch_frame(answer)):.3f}",
+    table.row("torch.save, read with weights_only (the alternative)", f"{per_call_ms(lambda: torch_frame(answer)):.3f}",
                   f"{per_call_ms(lambda: wire.sanitize(torch.load(io.BytesIO(theirs), weights_only=True))):.3f}")
-    Console().print(table)
+    table.publish()
 
 
 if __name__ == "__main__":
