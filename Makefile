@@ -10,7 +10,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 READY  := $(VENV)/.installed
 
-.PHONY: grade test test-cluster bench check-lab mutants
+.PHONY: grade test test-slow test-cluster bench check-lab mutants
 
 $(READY): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +26,12 @@ check-lab: $(READY)
 mutants: $(READY)
 	$(BIN)/python grade.py mutants $(LAB)
 
-test: $(READY)
+test: $(READY)                  # the suite but its slow tier, slowest 15 listed
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow" --durations=15
+
+test-slow: $(READY)             # the slow tier: end-to-end gradings, busy machines, subprocess runs
+	$(BIN)/python -m pytest -q -m slow --durations=15
 
 test-cluster: $(READY)          # the optional Ray extra (~40 s, 250 MB), then its tests on a local instance
 	$(BIN)/pip install -q $(PIP_ARGS) -e '.[cluster]'
