@@ -253,3 +253,43 @@ def test_canvas_refuses_a_file_it_would_misread(graded, capsys, args, said):
     argv = [a.format(r=roster, q=work / "quiz.csv") for a in args]
     assert main(["gradebook", str(out), "--format", "canvas", "--out", str(work / "x.csv"), *argv]) == 2
     assert said in " ".join(capsys.readouterr().out.split())
+
+
+def test_moodle_feedback_is_text_in_the_html_moodle_shows_it_as():
+    from grader.instructor.export import Line
+    from grader.instructor.lms import table
+    from grader.instructor.roster import RosterEntry
+    from grader.results import BatchRow
+
+    row = BatchRow(student="a", status="rejected", score=0, detail="unsafe path in the zip: '<img src=x>'")
+    line = Line("a", RosterEntry(student="a", sis_user_id="S1", line=2), row, final=0.0,
+                notes=["rejected: " + row.detail, "=1+1"])
+    feedback = table("moodle", [line], 50, "points", {"lab": "Lab"})[1][-1]
+    assert feedback == "rejected: unsafe path in the zip: '&lt;img src=x&gt;'; =1+1"     # csv_text makes it inert
+
+
+@pytest.mark.slow
+def test_end_to_end_a_real_grading_through_both_commands(tmp_path):
+    """grade.py batch (a real grading of the reference, -k invariance) with the timestamps and the
+    roster's extension, then grade.py gradebook for Canvas: the one test here that grades."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+    subs = tmp_path / "subs"
+    shutil.copytree(root / "reference" / "lab2", subs / "Jose\u0301")
+    stamps = write_csv(tmp_path / "stamps.csv", [["student", "submitted_at"], ["JOSÉ", "2026-12-02T23:00:00+01:00"]])
+    roster = write_csv(tmp_path / "roster.csv", [["student", "id", "section", "extension"], ["José", "7", "A", "24"]])
+    run = subprocess.run([sys.executable, str(root / "grade.py"), "batch", "lab2", str(subs), "--out",
+                          str(tmp_path / "out"), "-k", "invariance", "--timestamps", str(stamps),
+                          "--roster", str(roster)],
+                         capture_output=True, text=True, timeout=600, cwd=root)
+    assert run.returncode == 0, run.stdout + run.stderr
+    row = json.loads((tmp_path / "out" / "rows.json").read_text())[0]
+    assert (row["time_source"], row["submitted_at"]) == ("timestamps", "2026-12-02T23:00:00+01:00")
+    dest = tmp_path / "canvas.csv"
+    assert main(["gradebook", str(tmp_path / "out"), "--format", "canvas", "--roster", str(roster), "--out", str(dest),
+                 "--column", "Lab 2 (9)", "--due", DUE, "--penalty", "10"]) == 0     # 23 h late, 24 h extension
+    assert check_canvas(dest, {"9"}, [["student", "id"], ["José", "7"]]) == {"José": {"9": f"{row['score']:g}"}}

@@ -3,6 +3,8 @@ one student are a collision (listed, neither graded over the other); every grade
 student's row of the Canvas and Moodle files, and a submission not on the roster in none."""
 import csv
 import io
+import json
+import shutil
 import unicodedata
 
 import pytest
@@ -164,3 +166,20 @@ def test_the_moodle_checker_catches_a_row_without_its_user(tmp_path):
     (tmp_path / "m.csv").write_text("ID number,Lab,Feedback\r\nS202,130,\r\n")
     with pytest.raises(Misread, match="from 0 to 100"):
         check_moodle(tmp_path / "m.csv", "ID number", ROSTER, "sis_user_id")
+
+
+def test_rows_of_one_student_from_an_older_batch_are_merged_and_stray_timestamps_named(klass, tmp_path, capsys):
+    work, roster = klass
+    out = tmp_path / "old"
+    shutil.copytree(work / "out", out)
+    rows = json.loads((out / "rows.json").read_text())
+    rows = [r for r in rows if r["student"] != "Ada"]
+    rows += [{**rows[0], "student": "Ada", "collision": [], "status": "graded", "score": 30},
+             {**rows[0], "student": "ada", "collision": [], "status": "graded", "score": 31}]
+    (out / "rows.json").write_text(json.dumps(rows))
+    stamps = write(tmp_path / "s.csv", [["student", "submitted_at"], ["Bob Builder", "2026-12-01T10:00:00Z"]])
+    assert main(["gradebook", str(out), "--format", "canvas", "--column", "Lab (1)", "--out", str(tmp_path / "c.csv"),
+                 "--roster", str(roster), "--timestamps", str(stamps)]) == 0
+    assert check_canvas(tmp_path / "c.csv", {"1"}, ROSTER)["ada"] == {"1": None}
+    said = " ".join(capsys.readouterr().out.split())
+    assert "1 name(s) match no submission: 'bob builder'" in said and "2 submissions for one student" in said

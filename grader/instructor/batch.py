@@ -77,11 +77,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     lab.select(select)
     sandbox_name = launcher_for(sandbox).name          # refuses now if --sandbox required can't be met
     subs = list_submissions(lab, submissions, out)
-    named = {identity(s): s for s in students}
-    students = {sub.student for sub in subs if identity(sub.student) in named}
-    unknown = sorted(set(named) - {identity(s) for s in students})
-    if unknown:
-        raise UsageError(f"--student {named[unknown[0]]}: no such submission in {submissions}")
+    students = _named(subs, students, submissions)
     extras = _timing(timing or {}), class_entries(lab, submissions, out)[1], quiz and read_quiz(quiz)
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
@@ -108,6 +104,16 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
                                    interrupted, extras)
     write_report(out, lab)                              # OUT/report.html, and each student's feedback
     return summary
+
+
+def _named(subs, students, submissions):
+    """The submissions' names for the --student names given (in any case or Unicode form)."""
+    named = {identity(s): s for s in students}
+    found = {sub.student for sub in subs if identity(sub.student) in named}
+    unknown = sorted(set(named) - {identity(s) for s in found})
+    if unknown:
+        raise UsageError(f"--student {named[unknown[0]]}: no such submission in {submissions}")
+    return found
 
 
 def _progress(console):

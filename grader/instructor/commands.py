@@ -234,8 +234,11 @@ def run_gradebook(args, console):
         raise error if args.lab else UsageError(f"{error}; name the batch's lab with --lab") from None
     columns = {kind: title for kind, title in (("lab", args.column), ("quiz", args.quiz_column),
                                                ("lesson", args.lesson_column)) if title}
-    lines, unmatched = export.gradebook(out, args.format, dest, lab, overrides=overrides, scale=args.scale,
-                                        columns=columns, missing=args.missing, assume=args.assume, **files)
+    lines, unmatched, strays = export.gradebook(out, args.format, dest, lab, overrides=overrides, scale=args.scale,
+                                                columns=columns, missing=args.missing, assume=args.assume, **files)
+    if strays:
+        console.print(f"[yellow]--timestamps: {len(strays)} name(s) match no submission:[/] "
+                      f"{escape(', '.join(map(ascii, strays[:10])))}", soft_wrap=True)
     _show_gradebook(args, console, dest, lines, unmatched, columns)
     return 0
 

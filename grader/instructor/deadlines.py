@@ -86,7 +86,7 @@ def read_timestamps(path):
                 continue
             if key in times:
                 raise UsageError(f"--timestamps {path} line {line}: {shown(row['student'])!r} is listed "
-                                 f"twice (line {lines[key]} too)")
+                                 f"twice (line {lines[key]} too): keep the time of the submission graded")
             times[key] = parse_time(row["submitted_at"] or "", f"--timestamps {path} line {line}, column submitted_at")
             lines[key] = line
         return times

@@ -26,7 +26,8 @@ from grader.results import BatchRow
 
 NOT_SCORED = {"pending": "not graded yet: rerun the batch",
               "regrade": "the grader could not grade it: rerun the batch"}
-TRUSTED = ("timestamps", "gradescope")         # sources a batch's row may carry over
+TRUSTED = ("timestamps",)      # a batch's row keeps its time from these (no batch reads Gradescope's; an
+#                               older batch wrote "gradescope" from a file in the student's own folder)
 
 
 @dataclass
@@ -163,15 +164,18 @@ def policy(lab, overrides):
 
 def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None, overrides=None,
               scale="points", columns=None, missing="zero", assume=None):
-    """Read, build and write one gradebook (paths already checked); returns (Lines, unmatched Lines)."""
+    """Read, build and write one gradebook (paths already checked); returns (Lines, unmatched Lines,
+    the timestamps file's names that match no submission)."""
     summary, rows = load_batch(out)
     deadline = policy(lab, overrides or {})
+    stamps = deadlines.read_timestamps(timestamps) if timestamps else None
     lines = build(rows, read_roster(roster) if roster else None, read_quiz(quiz) if quiz else {}, deadline,
-                  summary.max_score, missing, deadlines.read_timestamps(timestamps) if timestamps else None, assume)
+                  summary.max_score, missing, stamps, assume)
+    strays = sorted(set(stamps or {}) - {identity(row.student) for row in rows})
     columns = {"lab": summary.lab, **(columns or {})}
     if fmt != "canvas":
         columns = {"quiz": f"{columns['lab']} quiz", "lesson": f"{columns['lab']} lesson complete", **columns}
     if not quiz:
         columns["quiz"] = columns["lesson"] = None
-    return lines, write(dest, fmt, lines, summary.max_score, scale, columns)
+    return lines, write(dest, fmt, lines, summary.max_score, scale, columns), strays
 

@@ -6,8 +6,10 @@ SIS Login ID, else by name (a guess, which these files never leave it to); each 
 titled "Title (id)" (Assignment.title_and_id), any other title creating a new assignment.
 Moodle (grade/import/csv): one identifier column mapped to the user, which must be filled in every
 row (a blank one applies the row to the student of the row before; an unknown one stops the
-import); grades numeric, '' or '-' for none, at most 100 (its gradepointmax by default).
+import); grades numeric, '' or '-' for none, at most 100 (its gradepointmax by default); the
+feedback shown as HTML.
 """
+import html
 import re
 
 from grader.errors import UsageError
@@ -121,8 +123,9 @@ def _moodle(lines, max_score, scale, columns):
                          "default); give --scale percent")
     table = [[label for _, label in fields] + [*columns.values(), "Feedback"]]
     for line in lines:
+        feedback = html.escape("; ".join(line.notes), quote=False)     # Moodle shows feedback as HTML
         table.append([getattr(line.entry, name) for name, _ in fields] + [*_grades(line, max_score, scale, columns),
-                                                                          "; ".join(line.notes)])
+                                                                          feedback])
     return table
 
 
