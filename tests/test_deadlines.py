@@ -1,6 +1,7 @@
 """The late policy (lab.yaml's deadline) and where a submission's time comes from: only from where
 the student cannot write it (the instructor's timestamps, Gradescope's metadata beside the
 submission); never from the submission itself, whose dates the student sets."""
+import csv
 import io
 import json
 import os
@@ -14,6 +15,7 @@ import pytest
 from pydantic import ValidationError
 from rich.console import Console
 
+from grader.cli import main
 from grader.errors import UsageError
 from grader.instructor import batch
 from grader.instructor.deadlines import assess, due_for, gradescope_time, lateness, parse_time, read_timestamps
@@ -193,3 +195,19 @@ def test_a_row_from_before_times_were_trusted_has_none():
     old = {"student": "a", "status": "graded", "time_source": "zip", "submitted_at": "2020-01-01T00:00:00Z"}
     assert (BatchRow.model_validate(old).time_source, BatchRow.model_validate(old).submitted_at) == ("unknown", None)
     assert BatchRow.model_validate({**old, "time_source": "gradescope"}).submitted_at is not None
+
+
+@pytest.mark.parametrize("source", ["meta", "bundle", "zipped", "copied", "touched"])
+def test_each_date_a_student_can_set_is_no_time_in_the_batch_nor_the_gradebook(late_class, source, tmp_path):
+    lab, subs, out = late_class
+    for entry in subs.iterdir():
+        if entry.stem != source:
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    batch.grade_class(lab, subs, out, Console(file=io.StringIO()), backend=stand_in)
+    row = rows_of(out)[source]
+    assert (row["time_source"], row["penalty_percent"], row["final_score"]) == ("unknown", None, None)
+    dest = tmp_path / "g.csv"
+    assert main(["gradebook", str(out), "--out", str(dest), "--due", "2021-01-01T00:00:00Z", "--penalty", "10"]) == 0
+    line = next(csv.DictReader(dest.open()))
+    assert (line["time_source"], line["penalty_percent"], line["final_score"]) == ("unknown", "", "")
+    assert line["note"].startswith("time unknown")

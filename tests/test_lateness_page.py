@@ -2,6 +2,7 @@
 and the instructor's timestamps writes it (OUT/rows.json), and that a name or file name a student
 chose is text in every file made for people (Markdown, HTML)."""
 import io
+import json
 import re
 import shutil
 import zipfile
@@ -72,3 +73,14 @@ def test_what_a_student_named_is_text_in_markdown_and_html(out):
     assert "<img" not in html and "&lt;img src=x" in html and "</pre><b>" not in html
     evil = (out / "students" / "evil" / "feedback.md").read_text()
     assert not re.search(r"(?<!\\)(<script|\]\()", evil) and r"\<script\>" in evil
+
+
+def test_a_folder_the_batch_no_longer_has_is_not_on_the_page(out, tmp_path):
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    shutil.copytree(copy / "students" / "ontime", copy / "students" / "gone")
+    record = copy / "students" / "gone" / "graded.json"
+    data = json.loads(record.read_text())
+    record.write_text(json.dumps({**data, "row": {**data["row"], "student": "gone"}}))
+    assert "gone" not in {s.name for s in classdata.load(copy).students}
+    assert {s.name for s in classdata.load(out).students} >= {"ontime", "years"}

@@ -62,6 +62,8 @@ def load(out):
             record = StudentRecord.model_validate_json((folder / "graded.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        if rows and record.row.student not in rows:
+            continue                # a folder this batch no longer has (a student gone, or merged in a collision)
         students.append(Student(folder.name, rows.get(record.row.student, record.row), record.results))
     return Class(summary, students)
 
