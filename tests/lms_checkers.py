@@ -119,6 +119,8 @@ def check_canvas(path, assignment_ids, roster):
     grades, seen_points = {}, False
     for row in rows[1:]:
         if "Points Possible" in (row[0] or ""):
+            if seen_points or grades:
+                raise Misread(f"Canvas: {row[0]!r} is read as the points, not a student")
             seen_points = all(PLAIN_NUMBER.match(row[i] or "") for i in columns)
             continue
         if all(re.fullmatch(r"\s*(Muted|Manual Posting.*)?\s*", cell, re.I) for cell in row if cell is not None):

@@ -183,3 +183,17 @@ def test_rows_of_one_student_from_an_older_batch_are_merged_and_stray_timestamps
     assert check_canvas(tmp_path / "c.csv", {"1"}, ROSTER)["ada"] == {"1": None}
     said = " ".join(capsys.readouterr().out.split())
     assert "1 name(s) match no submission: 'bob builder'" in said and "2 submissions for one student" in said
+
+
+def test_a_name_canvas_would_read_as_its_points_row_is_written_otherwise(klass, tmp_path):
+    work, _ = klass
+    table = [list(row) for row in ROSTER]
+    table[3][1] = "Points Possible, Bob"
+    roster = write(tmp_path / "r.csv", table)
+    assert main(["gradebook", str(work / "out"), "--format", "canvas", "--column", "Lab (1)", "--out",
+                 str(tmp_path / "c.csv"), "--roster", str(roster)]) == 0
+    assert check_canvas(tmp_path / "c.csv", {"1"}, table)["bob"] == {"1": "20"}
+    text = (tmp_path / "c.csv").read_text().replace("Points_Possible, Bob", "Points Possible, Bob")
+    (tmp_path / "c.csv").write_text(text, newline="")
+    with pytest.raises(Misread, match="read as the points"):
+        check_canvas(tmp_path / "c.csv", {"1"}, table)

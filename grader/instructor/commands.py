@@ -205,7 +205,8 @@ def gradebook_parser():
     parser.add_argument("--missing", choices=("zero", "blank"), default="zero",
                         help="what a roster student with no submission gets (default: zero)")
     late = parser.add_argument_group("late policy (overrides lab.yaml's deadline)")
-    late.add_argument("--due", metavar="TIME", help="ISO 8601 with a zone, e.g. 2026-12-01T23:59:00+01:00")
+    late.add_argument("--due", metavar="TIME", help="ISO 8601 with a zone, e.g. 2026-12-01T23:59:00+01:00, or "
+                      "2026-12-01T23:59:00[Europe/Paris] to count days on that clock (summer time included)")
     late.add_argument("--grace", dest="grace_minutes", type=float, metavar="MINUTES")
     late.add_argument("--penalty", type=float, metavar="PERCENT", help="of the points, per day or hour late")
     late.add_argument("--per", choices=("day", "hour"))

@@ -104,7 +104,8 @@ def _canvas(lines, max_score, scale, columns):
              ["Points Possible", "", "", "", "", *_tops(lines, max_score, scale, columns)]]
     for line in lines:
         entry = line.entry
-        table.append([entry.name or entry.student, entry.id, entry.sis_user_id, entry.sis_login_id, entry.section,
+        name = (entry.name or entry.student).replace("Points Possible", "Points_Possible")   # else read as points
+        table.append([name, entry.id, entry.sis_user_id, entry.sis_login_id, entry.section,
                       *_grades(line, max_score, scale, columns)])
     return table
 
