@@ -2,9 +2,9 @@
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/)."""
 import re
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 Status = Literal["passed", "failed", "not_implemented", "skipped", "not_graded"]
 NOT_GRADED = "the grader could not grade this; nothing was charged to you"
@@ -158,6 +158,7 @@ class GradescopeResults(BaseModel):
 
 # -- batch grading: one row per student, the record kept beside results.json, the class summary ----
 RowStatus = Literal["graded", "incomplete", "broken_code", "empty", "rejected", "regrade", "pending"]
+TimeSource = Literal["", "timestamps", "gradescope", "unknown"]  # the instructor's file, Gradescope's metadata
 SCORED = ("graded", "incomplete", "broken_code")   # rows the grader scored: the class statistics
 
 
@@ -180,8 +181,24 @@ class BatchRow(BaseModel):
     incidents: list[str] = []               # "f: timed out", "g: crashed"
     seconds: float = 0.0
     reused: bool = False                    # unchanged since graded: taken from the last run
-    submitted_at: datetime | None = None    # when it came in (grader/instructor/deadlines.py)
-    time_source: str = ""                   # where that time was read from
+    collision: list[str] = []               # the entries that are one student (rejected: keep one)
+    # When it came in and what that costs (grader/instructor/deadlines.py): a time only from a
+    # source the student cannot write, else unknown and no penalty unless the instructor chose one.
+    submitted_at: datetime | None = None
+    time_source: TimeSource = ""            # "": the lateness was not worked out (a row being graded)
+    late_by_hours: float | None = None      # past the (extended) due time + grace; None: on time or unknown
+    penalty_percent: float | None = None    # of the lab's points, under its late policy
+    final_score: float | None = None        # the score after the penalty; None: no mark (time unknown)
+    timing: str = ""                        # all of it in words: "1 d 10.0 h late: -20%", "time unknown: ..."
+
+    @model_validator(mode="before")
+    @classmethod
+    def _untrusted_times(cls, data):
+        """A row written before times were trusted (zip, files, a metadata file in the student's
+        folder): its time was the student's word, so it is unknown."""
+        if isinstance(data, dict) and data.get("time_source") not in (None, *get_args(TimeSource)):
+            data = {**data, "time_source": "unknown", "submitted_at": None}
+        return data
 
     @property
     def percent(self):
@@ -242,3 +259,4 @@ class BatchSummary(BaseModel):
     interrupted: bool = False
     counted: int = 0                        # students in the statistics: scored by the grader
     ignored: list[str] = []                 # entries of the class folder that are not submissions
+    timing: dict[str, int] = {}             # "on time", "late", "time unknown" -> students, under a late policy

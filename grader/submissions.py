@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from grader.errors import UsageError
+from grader.identity import identity, shown
 from grader.results import one_line
 
 MAX_FILE_BYTES = 2**20              # the largest student file accepted
@@ -34,6 +35,7 @@ class Submission:
     status: str                     # graded / incomplete / broken_code, or empty / rejected
     detail: str = ""
     hash: str = ""
+    collision: tuple = ()           # the entries that are this one student, when more than one
 
 
 # -- reading submissions ----------------------------------------------------------------------------
@@ -55,19 +57,30 @@ def class_entries(lab, folder, out=None):
 
 def list_submissions(lab, folder, out=None):
     """Every student in `folder` (a subfolder or a .zip each, named by student id), read. A
-    student's name is the folder's or the zip's, with any control character replaced."""
+    student's name is the folder's or the zip's as grader.identity.shown writes it. Entries that are
+    one student (one identity, or one folder on a disk that ignores case) are a collision: one
+    rejected row names them all, and neither is graded over the other."""
     by_student = {}
     for path in class_entries(lab, folder, out)[0]:
-        student = path.stem if path.suffix.lower() == ".zip" and path.is_file() else path.name
-        by_student.setdefault(one_line(student), []).append(path)
+        name = path.stem if path.suffix.lower() == ".zip" and path.is_file() else path.name
+        student = shown(name) if identity(name) else ascii(name)
+        by_student.setdefault(disk_name(student), []).append((student, path))
     submissions = []
-    for student, paths in by_student.items():
-        if len(paths) > 1:
-            names = " and ".join(one_line(p.name) for p in paths)
-            submissions.append(Submission(student, paths[0], {}, "rejected", f"both {names}: keep one"))
+    for same in by_student.values():
+        (student, path), names = same[0], tuple(one_line(p.name) for _, p in same)
+        if len(same) > 1:
+            detail = (f"{len(same)} submissions for one student: {', '.join(map(repr, names))} (names are compared "
+                      "in any case and Unicode form): keep one")
+            submissions.append(Submission(student, path, {}, "rejected", detail, collision=names))
         else:
-            submissions.append(Submission(student, paths[0], *read_submission(lab, paths[0])))
+            submissions.append(Submission(student, path, *read_submission(lab, path)))
     return submissions
+
+
+def disk_name(student):
+    """What a disk that ignores case (and, on Windows, trailing dots and spaces) makes of a name:
+    two students' folders under OUT/students/ never share it."""
+    return identity(student.upper()).rstrip(". ")
 
 
 def read_submission(lab, path):

@@ -1,14 +1,15 @@
 """The LMS gradebook (grade.py gradebook): a class of 12 batch-graded by the real batch with a
-stand-in grader (the scores are the test's), then exported to Canvas, Moodle and a plain CSV
-with a roster, a late policy, an extension and the class quiz. Every cell is checked."""
+stand-in grader (the scores are the test's) and the instructor's timestamps file, then exported
+to Canvas, Moodle and a plain CSV with a roster, a late policy, an extension and the class quiz.
+Every cell is checked, and each LMS file by an independent checker of its importer's rules."""
 import csv
 import io
 import json
 import os
 import zipfile
-from datetime import datetime, timezone
 
 import pytest
+from lms_checkers import check_canvas, check_moodle
 from rich.console import Console
 
 from grader.cli import main
@@ -21,6 +22,13 @@ SCORES = {"alice": 50, "bob": 40, "carol": 40, "dave": 45, "grace": 30, "heidi":
           "=cmd": 10, "kim": 50, "leo": 25}
 DUE = "2026-12-01T23:59:00+01:00"
 LATE = ["--due", DUE, "--grace", "15", "--penalty", "10", "--per", "day", "--cap", "50", "--after-cap", "zero"]
+ON_TIME = "2026-12-01T20:00:00+01:00"
+STAMPS = [["student", "submitted_at"], *([s, ON_TIME] for s in ("alice", "heidi", "ivan", "=cmd", "kim")),
+          ["carol", "2026-12-03T10:00:00+01:00"],           # 1 d 10 h late: 2 days, -20%
+          ["dave", "2026-12-02T20:00:00+01:00"],            # late, but a 48 h extension
+          ["grace", "2026-12-09T10:00:00+01:00"],           # 8 days late: past the 50% cap, 0
+          ["leo", "2026-12-04T00:30:00+01:00"]]             # 3 days late, whatever leo's folder claims
+BACKDATED = json.dumps({"created_at": "2026-11-01T00:00:00+01:00"})   # a student's own "Gradescope" file
 
 
 def results_for(lab, student):
@@ -41,40 +49,32 @@ def stand_in(lab, todo, workers, options, done):
     return 1
 
 
-def submit(folder, student, created_at=None):
+def submit(folder, student):
     (folder / student).mkdir()
     for name in ("positions.py", "invariance.py", "experiments.py"):
         (folder / student / name).write_text("x = 1\n")
-    if created_at:                              # Gradescope's export of a submission
-        (folder / student / "submission_metadata.json").write_text(json.dumps({"created_at": created_at}))
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """(batch out folder, work folder, terminal output) for a class of 12 entries."""
+    """(batch out folder, work folder, summary, terminal output) for a class of 12 entries."""
     work = tmp_path_factory.mktemp("class")
     subs = work / "subs"
     subs.mkdir()
-    on_time = "2026-12-01T20:00:00+01:00"
-    for student in ("alice", "dave", "heidi", "ivan", "=cmd", "kim", "leo"):
-        submit(subs, student, on_time)
-    submit(subs, "carol", "2026-12-03T10:00:00+01:00")          # 1 d 10 h late: 2 days, -20%
-    (subs / "dave" / "submission_metadata.json").write_text(json.dumps({"created_at": "2026-12-02T20:00:00+01:00"}))
-    submit(subs, "grace", "2026-12-09T10:00:00+01:00")          # 8 days late: past the 50% cap, 0
-    with zipfile.ZipFile(subs / "bob.zip", "w") as archive:     # the zip's entries: on time in any zone
+    for student in ("alice", "carol", "dave", "grace", "heidi", "ivan", "=cmd", "kim", "leo"):
+        submit(subs, student)
+    (subs / "leo" / "submission_metadata.json").write_text(BACKDATED)
+    with zipfile.ZipFile(subs / "bob.zip", "w") as archive:     # bob: no timestamp, an old zip date
         for name in ("positions.py", "invariance.py", "experiments.py"):
             archive.writestr(zipfile.ZipInfo(name, date_time=(2026, 11, 28, 12, 0, 0)), "x = 1\n")
     (subs / "erin.zip").write_bytes(b"not a zip")                # rejected
     (subs / "frank").mkdir()                                    # empty
     (subs / "README.txt").write_text("the class folder's notes")  # not a student
-    leo_time = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc).timestamp()
-    for name in os.listdir(subs / "leo"):                       # leo: only the files' times, on time
-        os.utime(subs / "leo" / name, (leo_time, leo_time))
-    (subs / "leo" / "submission_metadata.json").unlink()
     out = work / "out"
     terminal = io.StringIO()
     summary = batch.grade_class(find_lab("lab2"), subs, out, Console(file=terminal, width=200), backend=stand_in,
-                                quiz=write_csv(work / "quiz.csv", QUIZ))
+                                quiz=write_csv(work / "quiz.csv", QUIZ),
+                                timing={"timestamps": write_csv(work / "stamps.csv", STAMPS)})
     return out, work, summary, terminal.getvalue()
 
 
@@ -92,6 +92,8 @@ ROSTER = [["student", "name", "id", "sis_user_id", "sis_login_id", "email", "sec
           ["leo", "Tolstoy, Leo", "112", "S112", "leo", "leo@uni.edu", "B", ""]]
 QUIZ = [["student", "score", "max", "passed", "status"], ["alice", "5", "5", "yes", "graded"],
         ["bob", "2", "5", "no", "graded"], ["kim", "4", "5", "yes", "graded"], ["judy", "3", "5", "yes", "graded"]]
+CANVAS_COLUMNS = ["--column", "Lab 2 (4242)", "--quiz-column", "Lab 2 quiz (4243)", "--lesson-column",
+                  "Lab 2 lesson complete (4244)"]
 
 
 def write_csv(path, table):
@@ -100,23 +102,32 @@ def write_csv(path, table):
     return path
 
 
+def read_csv(path):
+    with open(path, newline="") as file:
+        return list(csv.reader(file))
+
+
 def export(work, fmt, *args):
     roster = write_csv(work / "roster.csv", ROSTER)
     dest = work / f"{fmt}.csv"
     assert main(["gradebook", str(work / "out"), "--format", fmt, "--roster", str(roster), "--out", str(dest),
                  *LATE, *args]) == 0
-    with open(dest, newline="") as file:
-        return list(csv.reader(file))
+    return read_csv(dest)
+
+
+def rows_json(out):
+    return {r["student"]: r for r in json.loads((out / "rows.json").read_text())}
 
 
 def test_the_batch_lists_stray_files_and_keeps_unscored_rows_out_of_the_statistics(graded):
     out, _, summary, terminal = graded
-    assert summary.ignored == ["README.txt"] and "README.txt" not in {r["student"] for r in rows_json(out)}
+    assert summary.ignored == ["README.txt"] and "README.txt" not in rows_json(out)
     assert summary.students == 12 and summary.counted == 10
     assert summary.mean_percent == pytest.approx(100 * sum(SCORES.values()) / 10 / 50)
     assert BatchSummary.model_validate_json((out / "summary.json").read_text()).ignored == ["README.txt"]
-    times = {r["student"]: r["time_source"] for r in rows_json(out)}
-    assert times == {**dict.fromkeys(SCORES, "gradescope"), "bob": "zip", "leo": "files", "erin": "", "frank": ""}
+    times = {s: (r["time_source"], r["submitted_at"]) for s, r in rows_json(out).items()}
+    assert times["leo"] == ("timestamps", "2026-12-04T00:30:00+01:00")      # not the folder's own file
+    assert times["bob"] == ("unknown", None) and times["frank"] == ("unknown", None)    # not the zip's dates
 
 
 def test_grades_csv_carries_the_quiz_and_the_lesson(graded):
@@ -128,21 +139,15 @@ def test_grades_csv_carries_the_quiz_and_the_lesson(graded):
     assert "'=cmd" in rows and "=cmd" not in rows and "judy" not in rows      # inert; no submission, no row
 
 
-def rows_json(out):
-    return json.loads((out / "rows.json").read_text())
-
-
 def test_canvas_every_cell(graded):
     _, work, _, _ = graded
-    write_csv(work / "quiz.csv", QUIZ)
-    table = export(work, "canvas", "--column", "Lab 2 (4242)", "--quiz", str(work / "quiz.csv"),
-                   "--quiz-column", "Lab 2 quiz (4243)")
+    table = export(work, "canvas", *CANVAS_COLUMNS, "--quiz", str(work / "quiz.csv"), "--assume-on-time")
     assert table == [
         ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 2 (4242)", "Lab 2 quiz (4243)",
-         "Lab 2 (4242) lesson complete"],
+         "Lab 2 lesson complete (4244)"],
         ["Points Possible", "", "", "", "", "50", "5", "1"],
         ["Liddell, Alice", "101", "S101", "alice", "A", "50", "5", "1"],
-        ["Builder, Bob", "102", "S102", "bob", "A", "40", "2", "0"],
+        ["Builder, Bob", "102", "S102", "bob", "A", "40", "2", "0"],        # time unknown: assumed on time
         ["Danvers, Carol", "103", "S103", "carol", "B", "30", "", ""],      # 2 days late: -20% of 50
         ["Grohl, Dave", "104", "S104", "dave", "B", "45", "", ""],          # late, but a 48 h extension
         ["Brockovich, Erin", "105", "S105", "erin", "A", "0", "", ""],      # rejected zip
@@ -151,19 +156,22 @@ def test_canvas_every_cell(graded):
         ["Klum, Heidi", "108", "S108", "heidi", "B", "35", "", ""],
         ["Hopps, Judy", "110", "S110", "judy", "A", "0", "3", ""],          # missing: zero by default
         ["Kardashian, Kim", "111", "S111", "kim", "A", "50", "4", "1"],
-        ["Tolstoy, Leo", "112", "S112", "leo", "B", "25", "", ""],
-        ["'=cmd", "", "", "", "", "10", "", ""],                            # not on the roster: kept, inert
-        ["ivan", "", "", "", "", "20", "", ""],
+        ["Tolstoy, Leo", "112", "S112", "leo", "B", "10", "", ""],          # 3 days late: -30% of 50
     ]
+    check_canvas(work / "canvas.csv", {"4242", "4243", "4244"}, ROSTER)
+    unmatched = {row[0]: row for row in read_csv(work / "canvas.unmatched.csv")[1:]}
+    assert set(unmatched) == {"'=cmd", "ivan"} and unmatched["ivan"][2] == "20"
 
 
 def test_moodle_every_cell_in_percent_with_missing_blank(graded):
     _, work, _, _ = graded
     table = export(work, "moodle", "--scale", "percent", "--missing", "blank", "--column", "Lab 2")
+    unknown = "time unknown: no mark until it is known (the instructor gives --timestamps, or --assume-on-time " \
+              "or --assume-late)"
     assert table == [
         ["ID number", "Email address", "Lab 2", "Feedback"],
         ["S101", "alice@uni.edu", "100", ""],
-        ["S102", "bob@uni.edu", "80", ""],
+        ["S102", "bob@uni.edu", "", unknown],                           # neither penalty nor credit
         ["S103", "carol@uni.edu", "60", "1 d 10.0 h late: -20%"],
         ["S104", "dave@uni.edu", "90", ""],
         ["S105", "erin@uni.edu", "0", "rejected: erin.zip is not a readable zip (File is not a zip file)"],
@@ -173,37 +181,45 @@ def test_moodle_every_cell_in_percent_with_missing_blank(graded):
         ["S108", "heidi@uni.edu", "70", ""],
         ["S110", "judy@uni.edu", "", "no submission"],
         ["S111", "kim@uni.edu", "100", ""],
-        ["S112", "leo@uni.edu", "50", ""],
-        ["", "", "20", "not on the roster"],
-        ["", "", "40", "not on the roster"],
+        ["S112", "leo@uni.edu", "20", "2 d 0.5 h late: -30%"],
     ]
+    check_moodle(work / "moodle.csv", "ID number", ROSTER, "sis_user_id")
 
 
 def test_plain_csv_shows_raw_lateness_penalty_final_and_the_lesson(graded):
     _, work, _, _ = graded
-    write_csv(work / "quiz.csv", QUIZ)
     table = export(work, "csv", "--quiz", str(work / "quiz.csv"))
     header, rows = table[0], {row[0]: dict(zip(table[0], row)) for row in table[1:]}
     assert header[:6] == ["student", "id", "sis_user_id", "email", "section", "status"]
     carol = rows["carol"]
     assert (carol["raw_score"], carol["late_by_hours"], carol["penalty_percent"], carol["final_score"],
-            carol["time_source"], carol["submitted_at"]) == ("40", "34.02", "20", "30", "gradescope",
+            carol["time_source"], carol["submitted_at"]) == ("40", "34.02", "20", "30", "timestamps",
                                                              "2026-12-03T10:00:00+01:00")
+    assert (rows["bob"]["time_source"], rows["bob"]["final_score"], rows["bob"]["raw_score"]) == ("unknown", "", "40")
     assert rows["alice"]["lesson_complete"] == "yes" and rows["bob"]["lesson_complete"] == "no"
     assert rows["judy"]["lesson_complete"] == "" and rows["judy"]["status"] == "missing"
     assert rows["erin"]["raw_score"] == "" and rows["erin"]["status"] == "rejected"
     assert rows["ivan"]["note"] == "not on the roster"
 
 
-def test_a_timestamps_file_overrides_file_times_but_not_gradescope(graded):
+def test_a_timestamps_file_is_then_the_only_source(graded):
     _, work, _, _ = graded
-    stamps = write_csv(work / "stamps.csv", [["student", "submitted_at"], ["leo", "2026-12-04T00:30:00+01:00"],
-                                             ["alice", "2026-12-30T00:00:00+01:00"]])
+    stamps = write_csv(work / "stamps2.csv", [["student", "submitted_at"], ["bob", "2026-12-04T00:30:00+01:00"],
+                                              ["alice", "2026-12-30T00:00:00+01:00"]])
     table = export(work, "csv", "--timestamps", str(stamps))
     rows = {row[0]: dict(zip(table[0], row)) for row in table[1:]}
-    assert (rows["leo"]["time_source"], rows["leo"]["penalty_percent"], rows["leo"]["final_score"]) == \
-        ("timestamps", "30", "10")
-    assert (rows["alice"]["time_source"], rows["alice"]["final_score"]) == ("gradescope", "50")
+    assert (rows["bob"]["time_source"], rows["bob"]["penalty_percent"], rows["bob"]["final_score"]) == \
+        ("timestamps", "30", "25")
+    assert (rows["alice"]["time_source"], rows["alice"]["final_score"]) == ("timestamps", "0")     # 29 days: 0
+    assert (rows["carol"]["time_source"], rows["carol"]["final_score"]) == ("unknown", "")      # not in it
+
+
+def test_assume_late_charges_the_cap(graded):
+    _, work, _, _ = graded
+    table = export(work, "csv", "--assume-late")
+    rows = {row[0]: dict(zip(table[0], row)) for row in table[1:]}
+    assert (rows["bob"]["penalty_percent"], rows["bob"]["final_score"]) == ("50", "15")
+    assert rows["bob"]["note"] == "time unknown, assumed late: -50% (the late policy's cap)"
 
 
 def test_a_deadline_in_lab_yaml_applies_without_options(graded, tmp_path):
@@ -223,7 +239,57 @@ def test_a_deadline_in_lab_yaml_applies_without_options(graded, tmp_path):
     assert (rows["grace"]["penalty_percent"], rows["grace"]["final_score"]) == ("40", "10")
 
 
-def test_canvas_and_moodle_need_a_roster(graded, capsys):
+@pytest.mark.parametrize("args, said", [
+    ([], "give --roster FILE"),
+    (["--roster", "{r}"], "--format canvas: give --column 'NAME (ID)'"),
+    (["--roster", "{r}", "--column", "Lab 2 (4242) lesson complete"], "give --column 'NAME (ID)'"),
+    (["--roster", "{r}", "--column", "Lab 2 (4242)", "--quiz", "{q}", "--quiz-column", "Lab 2 quiz"],
+     "--quiz-column 'Lab 2 quiz': expected 'NAME (ID)'"),
+    (["--roster", "{r}", "--column", "Final Score (4242)"], "Canvas reads a column so named as its own"),
+])
+def test_canvas_refuses_a_file_it_would_misread(graded, capsys, args, said):
     out, work, _, _ = graded
-    assert main(["gradebook", str(out), "--format", "canvas", "--out", str(work / "x.csv")]) == 2
-    assert "give --roster FILE" in capsys.readouterr().out
+    roster = write_csv(work / "roster.csv", ROSTER)
+    argv = [a.format(r=roster, q=work / "quiz.csv") for a in args]
+    assert main(["gradebook", str(out), "--format", "canvas", "--out", str(work / "x.csv"), *argv]) == 2
+    assert said in " ".join(capsys.readouterr().out.split())
+
+
+def test_moodle_feedback_is_text_in_the_html_moodle_shows_it_as():
+    from grader.instructor.export import Line
+    from grader.instructor.lms import table
+    from grader.instructor.roster import RosterEntry
+    from grader.results import BatchRow
+
+    row = BatchRow(student="a", status="rejected", score=0, detail="unsafe path in the zip: '<img src=x>'")
+    line = Line("a", RosterEntry(student="a", sis_user_id="S1", line=2), row, final=0.0,
+                notes=["rejected: " + row.detail, "=1+1"])
+    feedback = table("moodle", [line], 50, "points", {"lab": "Lab"})[1][-1]
+    assert feedback == "rejected: unsafe path in the zip: '&lt;img src=x&gt;'; =1+1"     # csv_text makes it inert
+
+
+@pytest.mark.slow
+def test_end_to_end_a_real_grading_through_both_commands(tmp_path):
+    """grade.py batch (a real grading of the reference, -k invariance) with the timestamps and the
+    roster's extension, then grade.py gradebook for Canvas: the one test here that grades."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+    subs = tmp_path / "subs"
+    shutil.copytree(root / "reference" / "lab2", subs / "Jose\u0301")
+    stamps = write_csv(tmp_path / "stamps.csv", [["student", "submitted_at"], ["JOSÉ", "2026-12-02T23:00:00+01:00"]])
+    roster = write_csv(tmp_path / "roster.csv", [["student", "id", "section", "extension"], ["José", "7", "A", "24"]])
+    run = subprocess.run([sys.executable, str(root / "grade.py"), "batch", "lab2", str(subs), "--out",
+                          str(tmp_path / "out"), "-k", "invariance", "--timestamps", str(stamps),
+                          "--roster", str(roster)],
+                         capture_output=True, text=True, timeout=600, cwd=root)
+    assert run.returncode == 0, run.stdout + run.stderr
+    row = json.loads((tmp_path / "out" / "rows.json").read_text())[0]
+    assert (row["time_source"], row["submitted_at"]) == ("timestamps", "2026-12-02T23:00:00+01:00")
+    dest = tmp_path / "canvas.csv"
+    assert main(["gradebook", str(tmp_path / "out"), "--format", "canvas", "--roster", str(roster), "--out", str(dest),
+                 "--column", "Lab 2 (9)", "--due", DUE, "--penalty", "10"]) == 0     # 23 h late, 24 h extension
+    assert check_canvas(dest, {"9"}, [["student", "id"], ["José", "7"]]) == {"José": {"9": f"{row['score']:g}"}}

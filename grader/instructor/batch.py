@@ -22,10 +22,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from grader import memo
 from grader.errors import UsageError
-from grader.instructor import gradebook
-from grader.instructor.deadlines import submission_times
-from grader.instructor.export import read_quiz
+from grader.identity import identity
+from grader.instructor import deadlines, gradebook
 from grader.instructor.page import write_report
+from grader.instructor.roster import read_quiz, read_roster
 from grader.instructor.workers import grade_all
 from grader.judge.launchers import launcher_for
 from grader.labs import ENGINE, engine_files
@@ -58,13 +58,16 @@ def submission_hash(fingerprint, files):
 
 # -- one class ----------------------------------------------------------------------------------------
 def grade_class(lab, submissions, out, console, workers=None, force=False, select=(), device="auto",
-                sandbox="auto", backend=grade_all, students=(), quiz=None):
+                sandbox="auto", backend=grade_all, students=(), quiz=None, timing=None):
     """Grade every submission in `submissions` into `out`; returns the BatchSummary. `students`:
     grade only these (again, changed or not); the others keep the rows they have.
 
     `backend(lab, todo, workers, options, done)` grades the submissions that need it and returns
     how many workers it ran: the local pool (grade_all) or a Ray cluster (grader/cluster.py).
     `quiz`: the class quiz's gradebook CSV, whose scores grades.csv then carries beside the lab's.
+    `timing`: {"timestamps": CSV, "roster": CSV (extensions), "assume": "on time" / "late"}, what
+    the lab's late policy (lab.yaml's deadline) is applied with; without a timestamps file every
+    time is unknown (a submission's own dates are the student's word).
 
     Ctrl-C: what was graded stays written, grades.csv and summary.json are rewritten (the rest
     pending), and KeyboardInterrupt goes on up.
@@ -74,13 +77,11 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     lab.select(select)
     sandbox_name = launcher_for(sandbox).name          # refuses now if --sandbox required can't be met
     subs = list_submissions(lab, submissions, out)
-    unknown = sorted(set(students) - {sub.student for sub in subs})
-    if unknown:
-        raise UsageError(f"--student {unknown[0]}: no such submission in {submissions}")
-    extras = submission_times(lab, subs), class_entries(lab, submissions, out)[1], quiz and read_quiz(quiz)
+    students = _named(subs, students, submissions)
+    extras = _timing(timing or {}), class_entries(lab, submissions, out)[1], quiz and read_quiz(quiz)
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
-    rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force, set(students))
+    rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force, students)
 
     def done(sub, kind, data):
         row = _save_answer(lab, out, sub, kind, data, graded, sandbox_name)
@@ -103,6 +104,16 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
                                    interrupted, extras)
     write_report(out, lab)                              # OUT/report.html, and each student's feedback
     return summary
+
+
+def _named(subs, students, submissions):
+    """The submissions' names for the --student names given (in any case or Unicode form)."""
+    named = {identity(s): s for s in students}
+    found = {sub.student for sub in subs if identity(sub.student) in named}
+    unknown = sorted(set(named) - {identity(s) for s in found})
+    if unknown:
+        raise UsageError(f"--student {named[unknown[0]]}: no such submission in {submissions}")
+    return found
 
 
 def _progress(console):
@@ -131,12 +142,33 @@ def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
     return row
 
 
+def _timing(timing):
+    """({identity: time} or None, {identity: RosterEntry}, assume) from the batch's timing options."""
+    stamps, roster = timing.get("timestamps"), timing.get("roster")
+    return (deadlines.read_timestamps(stamps) if stamps else None, read_roster(roster) if roster else {},
+            timing.get("assume"))
+
+
+def _assessed(lab, rows, timing):
+    """Each row with its time (the timestamps file's, else unknown), lateness and final score under
+    lab.yaml's late policy, each student's extension moving their due time."""
+    stamps, roster, assume = timing
+    policy = lab.manifest.deadline
+    assessed = {}
+    for student, row in sorted(rows.items()):
+        key = identity(student)
+        when = (stamps or {}).get(key)
+        due = deadlines.due_for(policy, roster[key].extension) if policy and key in roster else None
+        assessed[student] = deadlines.assess(row, policy, when, "timestamps", due, assume)
+    return assessed
+
+
 def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrupted, extras):
     """grades.csv, rows.json, summary.json as the rows stand (the rest pending), with submission times."""
-    times, ignored, quiz = extras
-    rows = {s: row.model_copy(update=times.get(s, {})) for s, row in sorted(rows.items())}
+    timing, ignored, quiz = extras
+    rows = _assessed(lab, rows, timing)
     summary = gradebook.summarize(lab, list(rows.values()), graded, graded_now, used, seconds, interrupted)
-    summary.ignored = ignored
+    summary.ignored, summary.timing = ignored, deadlines.tally(rows.values())
     gradebook.write_csv(out / "grades.csv", lab, list(rows.values()), summary.max_score, quiz)
     _write(out / "rows.json", gradebook.ROWS.dump_json(list(rows.values()), indent=2).decode())
     _write(out / "summary.json", summary.model_dump_json(indent=2))
@@ -158,7 +190,8 @@ def _sort_out(subs, out, fingerprint, sandbox_name, force, only=frozenset()):
                 graded[sub.student] = record.results
             continue
         if sub.status not in GRADABLE:
-            rows[sub.student] = BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=0)
+            rows[sub.student] = BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=0,
+                                         collision=list(sub.collision))
             _save(folder, StudentRecord(hash="", row=rows[sub.student]), gradebook.not_graded(sub.detail, sandbox_name))
             continue
         sub.hash = submission_hash(fingerprint, sub.files)

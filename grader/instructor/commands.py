@@ -33,7 +33,22 @@ def batch_parser():
                         help="grade only this student (again, changed or not); repeatable")
     parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz's gradebook (grade.py quiz --class): "
                         "grades.csv then shows quiz score and lesson complete")
+    timing_options(parser)
+    parser.add_argument("--roster", metavar="FILE", help="the class roster (see grade.py gradebook): its extension "
+                        "column moves a student's due time")
     return grading_options(parser)
+
+
+def timing_options(parser):
+    """Where submission times come from, and what an unknown one costs, under the lab's late policy."""
+    parser.add_argument("--timestamps", metavar="FILE", help="CSV: student, submitted_at (ISO 8601 with a zone), "
+                        "e.g. the LMS's export: the only source of submission times (a submission's own file "
+                        "and zip dates are the student's to set, and never read)")
+    assume = parser.add_mutually_exclusive_group()
+    assume.add_argument("--assume-on-time", dest="assume", action="store_const", const="on time",
+                        help="a submission whose time is unknown is on time (default: no mark until it is known)")
+    assume.add_argument("--assume-late", dest="assume", action="store_const", const="late",
+                        help="a submission whose time is unknown loses the late policy's cap")
 
 
 def run_batch(args, console):
@@ -44,6 +59,8 @@ def run_batch(args, console):
     paths.existing_folder("SUBMISSIONS", args.submissions, "the class folder (a folder of student folders and .zips)")
     paths.output_folder("--out", args.out, "a folder (new, or this batch's earlier --out)")
     quiz = paths.existing_file("--quiz", args.quiz) if args.quiz else None
+    timing = {"assume": args.assume, **{option: paths.existing_file(f"--{option}", getattr(args, option))
+                                        for option in ("timestamps", "roster") if getattr(args, option)}}
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers {args.workers}: expected 1 or more")
     backend = workers.grade_all
@@ -63,13 +80,24 @@ def run_batch(args, console):
     try:
         summary = batch.grade_class(lab, args.submissions, args.out, console, workers=args.workers,
                                     force=args.force, select=args.select, device=args.device,
-                                    sandbox=args.sandbox, backend=backend, students=args.student, quiz=quiz)
+                                    sandbox=args.sandbox, backend=backend, students=args.student, quiz=quiz,
+                                    timing=timing)
     except KeyboardInterrupt:
         console.print(f"[yellow]stopped:[/] what was graded is kept in {escape(args.out)} "
                       "(grades.csv lists the rest as pending); the same command grades the rest")
         raise
     report.show_batch(summary, console, args.out)
+    show_timing(summary.timing, console)
     return NOT_GRADED_STATUS if summary.statuses.get("regrade") else 0
+
+
+def show_timing(counts, console):
+    """One line on lateness under the late policy: how many on time, late, of unknown time."""
+    if counts:
+        unknown = counts.get("time unknown", 0)
+        console.print("late policy: " + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+                      + (f"[yellow]; {unknown} with no mark until their time is known (give --timestamps FILE, "
+                         "or choose --assume-on-time or --assume-late)[/]" if unknown else ""), soft_wrap=True)
 
 
 COMMANDS["batch"] = (batch_parser, run_batch)
@@ -165,15 +193,20 @@ def gradebook_parser():
     parser.add_argument("--roster", metavar="FILE", help="CSV: student, id, sis_user_id, sis_login_id, email, "
                         "section, optional name and extension (hours, or the student's own due time)")
     parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz's gradebook (grade.py quiz --class)")
-    parser.add_argument("--timestamps", metavar="FILE", help="CSV: student, submitted_at (ISO 8601 with a zone)")
+    timing_options(parser)
     parser.add_argument("--lab", help="the lab whose deadline applies (default: the batch's)")
     parser.add_argument("--scale", choices=("points", "percent"), default="points")
-    parser.add_argument("--column", metavar="NAME", help="the assignment's column (default: the lab's name)")
-    parser.add_argument("--quiz-column", metavar="NAME", help="the quiz's column (default: COLUMN quiz)")
+    parser.add_argument("--column", metavar="NAME", help="the lab's column (default: the lab's name); Canvas: "
+                        "'NAME (ID)', ID the Canvas assignment's id")
+    parser.add_argument("--quiz-column", metavar="NAME", help="the quiz's column (default: COLUMN quiz; "
+                        "Canvas: 'NAME (ID)', else left out)")
+    parser.add_argument("--lesson-column", metavar="NAME", help="the lesson-complete column (default: COLUMN "
+                        "lesson complete; Canvas: 'NAME (ID)', else left out)")
     parser.add_argument("--missing", choices=("zero", "blank"), default="zero",
                         help="what a roster student with no submission gets (default: zero)")
     late = parser.add_argument_group("late policy (overrides lab.yaml's deadline)")
-    late.add_argument("--due", metavar="TIME", help="ISO 8601 with a zone, e.g. 2026-12-01T23:59:00+01:00")
+    late.add_argument("--due", metavar="TIME", help="ISO 8601 with a zone, e.g. 2026-12-01T23:59:00+01:00, or "
+                      "2026-12-01T23:59:00[Europe/Paris] to count days on that clock (summer time included)")
     late.add_argument("--grace", dest="grace_minutes", type=float, metavar="MINUTES")
     late.add_argument("--penalty", type=float, metavar="PERCENT", help="of the points, per day or hour late")
     late.add_argument("--per", choices=("day", "hour"))
@@ -185,7 +218,6 @@ def gradebook_parser():
 def run_gradebook(args, console):
     from grader.instructor import export, paths
     from grader.instructor.deadlines import parse_time
-    from grader.results import one_line
 
     out = paths.existing_folder("OUT", args.batch_out, "a batch's --out folder")
     files = {option: paths.existing_file(f"--{option}", getattr(args, option)) if getattr(args, option) else None
@@ -201,14 +233,33 @@ def run_gradebook(args, console):
         lab = find_lab(args.lab or export.load_batch(out)[0].lab)
     except LabError as error:
         raise error if args.lab else UsageError(f"{error}; name the batch's lab with --lab") from None
-    lines = export.gradebook(out, args.format, dest, lab, overrides=overrides, scale=args.scale, column=args.column,
-                             quiz_column=args.quiz_column, missing=args.missing, **files)
-    for line in (line for line in lines if line.notes):
-        console.print(f"[yellow]note:[/] {escape(one_line(line.student))}: {escape(one_line('; '.join(line.notes)))}",
-                      soft_wrap=True)
-    console.print(f"[green]wrote[/] {escape(str(dest))} ({args.format}): {len(lines)} students, "
-                  f"{sum('not on the roster' in line.notes for line in lines)} of them not on the roster")
+    columns = {kind: title for kind, title in (("lab", args.column), ("quiz", args.quiz_column),
+                                               ("lesson", args.lesson_column)) if title}
+    lines, unmatched, strays = export.gradebook(out, args.format, dest, lab, overrides=overrides, scale=args.scale,
+                                                columns=columns, missing=args.missing, assume=args.assume, **files)
+    if strays:
+        console.print(f"[yellow]--timestamps: {len(strays)} name(s) match no submission:[/] "
+                      f"{escape(', '.join(map(ascii, strays[:10])))}", soft_wrap=True)
+    _show_gradebook(args, console, dest, lines, unmatched, columns)
     return 0
+
+
+def _show_gradebook(args, console, dest, lines, unmatched, columns):
+    from grader.instructor.deadlines import tally
+    from grader.instructor.export import unmatched_path
+    from grader.results import one_line
+
+    for line in (line for line in lines if line.notes or line.matched):
+        said = "; ".join(filter(None, [*line.notes, line.matched]))
+        console.print(f"[yellow]note:[/] {escape(one_line(line.student))}: {escape(one_line(said))}", soft_wrap=True)
+    if args.format == "canvas" and args.quiz:
+        left = [f"{kind} (give --{kind}-column 'NAME (ID)')" for kind in ("quiz", "lesson") if kind not in columns]
+        if left:
+            console.print(f"[yellow]left out of the Canvas file:[/] {escape(', '.join(left))}", soft_wrap=True)
+    show_timing(tally(line.row for line in lines if line.row), console)
+    console.print(f"[green]wrote[/] {escape(str(dest))} ({args.format}): {len(lines) - len(unmatched)} students"
+                  + (f"; [bold yellow]{len(unmatched)} not on the roster[/], left out of it and listed in "
+                     f"{escape(str(unmatched_path(dest)))}" if unmatched else ""), soft_wrap=True)
 
 
 COMMANDS["gradebook"] = (gradebook_parser, run_gradebook)

@@ -1,24 +1,33 @@
 """When a submission came in, and what lateness costs under the lab's late policy (lab.yaml's
 `deadline`, overridable on the command line, with per-student extensions from the roster).
 
-The submission time comes from the best source there is, and the source is kept with it:
-    gradescope    submission_metadata.json beside the files (Gradescope's `created_at`)
-    timestamps    a CSV given by the instructor (student, submitted_at), e.g. an LMS's export
-    zip           the newest modification time among the zip's entries
-    files         the newest modification time of the lab's files in the folder (last resort:
-                  copying can change it)
+A time comes only from where the student cannot write it, and its source is kept with it:
+    timestamps    the instructor's CSV (student, submitted_at), e.g. the LMS's export: overrides all
+    gradescope    Gradescope's submission_metadata.json, beside the submission (ROOT/ next to
+                  ROOT/submission/, as in /autograder), never a file inside the submission
+    unknown       anything else. Zip entry dates and file times are set by the student (`touch`,
+                  or copying the files), so they are never read. An unknown time costs nothing
+                  and earns no mark: the instructor chooses (--assume-on-time, --assume-late).
+The download names of Canvas and Moodle hold no time (Canvas marks a late file LATE, not how late).
+Times compare as aware datetimes; days late are counted on the due date's clock (its zone, DST
+included, where the due names one: 2026-03-29T23:59:00[Europe/Paris]).
 """
 import csv
 import json
 import math
-import zipfile
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from grader.errors import UsageError
+from grader.identity import identity, shown
+from grader.results import SCORED
 
-METADATA = "submission_metadata.json"           # Gradescope's, at the submission's top
+METADATA = "submission_metadata.json"           # Gradescope's, beside ROOT/submission/
+ZONED = re.compile(r"(.*)\[([A-Za-z0-9_+\-/]+)\]")
+ASSUMED = {"on time": "assumed on time", "late": "assumed late"}
 
 
 @dataclass
@@ -30,70 +39,81 @@ class Lateness:
 
 
 def parse_time(text, where):
-    """An ISO 8601 time with its zone; a naive one is refused (its zone would be a guess)."""
+    """An ISO 8601 time with its zone (an offset, or an IANA zone in brackets after it); a naive one
+    is refused (its zone would be a guess)."""
+    text = str(text).strip()
+    match = ZONED.fullmatch(text)
     try:
-        when = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
-    except ValueError:
+        when = datetime.fromisoformat((match.group(1) if match else text).replace("Z", "+00:00"))
+        zone = ZoneInfo(match.group(2)) if match else None
+    except (ValueError, ZoneInfoNotFoundError):
         raise UsageError(f"{where}: {text!r} is not a time; expected ISO 8601 with a zone, "
-                         "e.g. 2026-12-01T23:59:00+01:00") from None
+                         "e.g. 2026-12-01T23:59:00+01:00 or 2026-12-01T23:59:00[Europe/Paris]") from None
+    if zone is not None:
+        local = when.replace(tzinfo=zone)
+        if when.tzinfo is not None and when.utcoffset() != local.utcoffset():
+            raise UsageError(f"{where}: {text!r}: the offset is not {match.group(2)}'s at that time")
+        return local
     if when.tzinfo is None:
         raise UsageError(f"{where}: {text!r} has no time zone; add one, e.g. {text}+00:00")
     return when
 
 
-def submission_time(path, wanted):
-    """(time, source) of the submission at `path` (a folder or .zip), or (None, "") when unknown."""
-    path = Path(path)
-    metadata = path / METADATA
-    if path.is_dir() and metadata.is_file() and not metadata.is_symlink():
-        try:
-            return parse_time(json.loads(metadata.read_text())["created_at"], METADATA), "gradescope"
-        except (OSError, ValueError, KeyError, TypeError, UsageError):
-            pass                                            # unreadable: the next source
+def gradescope_time(root):
+    """Gradescope's submission time of the bundle at `root` (ROOT/submission_metadata.json, which
+    Gradescope writes beside ROOT/submission/), or None when it is not there or not readable."""
+    metadata = Path(root) / METADATA
     try:
-        if path.is_file() and path.suffix.lower() == ".zip":
-            with zipfile.ZipFile(path) as archive:
-                stamps = [datetime(*info.date_time) for info in archive.infolist() if not info.is_dir()]
-            local = datetime.now().astimezone().tzinfo     # zip times carry no zone: this machine's
-            return (max(stamps).replace(tzinfo=local), "zip") if stamps else (None, "")
-        files = [p for name in wanted for p in (path / name, *path.glob(f"*/{name}")) if p.is_file()]
-        if files:
-            newest = max(p.stat().st_mtime for p in files)
-            return datetime.fromtimestamp(newest, timezone.utc), "files"
-    except (OSError, ValueError, zipfile.BadZipFile):
-        pass
-    return None, ""
-
-
-def submission_times(lab, subs):
-    """{student: {submitted_at, time_source}} for a class's Submissions (BatchRow's fields)."""
-    wanted = list(lab.manifest.student_files)
-    return {sub.student: dict(zip(("submitted_at", "time_source"), submission_time(sub.path, wanted)))
-            for sub in subs}
+        if metadata.is_symlink() or not metadata.is_file():
+            return None
+        return parse_time(json.loads(metadata.read_text(encoding="utf-8"))["created_at"], METADATA)
+    except (OSError, ValueError, KeyError, TypeError, UsageError):
+        return None
 
 
 def read_timestamps(path):
-    """{student: time} from a CSV with the columns student and submitted_at."""
+    """{identity: time} from a CSV with the columns student and submitted_at; a student listed
+    twice (in any case or Unicode form) or a time without a zone is refused, naming the line."""
     with open(path, newline="", encoding="utf-8-sig") as file:
         reader = csv.DictReader(file)
         if not {"student", "submitted_at"} <= set(reader.fieldnames or []):
             raise UsageError(f"--timestamps {path}: expected the columns student and submitted_at "
-                             f"(got {', '.join(reader.fieldnames or []) or 'an empty file'})")
-        return {row["student"].strip(): parse_time(row["submitted_at"], f"--timestamps {path} line {line}")
-                for line, row in enumerate(reader, 2) if (row["student"] or "").strip()}
+                             f"(got {', '.join(map(shown, reader.fieldnames or [])) or 'an empty file'})")
+        times, lines = {}, {}
+        for line, row in enumerate(reader, 2):
+            key = identity(row["student"] or "")
+            if not key:
+                continue
+            if key in times:
+                raise UsageError(f"--timestamps {path} line {line}: {shown(row['student'])!r} is listed "
+                                 f"twice (line {lines[key]} too): keep the time of the submission graded")
+            times[key] = parse_time(row["submitted_at"] or "", f"--timestamps {path} line {line}, column submitted_at")
+            lines[key] = line
+        return times
 
 
-def lateness(policy, submitted, extension_hours=0.0):
-    """What `policy` (a labs.Deadline) makes of a submission at `submitted`; None when on time
-    or when there is no time or no policy."""
+def due_for(policy, extension):
+    """The student's due time: the policy's, moved by `extension` (hours, or a time of its own)."""
+    if isinstance(extension, datetime):
+        return extension.astimezone(policy.due.tzinfo)
+    return (policy.due.astimezone(timezone.utc) + timedelta(hours=extension or 0)).astimezone(policy.due.tzinfo)
+
+
+def lateness(policy, submitted, due=None):
+    """What `policy` (a labs.Deadline) makes of a submission at `submitted` against `due` (default:
+    the policy's); None when on time or when there is no time or no policy. Days are counted on
+    the due date's clock, hours as they pass."""
     if policy is None or submitted is None:
         return None
-    due = policy.due + timedelta(hours=extension_hours)
-    late_by = submitted - due
-    past_grace = late_by - timedelta(minutes=policy.grace_minutes)
+    due = policy.due if due is None else due
+    late_by = submitted.astimezone(timezone.utc) - due.astimezone(timezone.utc)
+    if policy.per == "day":
+        clock = submitted.astimezone(due.tzinfo).replace(tzinfo=None) - due.replace(tzinfo=None)
+        past_grace, period = clock - timedelta(minutes=policy.grace_minutes), timedelta(days=1)
+    else:
+        past_grace, period = late_by - timedelta(minutes=policy.grace_minutes), timedelta(hours=1)
     if past_grace <= timedelta(0):
         return None
-    period = timedelta(days=1) if policy.per == "day" else timedelta(hours=1)
     periods = math.ceil(past_grace / period)
     uncapped = periods * policy.penalty
     return Lateness(late_by=late_by, periods=periods, penalty_percent=min(uncapped, policy.cap),
@@ -101,9 +121,49 @@ def lateness(policy, submitted, extension_hours=0.0):
 
 
 def describe(late):
-    """'2 days 3 h late' for a Lateness; '' when on time."""
+    """'2 d 3.0 h late' for a Lateness; '' when on time."""
     if late is None:
         return ""
     hours = late.late_by.total_seconds() / 3600
     days, rest = divmod(hours, 24)
     return (f"{int(days)} d " if days else "") + f"{rest:.1f} h late"
+
+
+def assess(row, policy, submitted, source, due=None, assume=None, max_score=None):
+    """`row` with its time, the time's source, lateness, penalty and final score (a BatchRow).
+    Under a policy, an unknown time gives no mark unless `assume` says: "on time", or "late"
+    (the policy's cap). A row the grader did not score keeps no mark, a rejected or empty one 0."""
+    fields = {"submitted_at": submitted, "time_source": source if submitted else "unknown",
+              "late_by_hours": None, "penalty_percent": None, "timing": ""}
+    if row.status not in SCORED:
+        final = None if row.collision or row.status in ("pending", "regrade") else 0.0
+        return row.model_copy(update={**fields, "final_score": final})
+    late, cut, zeroed = None, 0.0, False
+    if policy is not None and submitted is None:
+        if assume is None:
+            fields["timing"] = "time unknown: no mark until it is known (the instructor gives --timestamps, " \
+                               "or --assume-on-time or --assume-late)"
+            return row.model_copy(update={**fields, "final_score": None})
+        cut = policy.cap if assume == "late" else 0.0
+        fields["timing"] = f"time unknown, {ASSUMED[assume]}" + (f": -{cut:g}% (the late policy's cap)" if cut else "")
+    elif policy is not None:
+        late = lateness(policy, submitted, due)
+        cut, zeroed = (late.penalty_percent, late.zeroed) if late else (0.0, False)
+        fields["timing"] = f"{describe(late)}: " + ("score 0 past the cap" if zeroed else f"-{cut:g}%") \
+            if late else "on time"
+        fields["late_by_hours"] = round(late.late_by.total_seconds() / 3600, 2) if late else None
+    top = row.max_score or max_score or 0
+    final = 0.0 if zeroed else max(row.score - top * cut / 100, 0.0) + 0.0
+    return row.model_copy(update={**fields, "penalty_percent": cut or None,
+                                  "final_score": round(final, 4)})
+
+
+def tally(rows):
+    """{"on time", "late", "time unknown": students} of the rows a late policy was applied to."""
+    counts = {}
+    for row in rows:
+        kind = "time unknown" if row.timing.startswith("time unknown") else \
+            "on time" if row.timing == "on time" else "late" if row.timing else ""
+        if kind:
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts

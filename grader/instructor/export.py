@@ -1,233 +1,129 @@
 """`grade.py gradebook`: a batch's rows (OUT/rows.json), a roster, the late policy and the class
 quiz into the CSV an LMS imports.
 
-    canvas   Student, ID, SIS User ID, SIS Login ID, Section, then one column per assignment, and
-             a "Points Possible" row first (Canvas's gradebook import; a column whose name is not
-             an assignment's creates one out of those points)
-    moodle   ID number, Email address, one column per grade item, Feedback (Moodle's "Import
-             grades from CSV": map ID number or Email address to the user, each grade column to
-             its item)
-    csv      everything: status, raw score, submission time and its source, lateness, penalty,
-             final score, quiz, lesson complete, and a note
+    canvas   Student, ID, SIS User ID, SIS Login ID, Section, then one column per assignment,
+             each titled "Name (assignment id)" as Canvas's importer reads it, after a "Points
+             Possible" row; Canvas finds each row's student by ID, SIS User ID or SIS Login ID
+    moodle   the identifier columns every row has (ID number, Email address), one column per grade
+             item, Feedback ("Import grades from CSV": map the identifier to the user, each
+             column to its item)
+    csv      everything: status, raw score, time and its source, lateness, penalty, final score,
+             quiz, lesson complete, and a note
 
-A student is a row of the roster (`student` = the submission's folder or zip name); a roster
-student with no submission gets the --missing mark; a submission not on the roster is kept, with
-a note and a warning. Every cell goes through gradebook.inert (no formula, no control character).
+Students match in one normal form (grader.identity). An LMS file holds only rows of the roster,
+each with the roster's identifier: an LMS cannot match any other row (Moodle applies a row without
+one to the student of the row before). Submissions not on the roster go to FILE.unmatched.csv
+and the terminal. Every cell is inert (grader.cells).
 """
-import csv
 import os
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ValidationError
-
 from grader.errors import UsageError
-from grader.instructor import deadlines
-from grader.instructor.gradebook import inert, lesson_complete
-from grader.results import SCORED, BatchRow
+from grader.identity import identity
+from grader.instructor import deadlines, lms
+from grader.instructor.roster import RosterEntry, read_quiz, read_roster
+from grader.results import BatchRow
 
 NOT_SCORED = {"pending": "not graded yet: rerun the batch",
               "regrade": "the grader could not grade it: rerun the batch"}
-
-
-class RosterEntry(BaseModel):
-    student: str
-    name: str = ""
-    id: str = ""
-    sis_user_id: str = ""
-    sis_login_id: str = ""
-    email: str = ""
-    section: str = ""
-    extension: str = ""             # hours, or the student's own due time (ISO 8601 with a zone)
-
-
-@dataclass
-class Quiz:
-    score: float
-    max: float
-    passed: bool
+TRUSTED = ("timestamps",)      # a batch's row keeps its time from these (no batch reads Gradescope's; an
+#                               older batch wrote "gradescope" from a file in the student's own folder)
 
 
 @dataclass
 class Line:
     """One student of the gradebook."""
-    student: str
+    student: str                    # as the submission (else the roster, else the quiz) writes it
     entry: RosterEntry | None
-    row: BatchRow | None
-    quiz: Quiz | None = None
-    late: deadlines.Lateness | None = None
+    row: BatchRow | None            # with its time, lateness and final score (deadlines.assess)
+    quiz: object = None             # roster.Quiz
     final: float | None = None      # points after the late policy; None: no mark
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)     # for the student too (Moodle's feedback)
+    matched: str = ""               # how the roster's name matched the submission's, where they differ
 
     @property
     def status(self):
         return self.row.status if self.row else "missing"
 
 
-# -- reading --------------------------------------------------------------------------------------------
-def _csv_rows(path, option, required):
-    with open(path, newline="", encoding="utf-8-sig") as file:
-        reader = csv.DictReader(file)
-        missing = [c for c in required if c not in (reader.fieldnames or [])]
-        if missing:
-            raise UsageError(f"{option} {path}: no column {missing[0]!r}; expected a header with "
-                             f"{', '.join(required)} (got {', '.join(reader.fieldnames or []) or 'an empty file'})")
-        return list(enumerate(reader, 2))
-
-
-def read_roster(path):
-    """{student: RosterEntry} from the roster CSV; a student listed twice is refused."""
-    roster = {}
-    for line, cells in _csv_rows(path, "--roster", ["student"]):
-        cells = {key: (value or "").strip() for key, value in cells.items() if key}
-        if not cells.get("student"):
-            continue
-        if cells["student"] in roster:
-            raise UsageError(f"--roster {path} line {line}: {cells['student']!r} is listed twice")
-        try:
-            roster[cells["student"]] = RosterEntry.model_validate(cells, strict=False)
-        except ValidationError as error:
-            raise UsageError(f"--roster {path} line {line}: {error.errors()[0]['msg']}") from None
-    return roster
-
-
-def read_quiz(path):
-    """{student: Quiz} from the class quiz's gradebook (grade.py quiz --class): rows with a score."""
-    quiz = {}
-    for line, cells in _csv_rows(path, "--quiz", ["student", "score", "max", "passed"]):
-        student, score = (cells["student"] or "").strip(), (cells["score"] or "").strip()
-        if student and score:
-            try:
-                quiz[student] = Quiz(float(score), float(cells["max"]), cells["passed"].strip() == "yes")
-            except ValueError:
-                raise UsageError(f"--quiz {path} line {line}: score {score!r} is not a number") from None
-    return quiz
-
-
-def _extension_hours(policy, entry, option="--roster"):
-    text = entry.extension if entry else ""
-    if not text or policy is None:
-        return 0.0
-    try:
-        return float(text)
-    except ValueError:
-        due = deadlines.parse_time(text, f"{option}: extension of {entry.student}")
-        return (due - policy.due).total_seconds() / 3600
-
-
 # -- one gradebook -----------------------------------------------------------------------------------------
-def build(rows, roster, quiz, policy, max_score, missing="zero", timestamps=None):
+def _by_identity(rows):
+    """{identity: row}; rows of one student (a batch graded before names were compared in one
+    form) become one rejected row listing them, graded over neither."""
+    groups = {}
+    for row in rows:
+        groups.setdefault(identity(row.student), []).append(row)
+    merged = {}
+    for key, same in groups.items():
+        names = [name for row in same for name in (row.collision or [row.student])]
+        merged[key] = same[0] if len(same) == 1 else BatchRow(
+            student=same[0].student, status="rejected", score=0, collision=names,
+            detail=f"{len(names)} submissions for one student: {', '.join(map(repr, names))}; keep one")
+    return merged
+
+
+def build(rows, roster, quiz, policy, max_score, missing="zero", timestamps=None, assume=None):
     """The gradebook's Lines: roster order first, then submissions not on the roster, then quiz
-    takers who are in neither."""
-    rows = {row.student: row for row in rows}
-    students = list(roster or rows) + [s for s in rows if roster and s not in roster]
-    students += [s for s in quiz if s not in students]
+    takers who are in neither. `timestamps` ({identity: time}), when given, is the only source of
+    times; else a row keeps a time it has from a trusted source."""
+    rows = _by_identity(rows)
+    keys = list(roster or rows) + [k for k in rows if roster and k not in roster]
+    keys += [k for k in quiz if k not in keys]
     lines = []
-    for student in students:
-        line = Line(student, (roster or {}).get(student), rows.get(student), quiz.get(student))
-        if roster is not None and line.entry is None:
+    for key in keys:
+        entry, row = (roster or {}).get(key), rows.get(key)
+        name = row.student if row else entry.student if entry else key
+        line = Line(name, entry, row, quiz.get(key))
+        if roster is not None and entry is None:
             line.notes.append("not on the roster")
-        _time(line, timestamps or {})
-        _score(line, policy, max_score, missing)
+        if entry and row and entry.student != row.student:
+            line.matched = f"roster {ascii(entry.student)} is submission {ascii(row.student)} (one name in " \
+                           "another case or Unicode form)"
+        _score(line, policy, max_score, missing, timestamps, assume)
         lines.append(line)
     return lines
 
 
-def _time(line, timestamps):
-    """A timestamps file overrides every source but Gradescope's own metadata."""
-    if line.row and line.student in timestamps and line.row.time_source != "gradescope":
-        line.row = line.row.model_copy(update={"submitted_at": timestamps[line.student],
-                                               "time_source": "timestamps"})
-
-
-def _score(line, policy, max_score, missing):
+def _score(line, policy, max_score, missing, timestamps, assume):
     row = line.row
     if row is None:
         line.final = 0.0 if missing == "zero" else None
         line.notes.append("no submission")
-    elif row.status in SCORED:
-        line.late = deadlines.lateness(policy, row.submitted_at, _extension_hours(policy, line.entry))
-        penalty = (max_score or 0) * line.late.penalty_percent / 100 if line.late else 0.0
-        line.final = 0.0 if line.late and line.late.zeroed else max(row.score - penalty, 0.0)
-        if line.late:
-            cut = "score 0 past the cap" if line.late.zeroed else f"-{line.late.penalty_percent:g}%"
-            line.notes.append(f"{deadlines.describe(line.late)}: {cut}")
-        if policy is not None and row.submitted_at is None:
-            line.notes.append("submission time unknown: no late policy applied")
-    elif row.status in NOT_SCORED:
-        line.notes.append(NOT_SCORED[row.status])
+        return
+    if timestamps is not None:
+        when, source = timestamps.get(identity(row.student)), "timestamps"
     else:
-        line.final = 0.0
-        line.notes.append(f"{row.status}: {row.detail}")
+        when, source = (row.submitted_at, row.time_source) if row.time_source in TRUSTED else (None, "unknown")
+    due = deadlines.due_for(policy, line.entry.extension) if policy and line.entry else None
+    line.row = deadlines.assess(row, policy, when, source, due, assume, max_score)
+    line.final = line.row.final_score
+    line.notes += [n for n in (line.row.timing if line.row.timing != "on time" else "",
+                               NOT_SCORED.get(row.status, "") or (f"{row.status}: {row.detail}" if row.status
+                                                                   in ("empty", "rejected") else "")) if n]
 
 
 # -- writing ------------------------------------------------------------------------------------------------
-def _number(value, digits=2):
-    return "" if value is None else f"{round(value, digits):g}"
+def write(path, fmt, lines, max_score, scale="points", columns=None):
+    """The gradebook in `fmt` (canvas, moodle, csv) at `path`, and for an LMS the lines it cannot
+    match at FILE.unmatched.csv; written atomically. `columns`: {"lab", "quiz", "lesson": title or
+    None (left out)}. Returns the unmatched Lines."""
+    unmatched = [line for line in lines if line.entry is None] if fmt != "csv" else []
+    _write(path, lms.table(fmt, [line for line in lines if line.entry or fmt == "csv"], max_score, scale, columns))
+    if fmt != "csv":
+        _write(unmatched_path(path), lms.unmatched(unmatched, max_score))
+    return unmatched
 
 
-def _scaled(points, top, scale):
-    if points is None or scale == "points":
-        return points
-    return 100 * points / top if top else None
+def unmatched_path(path):
+    return path.with_name(path.stem + ".unmatched.csv")
 
 
-def _grades(line, max_score, scale, with_quiz):
-    cells = [_number(_scaled(line.final, max_score, scale))]
-    if with_quiz:
-        quiz = line.quiz
-        cells += [_number(_scaled(quiz.score, quiz.max, scale)) if quiz else "",
-                  {"yes": "1", "no": "0"}.get(lesson_complete(line.row, line.quiz), "")]
-    return cells
+def _write(path, table):
+    from grader.cells import csv_text
 
-
-def write(path, fmt, lines, max_score, scale="points", column="lab", quiz_column=None):
-    """The gradebook in `fmt` (canvas, moodle, csv) at `path`, written atomically."""
-    with_quiz = quiz_column is not None
-    columns = [column, *([quiz_column, f"{column} lesson complete"] if with_quiz else [])]
-    quiz_max = next((line.quiz.max for line in lines if line.quiz), None)
-    scaled = scale == "points"
-    tops = [max_score if scaled else 100, *([quiz_max if scaled else 100, 1] if with_quiz else [])]
-    table = {"canvas": _canvas, "moodle": _moodle, "csv": _plain}[fmt](lines, columns, tops, max_score, scale)
     part = path.with_name(path.name + ".part")
-    with open(part, "w", newline="", encoding="utf-8") as file:
-        csv.writer(file).writerows([[inert(cell) for cell in row] for row in table])
+    part.write_text(csv_text(table), encoding="utf-8", newline="")
     os.replace(part, path)
-
-
-def _canvas(lines, columns, tops, max_score, scale):
-    table = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *columns],
-             ["Points Possible", "", "", "", "", *map(_number, tops)]]
-    for line in lines:
-        entry = line.entry or RosterEntry(student=line.student)
-        table.append([entry.name or line.student, entry.id, entry.sis_user_id, entry.sis_login_id, entry.section,
-                      *_grades(line, max_score, scale, len(columns) > 1)])
-    return table
-
-
-def _moodle(lines, columns, tops, max_score, scale):
-    table = [["ID number", "Email address", *columns, "Feedback"]]
-    for line in lines:
-        entry = line.entry or RosterEntry(student=line.student)
-        table.append([entry.sis_user_id or entry.id, entry.email, *_grades(line, max_score, scale, len(columns) > 1),
-                      "; ".join(line.notes)])
-    return table
-
-
-def _plain(lines, columns, tops, max_score, scale):
-    table = [["student", "id", "sis_user_id", "email", "section", "status", "raw_score", "max_score",
-              "submitted_at", "time_source", "late_by_hours", "penalty_percent", "final_score", "final_percent",
-              "quiz_score", "quiz_max", "lesson_complete", "note"]]
-    for line in lines:
-        entry, row, late, quiz = line.entry or RosterEntry(student=line.student), line.row, line.late, line.quiz
-        raw = row.score if row and row.status in SCORED else None
-        table.append([line.student, entry.id, entry.sis_user_id, entry.email, entry.section, line.status,
-                      _number(raw), _number(max_score), row.submitted_at.isoformat() if row and row.submitted_at
-                      else "", row.time_source if row else "",
-                      _number(late.late_by.total_seconds() / 3600) if late else "",
-                      _number(late.penalty_percent) if late else "", _number(line.final),
-                      _number(_scaled(line.final, max_score, "percent")), _number(quiz.score) if quiz else "",
-                      _number(quiz.max) if quiz else "", lesson_complete(line.row, line.quiz), "; ".join(line.notes)])
-    return table
 
 
 # -- the command ------------------------------------------------------------------------------------------
@@ -249,6 +145,8 @@ def load_batch(out):
 
 def policy(lab, overrides):
     """lab.yaml's deadline with the command line's `overrides` (fields of labs.Deadline) over it."""
+    from pydantic import ValidationError
+
     from grader.labs import Deadline
 
     base = lab.manifest.deadline if lab else None
@@ -265,14 +163,19 @@ def policy(lab, overrides):
 
 
 def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None, overrides=None,
-              scale="points", column=None, quiz_column=None, missing="zero"):
-    """Read, build and write one gradebook (paths already checked); returns its Lines."""
+              scale="points", columns=None, missing="zero", assume=None):
+    """Read, build and write one gradebook (paths already checked); returns (Lines, unmatched Lines,
+    the timestamps file's names that match no submission)."""
     summary, rows = load_batch(out)
     deadline = policy(lab, overrides or {})
-    quiz_rows = read_quiz(quiz) if quiz else {}
-    lines = build(rows, read_roster(roster) if roster else None, quiz_rows, deadline, summary.max_score,
-                  missing, deadlines.read_timestamps(timestamps) if timestamps else None)
-    column = column or summary.lab
-    write(dest, fmt, lines, summary.max_score, scale, column,
-          (quiz_column or f"{column} quiz") if quiz else None)
-    return lines
+    stamps = deadlines.read_timestamps(timestamps) if timestamps else None
+    lines = build(rows, read_roster(roster) if roster else None, read_quiz(quiz) if quiz else {}, deadline,
+                  summary.max_score, missing, stamps, assume)
+    strays = sorted(set(stamps or {}) - {identity(row.student) for row in rows})
+    columns = {"lab": summary.lab, **(columns or {})}
+    if fmt != "canvas":
+        columns = {"quiz": f"{columns['lab']} quiz", "lesson": f"{columns['lab']} lesson complete", **columns}
+    if not quiz:
+        columns["quiz"] = columns["lesson"] = None
+    return lines, write(dest, fmt, lines, summary.max_score, scale, columns), strays
+

@@ -1,7 +1,6 @@
 """The class's gradebook: one row per student, the CSV an LMS imports, and the summary of where
 the class struggles. Pure functions of the rows and results: nothing here grades or writes
 anything but the file it is asked for."""
-import csv
 import os
 import statistics
 from collections import Counter
@@ -9,6 +8,8 @@ from collections import Counter
 from pydantic import TypeAdapter
 from rich.markup import escape
 
+from grader.cells import csv_text, inert  # noqa: F401 (inert: for grader/quiz/classroom.py, until it imports grader.cells)
+from grader.identity import identity
 from grader.results import (
     SCORED,
     BatchRow,
@@ -55,25 +56,27 @@ def _number(value, digits=None):
 
 
 def write_csv(path, lab, rows, max_score, quiz=None):
-    """The gradebook: one row per student; per-function points after the totals. A row graded
-    before the lab's points were known (not gradable) is out of `max_score`. With the class quiz
-    ({student: export.Quiz}): its score and whether the lesson is complete."""
+    """The gradebook: one row per student; per-function points after the totals, then when it came
+    in and what that cost (deadlines.assess). A row graded before the lab's points were known (not
+    gradable) is out of `max_score`. With the class quiz ({identity: roster.Quiz}): its score and
+    whether the lesson is complete."""
     functions = list(lab.functions)
     lesson = ["quiz_score", "quiz_max", "lesson_complete"] if quiz is not None else []
+    table = [["student", "status", "score", "max_score", "percent", "passed", *functions, "incidents", "detail",
+              "seconds", "submitted_at", "time_source", "late_by_hours", "penalty_percent", "final_score", "timing",
+              *lesson]]
+    for row in (out_of(row, max_score) for row in rows):
+        known, taken = row.score is not None, (quiz or {}).get(identity(row.student))
+        table.append([row.student, row.status, _number(row.score), _number(row.max_score), _number(row.percent, 1),
+                      ("yes" if row.passed else "no") if known else "",
+                      *(_number(row.functions.get(f)) for f in functions),
+                      "; ".join(row.incidents), row.detail, f"{row.seconds:.1f}",
+                      row.submitted_at.isoformat() if row.submitted_at else "", row.time_source,
+                      _number(row.late_by_hours), _number(row.penalty_percent), _number(row.final_score), row.timing,
+                      *([_number(taken and taken.score), _number(taken and taken.max), lesson_complete(row, taken)]
+                        if lesson else [])])
     part = path.with_name(path.name + ".part")
-    with open(part, "w", newline="", encoding="utf-8") as file:
-        writer = csv.writer(file)
-        writer.writerow(["student", "status", "score", "max_score", "percent", "passed", *functions,
-                         "incidents", "detail", "seconds", "submitted_at", "time_source", *lesson])
-        for row in (out_of(row, max_score) for row in rows):
-            known, taken = row.score is not None, (quiz or {}).get(row.student)
-            writer.writerow([inert(row.student), row.status, _number(row.score), _number(row.max_score),
-                             _number(row.percent, 1), ("yes" if row.passed else "no") if known else "",
-                             *(_number(row.functions.get(f)) for f in functions),
-                             inert("; ".join(row.incidents)), inert(row.detail), f"{row.seconds:.1f}",
-                             row.submitted_at.isoformat() if row.submitted_at else "", row.time_source,
-                             *([_number(taken and taken.score), _number(taken and taken.max),
-                                lesson_complete(row, taken)] if lesson else [])])
+    part.write_text(csv_text(table), encoding="utf-8", newline="")
     os.replace(part, path)
 
 
@@ -83,13 +86,6 @@ def lesson_complete(row, quiz):
     if quiz is None or row is None or row.status not in SCORED:
         return ""
     return "yes" if row.passed and quiz.passed else "no"
-
-
-def inert(text):
-    """A CSV cell a spreadsheet shows as text: no formula (=, +, -, @, after any spaces), no
-    control characters."""
-    text = printable(str(text)).replace("\n", " ").replace("\t", " ")
-    return "'" + text if text.lstrip().startswith(("=", "+", "-", "@")) else text
 
 
 def out_of(row, max_score):

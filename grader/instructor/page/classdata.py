@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import UsageError
+from grader.instructor.gradebook import ROWS
 from grader.quiz.grading import AnswerError, is_correct, parse_answer
 from grader.results import BatchRow, BatchSummary, LabResults, StudentRecord
 
@@ -14,7 +15,7 @@ STUDENTS = "students"           # as grader/instructor/batch.py lays OUT out
 OUTCOMES = ("passed", "failed", "not attempted", "not run")
 NOT_GRADED = ("rejected", "empty", "regrade", "pending")
 VARIANT = re.compile(r" \[[^\]]*\]$")
-LATE = ("late", "penalty", "submitted")     # the gradebook's lateness fields start so, where it has them
+LATE = ("late", "penalty")      # a row's lateness fields start so (BatchRow: late_by_hours, penalty_percent)
 
 
 @dataclass
@@ -25,8 +26,16 @@ class Student:
     quiz: dict | None = None    # {"score", "max", "passed", "answers": {id: (given, correct)}} when known
 
     @property
+    def is_late(self):
+        """Whether the late policy charged this student (late, or assumed late)."""
+        return any(k.startswith(LATE) and v not in (None, "", 0, False, [], {}) for k, v in self.row)
+
+    @property
     def late(self):
-        """The row's lateness fields, where the gradebook records them and this student was late."""
+        """What the page shows of the student's lateness: the row's account in words where it has
+        one (late, or time unknown), else its lateness fields; {} when on time."""
+        if self.row.timing and (self.is_late or self.row.time_source == "unknown"):
+            return {"lateness": self.row.timing}
         return {k: v for k, v in self.row if k.startswith(LATE) and v not in (None, "", 0, False, [], {})}
 
 
@@ -46,14 +55,26 @@ def load(out):
     except (OSError, ValueError) as error:
         raise UsageError(f"{out}: no batch's summary.json to report on ({type(error).__name__}); "
                          "run grade.py batch LAB SUBMISSIONS --out OUT first") from None
+    rows = _rows(out)
     students = []
     for folder in sorted((out / STUDENTS).iterdir() if (out / STUDENTS).is_dir() else []):
         try:
             record = StudentRecord.model_validate_json((folder / "graded.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        students.append(Student(folder.name, record.row, record.results))
+        if rows and record.row.student not in rows:
+            continue                # a folder this batch no longer has (a student gone, or merged in a collision)
+        students.append(Student(folder.name, rows.get(record.row.student, record.row), record.results))
     return Class(summary, students)
+
+
+def _rows(out):
+    """{student: row} of OUT/rows.json, which holds what a student's graded.json cannot: the time
+    and lateness of this run (its timestamps file and late policy); {} where there is none."""
+    try:
+        return {row.student: row for row in ROWS.validate_json((out / "rows.json").read_text(encoding="utf-8"))}
+    except (OSError, ValueError):
+        return {}
 
 
 def glance(klass):
@@ -62,8 +83,11 @@ def glance(klass):
     counts = {"submitted": len(rows),
               "graded": sum(r.status not in NOT_GRADED for r in rows),
               "not graded (rejected, empty, error)": sum(r.status in NOT_GRADED for r in rows),
-              "late": sum(bool(s.late) for s in klass.students),
+              "late": sum(s.is_late for s in klass.students),
               "lab passed": sum(r.passed for r in rows)}
+    unknown = sum(s.row.time_source == "unknown" and bool(s.row.timing) for s in klass.students)
+    if unknown:
+        counts["time unknown"] = unknown
     if klass.questions:
         counts["quiz passed"] = sum(bool(s.quiz and s.quiz["passed"]) for s in klass.students)
         counts["lesson complete (lab and quiz)"] = sum(

@@ -5,6 +5,7 @@ count and their points per function: no name, message, hint or output of theirs 
 Nothing names another student."""
 import re
 
+from grader.cells import markdown as md
 from grader.instructor.page.html import e, page
 
 WORDS = {"passed": "passed", "failed": "failed", "not attempted": "not attempted (the stub is as given)",
@@ -29,10 +30,21 @@ def _headline(student):
     lines = [f"Status: {row.status}" + (f" ({row.detail})" if row.detail else "")]
     if row.score is not None and row.max_score:
         lines.append(f"Score: {row.score:g} / {row.max_score:g} ({row.percent:.0f}%)")
-    lines += [f"{k.replace('_', ' ')}: {v}" for k, v in student.late.items()]
+    lines += _timing(row) if row.timing else [f"{k.replace('_', ' ')}: {v}" for k, v in student.late.items()]
     if student.quiz:
         verdict = "passed" if student.quiz["passed"] else "not passed"
         lines.append(f"Lesson test: {student.quiz['score']}/{student.quiz['max']}, {verdict}")
+    return lines
+
+
+def _timing(row):
+    """When the submission came in, from where, and what that cost, in words."""
+    source = {"timestamps": "the course's record of submission times", "gradescope": "Gradescope"}
+    lines = [f"Submitted: {row.submitted_at.isoformat(' ', 'minutes')} (from {source.get(row.time_source, '?')})"
+             if row.submitted_at else "Submitted: time unknown"]
+    lines.append(f"Lateness: {row.timing}")
+    if row.final_score is not None and row.penalty_percent and row.max_score:
+        lines.append(f"Score after the late penalty: {row.final_score:g} / {row.max_score:g}")
     return lines
 
 
@@ -57,12 +69,15 @@ def html(student, title, functions):
 
 
 def markdown(student, title, functions):
-    lines = [f"# {title}", "", f"Feedback for {student.name}", ""] + [f"- {line}" for line in _headline(student)]
+    """The feedback in Markdown: every name, file name and detail escaped (grader.cells.markdown), every
+    message and printed output in a fence no line of it can close."""
+    lines = [f"# {md(title)}", "", f"Feedback for {md(student.name)}", ""]
+    lines += [f"- {md(line)}" for line in _headline(student)]
     for function, score, top, shown, (got, hidden_points, hidden) in _sections(student, functions) \
             if student.results else ():
-        lines += ["", f"## {function}: {score:g} / {top:g}", ""]
+        lines += ["", f"## {md(function)}: {score:g} / {top:g}", ""]
         for c in shown:
-            lines.append(f"- **{c.name}**: {WORDS[c.outcome]} ({c.score:g}/{c.points:g})")
+            lines.append(f"- **{md(c.name)}**: {WORDS[c.outcome]} ({c.score:g}/{c.points:g})")
             if c.outcome != "passed" and c.message:
                 lines += ["", _fenced(c.message)]
             if c.output:

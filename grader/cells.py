@@ -1,0 +1,34 @@
+"""Text the project writes for people, escaped for the format it lands in: CSV cells a spreadsheet
+shows as text, and Markdown that renders as the text it holds. (HTML: html.escape.)"""
+import re
+
+from grader.results import one_line, printable
+
+FORMULA = "=+-@\uff1d\uff0b\uff0d\uff20"            # and their full-width forms, which some spreadsheets take
+STARTS = re.compile(rf"(^|[;,])(\s*)(?=[{re.escape(FORMULA)}])")     # a cell, or a part a ; or , begins
+QUOTED = re.compile(r'[,;"]|^\s|\s$')
+MARKDOWN = re.compile(r"([\\`*_{}\[\]<>#|~!&$@])|(?<=\w)(:)(?=//)|(?<=\bwww)(\.)", re.IGNORECASE)
+
+
+def inert(text):
+    """A CSV cell a spreadsheet shows as text: no control character (a tab or line break is a
+    space), and a ' before every part that would start a formula (=, +, -, @), at the start of the
+    cell or after a ; or , (where a spreadsheet set to split there would start a cell)."""
+    text = printable(str(text)).replace("\n", " ").replace("\t", " ")
+    return STARTS.sub(r"\1\2'", text)
+
+
+def csv_text(rows):
+    """`rows` of cells as CSV (RFC 4180, CRLF): each cell inert, quoted when it holds a , or a ;
+    (so that a spreadsheet splitting on either keeps it whole), a quote, or a space at an end."""
+    def cell(value):
+        text = inert(value)
+        return '"' + text.replace('"', '""') + '"' if QUOTED.search(text) else text
+    return "".join(",".join(map(cell, row)) + "\r\n" for row in rows)
+
+
+def markdown(text):
+    """`text` as Markdown that renders as itself, within a line that the caller starts: no HTML,
+    link, autolink, emphasis, code, math, heading or table of its own (what could make one is
+    backslash-escaped)."""
+    return MARKDOWN.sub(lambda m: "\\" + m.group(0), one_line(" ".join(str(text).split())))

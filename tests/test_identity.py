@@ -1,0 +1,199 @@
+"""One identity per student: a name matches in any case, Unicode form or spacing; two submissions of
+one student are a collision (listed, neither graded over the other); every grade lands in its own
+student's row of the Canvas and Moodle files, and a submission not on the roster in none."""
+import csv
+import io
+import json
+import shutil
+import unicodedata
+
+import pytest
+from lms_checkers import Misread, check_canvas, check_moodle
+from rich.console import Console
+
+from grader.cli import main
+from grader.identity import identity, shown
+from grader.instructor import batch
+from grader.labs import find_lab
+from grader.results import Check, LabResults
+
+NFC, NFD = unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")
+SCORES = {identity(NFC): 40, "ada": 30, "bob": 20, "zed": 10, "lin": 50}
+ROSTER = [["student", "name", "id", "sis_user_id", "sis_login_id", "email", "section"],
+          [NFC, "Martí, José", "201", "S201", "jose", "jose@uni.edu", "A"],
+          ["ada", "Lovelace, Ada", "202", "S202", "ada", "ada@uni.edu", "A"],
+          ["bob", "Builder, Bob", "203", "S203", "bob", "bob@uni.edu", "B"],
+          ["\u200bLin\u00a0", "Lin, Mei", "204", "S204", "lin", "lin@uni.edu", "B"]]
+
+
+def stand_in(lab, todo, workers, options, done):
+    for sub in todo:
+        score = SCORES[identity(sub.student)]
+        check = Check(name="all", test="hidden/test_x.py::test_all", tags=[next(iter(lab.functions))], points=50,
+                      score=score, status="failed", visibility="hidden")
+        done(sub, "graded", LabResults(lab=lab.name, title="t", submission="", device="cpu", sandbox="process",
+                                       execution_time=0, checks=[check], done_when=[]).model_dump(mode="json"))
+    return 1
+
+
+def write(path, table):
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        csv.writer(file).writerows(table)
+    return path
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory):
+    work = tmp_path_factory.mktemp("names")
+    subs = work / "subs"
+    for name in (NFD, "Ada", "ada", "bob", "zed", "LIN"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "positions.py").write_text("x = 1\n")
+    batch.grade_class(find_lab("lab2"), subs, work / "out", Console(file=io.StringIO()), backend=stand_in)
+    return work, write(work / "roster.csv", ROSTER)
+
+
+def gradebook(work, roster, fmt, *args):
+    dest = work / f"{fmt}.csv"
+    assert main(["gradebook", str(work / "out"), "--format", fmt, "--roster", str(roster), "--out", str(dest),
+                 *args]) == 0
+    return dest
+
+
+def test_the_normal_form():
+    assert identity(NFC) == identity(NFD) == identity(" josé ") == identity("JOSÉ")
+    assert identity("ali\u200bce") == identity("Alice") and identity("a\u00a0 b") == identity("a b")
+    assert identity("Straße") == identity("STRASSE") and identity("ada") != identity("adam")
+    assert shown("a\nb\u202ec\x1b") == "a bc\ufffd"
+    for name in ("x\u200b", "É\t", "a\x01b", "ǅ", "ﬁ"):
+        assert identity(shown(name)) == identity(name)
+
+
+def test_a_collision_is_one_row_naming_both_and_folders_are_one_per_student(klass):
+    work, _ = klass
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO((work / "out" / "grades.csv").read_text()))}
+    assert rows["Ada"]["status"] == "rejected" and "'Ada', 'ada'" in rows["Ada"]["detail"] and "ada" not in rows
+    folders = [p.name for p in (work / "out" / "students").iterdir()]
+    assert len({identity(f.upper()) for f in folders}) == len(folders) == 5
+
+
+def test_every_roster_grade_lands_in_its_own_row(klass):
+    work, roster = klass
+    dest = gradebook(work, roster, "canvas", "--column", "Lab 2 (77)")
+    grades = check_canvas(dest, {"77"}, ROSTER)
+    assert grades == {NFC: {"77": "40"}, "ada": {"77": None}, "bob": {"77": "20"}, "\u200bLin\u00a0": {"77": "50"}}
+    unmatched = list(csv.reader(open(work / "canvas.unmatched.csv", newline="")))
+    assert [row[0] for row in unmatched[1:]] == ["zed"] and unmatched[1][2] == "10"
+    dest = gradebook(work, roster, "moodle", "--scale", "percent")
+    assert check_moodle(dest, "ID number", ROSTER, "sis_user_id") == {
+        NFC: {"lab2": "80"}, "ada": {"lab2": ""}, "bob": {"lab2": "40"}, "\u200bLin\u00a0": {"lab2": "100"}}
+    moodle = {row[0]: row for row in csv.reader(open(dest, newline="", encoding="utf-8"))}
+    assert "2 submissions for one student: 'Ada', 'ada'" in moodle["S202"][-1]
+
+
+def test_the_terminal_says_which_roster_name_matched_which_submission(klass, capsys):
+    work, roster = klass
+    assert main(["gradebook", str(work / "out"), "--out", str(work / "plain.csv"), "--roster", str(roster)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"roster {ascii(NFC)} is submission {ascii(NFD)}" in said and "'Ada', 'ada'" in said
+    rows = {row["student"]: row for row in csv.DictReader(open(work / "plain.csv", newline="", encoding="utf-8"))}
+    assert rows[NFD]["id"] == "201" and rows["zed"]["note"] == "not on the roster"
+
+
+def test_a_roster_listing_one_student_twice_is_refused(klass, capsys):
+    work, _ = klass
+    roster = write(work / "twice.csv", ROSTER + [[NFD, "x", "299", "", "", "", ""]])
+    assert main(["gradebook", str(work / "out"), "--out", str(work / "x.csv"), "--roster", str(roster)]) == 2
+    assert "is listed twice (line 2 too" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("edit, said", [
+    ((2, 2, ""), None),                                           # no ID: SIS User ID still finds José
+    ((2, 2, "abc"), "column id: 'abc' is not a Canvas user id"),
+    ((3, 2, "201"), "roster lines 2 and 4 have the same id '201'"),
+])
+def test_canvas_ids(klass, capsys, edit, said):
+    work, _ = klass
+    table = [list(row) for row in ROSTER]
+    table[edit[0]][edit[1]] = edit[2]
+    roster = write(work / "ids.csv", table)
+    code = main(["gradebook", str(work / "out"), "--format", "canvas", "--column", "Lab (1)", "--out",
+                 str(work / "ids-out.csv"), "--roster", str(roster)])
+    if said is None:
+        assert code == 0 and check_canvas(work / "ids-out.csv", {"1"}, table)[NFC] == {"1": "40"}
+    else:
+        assert code == 2 and said in " ".join(capsys.readouterr().out.split())
+
+
+def test_moodle_needs_an_identifier_in_every_row(klass, capsys):
+    work, _ = klass
+    table = [list(row) for row in ROSTER]
+    table[2][3] = ""                                              # ada: no ID number; email for all
+    roster = write(work / "m.csv", table)
+    assert main(["gradebook", str(work / "out"), "--format", "moodle", "--scale", "percent", "--out",
+                 str(work / "m-out.csv"), "--roster", str(roster)]) == 0
+    assert next(csv.reader(open(work / "m-out.csv")))[:2] == ["Email address", "lab2"]
+    check_moodle(work / "m-out.csv", "Email address", table, "email")
+    table[3][5] = ""                                              # bob: no email either way
+    write(work / "m.csv", table)
+    assert main(["gradebook", str(work / "out"), "--format", "moodle", "--out", str(work / "m-out.csv"),
+                 "--roster", str(roster)]) == 2
+    assert "fill sis_user_id or email for all" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text, why", [
+    ("Student,ID,SIS User ID,SIS Login ID,Section,Lab 2 (4242) lesson complete\r\nPoints Possible,,,,,1\r\n"
+     "Ada,202,S202,ada,A,1\r\n", "is a new assignment"),
+    ("Student,ID,SIS User ID,SIS Login ID,Section,Lab (1)\r\nPoints Possible,,,,,50\r\nzed,,,,,10\r\n",
+     "matched by name"),
+    ("Student,ID,SIS User ID,SIS Login ID,Section,Lab (1)\r\nPoints Possible,,,,,50\r\nx;=1+1;y,202,S202,,A,1\r\n",
+     None),
+    ('Student,ID,SIS User ID,SIS Login ID,Section,Lab (1)\r\nPoints Possible,,,,,50\r\nA"da,202,,,A,1\r\n', "quote"),
+])
+def test_the_canvas_checker_catches_what_canvas_would_misread(tmp_path, text, why):
+    (tmp_path / "c.csv").write_text(text, newline="")
+    if why is None:
+        check_canvas(tmp_path / "c.csv", {"1"}, ROSTER)
+        return
+    with pytest.raises(Misread, match=why):
+        check_canvas(tmp_path / "c.csv", {"1", "4242"}, ROSTER)
+
+
+def test_the_moodle_checker_catches_a_row_without_its_user(tmp_path):
+    (tmp_path / "m.csv").write_text("ID number,Email address,Lab,Feedback\r\nS202,ada@uni.edu,30,\r\n,,10,\r\n")
+    with pytest.raises(Misread, match="student of the row before"):
+        check_moodle(tmp_path / "m.csv", "ID number", ROSTER, "sis_user_id")
+    (tmp_path / "m.csv").write_text("ID number,Lab,Feedback\r\nS202,130,\r\n")
+    with pytest.raises(Misread, match="from 0 to 100"):
+        check_moodle(tmp_path / "m.csv", "ID number", ROSTER, "sis_user_id")
+
+
+def test_rows_of_one_student_from_an_older_batch_are_merged_and_stray_timestamps_named(klass, tmp_path, capsys):
+    work, roster = klass
+    out = tmp_path / "old"
+    shutil.copytree(work / "out", out)
+    rows = json.loads((out / "rows.json").read_text())
+    rows = [r for r in rows if r["student"] != "Ada"]
+    rows += [{**rows[0], "student": "Ada", "collision": [], "status": "graded", "score": 30},
+             {**rows[0], "student": "ada", "collision": [], "status": "graded", "score": 31}]
+    (out / "rows.json").write_text(json.dumps(rows))
+    stamps = write(tmp_path / "s.csv", [["student", "submitted_at"], ["Bob Builder", "2026-12-01T10:00:00Z"]])
+    assert main(["gradebook", str(out), "--format", "canvas", "--column", "Lab (1)", "--out", str(tmp_path / "c.csv"),
+                 "--roster", str(roster), "--timestamps", str(stamps)]) == 0
+    assert check_canvas(tmp_path / "c.csv", {"1"}, ROSTER)["ada"] == {"1": None}
+    said = " ".join(capsys.readouterr().out.split())
+    assert "1 name(s) match no submission: 'bob builder'" in said and "2 submissions for one student" in said
+
+
+def test_a_name_canvas_would_read_as_its_points_row_is_written_otherwise(klass, tmp_path):
+    work, _ = klass
+    table = [list(row) for row in ROSTER]
+    table[3][1] = "Points Possible, Bob"
+    roster = write(tmp_path / "r.csv", table)
+    assert main(["gradebook", str(work / "out"), "--format", "canvas", "--column", "Lab (1)", "--out",
+                 str(tmp_path / "c.csv"), "--roster", str(roster)]) == 0
+    assert check_canvas(tmp_path / "c.csv", {"1"}, table)["bob"] == {"1": "20"}
+    text = (tmp_path / "c.csv").read_text().replace("Points_Possible, Bob", "Points Possible, Bob")
+    (tmp_path / "c.csv").write_text(text, newline="")
+    with pytest.raises(Misread, match="read as the points"):
+        check_canvas(tmp_path / "c.csv", {"1"}, table)
