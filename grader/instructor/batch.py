@@ -64,7 +64,8 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
 
     `backend(lab, todo, workers, options, done)` grades the submissions that need it and returns
     how many workers it ran: the local pool (grade_all) or a Ray cluster (grader/cluster.py).
-    `quiz`: the class quiz's gradebook CSV, whose scores grades.csv then carries beside the lab's.
+    `quiz`: the class quiz (a form's responses, or the gradebook of grade.py quiz --class), whose
+    scores grades.csv then carries beside the lab's, and the page shows.
 
     Ctrl-C: what was graded stays written, grades.csv and summary.json are rewritten (the rest
     pending), and KeyboardInterrupt goes on up.
@@ -77,7 +78,8 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     unknown = sorted(set(students) - {sub.student for sub in subs})
     if unknown:
         raise UsageError(f"--student {unknown[0]}: no such submission in {submissions}")
-    extras = submission_times(lab, subs), class_entries(lab, submissions, out)[1], quiz and read_quiz(quiz)
+    quiz_rows = quiz and read_quiz(quiz, lab, [sub.student for sub in subs])   # a file no student is in: refused
+    extras = submission_times(lab, subs), class_entries(lab, submissions, out)[1], quiz_rows
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
     rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force, set(students))
@@ -101,7 +103,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     finally:
         summary = _write_gradebook(lab, out, rows, graded, len(todo), used, time.monotonic() - started,
                                    interrupted, extras)
-    write_report(out, lab)                              # OUT/report.html, and each student's feedback
+    write_report(out, lab, quiz)                        # OUT/report.html, and each student's feedback
     return summary
 
 

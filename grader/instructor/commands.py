@@ -31,8 +31,9 @@ def batch_parser():
     parser.add_argument("--force", action="store_true", help="regrade students whose files have not changed")
     parser.add_argument("--student", action="append", default=[], metavar="ID",
                         help="grade only this student (again, changed or not); repeatable")
-    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz's gradebook (grade.py quiz --class): "
-                        "grades.csv then shows quiz score and lesson complete")
+    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz: a form's responses (student, one column "
+                        "per question id) or its gradebook (grade.py quiz --class): grades.csv then shows quiz "
+                        "score and lesson complete")
     return grading_options(parser)
 
 
@@ -112,7 +113,8 @@ def report_parser():
     parser.add_argument("out", metavar="OUT", help="the output folder of grade.py batch")
     parser.add_argument("--lab", help="the lab (default: the one the batch graded)")
     parser.add_argument("--quiz", metavar="CSV", help="the class's lesson-test responses (columns: student, then "
-                        "one per question id); default: OUT/quiz-responses.csv where it exists")
+                        "one per question id) or their gradebook (grade.py quiz --class); default: "
+                        "OUT/quiz-responses.csv where it exists")
     return parser
 
 
@@ -164,7 +166,8 @@ def gradebook_parser():
     parser.add_argument("--out", required=True, metavar="FILE", help="the CSV to write")
     parser.add_argument("--roster", metavar="FILE", help="CSV: student, id, sis_user_id, sis_login_id, email, "
                         "section, optional name and extension (hours, or the student's own due time)")
-    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz's gradebook (grade.py quiz --class)")
+    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz: a form's responses or their gradebook "
+                        "(grade.py quiz --class)")
     parser.add_argument("--timestamps", metavar="FILE", help="CSV: student, submitted_at (ISO 8601 with a zone)")
     parser.add_argument("--lab", help="the lab whose deadline applies (default: the batch's)")
     parser.add_argument("--scale", choices=("points", "percent"), default="points")

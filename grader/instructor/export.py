@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ValidationError
 
-from grader.errors import UsageError
+from grader.errors import GraderError, QuizError, UsageError
 from grader.instructor import deadlines
 from grader.instructor.gradebook import inert, lesson_complete
 from grader.results import SCORED, BatchRow
@@ -90,17 +90,26 @@ def read_roster(path):
     return roster
 
 
-def read_quiz(path):
-    """{student: Quiz} from the class quiz's gradebook (grade.py quiz --class): rows with a score."""
-    quiz = {}
-    for line, cells in _csv_rows(path, "--quiz", ["student", "score", "max", "passed"]):
-        student, score = (cells["student"] or "").strip(), (cells["score"] or "").strip()
-        if student and score:
-            try:
-                quiz[student] = Quiz(float(score), float(cells["max"]), cells["passed"].strip() == "yes")
-            except ValueError:
-                raise UsageError(f"--quiz {path} line {line}: score {score!r} is not a number") from None
-    return quiz
+def read_quiz(path, lab, students):
+    """{student: Quiz} from the class quiz: a form's responses (graded against `lab`'s quiz) or the
+    gradebook of grade.py quiz --class, read by the one reader of them (grader/quiz/responses.py).
+    A quiz taker is keyed by the name of the one of `students` whose name is theirs in the normal
+    form, else as written; QuizError when none of `students` took it."""
+    from grader.quiz.model import load_quiz
+    from grader.quiz.responses import read_class, student_key
+
+    try:
+        quiz, broken = (load_quiz(lab.quiz) if lab and lab.quiz else None), None
+    except QuizError as error:
+        quiz, broken = None, error
+    try:
+        answers = read_class(path, quiz, lab.name if lab else "", option="--quiz")
+    except QuizError as error:
+        raise QuizError(f"{error} (the lab's quiz does not load: {broken})" if broken else str(error)) from None
+    answers.require_some_of(students, "--quiz")
+    ours = {student_key(student): student for student in students}
+    return {ours.get(student_key(row.student), row.student): Quiz(row.result.score, row.result.max, row.result.passed)
+            for row in answers.counted()}
 
 
 def _extension_hours(policy, entry, option="--roster"):
@@ -231,6 +240,16 @@ def _plain(lines, columns, tops, max_score, scale):
 
 
 # -- the command ------------------------------------------------------------------------------------------
+def _batch_lab(summary):
+    """The lab a batch graded, where this course has it (its quiz grades a form's responses)."""
+    from grader.labs import find_lab
+
+    try:
+        return find_lab(summary.lab)
+    except GraderError:
+        return None
+
+
 def load_batch(out):
     """(BatchSummary, [BatchRow]) of a batch's output folder."""
     from grader.instructor.gradebook import ROWS
@@ -269,8 +288,10 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
     """Read, build and write one gradebook (paths already checked); returns its Lines."""
     summary, rows = load_batch(out)
     deadline = policy(lab, overrides or {})
-    quiz_rows = read_quiz(quiz) if quiz else {}
-    lines = build(rows, read_roster(roster) if roster else None, quiz_rows, deadline, summary.max_score,
+    roster = read_roster(roster) if roster else None
+    quiz_rows = read_quiz(quiz, lab or _batch_lab(summary), [*(row.student for row in rows), *(roster or {})]) \
+        if quiz else {}
+    lines = build(rows, roster, quiz_rows, deadline, summary.max_score,
                   missing, deadlines.read_timestamps(timestamps) if timestamps else None)
     column = column or summary.lab
     write(dest, fmt, lines, summary.max_score, scale, column,

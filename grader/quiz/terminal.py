@@ -68,9 +68,10 @@ def grade_answers(quiz, name, answers_file, console):
 
 def grade_class(quiz, name, responses_csv, gradebook_csv, console):
     """Grade a class's responses CSV into a gradebook CSV and summarise it on screen."""
-    from grader.quiz import classroom  # with the lab gradebook's CSV rules: not on a learner's path
+    from grader.quiz import classroom  # the gradebook's CSV rules: not on a learner's path
 
-    rows = classroom.grade_class(quiz, name, responses_csv, gradebook_csv)
+    answers = classroom.grade_class(quiz, name, responses_csv, gradebook_csv)
+    rows = answers.rows
     table = Table(title=Text(f"{quiz.title} · class results"), title_justify="left")
     for column in ("row", "student", "score", "status"):
         table.add_column(column)
@@ -90,7 +91,8 @@ def grade_class(quiz, name, responses_csv, gradebook_csv, console):
     problems = [f"{not_graded} not graded (see status)" * bool(not_graded),
                 f"{duplicates} duplicate rows not counted" * bool(duplicates),
                 f"{unread} cells not read, each counted wrong (see notes)" * bool(unread)]
-    console.print(f"Gradebook written to [bold]{_shown(gradebook_csv)}[/]: {len(graded)} graded, "
+    read = "" if answers.kind == "responses" else " (read from a gradebook, not graded again)"
+    console.print(f"Gradebook written to [bold]{_shown(gradebook_csv)}[/]{read}: {len(graded)} graded, "
                   f"{sum(row.result.passed for row in graded)} passed"
                   + "".join(f", [yellow]{problem}[/]" for problem in problems if problem))
     return rows
