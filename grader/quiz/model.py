@@ -1,7 +1,8 @@
 """Lesson tests as data: the quiz file's schema, loading it with clear errors, and a graded attempt.
 
 A quiz file (`quizzes/labN.yaml`) holds a title, `pass_fraction` and exactly five scored
-`questions`, each `{id, type, prompt, choices, answer, tolerance?, unit?, explanation}`, plus
+`questions`, each `{id, type, prompt, choices, aliases?, answer, tolerance?, unit?, explanation}`
+(`aliases`: choice key -> other names a learner may type for it, "weight tying"), plus
 unscored `hard_questions: [{prompt, reveal}]`. A keyed quiz (practice) has every answer, explanation
 and reveal; its exam form (see grading.exam_form) has none, and can be taken but not graded.
 
@@ -33,6 +34,7 @@ from grader.quiz.answers import UNITS
 from grader.quiz.matching import Rules
 from grader.quiz.paths import case_hint
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's where built: the quiz loads 10x faster
 QUESTIONS_PER_TEST = 5                  # "5 questions. Get 3 right (60%) to pass."
 
 
@@ -84,6 +86,7 @@ class Question(BaseModel):
     type: Literal["single", "multiple", "numeric", "text"]
     prompt: str = Field(min_length=1)
     choices: dict[str, str] | None = Field(None, validate_default=True)
+    aliases: dict[str, list[str]] | None = None     # choice key -> other names of it ("weight tying")
     answer: Answer | None = None
     tolerance: float | None = Field(None, ge=0)
     unit: Literal[tuple(UNITS)] | None = None
@@ -98,6 +101,19 @@ class Question(BaseModel):
         if kind in ("numeric", "text") and choices is not None:
             raise ValueError(f"a {kind} question has no choices (remove them, or make it single/multiple)")
         return choices
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases_name_choices(cls, aliases, info):
+        keys = list(info.data.get("choices") or {})
+        if aliases is not None and info.data.get("type") not in ("single", "multiple"):
+            raise ValueError("only single and multiple questions have aliases of their choices")
+        unknown = [key for key in aliases or {} if key not in keys]
+        if unknown and keys:
+            raise ValueError(f"{unknown[0]!r} is not a choice key ({', '.join(keys)})")
+        if any(not alias.strip() for names in (aliases or {}).values() for alias in names):
+            raise ValueError("an alias is an empty string")
+        return aliases
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -233,7 +249,7 @@ def read_yaml(path):
     """The data in a YAML (or JSON) file, or QuizError saying why it cannot be read."""
     path = Path(path)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=LOADER)
     except FileNotFoundError:
         raise QuizError(f"{path}: no such file") from None
     except UnicodeDecodeError:

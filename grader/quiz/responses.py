@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, PrivateAttr
 
 from grader.errors import QuizError
-from grader.quiz.answers import AnswerError, parse_answer
+from grader.quiz.answers import AnswerError, in_key_form, parse_answer, why_wrong
 from grader.quiz.grading import grade
 from grader.quiz.model import QuestionResult, QuizResult
 
@@ -186,7 +186,10 @@ def _grade_row(quiz, name, number, cells):
             continue
         try:
             answers[question.id] = parse_answer(question, raw)
+            if not in_key_form(question, answers[question.id]):     # a hedge: judged wrong as written
+                notes.append(f"{question.id}: judged wrong ({why_wrong(question, answers[question.id])})")
         except AnswerError as error:
+            answers[question.id] = " ".join(raw.split())          # judged wrong as written, with the reason
             notes.append(f"{question.id}: not read, counted wrong ({error})")
     return ClassRow(row=number, student=student, status="graded", notes=notes, result=grade(quiz, answers, name))
 

@@ -86,7 +86,8 @@ def grade_class(quiz, name, responses_csv, gradebook_csv, console):
     console.print(table)
     graded = [row for row in rows if row.result]
     duplicates = sum(row.status.startswith("duplicate") for row in rows)
-    unread = sum(note.startswith(tuple(f"{q.id}: " for q in quiz.questions)) for row in graded for note in row.notes)
+    unread = sum(note.startswith(tuple(f"{q.id}: not read" for q in quiz.questions))
+                 for row in graded for note in row.notes)
     not_graded = len(rows) - len(graded) - duplicates
     problems = [f"{not_graded} not graded (see status)" * bool(not_graded),
                 f"{duplicates} duplicate rows not counted" * bool(duplicates),
@@ -201,6 +202,8 @@ def _show_answer(question, answer):
     """An answer as the learner would recognise it: 'x) the choice's text', 'x, z', '2.5'."""
     if answer is None:
         return "(no answer)"
+    if not grading.in_key_form(question, answer):          # judged wrong as written
+        return f"“{answer if len(answer) <= 80 else answer[:80] + '…'}”"
     if question.type == "single":
         return f"{answer}) {question.choices[answer]}"
     if question.type == "multiple":
