@@ -80,11 +80,13 @@ def release_parser():
     parser = argparse.ArgumentParser(
         prog="grade.py release", description="Build the learners' copy of a lab: stubs, given files, "
         "README, the quiz, and a grader that gives public feedback (python grade.py LAB inside it). "
-        "No reference solution, no hidden check, no quiz key in exam form.")
+        "No reference solution, no hidden check; the quiz's key only in its practice form (the default).")
     parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
     parser.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
-    parser.add_argument("--quiz", choices=("exam", "practice"), default="exam",
-                        help="exam: questions only (default); practice: with answers and explanations")
+    parser.add_argument("--quiz", choices=("practice", "exam"), default="practice",
+                        help="practice (default): with answers, explanations and reveals, for learners on their "
+                        "own: attempts are kept and the lesson completes; exam: questions only, for a graded "
+                        "class that hands its responses in")
     parser.add_argument("--ignore-working-copy", action="store_true",
                         help="release the pristine stubs even though the handout folder's copies differ")
     return parser

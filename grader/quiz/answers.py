@@ -1,13 +1,13 @@
 """What a learner may type, read into the key's form (an answers file's values are read alike).
 
   single    the letter, the choice's text or an alias, or both, in the forms people use ("d", "(d)",
-            "d)", "d - ALiBi", "option d", "ALiBi", a sentence naming it): grader/quiz/choices.py
+            "d)", "d - Adam", "option d", "Adam", a sentence naming it): grader/quiz/choices.py
   multiple  the letters or texts, apart or together ("a, c and d", "acd", "options a, c, d"), "all",
             "all except b", "none": grader/quiz/choices.py
   numeric   a number in the question's unit, with a suffix, in words or as arithmetic ("12.5M",
             "12,500,000", "1.25 × 10^7", "5000 * 2500 = 12,500,000"): grader/quiz/numbers.py
   text      any words; grader/quiz/matching.py judges them
-An answer that hedges ("ALiBi or RoPE", "38.6 or 77.2"), only rules out ("not ALiBi") or whose
+An answer that hedges ("Adam or SGD", "12.5 or 25"), only rules out ("not Adam") or whose
 letter and text disagree is read as written and judged wrong with the reason (`check`), in every
 mode. One that names no choice, or holds no number, raises AnswerError saying what to type: the
 terminal asks again, a file's answer is counted wrong with that reason.

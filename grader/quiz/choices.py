@@ -1,11 +1,11 @@
 """Which choices an answer names, asserted or ruled out: by letter, by text, or both.
 
 A letter is a choice's key standing as a letter: bracketed or before ")", ":", a dash or the
-end ("(d) ALiBi", "d)", "d - ALiBi", "d."), after a cue ("option d", "the answer is a"), in a list
-of keys ("a, b and e", "a b e", "acd"), or alone ("d because..."); "a" and "i" need more than
+end ("(d) Adam", "d)", "d - Adam", "d."), after a cue ("option d", "the answer is a"), in a list
+of keys ("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than
 standing alone, since they are words too. A choice is named by text when the answer holds one of
 its `aliases`, enough of the words only it has (one of up to three, else two), or only words of
-it ("learned absolute positions"). In a sentence, what follows "not", "unlike", "rather than"...
+it ("stochastic gradient descent"). In a sentence, what follows "not", "unlike", "rather than"...
 up to the next comma is ruled out, what follows "because", "which"... up to the sentence's end
 explains and names nothing, and after "all" an "except" or "but" takes choices out of all of them.
 

@@ -8,7 +8,7 @@ where products are candidates).
 
 An answer is read as tokens: case folded, "minus", "plus", "times", "over", "divided by" as
 operators, a dash (any: - – — −) as a minus or a sign, except after a word, where it is punctuation
-("their difference — m − n"), and between two words, where it is a hyphen; "'s" and plural "s"
+("their difference — a − b"), and between two words, where it is a hyphen; "'s" and plural "s"
 dropped, articles dropped in names. Scanning it, every phrase
 of the key and every expression in its variables is a mention of a candidate: the answer, one of
 the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
@@ -51,7 +51,7 @@ def lex(text):
 
 
 def dashes(tokens):
-    """Each dash read by context: after a word it is punctuation ("their difference — m − n"),
+    """Each dash read by context: after a word it is punctuation ("their difference — a − b"),
     elsewhere a minus (between operands) or a sign."""
     out = []
     for kind, text in tokens:

@@ -2,7 +2,7 @@
 
 A quiz file (`quizzes/labN.yaml`) holds a title, `pass_fraction` and exactly five scored
 `questions`, each `{id, type, prompt, choices, aliases?, answer, tolerance?, unit?, explanation}`
-(`aliases`: choice key -> other names a learner may type for it, "weight tying"), plus
+(`aliases`: choice key -> other names a learner may type for it, "SGD"), plus
 unscored `hard_questions: [{prompt, reveal}]`. A keyed quiz (practice) has every answer, explanation
 and reveal; its exam form (see grading.exam_form) has none, and can be taken but not graded.
 
@@ -86,7 +86,7 @@ class Question(BaseModel):
     type: Literal["single", "multiple", "numeric", "text"]
     prompt: str = Field(min_length=1)
     choices: dict[str, str] | None = Field(None, validate_default=True)
-    aliases: dict[str, list[str]] | None = None     # choice key -> other names of it ("weight tying")
+    aliases: dict[str, list[str]] | None = None     # choice key -> other names of it ("SGD")
     answer: Answer | None = None
     tolerance: float | None = Field(None, ge=0)
     unit: Literal[tuple(UNITS)] | None = None

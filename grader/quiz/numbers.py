@@ -1,15 +1,15 @@
 """The number an answer gives, in the question's unit, with the working people write around it.
 
-Numbers as typed: "38.6", "38,597,376", "38 597 376", "38,6" (a decimal comma), "3.86e7", with a
-suffix ("38.6M", "38.6 million", "12k", "0.0386B") or "× 10^7" / "·10⁷". A plain count (at least
-one unit, or with a suffix) is read in the question's unit: in millions "38,597,376" is 38.6.
-Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "50257*768" is a count;
-in "50257 × 768 = 38,597,376 ≈ 38.6M" the last value of the chain is the one stated. Numbers after
+Numbers as typed: "12.5", "12,500,000", "12 500 000", "12,5" (a decimal comma), "1.25e7", with a
+suffix ("12.5M", "12.5 million", "12k", "0.0125B") or "× 10^7" / "·10⁷". A plain count (at least
+one unit, or with a suffix) is read in the question's unit: in millions "12,500,000" is 12.5.
+Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2500" is a count;
+in "5000 × 2500 = 12,500,000 ≈ 12.5M" the last value of the chain is the one stated. Numbers after
 "because", "since"... explain, and those of the prompt quoted beside another number are working.
 A dash between numbers is a minus, except an en or em dash, or "-" from a smaller number to a
-larger one, which is a range ("38–39", "38.6 - 40"). After "not" a number is ruled out.
+larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out.
 
-One value given (or several that agree) is the answer; two that differ ("38.6 or 77.2"), a range,
+One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range,
 or only numbers ruled out is judged wrong with the reason; no number at all is an AnswerError.
 """
 import math
@@ -53,13 +53,13 @@ def _tokens(raw):
             out.append(("op", {"**": "^", "+": "+", "/": "/", "^": "^"}.get(word, "*")))
         else:
             if kind == "open" and out and out[-1][0] in ("num", "close"):
-                out.append(("stop", " "))       # "38.6M (50257 × 768)": an aside, never a product
+                out.append(("stop", " "))       # "12.5M (5000 × 2500)": an aside, never a product
             out.append((kind, word))
     return out
 
 
 def _digits(text):
-    """'38,597,376' -> '38597376.0'; '38,6' -> '38.6'."""
+    """'12,500,000' -> '12500000.0'; '12,5' -> '12.5'."""
     if re.search(r"\d[,\u00a0\u202f _']\d{3}(?!\d)", text):
         text = re.sub(r"[,\u00a0\u202f _']", "", text)
     return repr(float(text.replace(",", ".")))

@@ -2,8 +2,8 @@
 dashes read by context, crude stems, and the words that rule out, explain or hedge.
 
 A dash (any of - ‐ ‑ ‒ – — ― − ﹣ －) joining two words of two letters or more is a hyphen
-("weight-tying" is "weight tying"); elsewhere it is a token of its own, which each reader reads by
-what stands beside it (an operator between numbers, punctuation after a word: "d - ALiBi").
+("mini-batch" is "mini batch"); elsewhere it is a token of its own, which each reader reads by
+what stands beside it (an operator between numbers, punctuation after a word: "d - Adam").
 """
 import re
 import unicodedata
@@ -31,7 +31,7 @@ def tokens(text):
     text = unicodedata.normalize("NFKC", str(text))
     text = HYPHEN.sub(" ", ABBREVIATIONS.sub(",", text))
     return [(match.lastgroup, match.group()) for match in TOKEN.finditer(text)
-            if match.group() not in QUOTES]             # "'d'", "“ALiBi”": quotes are not part of an answer
+            if match.group() not in QUOTES]             # "'d'", "“Adam”": quotes are not part of an answer
 
 
 def fold(word):
