@@ -147,7 +147,7 @@ def test_a_changed_lab_regrades(toy):
 
 def test_release_runs_public_checks_only(toy, tmp_path):
     out = tmp_path / "release"
-    assert grade_py("release", toy, "--out", out).returncode == 0
+    assert grade_py("release", toy, "--out", out, "--quiz", "exam").returncode == 0     # a graded class
     text = "\n".join(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())
     for secret in ("toy-reference-marker", "toy-hidden-marker", "toy-explanation-"):
         assert secret not in text
