@@ -126,8 +126,9 @@ class Manifest(BaseModel):
 class Lab:
     """A validated lab: its manifest plus resolved paths."""
 
-    def __init__(self, name, folder, manifest):
+    def __init__(self, name, folder, manifest, notes=()):
         self.name, self.folder, self.manifest = name, folder, manifest
+        self.notes = list(notes)        # what find_lab translated from an earlier form of lab.yaml
         self.handout = self._path(manifest.handout)
         self.reference = self._path(manifest.reference) if manifest.reference else None
         self.stubs = self._path(manifest.stubs)
@@ -195,7 +196,7 @@ def find_lab(name_or_path):
         known = ", ".join(list_labs()) or "none"
         raise LabError(f"no lab called {name_or_path!r} (labs here: {known})")
     try:
-        data = yaml.safe_load(manifest_file.read_text())
+        data, notes = earlier_forms(yaml.safe_load(manifest_file.read_text()), folder)
         manifest = Manifest.model_validate(data)
     except yaml.YAMLError as error:
         raise LabError(f"{manifest_file}: {yaml_problem(error)}") from None
@@ -203,7 +204,7 @@ def find_lab(name_or_path):
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'top level'}: {e['msg']}"
                              for e in error.errors())
         raise LabError(f"{manifest_file}: {problems}") from None
-    lab = Lab(folder.resolve().name, folder.resolve(), manifest)
+    lab = Lab(folder.resolve().name, folder.resolve(), manifest, notes)
     if not lab.handout.is_dir():
         raise LabError(f"{manifest_file}: handout folder {lab.handout} does not exist")
     missing = [name for name in manifest.student_files if not (lab.stubs / name).is_file()]
@@ -211,6 +212,17 @@ def find_lab(name_or_path):
         raise LabError(f"{manifest_file}: no pristine stub {lab.stubs / missing[0]} (the stubs folder holds "
                        "each student file as learners first get it)")
     return lab
+
+
+def earlier_forms(data, folder):
+    """(lab.yaml's data in the current form, [notes]): a manifest written before `stubs:` existed,
+    whose folder has no stubs/, had its handout hold the pristine stubs, and is read so."""
+    if isinstance(data, dict) and "stubs" not in data and isinstance(data.get("handout"), str) \
+            and not (folder / "stubs").is_dir():
+        return {**data, "stubs": data["handout"]}, [
+            "lab.yaml has no stubs: and the lab no stubs/ (an earlier form): the handout's files are read as "
+            "the pristine stubs; add stubs: FOLDER with a copy of each student file as learners first get it"]
+    return data, []
 
 
 def yaml_problem(error):

@@ -143,7 +143,9 @@ def _lesson(results, status):
     if status == "exam":
         return Text.from_markup(f"[bold]Lesson test[/]  an exam: python grade.py quiz {results.lab}, then hand "
                                 "your response file to your instructor, who grades it")
-    if status.test is None:
+    if status.quiz_problem:
+        test = f"[red]its file is broken[/]: {escape(status.quiz_problem)}"
+    elif status.test is None:
         test = f"[yellow]not taken yet[/]: python grade.py quiz {results.lab}"
     else:
         verdict = "[green]passed[/]" if status.test.passed else "[red]not passed[/]"

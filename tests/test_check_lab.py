@@ -67,29 +67,29 @@ def test_check_with_unknown_tag_and_no_marker(tmp_path):
         "it cannot be scored"]
 
 
-def test_public_check_using_the_reference(tmp_path):
+def test_public_check_using_the_reference(tmp_path, zygote):
     lab = broken_copy(tmp_path, "public/test_attention_public.py", "def test_causal_mask_three(student):",
                       "def test_causal_mask_three(student, reference):")
-    problems, _ = check_lab(lab)
+    problems, _ = check_lab(lab, zygote)
     assert problems == ["public check public/test_attention_public.py::test_causal_mask_three uses the reference "
                         "fixture, which a release does not ship: learners would see it skipped; move it to "
                         "hidden/, or compute what it expects in the check"]
 
 
-def test_forbidden_call_in_the_reference(tmp_path):
+def test_forbidden_call_in_the_reference(tmp_path, zygote):
     lab = broken_copy(tmp_path, "reference/attention.py", "    return exp / exp.sum(dim=dim, keepdim=True)",
                       "    return torch.nn.functional.softmax(x, dim)")
-    problems, _ = check_lab(lab)
+    problems, _ = check_lab(lab, zygote)
     assert problems == ["the reference's attention.py line 8 uses torch.nn.functional.softmax, which lab.yaml "
                         "forbids in softmax"]
 
 
-def test_function_without_checks_and_stray_checks(tmp_path):
+def test_function_without_checks_and_stray_checks(tmp_path, zygote):
     lab = broken_copy(tmp_path, "lab.yaml", "attention.py: [softmax, causal_mask]",
                       "attention.py: [softmax, causal_mask, scaled_scores]")
     (lab.folder / "checks").mkdir()
     (lab.folder / "checks" / "test_more.py").write_text("def test_nothing():\n    pass\n")
-    problems, _ = check_lab(lab)
+    problems, _ = check_lab(lab, zygote)
     assert problems == ["checks/test_more.py is outside public/ and hidden/: its checks never run",
                         "scaled_scores (attention.py) has no check: add one with tags=['scaled_scores']"]
 
@@ -110,3 +110,69 @@ def test_guide_lists_every_field():
                       guide, re.S)
     assert table, "the guide has lost its generated table's markers"
     assert table.group(1).strip() == manifest_fields()
+
+
+# -- labs written for earlier forms, and quiz files that do not load -------------------------------------
+FORMS = {"first_form": "lab.yaml has no stubs: and the lab no stubs/ (an earlier form)",
+         "reject_form": "`answer: [...]` with `reject: [...]` is an earlier form"}
+
+
+def test_labs_of_every_earlier_form_still_grade(zygote):
+    """tests/labs/ keeps a lab in each earlier form of lab.yaml and the quiz: each is sound (its
+    reference graded to full marks, its stubs to 0), with a note on what was translated."""
+    for name, note in FORMS.items():
+        problems, notes = check_lab(find_lab(ROOT / "tests" / "labs" / name), zygote)
+        assert problems == [], (name, problems)
+        assert any(note in n for n in notes), (name, notes)
+
+
+def test_the_earlier_quiz_forms_are_read_as_they_meant():
+    from grader.quiz.answers import parse_answer
+    from grader.quiz.grading import check
+    from grader.quiz.model import load_quiz
+
+    text = load_quiz(ROOT / "tests" / "labs" / "reject_form" / "quiz.yaml").questions[4]
+    marks = {answer: check(text, parse_answer(text, answer))[0]
+             for answer in ["s - t", "t-s", "their difference", "s + t", "the sum", "s - t or s + t"]}
+    assert marks == {"s - t": True, "t-s": True, "their difference": True, "s + t": False, "the sum": False,
+                     "s - t or s + t": False}
+    first = load_quiz(ROOT / "tests" / "labs" / "first_form" / "quiz.yaml").questions[4]
+    assert check(first, parse_answer(first, "minus infinity"))[0] and not check(first, parse_answer(first, "0"))[0]
+    exam = load_quiz(ROOT / "tests" / "labs" / "reject_form" / "exam.yaml")
+    assert not exam.keyed and exam.hard_questions[0].reveal is None and "reveals are dropped" in exam.notes[0]
+
+
+BROKEN_QUIZ = [("quiz.yaml", "    answer: b\n", "    answer: z\n"),
+               ("quiz.yaml", "  - id: mask-count\n", "  - id: mask-count\n    hint: count them\n")]
+
+
+def broken_quiz_copy(tmp_path):
+    lab = broken_copy(tmp_path, *BROKEN_QUIZ[0])
+    path = lab.folder / BROKEN_QUIZ[1][0]
+    path.write_text(path.read_text().replace(*BROKEN_QUIZ[1][1:], 1))
+    return lab
+
+
+def test_a_broken_quiz_file_never_stops_the_labs_grading(tmp_path, capsys):
+    lab = broken_quiz_copy(tmp_path)
+    code = main([str(lab.folder), "--submission", str(lab.reference)])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0, out                                                    # graded: all passed
+    assert "Total 25/25" in out
+    assert "Lesson test its file is broken:" in out and "'shift' (#1), field 'answer'" in out
+    assert "the lab is graded as usual" in out
+
+
+def test_check_lab_reports_every_problem_not_the_first(tmp_path, zygote):
+    lab = broken_quiz_copy(tmp_path)
+    reference = lab.folder / "reference" / "attention.py"
+    reference.write_text(reference.read_text().replace("positions[None, :] <= positions[:, None]",
+                                                       "positions[None, :] >= positions[:, None]"))
+    problems, _ = check_lab(lab, zygote)
+    assert [p for p in problems if p.startswith("the quiz does not load")] == [
+        f"the quiz does not load: {lab.quiz}: question 'shift' (#1), field 'answer': expected one of the choice "
+        "keys a, b, c, got 'z'",
+        f"the quiz does not load: {lab.quiz}: question 'mask-count' (#2), field 'hint': unknown field (check its "
+        "spelling against the quiz schema in grader/quiz/model.py)"]
+    assert any(p.startswith("the reference fails public/test_attention_public.py::test_causal_mask_three")
+               for p in problems)                      # the quiz did not stop the grading

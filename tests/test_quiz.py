@@ -55,6 +55,10 @@ BREAKS = {      # kind: (change to the lab2 quiz, fragments the one-line error m
     "unit on a choice": (lambda data: data["questions"][2].update(unit="million"),
                          ["'methods'", "'unit'", "only numeric questions have a unit"]),
     "unknown unit": (lambda data: data["questions"][0].update(unit="furlong"), ["'table-size'", "'unit'", "million"]),
+    "alias of no choice": (lambda data: data["questions"][2]["aliases"].update(z=["zeta"]),
+                           ["'methods'", "'aliases'", "'z' is not a choice key"]),
+    "alias on a number": (lambda data: data["questions"][0].update(aliases={"a": ["x"]}),
+                          ["'table-size'", "'aliases'", "only single and multiple"]),
     "text key's expression": (lambda data: data["questions"][3]["answer"].update(expression="m +"),
                               ["'rope-score'", "'answer'", "'m +' is not an expression"]),
 }
@@ -151,23 +155,26 @@ def test_terminal_quiz_with_bad_input_feedback_review_and_reveal(fresh_course):
     child.expect("'q' is not a choice")
     child.sendline("a, b e")
     child.expect("Question 3 of 5")
-    child.sendline("b")
-    child.expect(r"Not quite.*The answer: d\) ALiBi")
+    child.sendline("ALiBi or RoPE")                             # a hedge: judged wrong, with the reason
+    child.expect(r"Not quite.*It names more than one choice \(c\) RoPE \(rotary\) and d\) ALiBi\)")
+    child.expect(r"The answer: d\) ALiBi")
     child.sendline("m − n")
     child.expect("Question 5 of 5")
     child.sendline("C")
     child.expect("Review")
+    child.expect("your answer: “ALiBi or RoPE”")
     child.expect(r"the answer: d\) ALiBi")
     child.expect("PASS")
     child.expect("4 of 5 right")
     child.expect("Hard question 1 of 3")
     child.expect("Rescaling RoPE frequencies")
-    child.sendline("")
-    child.expect("Try first")
-    child.sendline("it never trained on long dependencies")
-    child.expect("Reveal")
-    child.expect("training signal at length")
+    child.sendline("")                                          # Enter skips it until the end
+    child.expect("Skipped: it comes back at the end")
     child.expect("Hard question 2 of 3")
+    child.sendline("one frequency wraps around")
+    child.expect("Reveal")
+    child.expect("hands of a clock")
+    child.expect("Hard question 3 of 3")
     child.sendintr()                                            # Ctrl-C, even mid-drawing
     child.expect("Hard questions skipped")
     child.expect(pexpect.EOF)

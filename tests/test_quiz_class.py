@@ -82,3 +82,90 @@ def test_class_csv_missing_a_question_column_exits_2(tmp_path, capsys):
     responses.write_text("student,table-size\nada,38.6\n")
     code, out = run_cli(capsys, "lab2", "--class", responses, "--out", tmp_path / "gradebook.csv")
     assert code == 2 and "no column 'order'" in out
+
+
+# ------------------------------------------------- one reader for quiz --class, report --quiz, batch --quiz
+
+def class_export(lab2, tmp_path):
+    """A batch of 5 (student004's submission rejected) and a UTF-16, semicolon export of its quiz
+    whose names are written as people write them: other case, spaces, a zero-width space."""
+    from synthetic_class import make_class
+
+    out = tmp_path / "out"
+    make_class(lab2, out, 5)
+    rows = [HEADER,
+            ["Student000\u200b", "2026-11-30 10:00:00", "38.6", "a b e", "d", "m - n", "c"],       # 5: pass
+            ["STUDENT001", "2026-11-30 10:00:00", "38.6", "a b", "d", "m - n", "c"],          # 4: pass
+            ["student\u200b002", "2026-11-30 10:00:00", "12", "a", "d", "m + n", "c"],          # 2: fail
+            ["student003", "2026-11-30 10:00:00", "1", "c", "a", "m + n", "a"],               # 0 ...
+            ["student003", "2026-11-30 11:00:00", "38.6M", "a,b,e", "ALiBi", "m−n", "c"],     # ... then 5
+            ["someone else", "2026-11-30 10:00:00", "1", "c", "a", "m + n", "a"]]             # not in the batch
+    export = tmp_path / "export.csv"
+    export.write_bytes(("\r\n".join(";".join(row) for row in rows) + "\r\n").encode("utf-16"))
+    return out, export
+
+
+def page_passes(out):
+    import re
+
+    page = (out / "report.html").read_text()
+    return int(re.search(r"<b>(\d+)</b>quiz passed", page).group(1))
+
+
+def test_report_and_quiz_class_read_one_export_alike(lab2, tmp_path, capsys):
+    """report --quiz on a UTF-16 semicolon export shows the passes quiz --class finds in it, and
+    the same again given the gradebook quiz --class wrote."""
+    from grader.cli import main
+
+    out, export = class_export(lab2, tmp_path)
+    code, said, book, _ = grade_file(tmp_path, capsys, export.read_bytes())
+    assert code == 0 and "5 graded, 3 passed, 1 duplicate" in " ".join(said.split())
+    passed_in_class = sum(book[name]["passed"] == "yes" for name in ("Student000", "STUDENT001", "student002",
+                                                                       "student003"))
+    assert passed_in_class == 3
+    assert main(["report", str(out), "--quiz", str(export)]) == 0
+    assert page_passes(out) == passed_in_class
+    assert main(["report", str(out), "--quiz", str(tmp_path / "out" / "quiz.csv")]) == 0     # the gradebook
+    assert page_passes(out) == passed_in_class
+    capsys.readouterr()
+
+
+def test_batch_reads_the_export_and_the_gradebook_alike(lab2, tmp_path, capsys):
+    from grader.instructor.export import read_quiz
+
+    out, export = class_export(lab2, tmp_path)
+    students = [f"student{i:03d}" for i in range(5)]
+    raw = read_quiz(export, lab2, students)
+    grade_file(tmp_path, capsys, export.read_bytes())
+    graded = read_quiz(tmp_path / "out" / "quiz.csv", lab2, students)
+    assert raw == graded
+    assert {s: (q.score, q.passed) for s, q in raw.items()} == {
+        "student000": (5, True), "student001": (4, True), "student002": (2, False), "student003": (5, True),
+        "someone else": (0, False)}
+
+
+def test_a_file_with_no_student_of_the_class_is_an_error(lab2, tmp_path, capsys):
+    from grader.cli import main
+
+    out, _ = class_export(lab2, tmp_path)
+    other = tmp_path / "other.csv"
+    other.write_text(",".join(HEADER) + "\nzoe,2026-11-30 10:00:00,38.6,a b e,d,m-n,c\n")
+    assert main(["report", str(out), "--quiz", str(other)]) == 2
+    said = " ".join(capsys.readouterr().out.split())
+    assert "none of its 1 students is one of the 5 graded here (its: 'zoe'; here: 'student000'" in said
+    empty = tmp_path / "empty.csv"
+    empty.write_text(",".join(HEADER) + "\n,2026-11-30 10:00:00,38.6,a b e,d,m-n,c\n")
+    code, said = run_cli(capsys, "lab2", "--class", empty, "--out", tmp_path / "gradebook.csv")
+    assert code == 2 and "no row of it holds a student's answers (1 rows: no student name)" in said
+
+
+def test_the_class_reader_needs_no_staff_code():
+    """A learner's release has no grader/instructor/: the quiz's class modules still import."""
+    import subprocess
+    import sys
+
+    script = ("import sys\nclass NoStaff:\n    def find_spec(self, name, path=None, target=None):\n"
+              "        if name.startswith('grader.instructor'): raise ModuleNotFoundError(name)\n"
+              "sys.meta_path.insert(0, NoStaff())\nimport grader.quiz.classroom, grader.quiz.responses")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -133,7 +133,7 @@ def test_numbers_with_units_and_suffixes(typed):
     assert check(question, parse_answer(question, typed))[0], parse_answer(question, typed)
 
 
-@pytest.mark.parametrize("typed", ["lots", "nan", "38.6 or 40", "inf", "38.6 - 40", "1e999"])
+@pytest.mark.parametrize("typed", ["lots", "nan", "inf", "1e999", "forty"])
 def test_not_numbers(typed):
     with pytest.raises(AnswerError, match="is not a number: type digits"):
         parse_answer(QUESTIONS["table-size"], typed)

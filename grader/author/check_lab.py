@@ -1,11 +1,13 @@
 """`grade.py check-lab LAB`: is a lab sound? Checked as data, then by grading it.
 
-As data: the manifest, the quiz, every check's marker (points, tags naming student functions),
-where checks live (public/ ships to learners, hidden/ does not; elsewhere never runs), no public
-check needing the `reference` fixture (a release has none: it would be skipped), every function
-with checks, every `done_when` tag carried by a check, no forbidden call in the reference. By
-running it: the reference earns full marks, and the pristine stubs earn nothing, each raising
-NotImplementedError. Each problem is one sentence; notes are advice that does not fail the lab.
+As data: the manifest and the quiz (every problem of each; a note where an earlier form is
+translated), every check's marker (points, tags naming student functions), where checks live
+(public/ ships to learners, hidden/ does not; elsewhere never runs), no public check needing the
+`reference` fixture (a release has none: it would be skipped), every function with checks, every
+`done_when` tag carried by a check, no forbidden call in the reference. By running it (unless the
+checks themselves are malformed): the reference earns full marks, and the pristine stubs earn
+nothing, each raising NotImplementedError. Each problem is one sentence; notes are advice that
+does not fail the lab.
 """
 import re
 from pathlib import Path
@@ -25,12 +27,12 @@ class Collected(NamedTuple):
 
 
 def check_lab(lab, zygote=None):
-    """(problems, notes): sentences. No problem: the lab is sound."""
+    """(problems, notes): sentences, every problem found, not only the first. No problem: the lab is sound."""
     problems, notes = _as_data(lab)
     checks, collect_problems = collect(lab)
-    problems += collect_problems + _marker_problems(lab, checks)
-    problems += _coverage(lab, checks, notes)
-    if not problems:                # grading a lab whose checks are malformed only repeats them
+    malformed = collect_problems + _marker_problems(lab, checks)
+    problems += malformed + _coverage(lab, checks, notes)
+    if not malformed:               # grading a lab whose checks are malformed only repeats them
         problems += _graded(lab, zygote)
     return problems, notes
 
@@ -44,13 +46,13 @@ def _as_data(lab):
         problems.append(f"the reference has no {missing[0]}: it should hold every student file, solved")
     else:
         problems += _forbidden_in_reference(lab)
+    notes += lab.notes
     if lab.quiz:
-        from grader.quiz.model import load_quiz
+        from grader.quiz.model import quiz_problems
 
-        try:
-            load_quiz(lab.quiz)
-        except GraderError as error:
-            problems.append(f"the quiz does not load: {error}")
+        found, quiz_notes = quiz_problems(lab.quiz)
+        problems += [f"the quiz does not load: {problem}" for problem in found]
+        notes += [f"the quiz: {note}" for note in quiz_notes]
     else:
         notes.append("the lab has no quiz (quiz: FILE): the lesson is complete when the lab passes")
     elsewhere = [f for f in (lab.folder / "public", lab.folder / "hidden", lab.handout, lab.reference, lab.stubs) if f]
@@ -150,6 +152,9 @@ def _graded(lab, zygote):
     try:
         problems = []
         for folder, judge in ((lab.reference, _reference_problems), (lab.stubs, _stub_problems)):
+            if folder is None or not all((folder / f).is_file() for f in lab.manifest.student_files) or \
+                    (folder == lab.reference and _forbidden_in_reference(lab)):
+                continue            # said already, as data: its failures would only repeat it
             zygote.reset()
             try:
                 problems += judge(lab, grade(lab, submission=folder, device="cpu", zygote=zygote))

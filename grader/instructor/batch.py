@@ -64,7 +64,8 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
 
     `backend(lab, todo, workers, options, done)` grades the submissions that need it and returns
     how many workers it ran: the local pool (grade_all) or a Ray cluster (grader/cluster.py).
-    `quiz`: the class quiz's gradebook CSV, whose scores grades.csv then carries beside the lab's.
+    `quiz`: the class quiz (a form's responses, or the gradebook of grade.py quiz --class), whose
+    scores grades.csv then carries beside the lab's, and the page shows.
     `timing`: {"timestamps": CSV, "roster": CSV (extensions), "assume": "on time" / "late"}, what
     the lab's late policy (lab.yaml's deadline) is applied with; without a timestamps file every
     time is unknown (a submission's own dates are the student's word).
@@ -78,7 +79,8 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     sandbox_name = launcher_for(sandbox).name          # refuses now if --sandbox required can't be met
     subs = list_submissions(lab, submissions, out)
     students = _named(subs, students, submissions)
-    extras = _timing(timing or {}), class_entries(lab, submissions, out)[1], quiz and read_quiz(quiz)
+    quiz_rows = quiz and read_quiz(quiz, lab, [sub.student for sub in subs])   # a file no student is in: refused
+    extras = _timing(timing or {}), class_entries(lab, submissions, out)[1], quiz_rows
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
     rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force, students)
@@ -102,7 +104,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     finally:
         summary = _write_gradebook(lab, out, rows, graded, len(todo), used, time.monotonic() - started,
                                    interrupted, extras)
-    write_report(out, lab)                              # OUT/report.html, and each student's feedback
+    write_report(out, lab, quiz)                        # OUT/report.html, and each student's feedback
     return summary
 
 

@@ -31,8 +31,9 @@ def batch_parser():
     parser.add_argument("--force", action="store_true", help="regrade students whose files have not changed")
     parser.add_argument("--student", action="append", default=[], metavar="ID",
                         help="grade only this student (again, changed or not); repeatable")
-    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz's gradebook (grade.py quiz --class): "
-                        "grades.csv then shows quiz score and lesson complete")
+    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz: a form's responses (student, one column "
+                        "per question id) or its gradebook (grade.py quiz --class): grades.csv then shows quiz "
+                        "score and lesson complete")
     timing_options(parser)
     parser.add_argument("--roster", metavar="FILE", help="the class roster (see grade.py gradebook): its extension "
                         "column moves a student's due time")
@@ -107,11 +108,13 @@ def release_parser():
     parser = argparse.ArgumentParser(
         prog="grade.py release", description="Build the learners' copy of a lab: stubs, given files, "
         "README, the quiz, and a grader that gives public feedback (python grade.py LAB inside it). "
-        "No reference solution, no hidden check, no quiz key in exam form.")
+        "No reference solution, no hidden check; the quiz's key only in its practice form (the default).")
     parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
     parser.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
-    parser.add_argument("--quiz", choices=("exam", "practice"), default="exam",
-                        help="exam: questions only (default); practice: with answers and explanations")
+    parser.add_argument("--quiz", choices=("practice", "exam"), default="practice",
+                        help="practice (default): with answers, explanations and reveals, for learners on their "
+                        "own: attempts are kept and the lesson completes; exam: questions only, for a graded "
+                        "class that hands its responses in")
     parser.add_argument("--ignore-working-copy", action="store_true",
                         help="release the pristine stubs even though the handout folder's copies differ")
     return parser
@@ -140,7 +143,8 @@ def report_parser():
     parser.add_argument("out", metavar="OUT", help="the output folder of grade.py batch")
     parser.add_argument("--lab", help="the lab (default: the one the batch graded)")
     parser.add_argument("--quiz", metavar="CSV", help="the class's lesson-test responses (columns: student, then "
-                        "one per question id); default: OUT/quiz-responses.csv where it exists")
+                        "one per question id) or their gradebook (grade.py quiz --class); default: "
+                        "OUT/quiz-responses.csv where it exists")
     return parser
 
 
@@ -192,7 +196,8 @@ def gradebook_parser():
     parser.add_argument("--out", required=True, metavar="FILE", help="the CSV to write")
     parser.add_argument("--roster", metavar="FILE", help="CSV: student, id, sis_user_id, sis_login_id, email, "
                         "section, optional name and extension (hours, or the student's own due time)")
-    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz's gradebook (grade.py quiz --class)")
+    parser.add_argument("--quiz", metavar="QUIZ_CSV", help="the class quiz: a form's responses or their gradebook "
+                        "(grade.py quiz --class)")
     timing_options(parser)
     parser.add_argument("--lab", help="the lab whose deadline applies (default: the batch's)")
     parser.add_argument("--scale", choices=("points", "percent"), default="points")

@@ -18,7 +18,7 @@ and the terminal. Every cell is inert (grader.cells).
 import os
 from dataclasses import dataclass, field
 
-from grader.errors import UsageError
+from grader.errors import GraderError, UsageError
 from grader.identity import identity
 from grader.instructor import deadlines, lms
 from grader.instructor.roster import RosterEntry, read_quiz, read_roster
@@ -127,6 +127,16 @@ def _write(path, table):
 
 
 # -- the command ------------------------------------------------------------------------------------------
+def _batch_lab(summary):
+    """The lab a batch graded, where this course has it (its quiz grades a form's responses)."""
+    from grader.labs import find_lab
+
+    try:
+        return find_lab(summary.lab)
+    except GraderError:
+        return None
+
+
 def load_batch(out):
     """(BatchSummary, [BatchRow]) of a batch's output folder."""
     from grader.instructor.gradebook import ROWS
@@ -169,8 +179,11 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
     summary, rows = load_batch(out)
     deadline = policy(lab, overrides or {})
     stamps = deadlines.read_timestamps(timestamps) if timestamps else None
-    lines = build(rows, read_roster(roster) if roster else None, read_quiz(quiz) if quiz else {}, deadline,
-                  summary.max_score, missing, stamps, assume)
+    roster = read_roster(roster) if roster else None
+    quiz_rows = read_quiz(quiz, lab or _batch_lab(summary), [*(row.student for row in rows),
+                                                             *(e.student for e in (roster or {}).values())]) \
+        if quiz else {}
+    lines = build(rows, roster, quiz_rows, deadline, summary.max_score, missing, stamps, assume)
     strays = sorted(set(stamps or {}) - {identity(row.student) for row in rows})
     columns = {"lab": summary.lab, **(columns or {})}
     if fmt != "canvas":

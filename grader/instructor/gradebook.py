@@ -8,7 +8,7 @@ from collections import Counter
 from pydantic import TypeAdapter
 from rich.markup import escape
 
-from grader.cells import csv_text, inert  # noqa: F401 (inert: for grader/quiz/classroom.py, until it imports grader.cells)
+from grader.cells import csv_text
 from grader.identity import identity
 from grader.results import (
     SCORED,

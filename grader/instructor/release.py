@@ -100,12 +100,18 @@ def stage(lab, dest, hidden, reference, quiz=None, staff=True):
 
 
 def _write_quiz(lab, path, form):
+    """The lesson test in `form`: "practice" (the default of a release: the key, so that a learner
+    on their own sees feedback and reveals, keeps attempts and completes the lesson) or "exam"
+    (questions only, for a class that hands its responses in). Written from the validated quiz,
+    so a quiz in an earlier form ships in the current one."""
     quiz = load_quiz(lab.quiz)
     path.parent.mkdir(parents=True, exist_ok=True)
     if form == "practice":
         if not quiz.keyed:
             raise LabError(f"{lab.quiz} is an exam form with no answer key: there is no practice form to release")
-        shutil.copy2(lab.quiz, path)
+        path.write_text(f"# {quiz.title}: practice form, with answers, explanations and reveals. "
+                        f"Take it: python grade.py quiz {lab.name}\n"
+                        + yaml.safe_dump(quiz.model_dump(exclude_none=True), sort_keys=False, allow_unicode=True))
     else:
         path.write_text(f"# {quiz.title}: exam form, no answer key. Take it: python grade.py quiz {lab.name}\n"
                         + yaml.safe_dump(exam_form(quiz), sort_keys=False, allow_unicode=True))
@@ -149,13 +155,16 @@ The tasks are in `assignments/%(lab)s/README.md`. Your code runs in a separate p
 that needed it. Deleted a stub by mistake? `cp grader/labs/%(lab)s/stubs/FILE assignments/%(lab)s/`
 brings it back. The course's own grading adds hidden checks of the same contracts.
 """
+QUIZ_LINE = {"practice": "the lesson test: feedback after each answer; it and the lab passed complete the lesson",
+             "exam": "the lesson test: your answers go to a file you hand in to be graded"}
 REQUIREMENTS = "# With an NVIDIA GPU. Without one, install requirements-cpu.txt: the small CPU build of torch.\n"
 REQUIREMENTS_CPU = "# The CPU build of torch (about a tenth of the CUDA one), then everything else.\n" \
     "--extra-index-url %(cpu)s\n-r requirements.txt\n"
 
 
-def readme(lab):
-    """The release's top-level README: set up, the loop (a stub, --watch, the hint), every command."""
+def readme(lab, quiz="practice"):
+    """The release's top-level README: set up, the loop (a stub, --watch, the hint), every command
+    (`quiz`: the lesson test's form, "practice" or "exam")."""
     python = ".venv/bin/python grade.py"
     function, file = next(iter(lab.functions.items()))
     commands = [(f"{python} {lab.name}", "grade everything once: a report of every check"),
@@ -168,7 +177,7 @@ def readme(lab):
     if lab.manifest.experiments:
         commands.append((f"{python} {lab.name} --experiments", "run your experiments: progress, tables, plots"))
     if lab.quiz:
-        commands.append((f"{python} quiz {lab.name}", "the lesson test"))
+        commands.append((f"{python} quiz {lab.name}", QUIZ_LINE[quiz]))
     width = max(len(command) for command, _ in commands)
     lines = "\n".join(f"    {command:<{width}}   # {what}" for command, what in commands)
     return README % {"title": lab.manifest.title, "lab": lab.name, "file": file, "commands": lines, "cpu": CPU_TORCH}
@@ -180,7 +189,7 @@ def working_copy_changes(lab):
             or (lab.handout / name).read_bytes() != (lab.stubs / name).read_bytes()]
 
 
-def release(lab, out, quiz="exam", ignore_working_copy=False):
+def release(lab, out, quiz="practice", ignore_working_copy=False):
     """The learners' copy of `lab` in `out`: no reference, no hidden check, the quiz in `quiz` form,
     the student files as the pristine stubs. Refuses while the handout folder's copies differ from
     them (a solution tried there, or a stub edited but not saved as pristine) unless told to ignore
@@ -193,7 +202,7 @@ def release(lab, out, quiz="exam", ignore_working_copy=False):
     stage(lab, out, hidden=False, reference=False, quiz=quiz, staff=False)
     (Path(out) / "requirements.txt").write_text(REQUIREMENTS + "\n".join(dependencies(extras=["plots"])) + "\n")
     (Path(out) / "requirements-cpu.txt").write_text(REQUIREMENTS_CPU % {"cpu": CPU_TORCH})
-    (Path(out) / "README.md").write_text(readme(lab))
+    (Path(out) / "README.md").write_text(readme(lab, quiz))
     return sorted(p for p in Path(out).rglob("*") if p.is_file())
 
 

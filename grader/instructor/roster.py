@@ -9,7 +9,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from grader.errors import UsageError
+from grader.errors import QuizError, UsageError
 from grader.identity import identity, shown
 from grader.instructor.deadlines import parse_time
 
@@ -81,19 +81,21 @@ def read_roster(path):
     return roster
 
 
-def read_quiz(path):
-    """{identity: Quiz} from the class quiz's gradebook (grade.py quiz --class): rows with a score."""
-    quiz = {}
-    for line, cells in _csv_rows(path, "--quiz", ["student", "score", "max", "passed"]):
-        key = identity(cells["student"])
-        if not key or not cells["score"]:
-            continue
-        try:
-            score, top = float(cells["score"]), float(cells["max"])
-        except ValueError:
-            raise UsageError(f"--quiz {path} line {line}: score {shown(cells['score'])!r} or max "
-                             f"{shown(cells['max'])!r} is not a number") from None
-        if not (math.isfinite(score) and math.isfinite(top) and 0 <= score <= top):
-            raise UsageError(f"--quiz {path} line {line}: score {score:g} of {top:g} is not a score")
-        quiz[key] = Quiz(score, top, cells["passed"] == "yes")
-    return quiz
+def read_quiz(path, lab, students):
+    """{identity: Quiz} from the class quiz: a form's responses (graded against `lab`'s quiz) or the
+    gradebook of grade.py quiz --class, read by the one reader of them (grader/quiz/responses.py).
+    QuizError when none of `students` took it: another class's file, or names not the submissions'."""
+    from grader.quiz.model import load_quiz
+    from grader.quiz.responses import read_class
+
+    try:
+        quiz, broken = (load_quiz(lab.quiz) if lab and lab.quiz else None), None
+    except QuizError as error:
+        quiz, broken = None, error
+    try:
+        answers = read_class(path, quiz, lab.name if lab else "", option="--quiz")
+    except QuizError as error:
+        raise QuizError(f"{error} (the lab's quiz does not load: {broken})" if broken else str(error)) from None
+    answers.require_some_of(students, "--quiz")
+    return {identity(row.student): Quiz(row.result.score, row.result.max, row.result.passed)
+            for row in answers.counted()}

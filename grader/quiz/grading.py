@@ -10,7 +10,7 @@ import yaml
 from pydantic import RootModel, ValidationError
 
 from grader.errors import QuizError
-from grader.quiz.answers import AnswerError, parse_answer
+from grader.quiz.answers import AnswerError, in_key_form, parse_answer, why_wrong
 from grader.quiz.matching import judge
 from grader.quiz.model import QuestionResult, QuizResult, read_yaml
 
@@ -21,6 +21,8 @@ def check(question, given):
     """(right, why) for a parsed answer; `why` says what a wrong text answer did."""
     if given is None:
         return False, ""
+    if not in_key_form(question, given):            # read as written: a hedge, or nothing to read
+        return False, why_wrong(question, given)
     if question.type == "multiple":
         return set(given) == set(question.answer), ""
     if question.type == "numeric":
@@ -35,7 +37,8 @@ def is_correct(question, given):
 
 
 def load_answers(quiz, path):
-    """{question id: answer} from a YAML/JSON answers or response file; ids left out are unanswered."""
+    """{question id: answer} from a YAML/JSON answers or response file; ids left out are unanswered,
+    an answer that cannot be read is kept as written (and judged wrong with the reason)."""
     data = read_yaml(path) or {}
     try:
         sheet = AnswerSheet.model_validate(data).root
@@ -52,8 +55,8 @@ def load_answers(quiz, path):
             continue
         try:
             answers[question_id] = parse_answer(questions[question_id], raw)
-        except AnswerError as error:
-            raise QuizError(f"{path}: question {question_id!r}, answer: {error}") from None
+        except AnswerError:                         # counted wrong, with the reason, as in a class's file
+            answers[question_id] = " ".join((", ".join(map(str, raw)) if isinstance(raw, list) else str(raw)).split())
     return answers
 
 
@@ -83,10 +86,11 @@ def grade(quiz, answers, name):
 def exam_form(quiz):
     """The quiz as a learner receives it in exam mode: plain data for yaml.safe_dump.
 
-    Same schema with no key: each question loses answer, tolerance and explanation, each hard
+    Same schema with no key: each question loses answer, tolerance, explanation and aliases (an
+    alias of the right choice alone would give it away), each hard
     question its reveal (an exam ships no explanation). load_quiz accepts the result; grade refuses it.
     """
-    return quiz.model_dump(exclude={"questions": {"__all__": {"answer", "tolerance", "explanation"}},
+    return quiz.model_dump(exclude={"questions": {"__all__": {"answer", "tolerance", "explanation", "aliases"}},
                                     "hard_questions": {"__all__": {"reveal"}}}, exclude_none=True)
 
 

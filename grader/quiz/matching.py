@@ -6,8 +6,10 @@ A text question's key (grader/quiz/model.py, TextKey) is data: the answer as an 
 for a variable: "the first's speed" for a) and `neutral` phrases that name nothing ("matrix product"
 where products are candidates).
 
-An answer is read as tokens: case folded, dashes and "minus", "plus", "times", "over", "divided by"
-as operators, "'s" and plural "s" dropped, articles dropped in names. Scanning it, every phrase
+An answer is read as tokens: case folded, "minus", "plus", "times", "over", "divided by" as
+operators, a dash (any: - – — −) as a minus or a sign, except after a word, where it is punctuation
+("their difference — a − b"), and between two words, where it is a hyphen; "'s" and plural "s"
+dropped, articles dropped in names. Scanning it, every phrase
 of the key and every expression in its variables is a mention of a candidate: the answer, one of
 the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
 "rather than", "instead of"... up to the next punctuation or "but" is ruled out; one in the
@@ -18,6 +20,7 @@ not a bare list of three or more phrases; when wrong, `why` says which of these 
 import re
 
 from grader.quiz.expressions import FUNCTIONS, SYMBOLS, is_operation, parse_at, same_quantity, symbols_of
+from grader.quiz.wording import HYPHEN
 
 DASHES = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d"   # minus sign, hyphens, dashes
 TIMES = "×·⋅∙✕"
@@ -35,15 +38,27 @@ MATH = {"num", "sym", "fn", "op", "open", "bar"}
 
 
 def lex(text):
-    """(kind, text) tokens of an answer or a phrase: word, num, op, open, close, bar, stop."""
-    text = str(text).casefold().replace("’", "'").replace("**", "^")
+    """(kind, text) tokens of an answer or a phrase: word, num, op, dash, open, close, bar, stop.
+    A dash joining two words is a hyphen (dropped); any other is a "dash", read by `dashes`."""
+    text = HYPHEN.sub(" ", str(text).casefold().replace("’", "'").replace("**", "^"))
     text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})
     tokens = []
-    for match in re.finditer(r"(\d+(?:\.\d+)?)|([^\W\d_]+(?:'[^\W\d_]+)*)|([-+*/^])|([(\[])|([)\]])|(\|)|([,;:.!?])",
-                             text):
-        kind = ("num", "word", "op", "open", "close", "bar", "stop")[match.lastindex - 1]
+    for match in re.finditer(r"(\d+(?:\.\d+)?)|([^\W\d_]+(?:'[^\W\d_]+)*)|([+*/^])|(-)|([(\[])|([)\]])|(\|)"
+                             r"|([,;:.!?])", text):
+        kind = ("num", "word", "op", "dash", "open", "close", "bar", "stop")[match.lastindex - 1]
         tokens.append((kind, _word(match.group()) if kind == "word" else match.group()))
     return _replace(tokens, OPERATOR_INDEX)
+
+
+def dashes(tokens):
+    """Each dash read by context: after a word it is punctuation ("their difference — a − b"),
+    elsewhere a minus (between operands) or a sign."""
+    out = []
+    for kind, text in tokens:
+        if kind == "dash":
+            kind = "stop" if out and out[-1][0] == "word" else "op"
+        out.append((kind, text))
+    return out
 
 
 def _word(word):
@@ -119,11 +134,11 @@ class Rules:
     def tokens(self, text):
         """The answer's tokens with names replaced by their variables, symbols and functions marked."""
         kept = [token for token in lex(text) if not (token[1] in ARTICLES and token[1] not in self.variables)]
-        return _mark(_replace(kept, self.names), lambda word: word in self.variables or word in SYMBOLS)
+        return dashes(_mark(_replace(kept, self.names), lambda word: word in self.variables or word in SYMBOLS))
 
     def tree(self, tokens):
         """The one expression `tokens` hold (the key's; every word a symbol), or SyntaxError."""
-        tokens = _mark(tokens, lambda word: True)
+        tokens = dashes(_mark(tokens, lambda word: True))
         parsed = parse_at(tokens, 0, len(tokens))
         if parsed is None or parsed[1] != len(tokens):
             raise SyntaxError(f"{self.key.expression!r} is not an expression, e.g. a - b")

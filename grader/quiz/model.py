@@ -1,7 +1,8 @@
 """Lesson tests as data: the quiz file's schema, loading it with clear errors, and a graded attempt.
 
 A quiz file (`quizzes/labN.yaml`) holds a title, `pass_fraction` and exactly five scored
-`questions`, each `{id, type, prompt, choices, answer, tolerance?, unit?, explanation}`, plus
+`questions`, each `{id, type, prompt, choices, aliases?, answer, tolerance?, unit?, explanation}`
+(`aliases`: choice key -> other names a learner may type for it, "SGD"), plus
 unscored `hard_questions: [{prompt, reveal}]`. A keyed quiz (practice) has every answer, explanation
 and reveal; its exam form (see grading.exam_form) has none, and can be taken but not graded.
 
@@ -30,9 +31,11 @@ from pydantic import (
 from grader.errors import QuizError
 from grader.labs import find_lab
 from grader.quiz.answers import UNITS
+from grader.quiz.forms import translate
 from grader.quiz.matching import Rules
 from grader.quiz.paths import case_hint
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's where built: the quiz loads 10x faster
 QUESTIONS_PER_TEST = 5                  # "5 questions. Get 3 right (60%) to pass."
 
 
@@ -84,6 +87,7 @@ class Question(BaseModel):
     type: Literal["single", "multiple", "numeric", "text"]
     prompt: str = Field(min_length=1)
     choices: dict[str, str] | None = Field(None, validate_default=True)
+    aliases: dict[str, list[str]] | None = None     # choice key -> other names of it ("SGD")
     answer: Answer | None = None
     tolerance: float | None = Field(None, ge=0)
     unit: Literal[tuple(UNITS)] | None = None
@@ -98,6 +102,19 @@ class Question(BaseModel):
         if kind in ("numeric", "text") and choices is not None:
             raise ValueError(f"a {kind} question has no choices (remove them, or make it single/multiple)")
         return choices
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases_name_choices(cls, aliases, info):
+        keys = list(info.data.get("choices") or {})
+        if aliases is not None and info.data.get("type") not in ("single", "multiple"):
+            raise ValueError("only single and multiple questions have aliases of their choices")
+        unknown = [key for key in aliases or {} if key not in keys]
+        if unknown and keys:
+            raise ValueError(f"{unknown[0]!r} is not a choice key ({', '.join(keys)})")
+        if any(not alias.strip() for names in (aliases or {}).values() for alias in names):
+            raise ValueError("an alias is an empty string")
+        return aliases
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -117,9 +134,7 @@ class Question(BaseModel):
                 raise ValueError(f"expected a number, e.g. 2.5, got {answer!r}")
             return float(answer)
         if kind == "text":
-            if isinstance(answer, list) and answer and all(isinstance(word, str) for word in answer):
-                answer = {"words": answer}      # the older form: the phrases that name the answer
-            if not isinstance(answer, dict):
+            if not isinstance(answer, dict):   # a list of phrases, an earlier form, is translated by forms.py
                 raise ValueError(f"expected a mapping with words (and expression, others...), or a list of "
                                  f"phrases, got {answer!r}")
             try:
@@ -152,33 +167,45 @@ class Quiz(BaseModel):
     pass_fraction: float = Field(gt=0, le=1)
     questions: list[Question]
     hard_questions: list[HardQuestion] = []
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notes(self):
+        """What load_quiz translated from an earlier form of the file (grader/quiz/forms.py)."""
+        return self._notes
+
+    @notes.setter
+    def notes(self, notes):
+        self._notes = list(notes)
 
     @model_validator(mode="after")
     def _whole_test(self):
+        """Every problem of the test as a whole, one a line (problems_of splits them)."""
+        found = []
         if len(self.questions) != QUESTIONS_PER_TEST:
-            raise ValueError(f"field 'questions': a lesson test has exactly {QUESTIONS_PER_TEST} questions, "
-                             f"this file has {len(self.questions)}")
+            found.append(f"field 'questions': a lesson test has exactly {QUESTIONS_PER_TEST} questions, "
+                         f"this file has {len(self.questions)}")
         first_number = {}
         for number, question in enumerate(self.questions, 1):
             if question.id in first_number:
-                raise ValueError(f"{_question_at(number, question.id, 'id')}: already the id of question "
-                                 f"#{first_number[question.id]} (ids must be unique)")
-            first_number[question.id] = number
+                found.append(f"{_question_at(number, question.id, 'id')}: already the id of question "
+                             f"#{first_number[question.id]} (ids must be unique)")
+            first_number.setdefault(question.id, number)
         keyed = any(question.answer is not None for question in self.questions)
-        for number, hard in enumerate(self.hard_questions, 1):
-            if (hard.reveal is not None) != keyed:
-                raise ValueError(f"hard {_question_at(number, field='reveal')}: "
-                                 + ("missing; a keyed quiz reveals every hard question" if keyed else
-                                    "an exam form has no answers, so no reveals"))
+        found += [f"hard {_question_at(number, field='reveal')}: " + ("missing; a keyed quiz reveals every hard "
+                  "question" if keyed else "an exam form has no answers, so no reveals")
+                  for number, hard in enumerate(self.hard_questions, 1) if (hard.reveal is not None) != keyed]
         for number, question in enumerate(self.questions, 1):
             for field in ("answer", "explanation"):
                 present = getattr(question, field) is not None
                 if keyed and not present:
-                    raise ValueError(f"{_question_at(number, question.id, field)}: missing; other questions "
-                                     "have answers, so every question needs an answer and an explanation")
+                    found.append(f"{_question_at(number, question.id, field)}: missing; other questions "
+                                 "have answers, so every question needs an answer and an explanation")
                 if not keyed and present:
-                    raise ValueError(f"{_question_at(number, question.id, field)}: no question has an answer "
-                                     "(an exam form), so none may have an explanation")
+                    found.append(f"{_question_at(number, question.id, field)}: no question has an answer "
+                                 "(an exam form), so none may have an explanation")
+        if found:
+            raise ValueError("\n".join(found))
         return self
 
     @property
@@ -233,7 +260,7 @@ def read_yaml(path):
     """The data in a YAML (or JSON) file, or QuizError saying why it cannot be read."""
     path = Path(path)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=LOADER)
     except FileNotFoundError:
         raise QuizError(f"{path}: no such file") from None
     except UnicodeDecodeError:
@@ -243,30 +270,56 @@ def read_yaml(path):
 
 
 def load_quiz(path):
-    """The validated quiz in `path`, or QuizError naming the file, question and field."""
+    """The validated quiz in `path` (an earlier form translated, with notes in `quiz.notes`), or
+    QuizError naming the file, question and field of its first problem (and how many more)."""
+    data, notes = _data(path)
+    try:
+        quiz = Quiz.model_validate(data)
+    except ValidationError as error:
+        found = problems_of(error, data)
+        more = f" (and {len(found) - 1} more problems)" if len(found) > 1 else ""
+        raise QuizError(f"{path}: {found[0]}{more}") from None
+    quiz.notes = notes
+    return quiz
+
+
+def quiz_problems(path):
+    """([every problem of the quiz file], [notes]), each a sentence: what check-lab lists."""
+    try:
+        data, notes = _data(path)
+    except QuizError as error:
+        return [str(error)], []
+    try:
+        Quiz.model_validate(data)
+    except ValidationError as error:
+        return [f"{path}: {problem}" for problem in problems_of(error, data)], notes
+    return [], notes
+
+
+def _data(path):
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise QuizError(f"{path}: expected a mapping with title, pass_fraction, questions; "
                         f"got {'an empty file' if data is None else type(data).__name__}")
-    try:
-        return Quiz.model_validate(data)
-    except ValidationError as error:
-        raise QuizError(f"{path}: {_first_problem(error, data)}") from None
+    return translate(data)
 
 
-def _first_problem(error, data):
-    """The first validation problem of a quiz file, as 'question 'q3' (#3), field 'answer': ...'."""
-    problems = error.errors()
-    problem, loc = problems[0], problems[0]["loc"]
+def problems_of(error, data):
+    """Every validation problem of a quiz file, as 'question 'q3' (#3), field 'answer': ...'."""
+    return [sentence for problem in error.errors() for sentence in _sentences(problem, data)]
+
+
+def _sentences(problem, data):
+    loc = problem["loc"]
     if problem["type"] == "value_error":
-        message = str(problem["ctx"]["error"])
+        messages = str(problem["ctx"]["error"]).split("\n")     # a whole test's problems, one a line
     elif problem["type"] == "missing":
-        message = "missing (required)"
+        messages = ["missing (required)"]
     elif problem["type"] == "extra_forbidden":
-        message = "unknown field (check its spelling against the quiz schema in grader/quiz/model.py)"
+        messages = ["unknown field (check its spelling against the quiz schema in grader/quiz/model.py)"]
     else:
-        message = f"{problem['msg']}, got {str(problem['input'])[:60]!r}"
-    if loc[:1] == ("questions",) and len(loc) >= 2:
+        messages = [f"{problem['msg']}, got {str(problem['input'])[:60]!r}"]
+    if loc[:1] == ("questions",) and len(loc) >= 2 and isinstance(loc[1], int):
         entry = data["questions"][loc[1]]
         question_id = entry.get("id") if isinstance(entry, dict) else None
         where = _question_at(loc[1] + 1, question_id, loc[2] if len(loc) > 2 else None)
@@ -274,5 +327,4 @@ def _first_problem(error, data):
         where = f"hard {_question_at(loc[1] + 1, field=loc[2] if len(loc) > 2 else None)}"
     else:
         where = f"field {loc[0]!r}" if loc else ""
-    more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-    return f"{where}: {message}{more}" if where else f"{message}{more}"
+    return [f"{where}: {message}" if where else message for message in messages]

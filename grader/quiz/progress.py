@@ -7,6 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ValidationError
 
+from grader.errors import QuizError
 from grader.labs import ROOT
 from grader.quiz.model import load_quiz
 
@@ -42,15 +43,18 @@ class LessonStatus(BaseModel):
     """Where the learner stands on a lesson: complete once its lab and its lesson test both pass."""
     lab_passed: bool | None      # None: the learner's copy of the lab not fully graded yet
     test: QuizStatus | None      # None: the lesson test not taken yet
+    quiz_problem: str | None = None     # why the lesson test's file does not load, when it does not
 
     @property
     def complete(self):
-        return bool(self.lab_passed and self.test and self.test.passed)
+        return bool(self.lab_passed and self.test and self.test.passed and not self.quiz_problem)
 
     def line(self, name):
         """The lesson's state in words, the same wherever it is shown (quiz and lab reports)."""
         if self.complete:
             return "lesson complete"
+        if self.quiz_problem:
+            return "lesson not complete yet: its lesson test's file is broken (see above); the lab is graded as usual"
         missing = [] if self.lab_passed else [f"the lab (python grade.py {name})"]
         if not (self.test and self.test.passed):
             missing.append(f"the lesson test (python grade.py quiz {name})")
@@ -105,13 +109,18 @@ def lesson_status(lab_name, lab_passed=None):
 
 def lesson_after(lab, results, own_copy):
     """After a grading of `lab`: note it when it was the learner's own copy in full, and return
-    what the report shows of the lesson: None (no lesson test), "exam", or the LessonStatus."""
+    what the report shows of the lesson: None (no lesson test), "exam", or the LessonStatus (with
+    `quiz_problem` where the quiz file does not load)."""
     lab_passed = results.all_passed and not results.selected
     if own_copy and not results.selected:
         record_lab(lab.name, lab_passed)
     if lab.quiz is None:
         return None
-    return lesson_status(lab.name, lab_passed) if _keyed(lab.quiz) else "exam"
+    try:
+        keyed = _keyed(lab.quiz)
+    except QuizError as error:          # a broken quiz file never stops a lab's grading
+        return lesson_status(lab.name, lab_passed).model_copy(update={"quiz_problem": str(error)})
+    return lesson_status(lab.name, lab_passed) if keyed else "exam"
 
 
 def _keyed(path):

@@ -68,9 +68,10 @@ def grade_answers(quiz, name, answers_file, console):
 
 def grade_class(quiz, name, responses_csv, gradebook_csv, console):
     """Grade a class's responses CSV into a gradebook CSV and summarise it on screen."""
-    from grader.quiz import classroom  # with the lab gradebook's CSV rules: not on a learner's path
+    from grader.quiz import classroom  # the gradebook's CSV rules: not on a learner's path
 
-    rows = classroom.grade_class(quiz, name, responses_csv, gradebook_csv)
+    answers = classroom.grade_class(quiz, name, responses_csv, gradebook_csv)
+    rows = answers.rows
     table = Table(title=Text(f"{quiz.title} · class results"), title_justify="left")
     for column in ("row", "student", "score", "status"):
         table.add_column(column)
@@ -85,12 +86,14 @@ def grade_class(quiz, name, responses_csv, gradebook_csv, console):
     console.print(table)
     graded = [row for row in rows if row.result]
     duplicates = sum(row.status.startswith("duplicate") for row in rows)
-    unread = sum(note.startswith(tuple(f"{q.id}: " for q in quiz.questions)) for row in graded for note in row.notes)
+    unread = sum(note.startswith(tuple(f"{q.id}: not read" for q in quiz.questions))
+                 for row in graded for note in row.notes)
     not_graded = len(rows) - len(graded) - duplicates
     problems = [f"{not_graded} not graded (see status)" * bool(not_graded),
                 f"{duplicates} duplicate rows not counted" * bool(duplicates),
                 f"{unread} cells not read, each counted wrong (see notes)" * bool(unread)]
-    console.print(f"Gradebook written to [bold]{_shown(gradebook_csv)}[/]: {len(graded)} graded, "
+    read = "" if answers.kind == "responses" else " (read from a gradebook, not graded again)"
+    console.print(f"Gradebook written to [bold]{_shown(gradebook_csv)}[/]{read}: {len(graded)} graded, "
                   f"{sum(row.result.passed for row in graded)} passed"
                   + "".join(f", [yellow]{problem}[/]" for problem in problems if problem))
     return rows
@@ -99,25 +102,38 @@ def grade_class(quiz, name, responses_csv, gradebook_csv, console):
 # ------------------------------------------------------------------------------------- asking
 
 def _ask_all(quiz, console, saved_file, feedback):
-    """Ask each unanswered question, saving after each answer. None if stopped early."""
+    """Ask each unanswered question, saving after each answer; a question skipped with Enter comes
+    back after the others. None if stopped early."""
     total = len(quiz.questions)
     answers = grading.load_answers(quiz, saved_file) if saved_file.exists() else {}
     mode = "practice: feedback after each answer" if feedback else "exam: answers go to the instructor"
     console.print(Panel(f"{total} questions. Get {quiz.needed} right ({quiz.pass_fraction:.0%}) to pass "
-                        f"and complete this lesson.\nCtrl-C stops; the answers you gave are kept.",
+                        f"and complete this lesson.\nEnter skips a question: it comes back at the end. "
+                        f"Ctrl-C stops; the answers you gave are kept.",
                         title=Text(f"Lesson test · {quiz.title}"), subtitle=mode, border_style="cyan"))
     if answers:
         console.print(f"Continuing: {len(answers)} of {total} answered earlier, kept in "
                       f"{_shown(saved_file)} (delete it to start over).")
+    pending = [(number, q) for number, q in enumerate(quiz.questions, 1) if q.id not in answers]
     try:
         with CTRL_C:
-            for number, question in enumerate(quiz.questions, 1):
-                if question.id in answers:
-                    continue
-                answers[question.id] = _ask(question, number, total, console)
-                grading.write_answers(saved_file, answers)
-                if feedback:
-                    _feedback(question, answers[question.id], console)
+            for last_round in (False, True):
+                skipped = []
+                for number, question in pending:
+                    given = _ask(question, number, total, console, last_round)
+                    if given is None:
+                        skipped.append((number, question))
+                        console.print("[dim]Skipped: " + ("left unanswered.[/]\n" if last_round else
+                                                           "it comes back at the end.[/]\n"))
+                        continue
+                    answers[question.id] = given
+                    grading.write_answers(saved_file, answers)
+                    if feedback:
+                        _feedback(question, given, console)
+                if skipped and not last_round:
+                    console.print(f"[bold]Back to the {len(skipped)} question(s) you skipped[/] "
+                                  "(Enter again leaves one unanswered).")
+                pending = skipped
     except (KeyboardInterrupt, EOFError):
         kept = (f" Your answers are kept in {_shown(saved_file)}; run the same command again "
                 "to continue." if answers else "")
@@ -126,19 +142,24 @@ def _ask_all(quiz, console, saved_file, feedback):
     return answers
 
 
-def _ask(question, number, total, console):
-    """Show one question and read answers until one is in the expected form."""
+def _ask(question, number, total, console, last_round=False):
+    """Show one question and read answers until one is in the expected form; None for an Enter
+    (skipped, or on the last round left unanswered)."""
     body = [Text(question.prompt)]
     if question.choices:
         choices = Table.grid(padding=(0, 2))
         for key, text in question.choices.items():
             choices.add_row(Text(key, style="bold cyan"), Text(text))
         body += [Text(""), choices]
+    how = HOW_TO_ANSWER[question.type] + (" · Enter leaves it unanswered" if last_round else " · Enter skips")
     console.print(Panel(Group(*body), title=f"Question {number} of {total}", title_align="left",
-                        subtitle=HOW_TO_ANSWER[question.type], subtitle_align="right"))
+                        subtitle=how, subtitle_align="right"))
     while True:
+        typed = _read_line(console, "[bold cyan]›[/] ")
+        if not typed.strip():
+            return None
         try:
-            return grading.parse_answer(question, _read_line(console, "[bold cyan]›[/] "))
+            return grading.parse_answer(question, typed)
         except grading.AnswerError as error:
             console.print(Text(str(error), style="yellow"))
 
@@ -199,6 +220,8 @@ def _show_answer(question, answer):
     """An answer as the learner would recognise it: 'x) the choice's text', 'x, z', '2.5'."""
     if answer is None:
         return "(no answer)"
+    if not grading.in_key_form(question, answer):          # judged wrong as written
+        return f"“{answer if len(answer) <= 80 else answer[:80] + '…'}”"
     if question.type == "single":
         return f"{answer}) {question.choices[answer]}"
     if question.type == "multiple":
@@ -251,21 +274,29 @@ def show_result(quiz, result, console, lesson=None):
 
 
 def _hard_questions(quiz, console):
-    """Unscored: the learner types an attempt, then sees the reveal. Ctrl-C skips the rest."""
+    """Unscored: the learner types an attempt, then sees the reveal; Enter skips one until the end
+    (the reveal waits for an attempt). Ctrl-C skips the rest."""
     if not quiz.hard_questions:
         return
     console.rule("Hard questions · unscored")
-    console.print("Try to answer before you reveal: type your attempt, then Enter." if quiz.keyed else
-                  "Try each one: type your attempt, then Enter (the answers come with the lesson, not the exam).")
+    console.print("Try to answer before you reveal: type your attempt, then Enter (Enter alone skips one "
+                  "until the end)." if quiz.keyed else "Try each one: type your attempt, then Enter (the answers "
+                  "come with the lesson, not the exam).")
+    total, pending = len(quiz.hard_questions), list(enumerate(quiz.hard_questions, 1))
     try:
         with CTRL_C:
-            for number, hard in enumerate(quiz.hard_questions, 1):
-                console.print(Panel(Text(hard.prompt), title_align="left",
-                                    title=f"Hard question {number} of {len(quiz.hard_questions)}"))
-                while not _read_line(console, "[bold cyan]your attempt ›[/] ").strip():
-                    console.print("[yellow]Try first: a few words are enough.[/]")
-                if hard.reveal:
-                    console.print(Panel(Text(hard.reveal), title="Reveal", title_align="left",
-                                        border_style="green"))
+            for last_round in (False, True):
+                skipped = []
+                for number, hard in pending:
+                    console.print(Panel(Text(hard.prompt), title_align="left",
+                                        title=f"Hard question {number} of {total}"))
+                    if not _read_line(console, "[bold cyan]your attempt ›[/] ").strip():
+                        skipped.append((number, hard))
+                        console.print("[dim]Skipped" + (": its reveal waits for an attempt.[/]" if last_round
+                                                        else ": it comes back at the end.[/]"))
+                    elif hard.reveal:
+                        console.print(Panel(Text(hard.reveal), title="Reveal", title_align="left",
+                                            border_style="green"))
+                pending = skipped
     except (KeyboardInterrupt, EOFError):
         console.print("\n[dim]Hard questions skipped.[/]")

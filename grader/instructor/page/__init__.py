@@ -8,7 +8,7 @@
 import os
 from pathlib import Path
 
-from grader.errors import UsageError
+from grader.errors import QuizError, UsageError
 from grader.instructor import similarity
 from grader.instructor.page import classdata, feedback, report
 from grader.labs import find_lab
@@ -40,7 +40,8 @@ def write_report(out, lab=None, quiz=None):
 
 
 def _read_quiz(klass, lab, responses):
-    """Grade the class quiz into `klass` where there is one; a note when it cannot be."""
+    """Grade the class quiz into `klass` where there is one (a form's responses or the gradebook of
+    grade.py quiz --class, read by the one reader of them); a note when it cannot be."""
     if responses is None:
         return ""
     if not Path(responses).is_file():
@@ -49,10 +50,13 @@ def _read_quiz(klass, lab, responses):
         raise UsageError(f"--quiz {responses}: lab {lab.name} has no lesson test")
     from grader.quiz.model import load_quiz
 
-    quiz = load_quiz(lab.quiz)
+    try:
+        quiz = load_quiz(lab.quiz)
+    except QuizError as error:
+        return f"The lesson test's file is broken, so the class quiz is left out: {error}"
     if not quiz.keyed:
         return f"The lesson test of {lab.name} has no answer key here: the class quiz is left out."
-    classdata.read_quiz(klass, quiz, responses)
+    classdata.read_quiz(klass, quiz, responses, lab.name)
     return ""
 
 

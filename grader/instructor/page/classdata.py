@@ -1,14 +1,11 @@
 """What the page shows, worked out from a batch's output folder: plain data, no HTML here."""
-import csv
 import re
-import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import UsageError
 from grader.instructor.gradebook import ROWS
-from grader.quiz.grading import AnswerError, is_correct, parse_answer
 from grader.results import BatchRow, BatchSummary, LabResults, StudentRecord
 
 STUDENTS = "students"           # as grader/instructor/batch.py lays OUT out
@@ -164,40 +161,42 @@ def experiments(klass):
     return list(found.values())
 
 
-# -- the class quiz: a responses CSV (student, then one column per question id) ------------------
-def read_quiz(klass, quiz, responses):
-    """Grade each student's row of `responses` against `quiz` (a keyed grader.quiz.model.Quiz),
-    keeping every answer: a cell that cannot be read is a wrong answer, the last row of a student counts."""
-    csv.field_size_limit(sys.maxsize)
-    with open(responses, newline="", encoding="utf-8-sig", errors="replace") as file:
-        rows = {(r.get("student") or "").strip(): r for r in csv.DictReader(file)}
+# -- the class quiz: its answers as grader/quiz/responses.py reads them ------------------------------
+def read_quiz(klass, quiz, responses, name=""):
+    """Each student's counted row of `responses` (a form's export or the gradebook of grade.py quiz
+    --class, read by grader/quiz/responses.py against the keyed `quiz`) into `klass`, names matched
+    in their one normal form; QuizError when no student of the class is in it. Every answer is
+    kept: a cell that could not be read is a wrong answer."""
+    from grader.quiz.responses import read_class
+
+    answers = read_class(responses, quiz, name)
+    answers.require_some_of([s.name for s in klass.students], "--quiz")
     klass.quiz_title, klass.questions = quiz.title, quiz.questions
     for s in klass.students:
-        cells = rows.get(s.name)
-        if cells is None:
+        row = answers.get(s.name)
+        if row is None:
             continue
-        answers = {q.id: _answer(q, (cells.get(q.id) or "").strip()) for q in quiz.questions}
-        score = sum(correct for _, correct in answers.values())
-        s.quiz = {"score": score, "max": len(answers), "passed": score >= quiz.needed, "answers": answers}
+        marks = {q.id: _answer(q, answers.kind) for q in row.result.questions}
+        s.quiz = {"score": row.result.score, "max": row.result.max, "passed": row.result.passed, "answers": marks}
 
 
-def _answer(question, raw):
-    """(the answer as shown, right or not)."""
-    if not raw:
+def _answer(graded, kind):
+    """(the answer as shown, right or not) of a grader.quiz.model.QuestionResult."""
+    if kind == "gradebook":
+        return "(not in the gradebook)", graded.correct
+    given = graded.given
+    if given is None:
         return "(no answer)", False
-    try:
-        given = parse_answer(question, raw)
-    except AnswerError:
-        return raw[:80], False
     shown = ", ".join(given) if isinstance(given, list) else f"{given:g}" if isinstance(given, float) else str(given)
-    return shown[:80], is_correct(question, given)
+    return shown[:80], graded.correct
 
 
 def quiz_questions(klass, shown=3):
     """[(question, right, answered, [(wrong answer, students)])] per question of the class quiz."""
     table = []
     for question in klass.questions:
-        answers = [s.quiz["answers"][question.id] for s in klass.students if s.quiz]
+        answers = [s.quiz["answers"][question.id] for s in klass.students
+                   if s.quiz and question.id in s.quiz["answers"]]
         wrong = Counter(given for given, correct in answers if not correct)
         table.append((question, sum(correct for _, correct in answers), len(answers), wrong.most_common(shown)))
     return table

@@ -1,0 +1,242 @@
+"""Which choices an answer names, asserted or ruled out: by letter, by text, or both.
+
+A letter is a choice's key standing as a letter: bracketed or before ")", ":", a dash or the
+end ("(d) Adam", "d)", "d - Adam", "d."), after a cue ("option d", "the answer is a"), in a list
+of keys ("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than
+standing alone, since they are words too. A choice is named by text when the answer holds one of
+its `aliases`, enough of the words only it has (one of up to three, else two), or only words of
+it ("stochastic gradient descent"). In a sentence, what follows "not", "unlike", "rather than"...
+up to the next comma is ruled out, what follows "because", "which"... up to the sentence's end
+explains and names nothing, and after "all" an "except" or "but" takes choices out of all of them.
+
+The reading: one choice named (single) or the set named (multiple) is the answer; two named for
+one answer, a letter whose text is another choice's, only choices ruled out, or "x or y" for a
+set is judged wrong with the reason; nothing named is an AnswerError that says what to type.
+"""
+from typing import NamedTuple
+
+from grader.quiz.wording import EXPLAINERS, SENTENCE_ENDS, STOPWORDS, fold, negator_at, stem, tokens
+
+CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter", "letters", "pick", "picked",
+        "choose", "chose", "chosen", "select", "selected", "go", "statement", "statements", "item", "items"}
+WORDLIKE = {"a", "i"}                   # keys that are also words: a letter only where the context says so
+JOINS = {"and", "or", "nor", "&", "/", "+", ","}
+ALL = {"all", "every", "everything", "each"}
+FALSE = {"false", "wrong", "incorrect", "untrue"}
+SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
+        "is", "true", "correct", "right", "apply", "applies", "these", "one", "two", "three", "four", "five", "six"}
+
+
+class Reading(NamedTuple):
+    value: object               # the answer in the key's form; None: judged wrong as written
+    why: str = ""               # why it is wrong as written
+
+
+class AnswerError(ValueError):
+    """An answer not in the form its question expects; the message says what to type."""
+
+
+def _letters(toks, keys):
+    """Indices of the tokens that stand as letters (see the module's docstring), right to left."""
+    found = set()
+    words = [fold(text) if kind == "word" else text for kind, text in toks]
+    for at in range(len(toks) - 1, -1, -1):
+        if toks[at][0] != "word" or words[at] not in keys:
+            continue
+        before = toks[at - 1] if at else ("start", "")
+        after = toks[at + 1] if at + 1 < len(toks) else ("end", "")
+        listed = (after[0] == "word" and at + 1 in found) or \
+            (at + 2 < len(toks) and words[at + 1] in JOINS and at + 2 in found)
+        formal = after[0] in ("close", "dash", "end", "glue") or after[1] in (":", ",", ";", ".", "!", "?") \
+            or (before[0] == "open" and after[0] == "close") or _after_cue(words, at) or listed
+        if formal or (words[at] not in WORDLIKE and not _inside_word_run(toks, at, keys)):
+            found.add(at)
+    return found
+
+
+def _after_cue(words, at):
+    """Whether words[at] follows a cue ("option d", "the answer is a", "I pick: c")."""
+    for i in range(at - 1, max(-1, at - 4), -1):
+        if words[i] in CUES:
+            return True
+        if words[i] not in {"is", ":", "=", "(", "the", "my", "was", "would", "be"}:
+            return False
+    return False
+
+
+def _inside_word_run(toks, at, keys):
+    """Whether a key-like token sits between two words that are not keys ("vitamin c tablet")."""
+    side = lambda i: 0 <= i < len(toks) and toks[i][0] == "word" and fold(toks[i][1]) not in keys \
+        and fold(toks[i][1]) not in STOPWORDS | CUES | EXPLAINERS
+    return side(at - 1) and side(at + 1)
+
+
+def _modes(toks, letters):
+    """Each token's mode: "assert", "negate" (ruled out), "explain" (names nothing) or "exclude"
+    (taken out of all the choices)."""
+    words = [fold(text) if kind == "word" else text for kind, text in toks]
+    modes, mode, seen_all, at = [], "assert", False, 0
+    while at < len(toks):
+        word = words[at]
+        if word in SENTENCE_ENDS:
+            mode, seen_all = "assert", False
+        elif word in (",", ":") and mode == "negate" and at + 1 not in letters:
+            mode = "assert"
+        elif (length := negator_at(words, at)) or (word == "but" and seen_all):
+            mode = "exclude" if seen_all and word in ("except", "but", "excluding", "apart", "other", "save") \
+                else "negate"
+            modes += [mode] * (length or 1)
+            at += length or 1
+            continue
+        elif word == "but":
+            mode = "assert"
+        elif word in EXPLAINERS and mode != "exclude":
+            mode = "explain"
+        seen_all = seen_all or word in ALL
+        modes.append(mode)
+        at += 1
+    return _ruled_out_after(words, letters, modes)
+
+
+def _ruled_out_after(words, letters, modes):
+    """Mentions ruled out by what follows them in their clause: "c and d are false", "(c is wrong)"."""
+    for at, word in enumerate(words):
+        after_not = word == "not" and words[at + 1:at + 2] and words[at + 1] in ("true", "correct", "right", "apply")
+        if word not in FALSE and not after_not:
+            continue
+        back = at - 1
+        while back >= 0 and not (words[back] in SENTENCE_ENDS | {"(", ")", "[", "]", "but", ":"} or
+                                 words[back] == "," and not (back - 1 in letters and back + 1 in letters)):
+            if modes[back] == "assert":
+                modes[back] = "negate"
+            back -= 1
+    return modes
+
+
+class Choices:
+    """A choice question's choices made ready to read answers with."""
+
+    def __init__(self, question):
+        self.choices = question.choices
+        self.keys = {key.casefold(): key for key in question.choices}
+        self.words = {k: {stem(t) for kind, t in tokens(text) if kind == "word" and fold(t) not in STOPWORDS}
+                      for k, text in question.choices.items()}
+        self.own = {k: ws - set().union(*(self.words[j] for j in self.words if j != k)) for k, ws in self.words.items()}
+        self.aliases = {k: [tuple(stem(t) for kind, t in tokens(a) if kind == "word" and fold(t) not in STOPWORDS)
+                            for a in (getattr(question, "aliases", None) or {}).get(k, [])] for k in self.choices}
+
+    def shown(self, key):
+        text = self.choices[key]
+        return f"{key}) {text if len(text) <= 40 else text[:40] + '…'}"
+
+    def named_by_text(self, stems, aliases_only=False):
+        """{key} of the choices `stems` ([(index, stem)] of one mode) name by an alias or, unless
+        `aliases_only`, by enough of their own words."""
+        found, seen = set(), [s for _, s in stems]
+        for key in self.choices:
+            alias = any(a and any(tuple(seen[i:i + len(a)]) == a for i in range(len(seen))) for a in self.aliases[key])
+            hits, own = self.own[key] & set(seen), self.own[key]
+            if alias or (not aliases_only and hits and len(hits) >= min(1 if len(own) <= 3 else 2, len(own))):
+                found.add(key)
+        return found
+
+    def read(self, raw, many):
+        """The Reading of `raw`: a key (many=False) or a sorted list of keys; AnswerError when it names none."""
+        toks = tokens(raw)
+        letters = _letters(toks, self.keys)
+        if many and not letters and len(toks) == 1 and len(toks[0][1]) > 1 and \
+                all(c.casefold() in self.keys for c in toks[0][1]) and len(set(toks[0][1])) == len(toks[0][1]):
+            toks = [("word", c) for c in toks[0][1]]         # "acd": the letters together
+            letters = set(range(len(toks)))
+        self._refuse_unknown_letters(toks, letters, many)
+        modes = _modes(toks, letters)
+        named = {mode: {self.keys[fold(toks[i][1])] for i in letters if modes[i] == mode}
+                 for mode in ("assert", "negate", "exclude")}
+        content = [(i, stem(text)) for i, (kind, text) in enumerate(toks) if kind == "word" and i not in letters
+                   and fold(text) not in STOPWORDS | CUES and modes[i] != "explain"]
+        conflict = self._text(named, content, modes, letters, toks)
+        whole = {fold(text) for kind, text in toks if kind == "word"}
+        if many and whole and whole <= ALL | SETS and whole & ALL and not named["exclude"]:
+            return Reading(list(self.choices))
+        if whole and whole <= {"none", "nothing", "neither", "no"} | SETS and whole & {"none", "nothing"}:
+            return Reading([] if many else None, "" if many else "it chooses none of the choices")
+        if named["exclude"]:
+            named["assert"] |= set(self.choices) - named["exclude"]
+        if many and named["negate"] and whole & {"rest", "others", "remaining"}:    # "c is false, the rest true"
+            named["assert"] |= set(self.choices) - named["negate"]
+        return self._verdict(named, conflict, many, toks, letters)
+
+    def _text(self, named, content, modes, letters, toks):
+        """Add the choices named by text to `named`; returns (letter, key its text names) where a
+        letter's own words name another choice, else None."""
+        conflict = None
+        if letters:                     # with letters, words count only beside a letter or as an alias
+            for at in sorted(letters):
+                segment = []
+                for i in range(at + 1, len(toks)):
+                    if i in letters or toks[i][0] == "stop" and toks[i][1] != ":" or modes[i] == "explain":
+                        break
+                    segment += [(j, s) for j, s in content if j == i]
+                key, others = self.keys[fold(toks[at][1])], self.named_by_text(segment)
+                if others and key not in others and conflict is None:
+                    conflict = (key, sorted(others)[0])
+            for mode in named:
+                named[mode] |= self.named_by_text([c for c in content if modes[c[0]] == mode], aliases_only=True)
+            return conflict
+        for mode in named:
+            named[mode] |= self.named_by_text([c for c in content if modes[c[0]] == mode])
+        if not any(named.values()):
+            stems = {s for i, s in content if modes[i] == "assert"}
+            fits = [k for k in self.choices
+                    if stems and stems <= self.words[k] | {w for a in self.aliases[k] for w in a}]
+            if len(fits) > 1:
+                raise AnswerError(f"{_quoted(toks)} fits choices {', '.join(fits[:-1])} and {fits[-1]}: "
+                                  "type the letter of one")
+            named["assert"] |= set(fits)
+        return conflict
+
+    def _verdict(self, named, conflict, many, toks, letters):
+        asserted, negated = named["assert"], named["negate"]
+        both = sorted(asserted & negated)
+        if both:
+            return Reading(None, f"it both names and rules out {self.shown(both[0])}")
+        if conflict:
+            letter, other = conflict
+            return Reading(None, f"its letter names {self.shown(letter)}, but its words name {self.shown(other)}")
+        if not asserted and negated:
+            return Reading(None, f"it rules out {', '.join(map(self.shown, sorted(negated)))} but names no choice")
+        if not asserted:
+            raise AnswerError(f"{_quoted(toks)} is not a choice: type {'the keys that apply' if many else 'one'} of "
+                              f"{', '.join(self.choices)} (or the choice's text)")
+        ordered = [key for key in self.choices if key in asserted]
+        if many:
+            if len(ordered) == 2 and _only_or_between(toks, letters):
+                return Reading(None, f"'or' offers {ordered[0]} or {ordered[1]}: list every choice that applies")
+            return Reading(ordered)
+        if len(ordered) > 1:
+            return Reading(None, f"it names more than one choice ({' and '.join(map(self.shown, ordered))}); "
+                           "this question takes one")
+        return Reading(ordered[0])
+
+    def _refuse_unknown_letters(self, toks, letters, many):
+        """An answer shaped as a list of letters ("a x") with one that is no key: say so."""
+        words = [fold(text) for kind, text in toks if kind == "word"]
+        shaped = words and all(len(w) == 1 or w in ("and", "or") for w in words)
+        unknown = [w for w in words if len(w) == 1 and w not in self.keys]
+        if shaped and unknown:
+            keys = ", ".join(self.choices)
+            how = f"type the keys that apply from {keys}, separated by spaces or commas" if many else \
+                f"type one of {keys} (or the choice's text)"
+            raise AnswerError(f"{unknown[0]!r} is not a choice: {how}")
+
+
+def _only_or_between(toks, letters):
+    """Whether the answer is two letters with "or" between them and no comma: a hedge."""
+    first, last = min(letters, default=0), max(letters, default=0)
+    between = [fold(text) for _, text in toks[first + 1:last]]
+    return "or" in between and "," not in between
+
+
+def _quoted(toks):
+    text = " ".join(text for _, text in toks)
+    return repr(text if len(text) <= 40 else text[:40] + "…")

@@ -1,0 +1,175 @@
+"""The number an answer gives, in the question's unit, with the working people write around it.
+
+Numbers as typed: "12.5", "12,500,000", "12 500 000", "12,5" (a decimal comma), "1.25e7", with a
+suffix ("12.5M", "12.5 million", "12k", "0.0125B") or "× 10^7" / "·10⁷". A plain count (at least
+one unit, or with a suffix) is read in the question's unit: in millions "12,500,000" is 12.5.
+Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2500" is a count;
+in "5000 × 2500 = 12,500,000 ≈ 12.5M" the last value of the chain is the one stated. Numbers after
+"because", "since"... explain, and those of the prompt quoted beside another number are working.
+A dash between numbers is a minus, except an en or em dash, or "-" from a smaller number to a
+larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out.
+
+One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range,
+or only numbers ruled out is judged wrong with the reason; no number at all is an AnswerError.
+"""
+import math
+import re
+import unicodedata
+
+from grader.quiz.choices import AnswerError, Reading
+from grader.quiz.expressions import parse_at, value
+from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, negator_at
+
+UNITS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+SUFFIXES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mio": 1e6, "mn": 1e6, "million": 1e6, "millions": 1e6,
+            "b": 1e9, "bn": 1e9, "g": 1e9, "billion": 1e9, "billions": 1e9}
+SUPERSCRIPT = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
+SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,3}}(?:[,\u00a0\u202f _']\d{{3}})+(?!\d)(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)
+        (?:e[+-]?\d+(?![\w.]))?)
+    |(?P<eq>~=|=>|->|[=≈≃≅→])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
+    |(?P<word>[^\W\d_]+)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
+WORD_OPERATORS = {"times": "*", "x": "*", "plus": "+", "minus": "-"}
+RANGES = {"to", "and", "between", "from"}
+CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus", "therefore", "gives", "giving", "makes",
+            "equals", "equal", "hence"}
+
+
+def _tokens(raw):
+    """[(kind, text)], numbers as plain float text, suffixes folded into their number."""
+    text = SUPERSCRIPT.sub(lambda m: "^" + m.group().translate(SUPERSCRIPTS), str(raw))
+    text = unicodedata.normalize("NFKC", text).casefold()
+    found = [(m.lastgroup, m.group()) for m in TOKEN.finditer(text)]
+    out = []
+    for at, (kind, word) in enumerate(found):
+        if kind == "num":
+            out.append(("num", _digits(word)))
+        elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num":
+            out[-1] = ("num", repr(float(out[-1][1]) * SUFFIXES[word]), "suffixed")
+        elif kind == "word" and word in WORD_OPERATORS and out and out[-1][0] in ("num", "close") and \
+                at + 1 < len(found) and found[at + 1][0] in ("num", "open"):
+            out.append(("op", WORD_OPERATORS[word]))
+        elif kind == "op":
+            out.append(("op", {"**": "^", "+": "+", "/": "/", "^": "^"}.get(word, "*")))
+        else:
+            if kind == "open" and out and out[-1][0] in ("num", "close"):
+                out.append(("stop", " "))       # "12.5M (5000 × 2500)": an aside, never a product
+            out.append((kind, word))
+    return out
+
+
+def _digits(text):
+    """'12,500,000' -> '12500000.0'; '12,5' -> '12.5'."""
+    if re.search(r"\d[,\u00a0\u202f _']\d{3}(?!\d)", text):
+        text = re.sub(r"[,\u00a0\u202f _']", "", text)
+    return repr(float(text.replace(",", ".")))
+
+
+def _dashes(toks):
+    """Each dash as an operator ("-"), a range ("range") or punctuation ("stop"), by what is beside it."""
+    out = []
+    for at, token in enumerate(toks):
+        if token[0] != "dash":
+            out.append(token)
+            continue
+        left = out[-1] if out else ("start", "")
+        right = toks[at + 1] if at + 1 < len(toks) else ("end", "")
+        operands = left[0] in ("num", "close") and right[0] in ("num", "open", "dash")
+        if operands and (token[1] in "\u2012\u2013\u2014\u2015" or _rising(out, toks, at)):
+            out.append(("range", token[1]))
+        elif operands or right[0] in ("num", "open"):
+            out.append(("op", "-"))
+        else:
+            out.append(("stop", token[1]))
+    return out
+
+
+def _rising(out, toks, at):
+    """Whether "x - y" (an ASCII dash) stands alone between plain numbers with x < y: a range."""
+    if not (len(out) >= 1 and out[-1][0] == "num" and at + 1 < len(toks) and toks[at + 1][0] == "num"):
+        return False
+    alone = (len(out) < 2 or out[-2][0] not in ("op", "open")) and \
+        (at + 2 >= len(toks) or toks[at + 2][0] not in ("op", "close", "dash"))
+    return alone and toks[at][1] == "-" and float(out[-1][1]) < float(toks[at + 1][1])
+
+
+def _values(toks, unit):
+    """[(value in the unit, mode, the words since the value before, the plain number or None)]."""
+    found, mode, at, since = [], "assert", 0, []
+    words = [token[1] for token in toks]
+    while at < len(toks):
+        kind, word = toks[at][:2]
+        if kind in ("num", "open") or (kind == "op" and word == "-"):
+            parsed = parse_at([token[:2] for token in toks], at, len(toks))
+            if parsed:
+                tree, stop = parsed
+                number = value(tree, {})
+                counted = any(len(token) > 2 for token in toks[at:stop]) or abs(number) >= unit
+                plain = number if tree[0] == "num" and stop == at + 1 and len(toks[at]) == 2 else None
+                found.append((number / unit if unit > 1 and counted else number, mode, since, plain))
+                at, since = stop, []
+                continue
+        if word in SENTENCE_ENDS or word in (",", "but"):
+            mode = "assert" if mode == "negate" or word != "," else mode
+        elif length := negator_at(words, at):
+            mode, at = "negate", at + length
+            continue
+        elif word in EXPLAINERS:
+            mode = "explain"
+        since.append("range" if kind == "range" else word)
+        at += 1
+    return found
+
+
+def _chains(found):
+    """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated."""
+    chains = []
+    for number, mode, since, plain in found:
+        if chains and set(since) & CHAINERS:
+            chains[-1] = (number, chains[-1][1], chains[-1][2], None)
+        else:
+            chains.append((number, mode, since, plain))
+    return chains
+
+
+def read_number(question, raw):
+    """The Reading of `raw` for a numeric question: its value in the question's unit."""
+    unit = UNITS.get(question.unit, 1.0)
+    found = _values(_dashes(_tokens(raw)), unit)
+    if any(not math.isfinite(number) for number, *_ in found):
+        raise AnswerError(f"{_quoted(raw)} is not a number: type digits, e.g. 12.5")
+    chains = _chains(found)
+    asserted = [chain for chain in chains if chain[1] == "assert"]
+    quoted = {float(token[1]) for token in _tokens(question.prompt) if token[0] == "num"}
+    working = [chain for chain in asserted if chain[3] is not None and chain[3] in quoted]
+    if len(asserted) > len(working):            # the prompt's numbers quoted beside an answer
+        asserted = [chain for chain in asserted if chain not in working]
+    if not asserted:
+        ruled_out = [chain for chain in chains if chain[1] == "negate"]
+        if ruled_out:
+            return Reading(None, f"it rules out {_shown(ruled_out[0][0], question)} but gives no number")
+        raise AnswerError(f"{_quoted(raw)} is not a number: type digits, e.g. 12.5"
+                          + (" (or 12.5M)" if unit > 1 else ""))
+    values = [chain[0] for chain in asserted]
+    if all(_agree(number, values[-1], question) for number in values):
+        return Reading(values[-1])
+    joined = {word for chain in asserted[1:] for word in chain[2]}
+    if "range" in joined or joined & RANGES:
+        return Reading(None, f"a range ({values[0]:g} to {_shown(values[-1], question)}) is not one number: "
+                       "give the one you mean")
+    shown = " and ".join(_shown(number, question) for number in values[:3])
+    return Reading(None, f"it gives more than one number ({shown}); an answer commits to one")
+
+
+def _agree(a, b, question):
+    """Two values the same answer gives: equal up to the question's tolerance or rounding."""
+    return math.isclose(a, b, rel_tol=5e-3, abs_tol=question.tolerance or 0.0)
+
+
+def _shown(number, question):
+    return f"{number:g}" + (f" {question.unit}" if question.unit else "")
+
+
+def _quoted(raw):
+    text = str(raw).strip()
+    return repr(text if len(text) <= 40 else text[:40] + "…")

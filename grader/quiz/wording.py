@@ -1,0 +1,56 @@
+"""How answers are worded, for the choice and number readers: tokens with their original case,
+dashes read by context, crude stems, and the words that rule out, explain or hedge.
+
+A dash (any of - ‐ ‑ ‒ – — ― − ﹣ －) joining two words of two letters or more is a hyphen
+("mini-batch" is "mini batch"); elsewhere it is a token of its own, which each reader reads by
+what stands beside it (an operator between numbers, punctuation after a word: "d - Adam").
+"""
+import re
+import unicodedata
+
+DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
+HYPHEN = re.compile(rf"(?<=[^\W\d_]{{2}})[{DASH}](?=[^\W\d_]{{2}})")
+ABBREVIATIONS = re.compile(r"\b(?:e\.\s?g|i\.\s?e|etc|vs|cf)\.", re.I)
+TOKEN = re.compile(rf"(?P<word>[^\W_]+(?:['’][^\W_]+)*)|(?P<open>[(\[{{])|(?P<close>[)\]}}])|"
+                   rf"(?P<stop>[,;:.!?\n])|(?P<glue>[/&+])|(?P<dash>[{DASH}])|(?P<other>[^\s\w])")
+STOPWORDS = set("""a an the of to in on at by for from with and or is are be it its it's this that these those
+    as into than then so such there their them they which who what when where how do does did has have had
+    i my me we our you your one ones only just also very can could would should will may might must same
+    each every any all other others""".split())
+NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("except",), ("excluding",),
+            ("unlike",), ("rather", "than"), ("instead", "of"), ("other", "than"), ("apart", "from"),
+            ("but", "not"), ("save", "for")]
+EXPLAINERS = {"because", "since", "cause", "whereas", "while", "which", "given", "compared", "than",
+              "whereby"}
+SENTENCE_ENDS = {".", "!", "?", ";", "\n"}
+QUOTES = set("'\"`‘’“”«»")
+
+
+def tokens(text):
+    """[(kind, text as written)] of an answer: word, open, close, stop, glue, dash, other."""
+    text = unicodedata.normalize("NFKC", str(text))
+    text = HYPHEN.sub(" ", ABBREVIATIONS.sub(",", text))
+    return [(match.lastgroup, match.group()) for match in TOKEN.finditer(text)
+            if match.group() not in QUOTES]             # "'d'", "“Adam”": quotes are not part of an answer
+
+
+def fold(word):
+    """A word as compared: case folded, "n't" as not, 's and quotes dropped."""
+    word = word.casefold().replace("’", "'")
+    if word.endswith("n't") or word in ("isnt", "doesnt", "dont", "cant", "arent", "wont"):
+        return "not"
+    return word.removesuffix("'s").replace("'", "")
+
+
+def stem(word):
+    """A crude stem, so that 'reused', 'reuses' and 'reusing' compare alike."""
+    word = fold(word)
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
+            return word[:-len(suffix)]
+    return word
+
+
+def negator_at(words, at):
+    """The length of the negating phrase ("not", "rather than"...) at words[at], or 0."""
+    return next((len(phrase) for phrase in NEGATORS if tuple(words[at:at + len(phrase)]) == phrase), 0)

@@ -1,0 +1,136 @@
+"""Quiz answers as learners type them, against lab 2's quiz: choices by letter, by text or both,
+sets, numbers, arithmetic, dashes and hedges, each marked as a teacher would. An answer a teacher
+would mark is never refused: a hedge, a choice ruled out or a letter whose text is another choice's
+is judged wrong with its reason, the same at the terminal, in an answers file and in a class export."""
+import csv
+
+import pytest
+
+from grader.quiz.answers import AnswerError, parse_answer
+from grader.quiz.grading import check
+from grader.quiz.model import load_quiz
+
+from conftest import LAB2_QUIZ, RIGHT, answers_file, run_cli
+
+QUESTIONS = {question.id: question for question in load_quiz(LAB2_QUIZ).questions}
+TWO, RULED_OUT, LETTER = "names more than one choice", "but names no choice", "its letter names"
+NUMBERS, RANGE, NO_NUMBER = "more than one number", "is not one number", "but gives no number"
+
+# (question, answer, right, for a wrong answer judged as written: a fragment of its reason)
+TABLE = [
+    # one choice: by letter, text or both, in the forms people type
+    ("methods", "d", True, ""), ("methods", "D", True, ""), ("methods", "d)", True, ""),
+    ("methods", "(d)", True, ""), ("methods", "d.", True, ""), ("methods", "option d", True, ""),
+    ("methods", "d)ALiBi", True, ""), ("methods", "d - ALiBi", True, ""), ("methods", "d – ALiBi", True, ""),
+    ("methods", "d — ALiBi", True, ""), ("methods", "(d) ALiBi", True, ""), ("methods", "d: ALiBi", True, ""),
+    ("methods", "ALiBi (d)", True, ""), ("methods", "ALiBi", True, ""), ("methods", "alibi.", True, ""),
+    ("methods", "the answer is d", True, ""), ("methods", "I'd go with d", True, ""),
+    ("methods", "probably ALiBi", True, ""), ("methods", "attention with linear biases", True, ""),
+    ("methods", "I think it is ALiBi, because it adds a penalty to the scores", True, ""),
+    ("methods", "ALiBi, not RoPE", True, ""), ("methods", "d not c", True, ""),
+    ("methods", "The one that adds a bias is ALiBi (d), unlike RoPE which rotates", True, ""),
+    ("methods", "d, since RoPE rotates queries and keys instead", True, ""),
+    ("methods", "neither RoPE nor sinusoidal: ALiBi", True, ""),
+    ("methods", "c", False, ""), ("methods", "RoPE", False, ""), ("methods", "rotary", False, ""),
+    ("methods", "c) RoPE (rotary)", False, ""), ("methods", "sinusoidal positions", False, ""),
+    ("methods", "learned absolute positions", False, ""), ("methods", "the answer is a", False, ""),
+    ("methods", "ALiBi or RoPE", False, TWO), ("methods", "c or d", False, TWO), ("methods", "ALiBi/RoPE", False, TWO),
+    ("methods", "d (or maybe c)", False, TWO), ("methods", "not ALiBi", False, RULED_OUT),
+    ("methods", "not RoPE", False, RULED_OUT), ("methods", "d) RoPE", False, LETTER),
+    ("methods", "c - ALiBi", False, LETTER),
+    ("tied", "c", True, ""), ("tied", "c) weight tying", True, ""), ("tied", "weight tying", True, ""),
+    ("tied", "tied embeddings", True, ""), ("tied", "c - weight tying", True, ""), ("tied", "I'd say c.", True, ""),
+    ("tied", "The embedding matrix is reused, transposed, to produce logits", True, ""),
+    ("tied", "Weight tying: the output projection reuses the embedding matrix", True, ""),
+    ("tied", "c, because the output layer shares the embedding matrix instead of looking up a fixed meaning",
+     True, ""),
+    ("tied", "it's not a fixed meaning, it's weight tying", True, ""),
+    ("tied", "a", False, ""), ("tied", "A", False, ""), ("tied", "sentence embeddings", False, ""),
+    ("tied", "b or c", False, TWO), ("tied", "weight tying or sentence embeddings", False, TWO),
+    ("tied", "not sentence embeddings", False, RULED_OUT),
+    # sets
+    ("order", "a, b, e", True, ""), ("order", "a b e", True, ""), ("order", "abe", True, ""),
+    ("order", "A, B, E", True, ""), ("order", "options a, b, e", True, ""), ("order", "a, b and e", True, ""),
+    ("order", "a) b) e)", True, ""), ("order", "b, a, e", True, ""), ("order", "a, b, e, not c or d", True, ""),
+    ("order", "all except c and d", True, ""), ("order", "all but c and d", True, ""),
+    ("order", "everything except c, d", True, ""), ("order", "a and b and e", True, ""),
+    ("order", "a, b or e", True, ""), ("order", "a, b, e — position must be injected", True, ""),
+    ("order", "bag of vectors, equivariant, and position must be injected", True, ""),
+    ("order", "a,b,e are true; c and d are false", True, ""), ("order", "a, b, e (c is false, d is false)", True, ""),
+    ("order", "c and d are not true, the rest are", True, ""), ("order", "[a, b, e]", True, ""),
+    ("order", "a b", False, ""), ("order", "a, b, d", False, ""), ("order", "all of the above", False, ""),
+    ("order", "none of them", False, ""), ("order", "all except c", False, ""),
+    ("order", "a or b", False, "'or' offers a or b"),
+    # numbers, in the question's unit (millions), with working and arithmetic
+    ("table-size", "38.6", True, ""), ("table-size", "38.6M", True, ""), ("table-size", "≈ 38.6M", True, ""),
+    ("table-size", "38,597,376", True, ""), ("table-size", "38597376", True, ""), ("table-size", "3.86e7", True, ""),
+    ("table-size", "3.86 × 10^7", True, ""), ("table-size", "38,6", True, ""), ("table-size", "38.6?", True, ""),
+    ("table-size", "50257*768 = 38,597,376", True, ""), ("table-size", "50257 × 768", True, ""),
+    ("table-size", "50257 × 768 ≈ 38.6M", True, ""), ("table-size", "768*50257/1e6 = 38.6", True, ""),
+    ("table-size", "about 38.6 million parameters (50257 x 768)", True, ""),
+    ("table-size", "50257 rows times 768 columns, so 38.6M", True, ""),
+    ("table-size", "It has 38.6 million parameters.", True, ""), ("table-size", "not 77.2 but 38.6", True, ""),
+    ("table-size", "38.6 or 38,597,376", True, ""), ("table-size", "100 - 61.4", True, ""),
+    ("table-size", "39", False, ""), ("table-size", "77.2", False, ""), ("table-size", "38.6 thousand", False, ""),
+    ("table-size", "50257 + 768", False, ""), ("table-size", "−38.6", False, ""), ("table-size", "12.3", False, ""),
+    ("table-size", "38.6 or 77.2", False, NUMBERS), ("table-size", "38.6 or 40", False, NUMBERS),
+    ("table-size", "38.6-40", False, RANGE), ("table-size", "38.6 - 40", False, RANGE),
+    ("table-size", "38–39", False, RANGE), ("table-size", "between 38 and 39", False, RANGE),
+    ("table-size", "not 38.6", False, NO_NUMBER),
+    # text: dashes by context
+    ("rope-score", "Their difference — m−n", True, ""), ("rope-score", "m — n", True, ""),
+    ("rope-score", "difference - m-n", True, ""), ("rope-score", "the query-key offset", True, ""),
+    ("rope-score", "m – n", True, ""), ("rope-score", "m + n — not their difference", False, "rules out"),
+]
+REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("table-size", "lots"),
+           ("table-size", "nan"), ("rope-score", "   ")]
+
+
+def test_the_table_is_large_and_mixed():
+    assert len(TABLE) >= 80 and len({(q, a) for q, a, *_ in TABLE}) == len(TABLE)
+    assert {q for q, *_ in TABLE} == set(QUESTIONS)
+    assert sum(right for _, _, right, _ in TABLE) >= 40 and sum(bool(why) for *_, why in TABLE) >= 20
+
+
+@pytest.mark.parametrize("question, answer, right, why", TABLE, ids=[f"{q}:{a}" for q, a, *_ in TABLE])
+def test_phrasing(question, answer, right, why):
+    question = QUESTIONS[question]
+    marked, reason = check(question, parse_answer(question, answer))
+    assert marked is right, (answer, reason)
+    assert why in reason, (answer, reason)
+
+
+@pytest.mark.parametrize("question, answer", REFUSED)
+def test_only_answers_with_nothing_to_read_are_refused(question, answer):
+    """What names no choice and holds no number is asked for again at the terminal (say what to
+    type), and counted wrong with that reason in a file."""
+    with pytest.raises(AnswerError):
+        parse_answer(QUESTIONS[question], answer)
+
+
+HEDGES = {"methods": "ALiBi or RoPE", "table-size": "38.6 or 77.2", "order": "a or b", "tied": "c) weight tying",
+          "rope-score": "Their difference — m−n"}
+
+
+@pytest.mark.usefixtures("state")
+def test_a_hedge_is_judged_wrong_with_its_reason_in_an_answers_file(tmp_path, capsys):
+    code, out = run_cli(capsys, "lab2", "--answers", answers_file(tmp_path, HEDGES))
+    out = " ".join(out.split())
+    assert code == 1 and "2 of 5 right" in out
+    assert "why not: it names more than one choice (c) RoPE (rotary) and d) ALiBi)" in out
+    assert "why not: it gives more than one number (38.6 million and 77.2 million)" in out
+    assert "why not: 'or' offers a or b" in out
+
+
+@pytest.mark.usefixtures("state")
+def test_a_hedge_is_judged_wrong_with_its_reason_in_a_class_export(tmp_path, capsys):
+    responses, gradebook = tmp_path / "responses.csv", tmp_path / "quiz.csv"
+    with open(responses, "w", newline="", encoding="utf-8") as file:
+        bob = [", ".join(RIGHT[q]) if isinstance(RIGHT[q], list) else RIGHT[q] for q in HEDGES]
+        csv.writer(file).writerows([["student", *HEDGES], ["ada", *HEDGES.values()], ["bob", *bob]])
+    code, _ = run_cli(capsys, "lab2", "--class", responses, "--out", gradebook)
+    rows = {row["student"]: row for row in csv.DictReader(open(gradebook, encoding="utf-8"))}
+    assert code == 0 and rows["ada"]["score"] == "2" and rows["bob"]["score"] == "5"
+    assert (rows["ada"]["tied"], rows["ada"]["rope-score"], rows["ada"]["methods"]) == ("1", "1", "0")
+    assert "methods: judged wrong (it names more than one choice" in rows["ada"]["notes"]
+    assert "table-size: judged wrong (it gives more than one number" in rows["ada"]["notes"]
