@@ -130,6 +130,9 @@ def run_release(args, console):
     files = release.release(lab, out, quiz=args.quiz, ignore_working_copy=args.ignore_working_copy)
     console.print(f"[green]released[/] {lab.name} to {escape(str(out))}: {len(files)} files "
                   f"(quiz: {args.quiz if lab.quiz else 'none'}). Learners run: python grade.py {lab.name}")
+    if lab.quiz and args.quiz == "practice":
+        console.print("[yellow]the quiz is in its practice form: its answer key is in the release, for learners "
+                      "on their own; for a graded class release with --quiz exam[/]")
     return 0
 
 
