@@ -72,6 +72,19 @@ def test_the_strongest_sandbox_that_works_is_chosen(monkeypatch):
         gradescope.choose_launcher("auto")
 
 
+def test_setup_fails_loudly_only_where_no_sandbox_keeps_the_judge_safe(tmp_path, monkeypatch, capsys):
+    """setup.sh's check: bubblewrap whose zygote cannot start gives way to the process sandbox,
+    which it records; a bundle that wants bubblewrap alone fails, saying why."""
+    monkeypatch.setattr(launchers, "bubblewrap_works", lambda: True)
+    monkeypatch.setattr(launchers.BubblewrapLauncher, "argv", lambda self, scratch, fd: ["/bin/false"])
+    assert gradescope.check_sandbox(tmp_path, "lab2") == 0
+    assert (tmp_path / "source" / gradescope.VERDICT).read_text() == "process\n"
+    assert "grading in the sandbox process" in capsys.readouterr().out
+    assert gradescope.check_sandbox(tmp_path, "lab2", "required") == 1
+    said = capsys.readouterr().out
+    assert "no sandbox here keeps a submission from the judge" in said and "bubblewrap failed" in said
+
+
 def test_the_judges_files_are_root_s_alone(tmp_path):
     (tmp_path / "source").mkdir()
     (tmp_path / gradescope.METADATA).write_text("{}")

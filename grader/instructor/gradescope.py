@@ -213,7 +213,8 @@ def autograde(root, lab_name, sandbox="auto"):
     from grader.submissions import GRADABLE, read_submission
 
     root = Path(root)
-    lock_judge_files(root)          # before any student code; ROOT/METADATA is readable from here on
+    lock_judge_files(root)          # before any student code runs
+    # Gradescope's root / METADATA (when, by whom) is root's alone from here: the judge reads it here
     lab = find_lab(lab_name)
     verdict = root / "source" / VERDICT
     try:

