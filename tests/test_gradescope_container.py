@@ -25,6 +25,8 @@ from grader.judge.zygote import Zygote
 from grader.labs import find_lab
 from grader.results import GradescopeResults
 
+from conftest import processes_marked
+
 ROOT = Path(__file__).resolve().parent.parent
 CONTAINER = Path(__file__).with_name("container.py")
 SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.schema.json").read_text())
@@ -72,6 +74,7 @@ def test_the_strongest_sandbox_that_works_is_chosen(monkeypatch):
         gradescope.choose_launcher("auto")
 
 
+@pytest.mark.slow
 def test_setup_fails_loudly_only_where_no_sandbox_keeps_the_judge_safe(tmp_path, monkeypatch, capsys):
     """setup.sh's check: bubblewrap whose zygote cannot start gives way to the process sandbox,
     which it records; a bundle that wants bubblewrap alone fails, saying why."""
@@ -148,7 +151,7 @@ def test_setup_sh_installs_pinned_packages_without_waiting_on_an_index():
     assert {"typing-extensions", "pydantic-core", "pluggy"} <= set(pins)          # and what they need
     assert "+" not in pins["torch"] and not [name for name in pins if name.startswith(gradescope.CUDA_ONLY)]
     setup = gradescope.SETUP % {"cpu": gradescope.CPU_TORCH, "pip": gradescope.PIP, "torch": pins["torch"],
-                                "lab": "lab2", "sandbox": "auto"}
+                                "python": "3.11", "lab": "lab2", "sandbox": "auto"}
     installs = [line for line in setup.splitlines() if "pip install" in line]
     assert len(installs) == 2 and all("--retries 1" in line and "--timeout 20" in line for line in installs)
     assert f"--index-url {gradescope.CPU_TORCH}" in installs[0] and "--no-deps" in installs[0]
@@ -229,3 +232,15 @@ def test_a_hostile_submission_reaches_none_of_the_judges_files(autograder):
     assert "metadata-marker" not in said + stdout and reference not in said
     assert results.score == 0
     assert json.loads((autograder / "results" / "results.json").read_text())["score"] == 0
+
+
+@pytest.mark.slow
+def test_the_classic_hostile_submission_finds_nothing_and_leaves_nothing(autograder):
+    """tests/submissions/hostile walks the whole file system for the reference and the hidden
+    checks, and leaves a daemon in a session of its own."""
+    marker = f"grader-daemon-marker-{os.getpid()}"          # ours, not another test's on this host
+    hostile = (ROOT / "tests" / "submissions" / "hostile" / "positions.py").read_text()
+    results, _ = run_autograder(autograder, {"positions.py": hostile.replace("grader-daemon-marker", marker).encode()})
+    said = "\n".join(t.output for t in results.tests)
+    assert results.score == 0 and "def test_" not in said and "mark.grade" not in said
+    assert processes_marked(marker.encode()) == []

@@ -10,6 +10,7 @@ bundle (hidden checks, reference, grader), the results and the upload are root's
 setup.sh fails, saying why, where neither sandbox can keep a submission from the judge.
 """
 import os
+import platform
 import tempfile
 import zipfile
 from importlib import metadata
@@ -40,6 +41,10 @@ if [ -z "$PYTHON" ]; then
     python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3 python3-venv)
     if [ ${#missing[@]} -gt 0 ]; then
         apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"
+    fi
+    have=$(python3 -c 'import platform; print(".".join(platform.python_version_tuple()[:2]))')
+    if [ "$have" != "%(python)s" ]; then
+        echo "setup.sh: the packages are pinned from Python %(python)s, this image has $have: pip may find no wheel" >&2
     fi
     python3 -m venv "$AUTOGRADER/venv"
     PYTHON="$AUTOGRADER/venv/bin/python"
@@ -75,7 +80,7 @@ def export_gradescope(lab, zip_path, sandbox="auto"):
         stage(lab, work, hidden=True, reference=True)
         (work / "requirements.txt").write_text(pinned_requirements())
         values = {"cpu": CPU_TORCH, "pip": PIP, "torch": public_version(metadata.version("torch")),
-                  "lab": lab.name, "sandbox": sandbox}
+                  "python": ".".join(platform.python_version_tuple()[:2]), "lab": lab.name, "sandbox": sandbox}
         (work / "setup.sh").write_text(SETUP % values)
         (work / "run_autograder").write_text(RUN % values)
         names = []
@@ -98,8 +103,6 @@ def public_version(version):
 def pinned_requirements():
     """requirements.txt of the bundle: the grader's packages and all they need, at the versions
     installed here, found by their metadata; none of the CUDA build's own libraries."""
-    import platform
-
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
