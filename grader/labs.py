@@ -94,6 +94,9 @@ class Manifest(BaseModel):
     deadline: Deadline | None = Field(None, description="when the lab is due and what lateness costs (a Deadline)")
     visibility: dict[str, Literal["hidden", "after_due_date", "after_published", "visible"]] = Field(
         {}, description="Gradescope visibility by check file or file::test, e.g. hidden/test_x.py: after_due_date")
+    score_visibility: Literal["hidden", "after_due_date", "after_published", "visible"] | None = Field(
+        None, description="Gradescope: when the learner sees the total score, hidden checks included; unset, "
+        "never while any check is hidden (the output then gives the visible checks' points)")
     depends: dict[str, list[str]] = Field({}, description="function -> the functions every check of it needs, "
                                           "where the checks cannot feed it the right ones")
     exception_hints: list[ExceptionHint] = Field([], description="known causes of exceptions student code "

@@ -108,13 +108,22 @@ class LabResults(BaseModel):
             totals[c.function] = (score + c.score, top + c.points)
         return {f: totals[f] for f in functions if f in totals}
 
-    def gradescope(self):
+    def gradescope(self, score_visibility=None):
+        """Gradescope's results.json. `score_visibility` (lab.yaml's): when the learner sees the
+        total, hidden checks included; unset, never while a check is not visible (Gradescope's
+        own rule), and the output then gives the points of the visible checks only."""
         output = f"{self.title}: {self.score:g}/{self.max_score:g} points"
+        shown = [c for c in self.checks if c.visibility == "visible"]
+        if score_visibility is None and len(shown) < len(self.checks):
+            output = f"{self.title}: {len(self.checks) - len(shown)} checks hidden from you count too"
+            if shown:
+                output = f"{self.title}: {sum(c.score for c in shown):g}/{sum(c.points for c in shown):g} points " \
+                    f"on the visible checks; {len(self.checks) - len(shown)} more, hidden from you, count too"
         if self.missing_files:
             output += f"\nNot submitted (graded as the stubs): {', '.join(self.missing_files)}"
         return GradescopeResults(
             score=self.score, execution_time=round(self.execution_time, 3), output=output,
-            extra_data={"sandbox": self.sandbox, "lab": self.lab},
+            visibility=score_visibility or "visible", extra_data={"sandbox": self.sandbox, "lab": self.lab},
             tests=[GradescopeTest(
                 name=c.name, number=str(i), score=c.score, max_score=c.points,
                 status="passed" if c.status == "passed" else "failed",
@@ -139,12 +148,16 @@ class GradescopeTest(BaseModel):
 
 class GradescopeResults(BaseModel):
     """Gradescope's autograder results.json; what its specification has no key for (the sandbox
-    this grading ran in) goes in `extra_data`."""
+    this grading ran in) goes in `extra_data`. `visibility`: of the whole result, the score and
+    the output (each test's own overrides it); `stdout_visibility`: of run_autograder's log, which
+    names failed hidden checks: instructors' only."""
     model_config = ConfigDict(extra="forbid")
     score: float
     execution_time: float
     output: str
     output_format: Literal["text"] = "text"
+    visibility: Visibility = "visible"
+    stdout_visibility: Visibility = "hidden"
     extra_data: dict[str, str] = {}
     tests: list[GradescopeTest]
 

@@ -1,5 +1,5 @@
 """Reading submissions, as data only, for every way of grading: one folder (`--submission`, the
-learner's copy), a class of folders and .zips (batch), Gradescope's upload (release.autograde).
+learner's copy), a class of folders and .zips (batch), Gradescope's upload (gradescope.autograde).
 
 Only the lab's student files are read, each a regular file inside the submission (a symbolic
 link is refused: it could point at the reference), with caps on sizes and no path leaving a zip.

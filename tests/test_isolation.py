@@ -4,9 +4,11 @@ the next one's grading, a submission cannot hold the grader, and every limit is 
 A probe lab (one student file, `probe.py`) is built in a temporary folder; each test sends the
 probe's source as a student's submission, calls it through the real zygote and children, and
 judges what the probe saw from the values it returned."""
+import ctypes
 import os
 import select
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 import yaml
 
 from grader.judge.launchers import bubblewrap_works, course_traces, launcher_for, python_prefixes
+from grader.judge.linux import CLONE_NEWNET
 from grader.judge.sandbox import CallFailed, Sandbox
 from grader.judge.zygote import Zygote
 from grader.labs import ROOT, find_lab
@@ -440,14 +443,33 @@ def test_a_crafted_answer_is_a_bad_answer(probe_lab, zygote, crafted):
     box.close()
 
 
+def unix_socket_in_network_of(pid):
+    """A unix datagram socket made in process `pid`'s network namespace, whose abstract addresses
+    are that namespace's (a plain zygote as root has one of its own)."""
+    made = []
+
+    def make():                     # setns moves this thread alone, which ends here
+        if os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat("/proc/self/ns/net").st_ino:
+            return made.append(socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))
+        with open(f"/proc/{pid}/ns/net") as namespace:
+            if ctypes.CDLL(None).setns(namespace.fileno(), CLONE_NEWNET) != 0:
+                raise OSError("setns")
+        made.append(socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))
+
+    thread = threading.Thread(target=make)
+    thread.start()
+    thread.join()
+    return made[0]
+
+
 def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab):
     address = f"grader-hop-{os.getpid()}"
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as beats:
+    warm = Zygote(launcher_for("process"))
+    box = Sandbox(probe_lab, submission(), warm)
+    assert box.call("hopper", [address, 60]) is True
+    with unix_socket_in_network_of(warm.process.pid) as beats:
         beats.bind("\0" + address)
         beats.settimeout(5)
-        warm = Zygote(launcher_for("process"))
-        box = Sandbox(probe_lab, submission(), warm)
-        assert box.call("hopper", [address, 60]) is True
         assert beats.recv(16) == b"beat"                               # it runs
         box.close()
         warm.reset()

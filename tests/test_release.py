@@ -111,6 +111,21 @@ def test_release_has_what_the_lesson_gives(released):
     assert "matplotlib" in requirements and any(line.startswith("torch") for line in requirements)
 
 
+def test_the_cpu_install_asks_one_index_for_torch_alone(released):
+    """requirements-cpu.txt asks PyTorch's CPU index for torch alone (and what torch needs): the
+    grader's other packages are never looked up there, so an index that cannot be reached costs
+    a look-up, not one per package for minutes; requirements.txt then finds torch installed (or,
+    alone, takes PyPI's)."""
+    lines = [line for line in (released / "requirements-cpu.txt").read_text().splitlines()
+             if line and not line.startswith("#")]
+    torch = next(line for line in (released / "requirements.txt").read_text().splitlines() if line.startswith("torch"))
+    assert lines == ["--index-url https://download.pytorch.org/whl/cpu", torch]
+    readme = (released / "README.md").read_text()
+    cpu = readme.index("pip install -r requirements-cpu.txt")
+    assert cpu < readme.index("pip install -r requirements.txt")
+    assert "NVIDIA GPU" in readme and "extra-index-url" not in readme
+
+
 def test_release_ships_the_pristine_stubs_and_refuses_a_changed_copy(tmp_path):
     """A solution tried in the handout folder is never shipped: release refuses, in one line, and
     with --ignore-working-copy ships the pristine stubs."""
@@ -182,7 +197,8 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
         results.unlink()
         jsonschema.validate(written, SCHEMA)
         graded = GradescopeResults.model_validate(written)
-        assert run.stdout.startswith(graded.output) and f"score {graded.score:g}" in run.stdout  # a readable log
+        assert graded.output in run.stdout and f"score {graded.score:g}" in run.stdout     # a readable log
+        assert run.stdout.startswith(f"grading in the sandbox {graded.extra_data['sandbox']}: ")
         return graded
 
     results = autograde({f"upload/{name}": (REFERENCE / name).read_bytes()       # one wrapping folder
@@ -192,10 +208,18 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
     assert {t.status for t in results.tests if not experiments & set(t.tags)} == {"passed"}
     assert results.score == sum(t.max_score for t in results.tests if not experiments & set(t.tags)) > 0
     assert "Not submitted (graded as the stubs): experiments.py" in results.output
+    assert f"{results.score:g} points" not in results.output        # hidden checks: no total for the student
     results = autograde({"notes.txt": b"hello"})
     assert results.score == 0 and not results.tests and results.output.startswith("Not graded: none of positions.py")
+    results = autograde({"notes.txt": b"hello"}, path=str(tmp_path))     # no bwrap: the process sandbox, as root
+    assert results.extra_data["sandbox"] == "process" and results.extra_data["user"] == "own"
+    run = grade_py("export", "lab2", "--gradescope", tmp_path / "required.zip", "--sandbox", "required")
+    assert run.returncode == 0, run.stdout + run.stderr
+    with zipfile.ZipFile(tmp_path / "required.zip") as archive:
+        (tmp_path / "autograder" / "run_autograder").write_bytes(archive.read("run_autograder"))
     said = autograde({"positions.py": (REFERENCE / "positions.py").read_bytes()}, path=str(tmp_path), status=3)
-    assert "bubblewrap cannot run" in said and "through no fault of the student's" in said
+    assert "bubblewrap cannot run here, and this bundle grades only in bubblewrap" in said
+    assert "through no fault of the student's" in said
 
 
 # -- Gradescope's results.json, by its specification ------------------------------------------------------
@@ -214,6 +238,28 @@ def test_results_validate_against_gradescopes_specification():
     with pytest.raises(jsonschema.ValidationError):          # the shape before: a key the spec lacks
         jsonschema.validate({**written, "sandbox": "bubblewrap"}, SCHEMA)
     assert "failed: check hidden (0/2)" in results.summary()
+    assert written["visibility"] == "visible" and written["stdout_visibility"] == "hidden"   # the log names them
+
+
+def test_a_total_shows_only_when_the_lab_says_so():
+    """Gradescope hides the total while any test is hidden: the output then gives the visible
+    checks' points alone, unless lab.yaml's score_visibility says when the total may be seen."""
+    checks = [Check(name=f"check {level}", test=f"t.py::{level}", tags=["f"], points=2, score=1,
+                    status="failed", visibility=level) for level in ("visible", "hidden", "after_due_date")]
+    graded = LabResults(lab="lab", title="A lab", submission="s", device="cpu", sandbox="process",
+                        execution_time=1, checks=checks, done_when=[])
+    output = graded.gradescope().output
+    assert "1/2 points on the visible checks" in output and "3/6" not in output and "2 more" in output
+    shown = graded.gradescope("after_due_date")
+    assert shown.output == "A lab: 3/6 points" and shown.visibility == "after_due_date"
+    graded.checks = checks[:1]
+    assert graded.gradescope().output == "A lab: 1/2 points"
+    graded.checks = checks[1:]
+    assert "/" not in graded.gradescope().output and "2 checks hidden" in graded.gradescope().output
+    lab = find_lab("lab2")
+    assert lab.manifest.model_validate({**lab.manifest.model_dump(), "score_visibility": "after_published"})
+    with pytest.raises(ValueError):
+        lab.manifest.model_validate({**lab.manifest.model_dump(), "score_visibility": "soon"})
 
 
 def test_a_checks_visibility_is_set_in_lab_yaml():

@@ -169,18 +169,19 @@ def export_parser():
         "/autograder/results/results.json.")
     parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
     parser.add_argument("--gradescope", required=True, metavar="OUT.zip", help="the autograder bundle to write")
-    parser.add_argument("--sandbox", choices=("required", "auto"), default="required",
-                        help="required (default): without bubblewrap every submission gets 0 saying why; "
-                        "auto: grade in a plain process then (student code can read the bundle)")
+    parser.add_argument("--sandbox", choices=("auto", "required"), default="auto",
+                        help="auto (default): bubblewrap where the container allows it, else the process "
+                        "sandbox as root (a user of its own, seccomp, the bundle unreadable to it); "
+                        "required: bubblewrap only, else setup.sh fails")
     return parser
 
 
 def run_export(args, console):
-    from grader.instructor import paths, release
+    from grader.instructor import gradescope, paths
 
     paths.new_file("--gradescope", args.gradescope, ".zip")
     lab = find_lab(args.lab)
-    names = release.export_gradescope(lab, args.gradescope, sandbox=args.sandbox)
+    names = gradescope.export_gradescope(lab, args.gradescope, sandbox=args.sandbox)
     console.print(f"[green]wrote[/] {escape(args.gradescope)}: {len(names)} files; upload it as the "
                   "autograder of a Gradescope programming assignment (Ubuntu base image)")
     return 0

@@ -1,4 +1,5 @@
-"""What leaves the instructor's machine: the learners' copy of a lab, and a Gradescope autograder.
+"""What leaves the instructor's machine: the learners' copy of a lab, and what a Gradescope
+autograder holds (grader/instructor/gradescope.py).
 
 Both are a copy of the course laid out as this repository is, holding one lab:
     grade.py, grader/*.py                the engine (requirements.txt: what it needs); a release
@@ -16,13 +17,11 @@ an instructor may have tried a solution.
 """
 import re
 import shutil
-import tempfile
-import zipfile
 from pathlib import Path
 
 import yaml
 
-from grader.errors import LabError, SetupError, UsageError
+from grader.errors import LabError, UsageError
 from grader.labs import ENGINE, ROOT, engine_files, find_lab
 from grader.quiz.grading import exam_form
 from grader.quiz.model import load_quiz
@@ -30,29 +29,6 @@ from grader.quiz.model import load_quiz
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade")
 CPU_TORCH = "https://download.pytorch.org/whl/cpu"
 STAFF_ONLY = ("instructor", "author")     # grader/ folders a learner never runs: not in a release
-
-SETUP = """#!/usr/bin/env bash
-# Gradescope runs this once, as root, to build the autograder image: Python, bubblewrap, packages.
-set -euo pipefail
-AUTOGRADER="${AUTOGRADER:-/autograder}"
-apt-get update -q
-apt-get install -y -q python3 python3-venv python3-pip bubblewrap
-python3 -m venv "$AUTOGRADER/venv"
-"$AUTOGRADER/venv/bin/pip" install -q --extra-index-url %(cpu)s -r "$AUTOGRADER/source/requirements.txt"
-"""
-
-RUN = """#!/usr/bin/env bash
-# Gradescope runs this per submission: grade $AUTOGRADER/submission into
-# $AUTOGRADER/results/results.json. AUTOGRADER (default /autograder) and GRADER_PYTHON (default:
-# the venv setup.sh made) can be set to run it elsewhere, e.g. in tests with an existing venv.
-set -euo pipefail
-AUTOGRADER="${AUTOGRADER:-/autograder}"
-PYTHON="${GRADER_PYTHON:-$AUTOGRADER/venv/bin/python}"
-cd "$AUTOGRADER/source"
-exec "$PYTHON" -c 'import sys; from grader.instructor.release import autograde; sys.exit(autograde(*sys.argv[1:]))' \\
-    "$AUTOGRADER" "%(lab)s" "%(sandbox)s"
-"""
-
 
 def stage(lab, dest, hidden, reference, quiz=None, staff=True):
     """Copy the engine and `lab` into `dest` in the course's layout; `quiz`: "exam", "practice"
@@ -127,12 +103,16 @@ ones) and a grader that runs the lab's public checks on your code.
 Python 3.10 or newer, then in this folder:
 
     python3 -m venv .venv
-    .venv/bin/pip install -r requirements-cpu.txt   # no NVIDIA GPU: the small CPU build of torch
-    .venv/bin/pip install -r requirements.txt       # an NVIDIA GPU: PyPI's torch, built with CUDA
+    .venv/bin/pip install -r requirements-cpu.txt   # no NVIDIA GPU: first the small CPU build of torch
+    .venv/bin/pip install -r requirements.txt       # then everything else (alone with an NVIDIA GPU)
 
-Pick one of the two installs: on Linux and Windows PyPI's torch is the large CUDA build, and
-`requirements-cpu.txt` takes the CPU build from %(cpu)s instead; on a Mac both give
-the same torch. On Windows the venv's programs are in `.venv\\Scripts\\`.
+Without an NVIDIA GPU run both lines: the first takes torch's CPU build (a tenth of the CUDA
+build that PyPI gives on Linux and Windows) and the few packages it needs from PyTorch's own
+index, %(cpu)s, and nothing else; the second then finds torch
+installed. With an NVIDIA GPU run the second line alone: it installs PyPI's torch, built with
+CUDA. On a Mac both give the same torch. If PyTorch's index cannot be reached, the first line
+stops after a few retries (well under a minute) saying so, and installs nothing. On Windows
+the venv's programs are in `.venv\\Scripts\\`.
 
 ## The loop
 
@@ -157,9 +137,11 @@ brings it back. The course's own grading adds hidden checks of the same contract
 """
 QUIZ_LINE = {"practice": "the lesson test: feedback after each answer; it and the lab passed complete the lesson",
              "exam": "the lesson test: your answers go to a file you hand in to be graded"}
-REQUIREMENTS = "# With an NVIDIA GPU. Without one, install requirements-cpu.txt: the small CPU build of torch.\n"
-REQUIREMENTS_CPU = "# The CPU build of torch (about a tenth of the CUDA one), then everything else.\n" \
-    "--extra-index-url %(cpu)s\n-r requirements.txt\n"
+REQUIREMENTS = "# Everything the grader needs. Without an NVIDIA GPU install requirements-cpu.txt first: the\n" \
+    "# small CPU build of torch; with one, this alone installs PyPI's torch, built with CUDA.\n"
+REQUIREMENTS_CPU = "# Without an NVIDIA GPU, first: torch's CPU build (about a tenth of the CUDA one) and what it\n" \
+    "# needs, from PyTorch's own index only; then pip install -r requirements.txt, which finds torch.\n" \
+    "--index-url %(cpu)s\n%(torch)s\n"
 
 
 def readme(lab, quiz="practice"):
@@ -201,41 +183,10 @@ def release(lab, out, quiz="practice", ignore_working_copy=False):
                        "--ignore-working-copy")
     stage(lab, out, hidden=False, reference=False, quiz=quiz, staff=False)
     (Path(out) / "requirements.txt").write_text(REQUIREMENTS + "\n".join(dependencies(extras=["plots"])) + "\n")
-    (Path(out) / "requirements-cpu.txt").write_text(REQUIREMENTS_CPU % {"cpu": CPU_TORCH})
+    torch = next(name for name in dependencies() if re.match(r"torch\b", name))
+    (Path(out) / "requirements-cpu.txt").write_text(REQUIREMENTS_CPU % {"cpu": CPU_TORCH, "torch": torch})
     (Path(out) / "README.md").write_text(readme(lab, quiz))
     return sorted(p for p in Path(out).rglob("*") if p.is_file())
-
-
-def export_gradescope(lab, zip_path, sandbox="required"):
-    """A Gradescope autograder bundle for `lab` at `zip_path`; returns the names in it.
-
-    `sandbox` is the --sandbox mode it grades with: "required" (the default) gives every
-    submission a 0 that says why when bubblewrap cannot run there, rather than grading it, as
-    root, in a plain process that can read the hidden checks and rewrite results.json.
-    """
-    with tempfile.TemporaryDirectory(prefix="gradescope-") as work:
-        work = Path(work)
-        stage(lab, work, hidden=True, reference=True)
-        (work / "requirements.txt").write_text("\n".join(dependencies()) + "\n")
-        (work / "setup.sh").write_text(SETUP % {"cpu": CPU_TORCH})
-        (work / "run_autograder").write_text(RUN % {"lab": lab.name, "sandbox": sandbox})
-        names = []
-        Path(zip_path).parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as bundle:
-            for path in sorted(p for p in work.rglob("*") if p.is_file()):
-                name = path.relative_to(work).as_posix()
-                info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
-                info.external_attr = (0o755 if name in ("setup.sh", "run_autograder") else 0o644) << 16
-                bundle.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
-                names.append(name)
-    return names
-
-
-def _grader_fault(why):
-    """The autograder's own failure: said on stdout, no results.json, exit status 3."""
-    print(f"The grader could not grade this submission, through no fault of the student's: {why}. "
-          "Nothing was recorded; regrade it once the autograder is fixed.", flush=True)
-    return 3
 
 
 def dependencies(extras=()):
@@ -244,43 +195,3 @@ def dependencies(extras=()):
     blocks = [re.search(r"^dependencies = \[(.*?)^\]", text, re.S | re.M).group(1)]
     blocks += [re.search(rf"^{extra} = \[(.*?)\]", text, re.S | re.M).group(1) for extra in extras]
     return [name for block in blocks for name in re.findall(r'"([^"]+)"', block)]
-
-
-def autograde(root, lab_name, sandbox="required"):
-    """Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json.
-
-    The submission is read as batch grading reads one (one wrapping folder is fine); one that
-    cannot be graded gets a results.json saying why. When the grader is at fault (no sandbox can
-    be had, checks it could not grade) it writes no results and fails loudly (exit 3, the reason on
-    stdout): Gradescope then shows a failed run to regrade, not a 0 for the student.
-    """
-    from grader.instructor.gradebook import not_graded
-    from grader.judge.launchers import bubblewrap_works
-    from grader.judge.sandbox import write_files
-    from grader.runner import grade
-    from grader.submissions import GRADABLE, read_submission
-
-    root = Path(root)
-    lab = find_lab(lab_name)
-    files, status, detail = read_submission(lab, root / "submission")
-    if status not in GRADABLE:
-        report = not_graded(detail, "bubblewrap" if bubblewrap_works() else "process")
-    elif sandbox == "required" and not bubblewrap_works():
-        return _grader_fault("bubblewrap cannot run on this autograder, and this bundle refuses to grade "
-                             "without it (export it with --sandbox auto to allow a plain process)")
-    else:
-        with tempfile.TemporaryDirectory(prefix="submission-") as folder:
-            write_files(folder, files)
-            try:
-                results = grade(lab, folder, sandbox=sandbox)
-            except SetupError as error:
-                return _grader_fault(str(error))
-        if results.faults:
-            return _grader_fault("; ".join(dict.fromkeys(c.message for c in results.faults)))
-        report = results.gradescope()
-        if status == "broken_code":
-            report.output += f"\n{detail}"
-    (root / "results").mkdir(parents=True, exist_ok=True)
-    (root / "results" / "results.json").write_text(report.model_dump_json(indent=2))
-    print(report.summary(), flush=True)         # run_autograder's stdout: what a failed run shows
-    return 0

@@ -1,15 +1,17 @@
 """The child side: a zygote that imports torch once, and the forked children that run
 student code, one call per request. Nothing here trusts what student code does.
 
-grader/judge/zygote.py starts `python -I child.py SCRATCH CONTROL_FD MODE [UID [PYTHON_PREFIX...]]`, inside bubblewrap
-when it can. The zygote never runs student code and never holds a student's files: on a
-control order it forks a child, and the judge hands the child its files over the child's own
-request pipe. Inside bubblewrap the zygote is the namespace's PID 1 (children cannot stop or
-kill it), runs as an unprivileged user with a user namespace of its own, and gives every child
-fresh, empty mounts for its home, /tmp and /dev/shm and a fresh IPC namespace before the child
-drops every capability. A plain zygote started as root gives each child a user of its own
-with no capability instead (and shows it Python through a mount namespace of its own). The
-judge trusts none of what a child says.
+grader/judge/zygote.py starts `python -I child.py SCRATCH CONTROL_FD MODE [UID [--offline]
+[PYTHON_PREFIX...]]`, inside bubblewrap when it can. The zygote never runs student code and
+never holds a student's files: on a control order it forks a child, and the judge hands the
+child its files over the child's own request pipe. Inside bubblewrap the zygote is the
+namespace's PID 1 (children cannot stop or kill it), runs as an unprivileged user with a user
+namespace of its own, and gives every child fresh, empty mounts for its home, /tmp and /dev/shm
+and a fresh IPC namespace before the child drops every capability. A plain zygote started as
+root gives each child a user of its own with no capability instead (and shows it Python through
+a mount namespace of its own, and, told --offline, takes it off the network in a network
+namespace of its own; where the kernel refuses a namespace, the child goes on without fresh
+mounts). The judge trusts none of what a child says.
 """
 import importlib
 import importlib.util
@@ -172,11 +174,11 @@ def become_child(order, fds, scratch, wire, sandboxed):
             if linux.fresh_namespaces(OPEN_TO_ALL, order["scratch_bytes"], [*python_prefixes, str(scratch)],
                                       owner=plain_uid):
                 linux.read_only_but([*OPEN_TO_ALL, str(scratch)])     # and nowhere else
-            linux.drop_privileges(become=plain_uid)
+            linux.drop_privileges(become=plain_uid, offline=True)
             linux.libc.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)     # new credentials cleared it
         else:
             linux.checked(linux.libc.prctl(linux.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-            linux.seccomp_filter()
+            linux.seccomp_filter(offline=True)
     workdir = workdir.resolve()
     setup = wire.recv(read_fd)                          # the files: never seen by the zygote
     limit, calls = setup["answer_bytes"], take_files(setup, workdir)
@@ -305,7 +307,9 @@ def main(argv):
     global plain_uid
     scratch, control_fd, mode = Path(argv[0]), int(argv[1]), argv[2]
     sandboxed = mode == "sandboxed"
-    rest = argv[4:]                 # as root, plain: after --hide, the course's traces in Python's folders
+    rest = argv[4:]                 # as root, plain: --offline (no network), Python's folders, and
+    offline = "--offline" in rest   # after --hide the course's traces in them
+    rest = [arg for arg in rest if arg != "--offline"]
     at = rest.index("--hide") if "--hide" in rest else len(rest)
     python_prefixes[:], hidden = rest[:at], rest[at + 1:]
     if sandboxed:
@@ -313,11 +317,13 @@ def main(argv):
     else:                           # orphans of our children come back to us, to be killed
         linux.libc.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
         plain_uid = int(argv[3]) if len(argv) > 3 else None
-        if plain_uid is not None:
-            try:
+        try:
+            if plain_uid is not None:
                 linux.python_for_everyone(python_prefixes, hidden)
-            except OSError as error:    # said once, plainly: the judge quotes a starting zygote
-                sys.exit(f"the sandbox could not start: {error}")
+            if offline:             # a network namespace of ours, with no device up: the judge said so
+                linux.checked(linux.libc.unshare(linux.CLONE_NEWNET), "no network")
+        except OSError as error:    # said once, plainly: the judge quotes a starting zygote
+            sys.exit(f"the sandbox could not start: {error}")
     sys.dont_write_bytecode = True
     wire = load("wire")
     import torch  # the point of the zygote: imported once, shared by every fork

@@ -1,18 +1,21 @@
 """How the zygote is started: in bubblewrap when it works here, else as a plain process.
 
-A launcher gives the command line of a zygote (grader/judge/child.py) and says what it is named
-in reports ("bubblewrap" or "process") and whether its children have a user of their own.
+A launcher gives the command line of a zygote (grader/judge/child.py), says what it is named
+in reports ("bubblewrap" or "process") and whether its children have a user of their own, and
+lists what its children get (`facts`: their user, mounts and network, for results and logs).
 """
 import csv
 import functools
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from grader.errors import SetupError
+from grader.judge.linux import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, SYSCALLS
 from grader.labs import ROOT
 
 CHILD = Path(__file__).with_name("child.py")
@@ -27,20 +30,31 @@ ENV = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
 # -- launchers: how the zygote is started ---------------------------------------------------------
 class ProcessLauncher:
     """The zygote as a plain process (no OS sandbox): the fallback everywhere. It protects the
-    judge's memory, and kills every process a child starts, but not the host's files or the
-    network. As root its children become a user of their own (SANDBOX_UID_BASE + the judge's
-    pid), who can signal neither the judge nor the zygote; otherwise they are the judge's user
-    and could stop it."""
+    judge's memory, kills every process a child starts, and gives children no socket but unix
+    ones (seccomp), but does not hide the host's files. As root its children become a user of
+    their own (SANDBOX_UID_BASE + the judge's pid), who can signal neither the judge nor the
+    zygote, with fresh mounts where the kernel gives root a mount namespace, and a network
+    namespace of the zygote's where it gives one (no host's unix socket named in the abstract
+    either); a container without CAP_SYS_ADMIN gives neither. Otherwise they are the judge's
+    user and could stop it."""
 
     name = "process"
 
     def __init__(self):
         self.own_user = os.getuid() == 0
+        self.offline = self.own_user and namespace_works(CLONE_NEWNET)     # the zygote's own, empty
 
     def argv(self, scratch, control_fd):
-        own = [str(SANDBOX_UID_BASE + os.getpid()), *python_prefixes(), "--hide", *course_traces()] \
-            if self.own_user else []
+        own = [str(SANDBOX_UID_BASE + os.getpid()), *["--offline"] * self.offline, *python_prefixes(),
+               "--hide", *course_traces()] if self.own_user else []
         return [sys.executable, "-I", str(CHILD), str(scratch), str(control_fd), "plain", *own]
+
+    def facts(self):
+        mounts = self.own_user and namespace_works(CLONE_NEWNS | CLONE_NEWIPC)
+        network = "none: a namespace of its own" if self.offline else \
+            "none but unix sockets (seccomp)" if platform.machine() in SYSCALLS else "the host's"
+        return {"sandbox": self.name, "user": "own" if self.own_user else "the judge's",
+                "mounts": "own" if mounts else "the host's", "network": network}
 
 
 class BubblewrapLauncher:
@@ -87,6 +101,9 @@ class BubblewrapLauncher:
                 "--chdir", HOME, "--setenv", "HOME", HOME,
                 python_executable(), "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",
                 str(SANDBOX_UID_BASE + os.getpid()), *python_prefixes()]
+
+    def facts(self):
+        return {"sandbox": self.name, "user": "own", "mounts": "own", "network": "none"}
 
 
 def python_executable():
@@ -144,6 +161,16 @@ def bubblewrap_works():
     # the zygote makes a user namespace of its own inside: that must be allowed too
     probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc",
                             "--dev", "/dev", "unshare", "--user", "--map-root-user", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+@functools.cache
+def namespace_works(flags):
+    """Whether the kernel lets us make the namespaces `flags` (CLONE_NEW*), tried in a process of
+    its own: root in a container without CAP_SYS_ADMIN, or under a seccomp profile like Docker's
+    default, may make none."""
+    probe = subprocess.run([sys.executable, "-I", "-c", "import ctypes, sys; "
+                            f"sys.exit(ctypes.CDLL(None).unshare({flags}) != 0)"], capture_output=True)
     return probe.returncode == 0
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
 PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 28, 38, 36
 SECURE_ALL_LOCKED = 0x2f            # NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED: with their locks
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x08000000, 0x10000000
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x20000, 0x08000000, 0x10000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 0x1000, 0x4000, 0x40000
 MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": 8, "noatime": 0x400, "nodiratime": 0x800,
                "relatime": 0x200000, "strictatime": 0x1000000}   # a mount's own options, kept when it is made read-only
@@ -24,6 +24,8 @@ PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 # machine -> (seccomp's name of its system call ABI, clone, unshare, clone3, add_key, setsid);
 # add_key, request_key and keyctl follow one another on both
 SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 435, 248, 112), "aarch64": (0xC00000B7, 220, 97, 435, 217, 157)}
+SOCKET = {"x86_64": 41, "aarch64": 198}
+IO_URING_SETUP, AF_UNIX = 425, 1    # io_uring's own numbers are the same on both
 libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -138,10 +140,11 @@ def cover(folder, options, keep):
         os.close(fd)
 
 
-def drop_privileges(become=None):
+def drop_privileges(become=None, offline=False):
     """Lose every capability for good: bounding set, securebits, the sets themselves, and no
-    new privileges through exec; no user namespace or key either (seccomp_filter). `become`: a
-    uid to take on the way, as root. Checked afterwards: a child that kept any does not run."""
+    new privileges through exec; no user namespace or key either (seccomp_filter, `offline`
+    too). `become`: a uid to take on the way, as root. Checked afterwards: a child that kept any
+    does not run."""
     last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
     for cap in range(last + 1):
         checked(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "drop the bounding set")
@@ -153,7 +156,7 @@ def drop_privileges(become=None):
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)       # _LINUX_CAPABILITY_VERSION_3, this thread
     checked(libc.capset(header, (ctypes.c_uint32 * 6)()), "capset")
     checked(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    seccomp_filter()
+    seccomp_filter(offline)
     status = Path("/proc/self/status").read_text()
     if any(line.split()[1].strip("0") for line in status.splitlines()
            if line.startswith(("CapPrm", "CapEff", "CapBnd", "CapAmb"))):
@@ -202,7 +205,7 @@ class _Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_Filter))]
 
 
-def seccomp_filter():
+def seccomp_filter(offline=False):
     """A seccomp filter, for us and all we start: clone and unshare may not make a user
     namespace (in one, a process holds every capability again, over the kernel code behind most
     local root exploits), clone3 is unavailable (its flags cannot be read: libc falls back to
@@ -210,7 +213,9 @@ def seccomp_filter():
     readable by all is a note every later user can read), no new session may be made (all a
     child starts stays in its session: counted by its clock, killed with it, one autogroup of the
     scheduler however many processes it starts), and no other system call ABI (i386, x32) may be
-    used to get round this. Needs no_new_privs. Machines not in SYSCALLS go without."""
+    used to get round this. `offline`: no socket but unix ones either, and no io_uring, which
+    makes sockets of its own (the network of a process that could get no network namespace).
+    Needs no_new_privs. Machines not in SYSCALLS go without."""
     if platform.machine() not in SYSCALLS:
         return
     arch, clone, unshare, clone3, add_key, setsid = SYSCALLS[platform.machine()]
@@ -222,6 +227,8 @@ def seccomp_filter():
         (at_least, 0, 2, add_key), (at_least, 1, 0, add_key + 3), (give, 0, 0, refuse),  # keys
         (equal, 0, 1, setsid), (give, 0, 0, refuse),
         (equal, 0, 1, clone3), (give, 0, 0, absent),
+        *([(equal, 0, 1, IO_URING_SETUP), (give, 0, 0, refuse), (equal, 0, 4, SOCKET[platform.machine()]),
+           (load, 0, 0, 16), (equal, 1, 0, AF_UNIX), (give, 0, 0, refuse), (give, 0, 0, allow)] if offline else []),
         (equal, 1, 0, clone), (equal, 0, 3, unshare),
         (load, 0, 0, 16), (bits, 0, 1, CLONE_NEWUSER), (give, 0, 0, refuse),  # .args[0], low half
         (give, 0, 0, allow)]

@@ -1,0 +1,246 @@
+"""The Gradescope bundle in Gradescope's container: Docker's default seccomp profile and
+capabilities (tests/container.py) refuse bubblewrap's namespaces, so the bundle grades in the
+process sandbox as root, says so, and keeps the judge's files (hidden checks, reference,
+results, Gradescope's metadata) from the submission. The fast tests cover the choice of sandbox
+and what each gives; the slow one runs setup.sh and run_autograder in such a container."""
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from grader.errors import SetupError
+from grader.instructor import gradescope
+from grader.judge import launchers
+from grader.judge.sandbox import Sandbox
+from grader.judge.zygote import Zygote
+from grader.labs import find_lab
+from grader.results import GradescopeResults
+
+from conftest import processes_marked
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTAINER = Path(__file__).with_name("container.py")
+SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.schema.json").read_text())
+pytestmark = [pytest.mark.skipif(os.getuid() != 0, reason="Gradescope runs its autograder as root"),
+              pytest.mark.skipif(platform.machine() != "x86_64", reason="tests/container.py's filter is x86_64's")]
+
+
+def in_container(command, env=None, binds=(), **kwargs):
+    """`command` as Gradescope runs its scripts: Docker's default profile (tests/container.py),
+    a /tmp of its own, the course and its copies (the folder holding it) out of sight but for
+    the Python running us, whose folders every user may enter, as an image's are."""
+    options = ["--tmp", *[arg for pair in binds for arg in ("--bind", *map(str, pair))],
+               "--hide", f"/{ROOT.parts[1]}", "--keep", sys.prefix]
+    closed = [p for p in reversed(Path(sys.base_prefix).parents) if not p.stat().st_mode & 0o001]
+    if closed and not closed[0].is_relative_to(f"/{ROOT.parts[1]}"):                # a 0700 /root, say
+        options += ["--hide", str(closed[0]), "--keep", sys.base_prefix]
+    return subprocess.run([sys.executable, str(CONTAINER), *options, "--", *command], capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8", **(env or {})},
+                          **kwargs)
+
+
+# -- fast: which sandbox, and what it gives --------------------------------------------------------
+def test_the_container_refuses_what_bubblewrap_needs_and_the_process_sandbox_says_what_it_gets():
+    probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); from grader.judge import launchers as j; "
+             "print(json.dumps([j.bubblewrap_works(), j.namespace_works(j.CLONE_NEWNET), "
+             "j.ProcessLauncher().facts()]))")
+    run = in_container([sys.executable, "-I", "-c", probe, str(ROOT)], binds=[(ROOT, ROOT)], timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    bubblewrap, network_namespace, facts = json.loads(run.stdout)
+    assert not bubblewrap and not network_namespace
+    assert facts == {"sandbox": "process", "user": "own", "mounts": "the host's",
+                     "network": "none but unix sockets (seccomp)"}
+
+
+def test_the_strongest_sandbox_that_works_is_chosen(monkeypatch):
+    monkeypatch.setattr(launchers, "bubblewrap_works", lambda: True)
+    assert gradescope.choose_launcher("auto").name == "bubblewrap"
+    assert gradescope.choose_launcher("auto", verdict="process").name == "process"   # setup.sh saw it fail
+    monkeypatch.setattr(launchers, "bubblewrap_works", lambda: False)
+    assert gradescope.choose_launcher("auto").name == "process"
+    with pytest.raises(SetupError, match="grades only in bubblewrap"):
+        gradescope.choose_launcher("required")
+    monkeypatch.setattr(os, "getuid", lambda: 1000)
+    with pytest.raises(SetupError, match="only as root"):          # the judge's own user: no sandbox
+        gradescope.choose_launcher("auto")
+
+
+@pytest.mark.slow
+def test_setup_fails_loudly_only_where_no_sandbox_keeps_the_judge_safe(tmp_path, monkeypatch, capsys):
+    """setup.sh's check: bubblewrap whose zygote cannot start gives way to the process sandbox,
+    which it records; a bundle that wants bubblewrap alone fails, saying why."""
+    monkeypatch.setattr(launchers, "bubblewrap_works", lambda: True)
+    monkeypatch.setattr(launchers.BubblewrapLauncher, "argv", lambda self, scratch, fd: ["/bin/false"])
+    assert gradescope.check_sandbox(tmp_path, "lab2") == 0
+    assert (tmp_path / "source" / gradescope.VERDICT).read_text() == "process\n"
+    assert "grading in the sandbox process" in capsys.readouterr().out
+    assert gradescope.check_sandbox(tmp_path, "lab2", "required") == 1
+    said = capsys.readouterr().out
+    assert "no sandbox here keeps a submission from the judge" in said and "bubblewrap failed" in said
+
+
+def test_the_judges_files_are_root_s_alone(tmp_path):
+    (tmp_path / "source").mkdir()
+    (tmp_path / gradescope.METADATA).write_text("{}")
+    gradescope.lock_judge_files(tmp_path)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    assert modes == {"source": 0o700, "results": 0o700, "submission": 0o700, gradescope.METADATA: 0o600}
+
+
+NETWORK = '''
+import socket
+
+def reach(port, address):
+    """A server on 127.0.0.1:port, then one at an abstract unix address; and a unix socket pair,
+    which grading itself may use."""
+    seen = []
+    for family, target in ((socket.AF_INET, ("127.0.0.1", port)), (socket.AF_UNIX, "\\0" + address)):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as sock:
+                sock.settimeout(2)
+                sock.connect(target)
+            seen.append("connected")
+        except OSError as error:
+            seen.append(type(error).__name__)
+    left, right = socket.socketpair()
+    left.sendall(b"x")
+    return seen + [right.recv(1).decode()]
+'''
+
+
+def test_a_process_child_has_no_network(tmp_path):
+    """Seccomp refuses a process child every socket but unix ones; where the zygote can have a
+    network namespace, the host's abstract unix sockets are out of reach too."""
+    folder = tmp_path / "net"
+    for part in ("handout", "stubs"):
+        (folder / part).mkdir(parents=True)
+        (folder / part / "net.py").write_text("def reach(port, address):\n    raise NotImplementedError\n")
+    (folder / "lab.yaml").write_text(yaml.safe_dump({"title": "Net", "handout": "handout",
+                                                     "student_files": {"net.py": ["reach"]}}))
+    address = f"grader-net-{os.getpid()}"
+    with socket.create_server(("127.0.0.1", 0)) as server, socket.socket(socket.AF_UNIX) as unix:
+        unix.bind("\0" + address)
+        unix.listen()
+        launcher = launchers.ProcessLauncher()
+        assert launcher.offline == launchers.namespace_works(launchers.CLONE_NEWNET)
+        for offline in sorted({False, launcher.offline}):
+            launcher.offline = offline
+            zygote = Zygote(launcher)
+            box = Sandbox(find_lab(folder), {"net.py": NETWORK.encode()}, zygote)
+            try:
+                seen = box.call("reach", [server.getsockname()[1], address])
+            finally:
+                box.close()
+                zygote.close()
+            assert seen == ["PermissionError", "ConnectionRefusedError" if offline else "connected", "x"]
+
+
+def test_setup_sh_installs_pinned_packages_without_waiting_on_an_index():
+    requirements = gradescope.pinned_requirements().splitlines()
+    pins = dict(line.split("==") for line in requirements if not line.startswith("#"))
+    assert {"torch", "numpy", "pytest", "pydantic", "rich", "pyyaml"} <= set(pins)
+    assert {"typing-extensions", "pydantic-core", "pluggy"} <= set(pins)          # and what they need
+    assert "+" not in pins["torch"] and not [name for name in pins if name.startswith(gradescope.CUDA_ONLY)]
+    setup = gradescope.SETUP % {"cpu": gradescope.CPU_TORCH, "pip": gradescope.PIP, "torch": pins["torch"],
+                                "python": "3.11", "lab": "lab2", "sandbox": "auto"}
+    installs = [line for line in setup.splitlines() if "pip install" in line]
+    assert len(installs) == 2 and all("--retries 1" in line and "--timeout 20" in line for line in installs)
+    assert f"--index-url {gradescope.CPU_TORCH}" in installs[0] and "--no-deps" in installs[0]
+    assert "--extra-index-url" not in setup and "-index-url" not in installs[1]    # PyPI alone for the rest
+    assert subprocess.run(["bash", "-n"], input=setup, text=True).returncode == 0
+
+
+# -- slow: the bundle, as Gradescope runs it ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def autograder(tmp_path_factory):
+    """An /autograder-like tree holding the exported bundle, setup.sh run in the container."""
+    tree = tmp_path_factory.mktemp("gradescope") / "autograder"
+    bundle = tree.parent / "lab2.zip"
+    run = subprocess.run([sys.executable, "grade.py", "export", "lab2", "--gradescope", str(bundle)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(tree / "source")
+    shutil.copy(tree / "source" / "run_autograder", tree)           # where Gradescope puts it
+    (tree / gradescope.METADATA).write_text('{"users": [{"email": "metadata-marker@example.com"}]}')
+    run = in_container(["bash", "/tmp/autograder/source/setup.sh"], ENV, [(tree, "/tmp/autograder")], timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "setup.sh: grading in the sandbox process" in run.stdout
+    assert (tree / "source" / gradescope.VERDICT).read_text() == "process\n"
+    return tree
+
+
+ENV = {"AUTOGRADER": "/tmp/autograder", "GRADER_PYTHON": sys.executable}
+
+
+def run_autograder(tree, files):
+    """Grade `files` ({name: bytes}) as Gradescope does: run_autograder in the container."""
+    shutil.rmtree(tree / "submission", ignore_errors=True)
+    (tree / "results" / "results.json").unlink(missing_ok=True)
+    (tree / "submission").mkdir(exist_ok=True)
+    for name, data in files.items():
+        (tree / "submission" / name).write_bytes(data)
+    run = in_container(["bash", "/tmp/autograder/run_autograder"], ENV, [(tree, "/tmp/autograder")], timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("grading in the sandbox process: the submission's user: own")
+    written = json.loads((tree / "results" / "results.json").read_text())
+    jsonschema.validate(written, SCHEMA)
+    results = GradescopeResults.model_validate(written)
+    assert results.extra_data["sandbox"] == "process" and results.extra_data["network"].startswith("none")
+    return results, run.stdout
+
+
+def files_of(folder):
+    return {path.name: path.read_bytes() for path in Path(folder).glob("*.py")}
+
+
+@pytest.mark.slow
+def test_the_reference_gets_full_marks_without_a_total_shown(autograder):
+    results, stdout = run_autograder(autograder, files_of(ROOT / "reference" / "lab2"))
+    assert results.score == sum(t.max_score for t in results.tests) > 0
+    assert {t.status for t in results.tests} == {"passed"}
+    hidden = [t for t in results.tests if t.visibility != "visible"]
+    assert hidden and f"/{results.score:g} points" not in results.output          # Gradescope hides the total
+    assert results.visibility == "visible" and results.stdout_visibility == "hidden"
+    assert f"score {results.score:g}" in stdout                                     # the instructors' log has it
+
+
+@pytest.mark.slow
+def test_a_wrong_submission_scores_below(autograder):
+    results, _ = run_autograder(autograder, files_of(ROOT / "tests" / "submissions" / "mistakes_a"))
+    assert 0 < results.score < sum(t.max_score for t in results.tests)
+
+
+@pytest.mark.slow
+def test_a_hostile_submission_reaches_none_of_the_judges_files(autograder):
+    reference = (autograder / "source" / "reference" / "lab2" / "positions.py").read_text()
+    results, stdout = run_autograder(autograder, files_of(ROOT / "tests" / "submissions" / "autograder_snoop"))
+    said = "\n".join(t.output for t in results.tests)
+    assert "SNOOP-NO" in said and "SNOOP-GOT" not in said                  # it ran, and got nothing
+    assert "/tmp/autograder/source/reference/lab2/positions.py (PermissionError)" in said   # it found the tree
+    assert "connect 127.0.0.1:47321 (PermissionError)" in said
+    assert "write /tmp/autograder/results/results.json (PermissionError)" in said
+    assert "metadata-marker" not in said + stdout and reference not in said
+    assert results.score == 0
+    assert json.loads((autograder / "results" / "results.json").read_text())["score"] == 0
+
+
+@pytest.mark.slow
+def test_the_classic_hostile_submission_finds_nothing_and_leaves_nothing(autograder):
+    """tests/submissions/hostile walks the whole file system for the reference and the hidden
+    checks, and leaves a daemon in a session of its own."""
+    marker = f"grader-daemon-marker-{os.getpid()}"          # ours, not another test's on this host
+    hostile = (ROOT / "tests" / "submissions" / "hostile" / "positions.py").read_text()
+    results, _ = run_autograder(autograder, {"positions.py": hostile.replace("grader-daemon-marker", marker).encode()})
+    said = "\n".join(t.output for t in results.tests)
+    assert results.score == 0 and "def test_" not in said and "mark.grade" not in said
+    assert processes_marked(marker.encode()) == []
