@@ -91,6 +91,27 @@ def test_gradescope_metadata_is_read_beside_the_submission_never_inside_it(tmp_p
     assert gradescope_time(tmp_path) is None
 
 
+def test_the_bundle_applies_the_late_policy_at_gradescopes_time_only():
+    """In a Gradescope bundle the lab's late policy cuts the score at Gradescope's own time of the
+    submission, says so, and cuts nothing when that time is unknown."""
+    from grader.instructor.gradescope import late_policy
+    from grader.results import GradescopeResults
+
+    policy = Deadline(due=DUE, penalty=10, per="day", cap=50)
+    results = lambda: GradescopeResults(score=80, execution_time=1, output="80/89", tests=[])  # noqa: E731
+    on_time, late_one, unknown = results(), results(), results()
+    late_policy(on_time, policy, DUE, 89)
+    late_policy(late_one, policy, DUE + timedelta(days=1, hours=2), 89)
+    late_policy(unknown, policy, None, 89)
+    assert on_time.score == 80 and on_time.extra_data["timing"] == "on time"
+    assert late_one.score == pytest.approx(80 - 0.2 * 89) and "-20%" in late_one.output
+    assert late_one.extra_data["time_source"] == "gradescope"
+    assert unknown.score == 80 and unknown.extra_data["time_source"] == "unknown" and "unknown" in unknown.output
+    no_policy = results()
+    late_policy(no_policy, None, DUE + timedelta(days=9), 89)
+    assert no_policy.score == 80 and not no_policy.extra_data
+
+
 def test_a_timestamps_file_names_each_student_once_with_a_zoned_time(tmp_path):
     stamps = tmp_path / "t.csv"
     stamps.write_text("student,submitted_at\nJosé,2026-12-01T22:59:00Z\nada,2026-12-01T23:00:00+01:00\n")

@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from grader.errors import SetupError
+from grader.instructor import deadlines
 from grader.instructor.release import CPU_TORCH, dependencies, stage
 from grader.labs import find_lab
 
@@ -24,7 +25,7 @@ from grader.labs import find_lab
 # smoke grading imports what grading needs, and its compiled copies stay in the image)
 PIP = "--quiet --disable-pip-version-check --retries 1 --timeout 20 --no-compile --only-binary :all:"
 VERDICT = "sandbox.txt"             # in source/: the sandbox setup.sh found working
-METADATA = "submission_metadata.json"   # Gradescope's, beside submission/: the judge's to read, as root
+METADATA = deadlines.METADATA            # Gradescope's, beside submission/: the judge's to read, as root
 CUDA_ONLY = ("nvidia-", "cuda-", "triton")   # what only torch's CUDA build needs: never pinned
 
 SETUP = """#!/usr/bin/env bash
@@ -217,7 +218,7 @@ def autograde(root, lab_name, sandbox="auto"):
 
     root = Path(root)
     lock_judge_files(root)          # before any student code runs
-    # Gradescope's root / METADATA (when, by whom) is root's alone from here: the judge reads it here
+    # Gradescope's root / METADATA (when, by whom) is root's alone from here: the judge reads it below
     lab = find_lab(lab_name)
     verdict = root / "source" / VERDICT
     try:
@@ -243,7 +244,30 @@ def autograde(root, lab_name, sandbox="auto"):
         report = results.gradescope(lab.manifest.score_visibility)
         if status == "broken_code":
             report.output += f"\n{detail}"
+        late_policy(report, lab.manifest.deadline, deadlines.gradescope_time(root), results.max_score)
     report.extra_data.update(launcher.facts())
     (root / "results" / "results.json").write_text(report.model_dump_json(indent=2))
     print(report.summary(), flush=True)         # run_autograder's stdout: what a failed run shows
     return 0
+
+
+def late_policy(report, policy, submitted, max_score):
+    """The lab's late policy (lab.yaml's deadline) applied to `report` at Gradescope's own time of
+    the submission (its metadata beside the submission, never a file the student sent): the
+    score cut, said in the output and in extra_data. No policy, nothing; no time, said, not cut."""
+    if policy is None:
+        return
+    report.extra_data["time_source"] = "gradescope" if submitted else "unknown"
+    if submitted is None:
+        report.extra_data["timing"] = "time unknown: no late policy applied"
+        report.output += "\nThe submission time is unknown here: no late policy was applied."
+        return
+    report.extra_data["submitted_at"] = submitted.isoformat()
+    late = deadlines.lateness(policy, submitted)
+    if late is None:
+        report.extra_data["timing"] = "on time"
+        return
+    cut = "score 0 past the late policy's cap" if late.zeroed else f"-{late.penalty_percent:g}%"
+    report.extra_data["timing"] = f"{deadlines.describe(late)}: {cut}"
+    report.score = 0.0 if late.zeroed else max(report.score - (max_score or 0) * late.penalty_percent / 100, 0.0)
+    report.output += f"\nSubmitted {deadlines.describe(late)}: {cut} under the lab's late policy."
