@@ -63,8 +63,7 @@ def grade_of(item):
 
 
 class Blocked(pytest.skip.Exception):
-    """A check not run because `function` cannot be used: `why` is a key of BLOCKED, "budget", or
-    "judge" (the judge's own work ran past its budget: not graded, the grader's fault)."""
+    """A check not run: `function` cannot be used (`why`: a key of BLOCKED, or "budget"), or "judge"."""
 
     def __init__(self, function, why, message):
         super().__init__(msg=message)
@@ -87,11 +86,11 @@ class Student:
         self._known(name)
         return self._sandbox.call(name, args, kwargs, self.timeout, echo=True)
 
-    def submit(self, name, *args, timeout=None, replace=None, **kwargs):
-        """Start a call in a child of its own, in parallel; returns a concurrent Future. `replace`:
-        {file: bytes} that child gets instead of the submission's."""
+    def submit(self, name, *args, timeout=None, replace=None, hidden=False, **kwargs):
+        """Start a call in a child of its own, in parallel; a concurrent Future. `replace`: {file:
+        bytes} it gets instead of the submission's. `hidden`: its inputs are (no visible check shows its output)."""
         self._known(name)
-        return self._sandbox.submit(name, args, kwargs, timeout, replace)
+        return self._sandbox.submit(name, args, kwargs, timeout, replace, hidden)
 
     def _known(self, name):
         if name not in self._functions:
@@ -253,6 +252,7 @@ class GradingPlugin:
         grade = grade_of(item)
         self.on_progress(len(self.checks), self.total, grade.function)
         self.calls.timeout = grade.timeout
+        self.sandbox.serve(item.nodeid, self.lab.visibility_of(item.path, item.nodeid))
         if self.stopped:
             raise Blocked(grade.function, "budget", self.stopped)
         if time.process_time() - self.judge_started > self.lab.manifest.judge_budget:
@@ -310,7 +310,7 @@ class GradingPlugin:
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade.tags),
             points=grade.points, score=grade.points if status == "passed" else 0,
             status=status, message=printable(message)[:MESSAGE_LIMIT], hint=hint,
-            output=printable(self.sandbox.printed.take(grade.tags)),
+            output=printable(self.sandbox.printed.take(item.nodeid)),
             failure=failure, blocked_by=blocked_by, mistake=getattr(error, "mistake", None) or "",
             data=dict(item.user_properties),        # what the check measured: pytest's record_property
             visibility=self.lab.visibility_of(item.path, item.nodeid)))

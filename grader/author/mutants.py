@@ -60,10 +60,10 @@ def _recording(calls):
 
     original = Sandbox._call
 
-    def call(box, child, function, args, kwargs, timeout, echo=False):
+    def call(box, child, function, args, kwargs, *rest):
         key = digest((function, list(args), kwargs))
         try:
-            value = original(box, child, function, args, kwargs, timeout, echo)
+            value = original(box, child, function, args, kwargs, *rest)
         except CallFailed as failure:
             calls.append((key, f"{failure.kind}: {failure.message}"))
             raise

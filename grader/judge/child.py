@@ -13,6 +13,7 @@ judge trusts none of what a child says.
 """
 import importlib
 import importlib.util
+import io
 import mmap
 import os
 import random
@@ -94,6 +95,16 @@ def flush():
             pass
 
 
+def unbuffered_output():
+    """stdout and stderr written through to the output pipe as each print comes (python -u): what
+    a call prints reaches the judge during that call, not with a later call's flush."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        stream = io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", write_through=True)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
 def take_files(setup, workdir):
     """Lay out the files the judge sent; the trap of the lab's forbidden calls over them."""
     for name, data in setup["files"].items():
@@ -159,6 +170,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
     os.dup2(output_fd, 1)
     os.dup2(output_fd, 2)
     os.close(output_fd)
+    unbuffered_output()
     if sandboxed:
         linux.fresh_namespaces([str(scratch), *OPEN_TO_ALL], order["scratch_bytes"], python_prefixes)
         linux.drop_privileges()
