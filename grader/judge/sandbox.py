@@ -16,7 +16,6 @@ Checks of one visibility (a "room": visible, hidden, ...) share a main child; ch
 never do, so nothing a call learns in a hidden check (its arguments, say) reaches the answers or
 the output of a visible one through the process's memory or files.
 """
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -32,6 +31,13 @@ from grader.judge.zygote import ZygoteGone
 
 FILES_TIMEOUT = 60.0         # wall seconds for a new child to take its files (no student code runs yet)
 HIDDEN = "hidden"            # the room whose output no learner sees: any call's output may go there
+
+
+class Call(NamedTuple):
+    """A call of student code, as an observer sees it."""
+    function: str
+    args: Sequence[Any]
+    kwargs: dict
 
 
 class Serving(NamedTuple):
@@ -80,9 +86,15 @@ class Sandbox:
     of its own for each call run apart. A child that fails is replaced by a fresh fork. Every
     call ends once it has been charged its limit or what is left of the submission's time budget
     (`budget` seconds charged to all its calls), whatever it asks for. Wall time only backs these
-    up, `backstop` times over (lab.yaml): past it the grader was at fault, not the submission."""
+    up, `backstop` times over (lab.yaml): past it the grader was at fault, not the submission.
 
-    def __init__(self, lab, files, zygote, budget=None):
+    `observers`: callables on_answer(call, answer) -> answer that see every call's Call and its
+    answer (the value, or the CallFailed it raises) and may replace it: a test's simulated grader
+    fault, grade.py mutants' record of calls. `Sandbox.observers`: those of every sandbox."""
+
+    observers = []              # on_answer callables for every sandbox of this process
+
+    def __init__(self, lab, files, zygote, budget=None, observers=()):
         self.lab, self.files, self.zygote = lab, files, zygote
         self.device = "cpu"         # where tensors go; the runner sets the grading device
         self.budget = budget or lab.manifest.time_budget
@@ -90,6 +102,7 @@ class Sandbox:
         self.started = None         # when the first child was up: the zygote's start is ours
         self.printed = Printed()    # what calls printed, until their check takes it
         self.serving = Serving(None, None, threading.current_thread())
+        self.observers = [*Sandbox.observers, *observers]
         self.believe_faults = True  # a grader fault a child reports: believed on a first try only,
         #                             or a submission could fake one and stay ungraded for ever
         self._main = {}             # room -> the child that serves its checks
@@ -183,6 +196,18 @@ class Sandbox:
             self.printed.keep(check, *printed)
 
     def _call(self, child, function, args, kwargs, timeout, echo, keep):
+        """The answer of one call, as the observers leave it: a value, or a CallFailed raised."""
+        try:
+            answer = self._answer(child, function, args, kwargs, timeout, echo, keep)
+        except CallFailed as failure:
+            answer = failure
+        for observe in self.observers:
+            answer = observe(Call(function, args, kwargs), answer)
+        if isinstance(answer, CallFailed):
+            raise answer
+        return answer
+
+    def _answer(self, child, function, args, kwargs, timeout, echo, keep):
         module = self.lab.module_of(function)
         manifest = self.lab.manifest
         timeout = timeout or manifest.timeouts.get(function, manifest.call_timeout)
@@ -190,10 +215,7 @@ class Sandbox:
         clock = CallClock(child.meter)
         limit = Limit(clock, min(timeout, left), manifest.backstop * timeout)
         try:
-            value = child.call(module, function, args, kwargs, limit, self.device, echo)
-            if os.environ.get("GRADER_FAULT") == function:      # tests simulate a grader fault
-                raise CallFailed(function, "grader_fault", "a simulated grader fault (GRADER_FAULT)")
-            return value
+            return child.call(module, function, args, kwargs, limit, self.device, echo)
         except CallFailed as failure:
             if failure.kind == "raised":
                 failure.where, failure.given = learner_frames(failure.where, self.lab.manifest.student_files)
