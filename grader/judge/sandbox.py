@@ -41,7 +41,7 @@ class Call(NamedTuple):
 
 
 class Serving(NamedTuple):
-    """The check the calls of a thread are made for now, and its room (its visibility)."""
+    """The check calls are made for now, its room (its visibility), and the thread checks run on."""
     check: Any
     room: str | None
     thread: threading.Thread
