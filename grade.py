@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
 """Grade a lab or take a lesson test: `python grade.py --help`."""
-import os
 import sys
 
 from grader.preflight import problem
@@ -14,12 +13,8 @@ if __name__ == "__main__":
     from grader.cli import main
 
     code = main(sys.argv[1:])
-    if "torch" in sys.modules:      # every command has closed what it opened: skip the teardown
-        sys.stdout.flush()          # of torch's thousands of objects, most of a second of CPU
-        sys.stderr.flush()
-        if "multiprocessing" in sys.modules:
-            import multiprocessing.util
+    if "torch" in sys.modules:      # every command has closed what it opened: skip torch's teardown
+        from grader.fast_exit import exit_now
 
-            multiprocessing.util._run_finalizers(0)     # but release the semaphores of process pools
-        os._exit(code)
+        exit_now(code)
     sys.exit(code)

@@ -13,8 +13,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from grader.errors import LabError, UsageError
+from grader.root import ROOT  # noqa: F401 (the course's folder, as the grader's users import it)
 
-ROOT = Path(__file__).resolve().parent.parent      # the course: grade.py, assignments/, ...
 ENGINE = Path(__file__).resolve().parent        # the grader package
 LABS = ENGINE / "labs"
 

@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from grader.apart import then
-from grader.labs import ROOT
+from grader.root import ROOT
 
 STATE = ROOT / ".grade"
 DIGEST = 32                     # bytes of SHA-256 that end every file

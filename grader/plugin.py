@@ -19,14 +19,9 @@ import torch
 from grader import forbid
 from grader.checks import CheckFailed
 from grader.errors import SetupError
-from grader.judge.sandbox import CallFailed
 from grader.judge.zygote import MESSAGE_LIMIT
+from grader.outcome import Blocked, blocked, outcome
 from grader.results import NOT_GRADED, Check, printable
-
-# Why a function's remaining checks do not run: as the check's own function, as a dependency.
-BLOCKED = {"not_implemented": ("not implemented yet", "is not implemented yet"),
-           "timeout": ("skipped: it timed out in an earlier check", "timed out in an earlier check"),
-           "failing": (None, "does not pass its own checks yet")}
 
 
 @dataclass(frozen=True)
@@ -62,15 +57,6 @@ def grade_of(item):
     return item.stash[GRADE]
 
 
-class Blocked(pytest.skip.Exception):
-    """A check not run because `function` cannot be used: `why` is a key of BLOCKED, "budget", or
-    "judge" (the judge's own work ran past its budget: not graded, the grader's fault)."""
-
-    def __init__(self, function, why, message):
-        super().__init__(msg=message)
-        self.function, self.why = function, why
-
-
 class Student:
     """The submission's functions, each call run in the sandbox: `student.my_function(x, y)`."""
 
@@ -87,11 +73,11 @@ class Student:
         self._known(name)
         return self._sandbox.call(name, args, kwargs, self.timeout, echo=True)
 
-    def submit(self, name, *args, timeout=None, replace=None, **kwargs):
-        """Start a call in a child of its own, in parallel; returns a concurrent Future. `replace`:
-        {file: bytes} that child gets instead of the submission's."""
+    def submit(self, name, *args, timeout=None, replace=None, hidden=False, **kwargs):
+        """Start a call in a child of its own, in parallel; a concurrent Future. `replace`: {file:
+        bytes} it gets instead of the submission's. `hidden`: its inputs are (no visible check shows its output)."""
         self._known(name)
-        return self._sandbox.submit(name, args, kwargs, timeout, replace)
+        return self._sandbox.submit(name, args, kwargs, timeout, replace, hidden)
 
     def _known(self, name):
         if name not in self._functions:
@@ -198,12 +184,14 @@ def after_needs(order, depends):
 
 
 class GradingPlugin:
-    def __init__(self, lab, sandbox, device, select=(), first=(), on_progress=None):
+    """pytest's plugin for one grading: `options` are the runner's (grader.runner.Options)."""
+
+    def __init__(self, lab, sandbox, options):
         self.lab, self.sandbox = lab, sandbox
-        self.on_progress = on_progress or (lambda done, total, function: None)    # for a progress bar
+        self.on_progress = options.on_progress or (lambda done, total, function: None)    # a progress bar's
         self.total = 0
-        self.select = lab.select(select)
-        self.order = sorted(lab.functions, key=lambda function: function not in first)
+        self.select = lab.select(options.select)
+        self.order = sorted(lab.functions, key=lambda function: function not in options.first)
         self.checks = []
         self.problems = []          # what is wrong with the lab itself
         self.blocked = {}           # function -> why its remaining checks do not run
@@ -213,12 +201,12 @@ class GradingPlugin:
         self.calls = Student(sandbox, lab.functions)
         self.forbidden = forbid.scan_files(lab, sandbox.files)     # function -> (file, its first Hit)
         reference = Reference.of(lab) if lab.reference else None
-        self.fixtures = fixtures(lab, self.calls, reference, torch.device(device))
+        self.fixtures = fixtures(lab, self.calls, reference, torch.device(sandbox.device))
 
     # -- collection -------------------------------------------------------------------------
     def pytest_configure(self, config):
         config.addinivalue_line("markers", "grade(points, tags, timeout=None): a scored check")
-        # a failed check's text is its own (_explain); pytest's, unused, would otherwise repr every
+        # a failed check's text is its own (grader/outcome.py); pytest's, unused, would otherwise repr every
         # argument of every frame, the runs and weights of the experiments' fixtures too (seconds)
         config.option.tbstyle = "value"
 
@@ -253,6 +241,7 @@ class GradingPlugin:
         grade = grade_of(item)
         self.on_progress(len(self.checks), self.total, grade.function)
         self.calls.timeout = grade.timeout
+        self.sandbox.serve(item.nodeid, self.lab.visibility_of(item.path, item.nodeid))
         if self.stopped:
             raise Blocked(grade.function, "budget", self.stopped)
         if time.process_time() - self.judge_started > self.lab.manifest.judge_budget:
@@ -261,26 +250,21 @@ class GradingPlugin:
         needs = [*grade.tags[1:], *self.lab.manifest.depends.get(grade.function, [])]
         for function in [grade.function, *needs]:
             if function in self.blocked:
-                raise self._blocked(function, self.blocked[function], grade.function)
+                raise blocked(function, self.blocked[function], grade.function)
         for function in needs:              # a check is not charged for another function's bug
             if any(c.function == function and c.status != "passed" for c in self.checks):
-                raise self._blocked(function, "failing", grade.function)
+                raise blocked(function, "failing", grade.function)
         if grade.function in self.forbidden:
             raise CheckFailed(*forbid.sentence(grade.function, *self.forbidden[grade.function]))
 
-    @staticmethod
-    def _blocked(function, why, own):
-        yours, dependency = BLOCKED[why]
-        return Blocked(function, why, yours if function == own else f"not graded because {function} {dependency}")
-
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
-        report = (yield).get_result()
+        report = yield
         if call.when == "call" or (call.when == "setup" and not report.passed):
             self._record(item, call, report)
+        return report
 
     def _record(self, item, call, report):
-        grade = grade_of(item)
         error = call.excinfo.value if call.excinfo else None
         if isinstance(error, SetupError):
             self.setup_error = error
@@ -288,63 +272,25 @@ class GradingPlugin:
             return
         if call.when == "setup" and isinstance(error, pytest.FixtureLookupError):
             self.problems.append(f"{item.nodeid}: {error.msg or 'unknown fixture ' + str(error.argname)}")
-        status, message, hint, failure, blocked_by = "passed", "", "", "", ""
-        if report.skipped:
-            status, message = "skipped", str(error.msg if hasattr(error, "msg") else error)
-            if isinstance(error, Blocked):
-                blocked_by = "" if error.why == "judge" else error.function
-                status = {"not_implemented": "not_implemented", "judge": "not_graded"}.get(error.why, "skipped")
-        elif report.failed:
-            status, message = "failed", self._explain(error, grade.function)
-            hint = getattr(error, "hint", None) or ""
-            if isinstance(error, CallFailed):
-                failure = error.kind
-                hint = self.lab.exception_hint(error.message) if error.kind == "raised" else hint
-                if error.kind == "not_implemented":
-                    status, blocked_by = "not_implemented", self._missing(error)
-                if error.kind == "grader_fault":
-                    status = "not_graded"
+        result = outcome(error, report.outcome, grade_of(item).function, self.lab)
+        if result.blocks:                   # its effects on the checks after it
+            function, why = result.blocks
+            self.blocked[function] = why
+        if result.stops:
+            self.stopped = result.stops
+        self.checks.append(self._check(item, result))
+        self.on_progress(len(self.checks), self.total, grade_of(item).function)
+
+    def _check(self, item, result):
+        """The Check of a graded item: its outcome, what its calls printed, what it measured."""
+        grade = grade_of(item)
         doc = (item.function.__doc__ or "").strip().splitlines()
         variant = f" [{item.callspec.id}]" if hasattr(item, "callspec") else ""
-        self.checks.append(Check(
+        return Check(
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade.tags),
-            points=grade.points, score=grade.points if status == "passed" else 0,
-            status=status, message=printable(message)[:MESSAGE_LIMIT], hint=hint,
-            output=printable(self.sandbox.printed.take(grade.tags)),
-            failure=failure, blocked_by=blocked_by, mistake=getattr(error, "mistake", None) or "",
+            points=grade.points, score=grade.points if result.status == "passed" else 0, status=result.status,
+            message=printable(result.message)[:MESSAGE_LIMIT], hint=result.hint, failure=result.failure,
+            blocked_by=result.blocked_by, mistake=result.mistake,
+            output=printable(self.sandbox.printed.take(item.nodeid)),
             data=dict(item.user_properties),        # what the check measured: pytest's record_property
-            visibility=self.lab.visibility_of(item.path, item.nodeid)))
-        self.on_progress(len(self.checks), self.total, grade.function)
-
-    def _missing(self, error):
-        """The student function whose stub raised NotImplementedError in a call."""
-        return error.message if error.message in self.lab.functions else error.function
-
-    def _explain(self, error, function):
-        """The failure in words for the learner, blocking what cannot run any more."""
-        if isinstance(error, CheckFailed | AssertionError):
-            return str(error)
-        if not isinstance(error, CallFailed):
-            return (f"the check could not use what your code returned "
-                    f"({type(error).__name__}: {str(error)[:300]})")
-        if error.kind == "not_implemented":
-            missing = self._missing(error)
-            self.blocked[missing] = error.kind
-            return str(self._blocked(missing, error.kind, function).msg)
-        if error.kind == "budget":
-            self.stopped = error.message
-            return error.message
-        if error.kind == "grader_fault":
-            return f"not graded: {error.message} ({NOT_GRADED})"
-        if error.kind == "timeout":
-            self.blocked[error.function] = error.kind
-            return f"{error.function}: {error.message}"
-        if error.kind == "forbidden":
-            return f"this lab asks you to write {error.function} yourself: it called {error.message}"
-        if error.kind == "raised":
-            where = "".join(f"\n  at {w}" for w in error.where)
-            if error.given:
-                where += (f"\n    hint it surfaced in {error.given}, given with the lab: look at what your code "
-                          "passed to it (shapes, dtypes, devices)")
-            return f"{error.function} raised {error.message}{where}"
-        return f"{error.function}: {error.message}"
+            visibility=self.lab.visibility_of(item.path, item.nodeid))

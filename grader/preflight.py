@@ -6,7 +6,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from grader.root import ROOT
+
 NEEDED = ("pydantic", "rich", "yaml", "pytest")     # every command; grading adds torch (the quiz does not)
 IMPORT_NAMES = {"yaml": "pyyaml"}
 

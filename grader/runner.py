@@ -8,14 +8,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader import fast_exit
 from grader.errors import LabError, SetupError
 from grader.judge.cgroup import Cgroup
 from grader.judge.launchers import launcher_for
-from grader.judge.sandbox import Sandbox, write_files
+from grader.judge.sandbox import CallFailed, Sandbox, write_files
 from grader.judge.zygote import Zygote
 from grader.submissions import file_problems, submission_files
 
@@ -24,28 +26,41 @@ if TYPE_CHECKING:
     from grader.results import LabResults
 
 
+@dataclass(frozen=True)
+class Options:
+    """How one grading runs. `device`: auto, cpu or cuda. `select`: -k's functions or files.
+    `first`: functions whose checks run before the others (--watch: those of the file just saved).
+    `show_output`: keep all that student code printed, not only its first lines (-s).
+    `on_progress(done, total, function)`: called as each check starts and ends."""
+    device: str = "auto"
+    select: tuple[str, ...] = ()
+    first: tuple[str, ...] = ()
+    show_output: bool = False
+    on_progress: Callable[[int, int, str], None] | None = None
+
+
 def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", select: Sequence[str] = (),
           sandbox: str = "auto", zygote: Zygote | None = None, first: Sequence[str] = (),
           show_output: bool = False, on_progress=None) -> LabResults:
     """Run the lab's checks against `submission` (a folder; None: the handout) -> LabResults.
 
     `zygote`: a warm one to fork children from (batch grading, --watch); by default one is
-    started here, first, so that it imports torch while we do. `first`: functions whose checks
-    run before the others (--watch: those of the file just saved). `show_output`: keep all that
-    student code printed, not only its first lines (-s). `on_progress(done, total, function)`
-    is called as each check starts and ends. A grading the grader could not finish (checks
-    "not_graded": its fault, not the submission's) is done once more, afresh.
+    started here, first, so that it imports torch while we do. The rest are Options. A grading
+    the grader could not finish (checks "not_graded": its fault, not the submission's) is done
+    once more, afresh.
     """
     started = time.monotonic()
+    options = Options(device, tuple(select), tuple(first), show_output, on_progress)
     own = zygote is None
     zygote = zygote or Zygote(launcher_for(sandbox))
     try:
         files, missing = submission_files(lab, submission)
         for attempt in (1, 2):
-            box = Sandbox(lab, files, zygote)
+            box = Sandbox(lab, files, zygote, observers=simulated_faults())
             box.printed.show_all, box.believe_faults = show_output, attempt == 1
             try:
-                results = _run_checks(lab, box, missing, submission, device, select, started, first, on_progress)
+                plugin = _run_checks(lab, box, options)
+                results = _results(lab, box, plugin, submission, missing, started)
             finally:
                 box.close()
             results.attempts = attempt
@@ -58,18 +73,30 @@ def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", 
             zygote.close()
 
 
-def _run_checks(lab, box, missing, submission, device, select, started, first, on_progress):
+def simulated_faults():
+    """GRADER_FAULT=function, read as a grading starts: every answer of that function becomes a
+    grader fault, on the judge's side (how the tests simulate one in a grade.py they start)."""
+    function = os.environ.get("GRADER_FAULT")
+
+    def fault(call, answer):
+        if call.function == function and not isinstance(answer, CallFailed):
+            return CallFailed(function, "grader_fault", "a simulated grader fault (GRADER_FAULT)")
+        return answer
+    return [fault] if function else []
+
+
+def _run_checks(lab, box, options):
+    """pytest over the lab's checks in `box`: the plugin, holding the checks as graded."""
     import pytest
     import torch
 
     from grader import memo
     from grader.plugin import GradingPlugin
-    from grader.results import DoneItem, LabResults
 
     torch.set_num_threads(1)
     memo.forget_used()
-    box.device = resolve_device(device)
-    plugin = GradingPlugin(lab, box, box.device, select, first, on_progress)
+    box.device = resolve_device(options.device)
+    plugin = GradingPlugin(lab, box, options)
     code = run_pytest(lab, [plugin, plugin.fixtures], "--capture=no")
     if plugin.setup_error:
         raise plugin.setup_error
@@ -80,8 +107,15 @@ def _run_checks(lab, box, missing, submission, device, select, started, first, o
     if plugin.problems:
         raise LabError(f"lab {lab.name} is broken: " + "; ".join(plugin.problems))
     if not plugin.checks:
-        chosen = f" of {', '.join(sorted(plugin.select))}" if select else ""
+        chosen = f" of {', '.join(sorted(plugin.select))}" if options.select else ""
         raise LabError(f"lab {lab.name} has no checks{chosen} here")
+    return plugin
+
+
+def _results(lab, box, plugin, submission, missing, started):
+    from grader import memo
+    from grader.results import DoneItem, LabResults
+
     done = [DoneItem(text=d.text, done=_done(plugin.checks, d.tags),
                      graded=any(set(c.tags) & set(d.tags) for c in plugin.checks))
             for d in lab.manifest.done_when]
@@ -122,38 +156,6 @@ def _forget_other_labs(lab):
                 del sys.modules[name]
 
 
-# `python SCRIPT ARGS...` as Python runs it (status, message, traceback), then an exit that skips the
-# interpreter's teardown of torch and matplotlib, most of a second after the last plot is written
-# (the script closes what it opens), as grade.py's own exit does.
-FAST_EXIT = """import os, runpy, sys
-
-
-def run():
-    try:
-        runpy.run_path(sys.argv[0], run_name="__main__")
-    except SystemExit as stop:
-        if stop.code is None or isinstance(stop.code, int):
-            return stop.code or 0
-        print(stop.code, file=sys.stderr)
-        return 1
-    except BaseException as error:
-        sys.excepthook(type(error), error, error.__traceback__)
-        return 130 if isinstance(error, KeyboardInterrupt) else 1
-    return 0
-
-
-sys.argv = sys.argv[1:]
-code = run()
-sys.stdout.flush()
-sys.stderr.flush()
-if "multiprocessing" in sys.modules:
-    import multiprocessing.util
-
-    multiprocessing.util._run_finalizers(0)
-os._exit(code)
-"""
-
-
 def run_experiments(lab: Lab, submission: str | Path | None = None, device: str = "auto", out: str = "plots") -> int:
     """The learner's own experiment run (--experiments): the lab's script (it takes --device
     auto/cpu/cuda and --out), in a copy of the handout holding the submission's files, in its
@@ -163,8 +165,8 @@ def run_experiments(lab: Lab, submission: str | Path | None = None, device: str 
     files, _ = submission_files(lab, submission, pristine=False)    # the learner's copy, as edited
     with tempfile.TemporaryDirectory(prefix=f"{lab.name}-experiments-") as work:
         write_files(work, files)
-        command = [sys.executable, "-c", FAST_EXIT, lab.manifest.experiments, "--device", device,  # "auto" too:
-                   "--out", str(Path(out).resolve())]                       # torch is the script's to import
+        command = [sys.executable, fast_exit.__file__, lab.manifest.experiments, "--device", device,  # "auto"
+                   "--out", str(Path(out).resolve())]              # too: torch is the script's to import
         process = subprocess.Popen(command, cwd=work, env={**os.environ, "OMP_NUM_THREADS": "1"})
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the script's to handle: it
         try:                                                        # keeps what finished, says so, exits 130

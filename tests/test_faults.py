@@ -1,12 +1,14 @@
 """A grader fault is never a score: checks the grader could not grade are "not graded", the
 grading is tried once more, and then single grading exits 3, a batch row says "regrade" (no
 score, no results.json) and a plain rerun, or --student, grades just that row again. Faults are
-simulated with GRADER_FAULT=function (every answer of it becomes a grader fault, judge side)."""
+simulated with GRADER_FAULT=function (every answer of it becomes a grader fault, judge side), or
+in-process with an observer of the sandbox."""
 import csv
 import shutil
 
 from test_batch import REFERENCE, grade_py
 
+from grader.judge.sandbox import CallFailed, Sandbox
 from grader.labs import find_lab
 from grader.results import BatchSummary, StudentRecord
 
@@ -67,3 +69,19 @@ def test_a_fault_the_child_claims_is_believed_once_not_for_ever(tmp_path):
     run = grade_py("lab2", "--submission", tmp_path, "-k", "invariance", "--json", results)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "could not carry its answer" in run.stdout and results.exists()
+
+
+def test_an_observer_of_the_sandbox_sees_every_answer_and_may_replace_it(grade_lab2, monkeypatch):
+    """Sandbox.observers: on_answer(call, answer) -> answer for every call, in-process (what
+    GRADER_FAULT and grade.py mutants use): one that turns answers into grader faults makes every
+    check of that function not graded, tried twice."""
+    seen = []
+
+    def fault(call, answer):
+        seen.append(call.function)
+        return CallFailed(call.function, "grader_fault", "an observer's fault")
+
+    monkeypatch.setattr(Sandbox, "observers", [fault])
+    results = grade_lab2(REFERENCE, ["invariance"])
+    assert results.attempts == 2 and {c.status for c in results.checks} == {"not_graded"}
+    assert set(seen) == {"is_permutation_invariant"} and all("an observer's fault" in c.message for c in results.checks)

@@ -254,10 +254,10 @@ def test_work_the_kernel_reaps_is_charged(probe_lab, zygote):
     and ended at the backstop, a grader fault, instead of its limit. Their CPU is the call's."""
     box = Sandbox(probe_lab, submission(), zygote)
     box.call("slow", [0])
-    before = box._main.meter.read()
+    before = box._main[None].meter.read()
     used = box.call("unseen", [1.0])
-    time.sleep(box._main.meter.RESCAN)
-    assert box._main.meter.read() - before >= 0.8 * used, "the CPU time of reaped processes was not counted"
+    time.sleep(box._main[None].meter.RESCAN)
+    assert box._main[None].meter.read() - before >= 0.8 * used, "the CPU time of reaped processes was not counted"
     box.close()
 
 
@@ -436,7 +436,7 @@ CRAFTED = {   # answers whose reading or use makes torch itself fail, in the jud
 def test_a_crafted_answer_is_a_bad_answer(probe_lab, zygote, crafted):
     box = Sandbox(probe_lab, submission(), zygote)
     box.call("slow", [0])
-    child = box._main
+    child = box._main[None]
     with pytest.raises(CallFailed) as failure:
         box.call("raw_answer", [CRAFTED[crafted], "00" * 16], timeout=5)
     assert failure.value.kind == "bad_answer" and not child.alive

@@ -55,26 +55,21 @@ class MutantGrader(WarmGrader):
 
 @contextlib.contextmanager
 def _recording(calls):
-    """Record every call of student code in this process (a worker of our own, one grading at a time)."""
+    """Record every call of student code in this process (a worker of our own, one grading at a
+    time), as an observer of every sandbox."""
     from grader.judge.sandbox import CallFailed, Sandbox
 
-    original = Sandbox._call
+    def record(call, answer):
+        key = digest((call.function, list(call.args), call.kwargs))
+        failed = isinstance(answer, CallFailed)
+        calls.append((key, f"{answer.kind}: {answer.message}" if failed else digest(answer)))
+        return answer
 
-    def call(box, child, function, args, kwargs, timeout, echo=False):
-        key = digest((function, list(args), kwargs))
-        try:
-            value = original(box, child, function, args, kwargs, timeout, echo)
-        except CallFailed as failure:
-            calls.append((key, f"{failure.kind}: {failure.message}"))
-            raise
-        calls.append((key, digest(value)))
-        return value
-
-    Sandbox._call = call
+    Sandbox.observers.append(record)
     try:
         yield
     finally:
-        Sandbox._call = original
+        Sandbox.observers.remove(record)
 
 
 def digest(value):

@@ -22,9 +22,10 @@ from pathlib import Path
 import yaml
 
 from grader.errors import LabError, UsageError
-from grader.labs import ENGINE, ROOT, engine_files, find_lab
+from grader.labs import ENGINE, engine_files, find_lab
 from grader.quiz.grading import exam_form
 from grader.quiz.model import load_quiz
+from grader.root import ROOT
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade")
 CPU_TORCH = "https://download.pytorch.org/whl/cpu"

@@ -14,6 +14,8 @@ from grader.judge.printed import OUTPUT_LIMIT
 from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
 
 FRAMES = 12                  # frames of a traceback read from a child (innermost last)
+DRAIN_BYTES = 4 * 2**20      # read from the output pipe at a call's edges: more than a pipe holds
+#                              (pipe-max-size, 1 MiB, unless the host's root raised it)
 
 
 class CallFailed(Exception):
@@ -52,11 +54,11 @@ class Child:
         self.alive = True
         self._fds = threading.RLock()      # a call's thread and a closing sandbox may both use them
 
-    def _pump_output(self, chunks=16):
-        """Read what the child printed so far, a bounded amount per wake-up so that the caller's
-        deadline is seen; keep output_limit bytes, count the rest."""
+    def _pump_output(self, most=2**20):
+        """Read what the child printed so far, at most `most` bytes so that the caller's deadline
+        is seen; keep output_limit bytes, count the rest."""
         with self._fds:
-            for _ in range(chunks):
+            for _ in range(-(-most // (1 << 16))):
                 if self._output_fd is None:
                     return
                 try:
@@ -77,6 +79,12 @@ class Child:
         taken = bytes(self._output), self._dropped
         self._output, self._dropped = bytearray(), 0
         return taken
+
+    def _drain(self):
+        """Read all the output pipe holds now. The child writes what a call printed before its
+        answer, so once the answer is in, all of it is here (in the pipe, or read): the judge
+        sees the end of a call's output for itself, whatever the child says."""
+        self._pump_output(DRAIN_BYTES)
 
     def _waiter(self, limit):
         """Block until `fd` is readable, draining output meanwhile, until `limit` ends the call."""
@@ -107,6 +115,8 @@ class Child:
         from grader.judge import wire
 
         self._next_id += 1
+        self._drain()                   # printed since the last answer, during no call: nobody's
+        self._output, self._dropped = bytearray(), 0
         args, placed = (self._place(args) if echo else (list(args), []))
         request = {"id": self._next_id, "module": module, "function": function,
                    "args": wire.encode(args), "kwargs": wire.encode(kwargs)}
@@ -116,6 +126,7 @@ class Child:
             self.send(data, limit)      # last byte; the judge's encoding and parsing are not in it
             answer = wire.recv(self._answer, self._waiter(limit), self.answer_bytes + wire.SLACK,
                                received=limit.clock.stop)
+            self._drain()
         except TimeoutError:
             self.kill()
             raise CallFailed(function, "timeout", "no answer in time") from None
@@ -231,7 +242,7 @@ class Child:
             self.alive = False
             for folder in self.groups:
                 forget(folder)
-            self._pump_output()
+            self._drain()
             if not self._shared.closed:
                 self._shared.close()
             for fd in (self._request, self._answer, self._output_fd):

@@ -2,19 +2,18 @@
 student code, one call per request. Nothing here trusts what student code does.
 
 grader/judge/zygote.py starts `python -I child.py SCRATCH CONTROL_FD MODE [UID [--offline]
-[PYTHON_PREFIX...]]`, inside bubblewrap when it can. The zygote never runs student code and
-never holds a student's files: on a control order it forks a child, and the judge hands the
-child its files over the child's own request pipe. Inside bubblewrap the zygote is the
-namespace's PID 1 (children cannot stop or kill it), runs as an unprivileged user with a user
-namespace of its own, and gives every child fresh, empty mounts for its home, /tmp and /dev/shm
-and a fresh IPC namespace before the child drops every capability. A plain zygote started as
-root gives each child a user of its own with no capability instead (and shows it Python through
-a mount namespace of its own, and, told --offline, takes it off the network in a network
-namespace of its own; where the kernel refuses a namespace, the child goes on without fresh
-mounts). The judge trusts none of what a child says.
+[PYTHON_PREFIX...]]`, inside bubblewrap when it can. The zygote runs no student code and holds
+no student's files: on a control order it forks a child, and the judge hands the child its files
+over the child's own request pipe. In bubblewrap the zygote is PID 1 of its namespace, an
+unprivileged user with a user namespace of its own, and each child gets fresh mounts (home,
+/tmp, /dev/shm) and IPC before it drops every capability. A plain zygote started as root gives
+each child a user of its own with no capability, Python through a mount namespace of its own,
+and with --offline a network namespace; where the kernel refuses a namespace, the child goes on
+without it. The judge trusts none of what a child says.
 """
 import importlib
 import importlib.util
+import io
 import mmap
 import os
 import random
@@ -96,6 +95,16 @@ def flush():
             pass
 
 
+def unbuffered_output():
+    """stdout and stderr written through to the output pipe as each print comes (python -u): what
+    a call prints reaches the judge during that call, not with a later call's flush."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        stream = io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", write_through=True)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
 def take_files(setup, workdir):
     """Lay out the files the judge sent; the trap of the lab's forbidden calls over them."""
     for name, data in setup["files"].items():
@@ -161,6 +170,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
     os.dup2(output_fd, 1)
     os.dup2(output_fd, 2)
     os.close(output_fd)
+    unbuffered_output()
     if sandboxed:
         linux.fresh_namespaces([str(scratch), *OPEN_TO_ALL], order["scratch_bytes"], python_prefixes)
         linux.drop_privileges()
@@ -266,10 +276,9 @@ def wipe(folder):
 
 
 def kill_child(children, pid):
-    """Kill a child and what is left of its session, even once the child itself has ended: a
-    process it left behind is on no call's clock. A reaped pid may belong to another now, so the
-    child itself is killed only while it runs; its session's pid is not reused while the session
-    has members, and only what lies below us is searched."""
+    """Kill a child and what is left of its session, even once the child has ended (what it left is
+    on no call's clock). A reaped pid may be another's now: the child is killed only while it runs;
+    its session's pid is not reused while the session has members; only our descendants are searched."""
     if pid not in children:
         return
     if children[pid] is None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from grader.errors import SetupError
 from grader.judge.linux import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, SYSCALLS
-from grader.labs import ROOT
+from grader.root import ROOT
 
 CHILD = Path(__file__).with_name("child.py")
 IN_SANDBOX = [CHILD, *(CHILD.with_name(n) for n in ("wire.py", "linux.py", "trap.py"))]   # all the sandbox sees of us

@@ -10,14 +10,18 @@ submission's own work, so a busy machine changes no grade; wall time is only a b
 call stopped by it is the grader's fault ("grader_fault": not graded, regraded), never the
 submission's. A child that hangs, dies, floods its output or answers garbage is killed and
 replaced; the judge carries on.
+
+Every call is made for a check (`serve`), and what it printed is kept for that check alone.
+Checks of one visibility (a "room": visible, hidden, ...) share a main child; checks of another
+never do, so nothing a call learns in a hidden check (its arguments, say) reaches the answers or
+the output of a visible one through the process's memory or files.
 """
-import os
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader.errors import SetupError
 from grader.judge.channel import CallFailed, Child
@@ -26,6 +30,37 @@ from grader.judge.printed import Printed
 from grader.judge.zygote import ZygoteGone
 
 FILES_TIMEOUT = 60.0         # wall seconds for a new child to take its files (no student code runs yet)
+HIDDEN = "hidden"            # the room whose output no learner sees: any call's output may go there
+
+
+class Call(NamedTuple):
+    """A call of student code, as an observer sees it."""
+    function: str
+    args: Sequence[Any]
+    kwargs: dict
+
+
+class Serving(NamedTuple):
+    """The check calls are made for now, its room (its visibility), and the thread checks run on."""
+    check: Any
+    room: str | None
+    thread: threading.Thread
+
+
+class Submitted(Future):
+    """A call run apart: its value, and what it printed, which goes to the first check that asks
+    for the value (on the thread that checks run on) in the call's room, or in the hidden one."""
+
+    def __init__(self, sandbox, room):
+        super().__init__()
+        self._sandbox, self.room = sandbox, room
+        self.printed = None         # (bytes, cut) once the call has ended
+
+    def result(self, timeout=None):
+        try:
+            return super().result(timeout)
+        finally:
+            self._sandbox._hand_over(self)
 
 
 def learner_frames(where, mine):
@@ -51,18 +86,26 @@ class Sandbox:
     of its own for each call run apart. A child that fails is replaced by a fresh fork. Every
     call ends once it has been charged its limit or what is left of the submission's time budget
     (`budget` seconds charged to all its calls), whatever it asks for. Wall time only backs these
-    up, `backstop` times over (lab.yaml): past it the grader was at fault, not the submission."""
+    up, `backstop` times over (lab.yaml): past it the grader was at fault, not the submission.
 
-    def __init__(self, lab, files, zygote, budget=None):
+    `observers`: callables on_answer(call, answer) -> answer that see every call's Call and its
+    answer (the value, or the CallFailed it raises) and may replace it: a test's simulated grader
+    fault, grade.py mutants' record of calls. `Sandbox.observers`: those of every sandbox."""
+
+    observers = []              # on_answer callables for every sandbox of this process
+
+    def __init__(self, lab, files, zygote, budget=None, observers=()):
         self.lab, self.files, self.zygote = lab, files, zygote
         self.device = "cpu"         # where tensors go; the runner sets the grading device
         self.budget = budget or lab.manifest.time_budget
         self.spent = 0.0            # seconds charged to the calls that have ended
         self.started = None         # when the first child was up: the zygote's start is ours
         self.printed = Printed()    # what calls printed, until their check takes it
+        self.serving = Serving(None, None, threading.current_thread())
+        self.observers = [*Sandbox.observers, *observers]
         self.believe_faults = True  # a grader fault a child reports: believed on a first try only,
         #                             or a submission could fake one and stay ungraded for ever
-        self._main = None
+        self._main = {}             # room -> the child that serves its checks
         self._children = []
         self._lock = threading.Lock()
 
@@ -104,24 +147,38 @@ class Sandbox:
                              "ran out: the remaining checks were not run")
         return left
 
+    def serve(self, check, room=None):
+        """Make the calls that follow on this thread for `check` (any key), in the main child of
+        `room` (its visibility): what they print is kept for `check` alone."""
+        self.serving = Serving(check, room, threading.current_thread())
+
     def call(self, function: str, args: Sequence[Any] = (), kwargs: dict | None = None,
              timeout: float | None = None, echo: bool = False) -> Any:
-        """Call a student function in the main child."""
-        if self._main is None or not self._main.alive:
-            self._main = self._spawn(function)
-        return self._call(self._main, function, args, kwargs or {}, timeout, echo)
+        """Call a student function in the main child of the room being served."""
+        check, room, _ = self.serving
+        main = self._main.get(room)
+        if main is None or not main.alive:
+            main = self._main[room] = self._spawn(function)
+        keep = lambda data, cut: self.printed.keep(check, data, cut)
+        return self._call(main, function, args, kwargs or {}, timeout, echo, keep)
 
     def submit(self, function: str, args: Sequence[Any] = (), kwargs: dict | None = None,
-               timeout: float | None = None, replace: dict[str, bytes] | None = None) -> Future:
+               timeout: float | None = None, replace: dict[str, bytes] | None = None,
+               hidden: bool = False) -> Future:
         """Start a call in a child of its own (run in parallel); returns a Future. `replace`: files
-        that child gets instead of the submission's (the lab's own, to grade a function on its own)."""
-        future = Future()
+        that child gets instead of the submission's (the lab's own, to grade a function on its own).
+        `hidden`: its inputs are hidden (a seed only the course's grading uses): what it prints
+        goes to no check but a hidden one, whatever room it was made in."""
+        future = Submitted(self, HIDDEN if hidden else self.serving.room)
+
+        def keep(data, cut):
+            future.printed = data, cut
 
         def run():
             try:
                 child = self._spawn(function, replace)
                 try:
-                    value = self._call(child, function, args, kwargs or {}, timeout)
+                    value = self._call(child, function, args, kwargs or {}, timeout, False, keep)
                 finally:
                     child.kill()        # before the answer is out: the sandbox may close it next
                 future.set_result(value)
@@ -131,7 +188,26 @@ class Sandbox:
         threading.Thread(target=run, daemon=True).start()
         return future
 
-    def _call(self, child, function, args, kwargs, timeout, echo=False):
+    def _hand_over(self, future):
+        """Give what a submitted call printed to the check now asking for its value, once."""
+        check, room, thread = self.serving
+        if threading.current_thread() is thread and room in (future.room, HIDDEN) and future.printed:
+            printed, future.printed = future.printed, None
+            self.printed.keep(check, *printed)
+
+    def _call(self, child, function, args, kwargs, timeout, echo, keep):
+        """The answer of one call, as the observers leave it: a value, or a CallFailed raised."""
+        try:
+            answer = self._answer(child, function, args, kwargs, timeout, echo, keep)
+        except CallFailed as failure:
+            answer = failure
+        for observe in self.observers:
+            answer = observe(Call(function, args, kwargs), answer)
+        if isinstance(answer, CallFailed):
+            raise answer
+        return answer
+
+    def _answer(self, child, function, args, kwargs, timeout, echo, keep):
         module = self.lab.module_of(function)
         manifest = self.lab.manifest
         timeout = timeout or manifest.timeouts.get(function, manifest.call_timeout)
@@ -139,10 +215,7 @@ class Sandbox:
         clock = CallClock(child.meter)
         limit = Limit(clock, min(timeout, left), manifest.backstop * timeout)
         try:
-            value = child.call(module, function, args, kwargs, limit, self.device, echo)
-            if os.environ.get("GRADER_FAULT") == function:      # tests simulate a grader fault
-                raise CallFailed(function, "grader_fault", "a simulated grader fault (GRADER_FAULT)")
-            return value
+            return child.call(module, function, args, kwargs, limit, self.device, echo)
         except CallFailed as failure:
             if failure.kind == "raised":
                 failure.where, failure.given = learner_frames(failure.where, self.lab.manifest.student_files)
@@ -154,7 +227,7 @@ class Sandbox:
             raise
         finally:
             self._charge(clock)
-            self.printed.keep(function, *child.take_output())
+            keep(*child.take_output())
 
     def _charge(self, clock):
         """Add a call's charged time to the submission's, once."""

@@ -56,8 +56,8 @@ def build(factory: str, *args: Any, **kwargs: Any) -> dict:
 
 
 def encode(value: Any, limit: int = MAX_FRAME) -> Any:
-    """Turn a value into the wire's plain tree, with at most `limit` bytes of tensors: dataclasses
-    and pydantic models become dicts, numpy scalars numbers, tensors dense copies on the CPU."""
+    """A value as the wire's plain tree, with at most `limit` bytes of tensors: dataclasses and
+    pydantic models as dicts, numpy scalars as numbers, tensors as dense copies on the CPU."""
     return _encode(value, 0, {"bytes": 0, "limit": limit})
 
 
@@ -124,8 +124,8 @@ def dumps(value: Any) -> bytes:
 
 
 def _body(value):
-    """A frame's body as buffers: the tree's length and the tree, padded so that the records that
-    follow start aligned, then each record's bytes (a tensor's own memory: not copied)."""
+    """A frame's body as buffers: the tree's length and the tree, padded for the records to start
+    aligned, then each record's bytes (a tensor's own memory: not copied)."""
     blob = {"parts": [], "size": 0}
     try:
         tree = json.dumps(_to_json(value, blob, 0), separators=(",", ":")).encode()
@@ -158,8 +158,8 @@ def _to_json(value, blob, depth):
 
 
 def raw_bytes(tensor: torch.Tensor) -> Any:
-    """A tensor's values as one run of bytes (a numpy array): its own memory when it is dense on
-    the CPU, else a copy. A one-element tensor may keep any stride through reshape: it is set to 1."""
+    """A tensor's values as one run of bytes (a numpy array): its own memory if dense on the CPU,
+    else a copy. A one-element tensor may keep any stride through reshape: it is set to 1."""
     flat = tensor.detach().resolve_conj().resolve_neg().cpu().reshape(-1)
     return flat.as_strided(flat.shape, (1,)).view(torch.uint8).numpy()
 
@@ -191,8 +191,7 @@ def loads(data: bytes | bytearray | mmap.mmap) -> Any:
 
 
 def _refusing(read, *args):
-    """read(*args), with whatever a crafted value makes it raise (torch's errors on absurd shapes
-    or devices, say) turned into WireError."""
+    """read(*args), with what a crafted value makes it raise (torch's errors on absurd shapes, say) as WireError."""
     try:
         return read(*args)
     except WireError:
@@ -266,8 +265,7 @@ def _sanitize(value, device, depth, budget):
         except (RuntimeError, TypeError, ValueError):
             raise WireError(f"an unknown device {str(value[DEVICE])[:40]!r}") from None
     if type(value) is dict:
-        return {str(k): _sanitize(v, device, depth + 1, budget) for k, v in value.items()
-                if type(k) is str}
+        return {str(k): _sanitize(v, device, depth + 1, budget) for k, v in value.items() if type(k) is str}
     if type(value) in (list, tuple):
         items = [_sanitize(v, device, depth + 1, budget) for v in value]
         return items if type(value) is list else tuple(items)
@@ -275,8 +273,7 @@ def _sanitize(value, device, depth, budget):
 
 
 def _tensor(tensor, claimed, device):
-    """The tensor on the device it belongs on; only what `loads` makes is taken (dense, on the
-    CPU, over bytes of its own), and kept as it is: no copy."""
+    """The tensor on its device; only what `loads` makes (dense, on the CPU, over bytes of its own), not copied."""
     if type(tensor) is not torch.Tensor or tensor.layout != torch.strided or tensor.dtype not in _DTYPES \
             or tensor.device.type != "cpu" or not tensor.is_contiguous() or tensor.is_conj() \
             or tensor.is_neg() or type(claimed) is not str:
@@ -302,9 +299,8 @@ def frame_parts(value: Any) -> list:
 
 def recv(fd: int, wait: Callable[[int], None] | None = None, limit: int = MAX_FRAME,
          received: Callable[[], None] | None = None) -> Any:
-    """Read one frame; `wait(fd)` runs before each read (it may block, or raise to give up), and
-    `received()` once all its bytes are in, before they are parsed. Its tensors lie over one
-    buffer whose pages come as the bytes do: a claimed size costs nothing."""
+    """Read one frame: `wait(fd)` before each read (it may block, or raise to give up), `received()` once
+    all its bytes are in, before parsing. Its tensors lie over one buffer, paged in as the bytes come."""
     def read_into(view):
         if wait:
             wait(fd)

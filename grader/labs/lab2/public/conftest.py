@@ -47,10 +47,11 @@ def given(lab):
 @pytest.fixture(scope="session", autouse=True)
 def experiments(request, student, device, seed):
     """{experiment: Future of its result} for the experiments whose checks are selected, each run
-    with a correct RoPE in place of the student's positions.py (fed/positions.py)."""
+    with a correct RoPE in place of the student's positions.py (fed/positions.py). The course's
+    seed is hidden: no check shows what those runs print."""
     selected = {grade_of(item).function for item in request.session.items}
     fed = {"positions.py": (FED / "positions.py").read_bytes()}
-    return {name: student.submit(name, seed=seed, device=str(device), replace=fed)
+    return {name: student.submit(name, seed=seed, device=str(device), replace=fed, hidden=COURSE_SEED.is_file())
             for name in EXPERIMENTS if name in selected}
 
 

@@ -1,0 +1,133 @@
+"""What student code prints reaches the check whose call printed it, and nothing of a hidden check
+reaches a visible one: not its output, not what its calls left in the child's memory, not output
+a call leaves behind after its answer. On a toy lab built in a folder, graded for real, and on
+lab 2 with a submission that prints its arguments (tests/submissions/print_arguments)."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from test_batch import grade_py
+
+from grader.labs import find_lab
+from grader.runner import grade
+
+PRINTING = Path(__file__).parent / "submissions" / "print_arguments"
+
+TOY = '''import threading
+import time
+
+SEEN = []
+
+
+def show(x):
+    SEEN.append(x)
+    print("show", x, "seen", SEEN)
+    return list(SEEN)
+
+
+def late():
+    def later():
+        time.sleep(0.1)
+        print("LATE: printed after its answer")
+    threading.Thread(target=later).start()
+    return True
+'''
+PUBLIC = '''import time
+
+import pytest
+
+
+@pytest.mark.grade(points=1, tags=["show"])
+def test_show(student):
+    """shows"""
+    student.show(1)
+
+
+@pytest.fixture(scope="module")
+def runs(student):
+    return student.submit("show", 7), student.submit("show", 8, hidden=True)
+
+
+@pytest.mark.grade(points=1, tags=["show"])
+def test_apart(student, runs):
+    """shows apart"""
+    assert [run.result(30) for run in runs] == [[7], [8]]
+
+
+@pytest.mark.grade(points=1, tags=["late"])
+def test_late(student):
+    """late"""
+    student.late()
+    time.sleep(0.4)             # its thread prints between this check's call and the next
+
+
+@pytest.mark.grade(points=1, tags=["late", "show"])
+def test_after(student):
+    """after"""
+    student.show(2)
+    raise AssertionError("seen " + str(student.show(3)))
+'''
+HIDDEN = '''import pytest
+
+
+@pytest.mark.grade(points=1, tags=["show"])
+def test_show_hidden(student):
+    """shows hidden"""
+    student.show(4096)
+'''
+
+
+@pytest.fixture
+def toy(tmp_path):
+    folder = tmp_path / "toy"
+    stub = "def show(x):\n    raise NotImplementedError\n\n\ndef late():\n    raise NotImplementedError\n"
+    manifest = {"title": "Toy", "handout": "handout", "student_files": {"toy.py": ["show", "late"]}}
+    for name, text in {"lab.yaml": yaml.safe_dump(manifest), "stubs/toy.py": stub, "handout/toy.py": TOY,
+                       "public/test_toy.py": PUBLIC, "hidden/test_toy.py": HIDDEN}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return find_lab(folder)
+
+
+def test_each_check_shows_what_its_own_calls_printed(toy, zygote):
+    zygote.reset()
+    results = grade(toy, device="cpu", zygote=zygote)
+    output = {c.test.split("::")[-1]: c.output.strip() for c in results.checks}
+    assert list(output) == ["test_show", "test_apart", "test_show_hidden", "test_late", "test_after"]
+    assert output["test_show"] == "show 1 seen [1]"
+    assert output["test_apart"] == "show 7 seen [7]"         # its own run; the hidden one's stays hidden
+    assert output["test_show_hidden"] == "show 4096 seen [4096]"
+    assert output["test_late"] == ""                        # its thread printed after the answer: nobody's
+    assert output["test_after"] == "show 2 seen [1, 2]\nshow 3 seen [1, 2, 3]"
+    visible = [c for c in results.checks if c.visibility == "visible"]
+    assert not any("4096" in c.output + c.message or "show 8" in c.output or "LATE" in c.output for c in visible)
+    after = next(c for c in results.checks if c.test.endswith("test_after"))
+    assert after.status == "failed" and "seen [1, 2, 3]" in after.message     # a child that never saw 4096
+
+
+HIDDEN_VALUES = ["seq_len=4096", "seq_len=50 ", "head_dim=128", "base=500.0", "base=1000000.0", "2048",
+                 "seed=5"]      # what lab 2's hidden checks ask, and its experiments' hidden seed
+
+
+@pytest.mark.slow
+def test_a_learner_sees_nothing_of_the_hidden_checks(tmp_path):
+    """A submission that prints its arguments at every call, graded as the course grades: its
+    feedback page and results.json show no hidden size, base or seed under a visible check, and
+    each visible check shows what its own calls printed."""
+    shutil.copytree(PRINTING, tmp_path / "class" / "printer")
+    out = tmp_path / "out"
+    run = grade_py("batch", "lab2", tmp_path / "class", "--out", out, "--workers", "1")
+    assert run.returncode == 0, run.stdout + run.stderr
+    folder = out / "students" / "printer"
+    tests = json.loads((folder / "results.json").read_text())["tests"]
+    shown = [t for t in tests if t["visibility"] == "visible"]
+    pages = [(folder / name).read_text() for name in ("feedback.html", "feedback.md")]
+    for text in [t["output"] for t in shown] + pages:
+        assert not [value for value in HIDDEN_VALUES if value in text], text
+    values = next(t["output"] for t in shown if t["name"].startswith("cos and sin hold the angles"))
+    assert values.splitlines()[1:] == ["ARGS rope_frequencies head_dim=8 seq_len=6 base=10000.0 device=cpu"]
+    assert all("ARGS rope_frequencies head_dim=8 seq_len=6" in page for page in pages)
+    long = next(t for t in tests if t["name"].startswith("4096 positions"))
+    assert long["visibility"] == "hidden" and "seq_len=4096" in long["output"]
