@@ -1,31 +1,41 @@
-"""`forbid:` in lab.yaml: the judge finds forbidden calls in a submission's source, however they are
-spelt, and the child traps those built at run time; a hit costs that function's points."""
+"""`forbid:` in lab.yaml: a forbidden name forbids what it stands for, under any name. The judge
+finds it in a submission's source, however it is spelt, and the child traps what the source does
+not show; a hit costs that function's points."""
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
+from grader.author.check_lab import _left_open
 from grader.errors import LabError
-from grader.forbid import Hit, scan
+from grader.forbid import Hit, scan, sentence
+from grader.forbid_rules import left_open
+from grader.judge import trap
 from grader.labs import find_lab
 from grader.runner import grade
 
 EXAMPLE = Path(__file__).resolve().parent / "labs" / "example"
+FORBID = Path(__file__).resolve().parent / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]
 SOFTMAX = ["torch.softmax", "torch.nn.functional.softmax", "torch.Tensor.softmax"]
 CAUSAL_MASK = '''
 
 def causal_mask(seq_len, device="cpu"):
     return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()
 '''
+BY_HAND = "    e = (x - x.amax(-1, keepdim=True)).exp()\n    return e / e.sum(-1, keepdim=True)\n"
+ATTEND = "\n\ndef attend(q, k, v):\n    return torch.softmax(q @ k.T / q.shape[-1] ** 0.5, -1) @ v\n"
 
 
-def hits(body, imports="import torch\n"):
+def hits(body, imports="import torch\n", names=SOFTMAX):
     """The names scan finds in `softmax`, defined by `body` after `imports`."""
-    found = scan(imports + body, {"softmax": SOFTMAX})
+    found = scan(imports + body, {"softmax": names})
     return sorted({hit.name for hit in found.get("softmax", [])})
 
 
+# -- the source: every spelling, every name of the same thing -------------------------------------
 @pytest.mark.parametrize("imports, body, name", [
     ("import torch.nn.functional as F\n", "def softmax(x):\n    return F.softmax(x, -1)\n",
      "torch.nn.functional.softmax"),
@@ -58,6 +68,33 @@ def test_scan_finds_every_spelling(imports, body, name):
     assert hits(body, imports) == [name]
 
 
+@pytest.mark.parametrize("imports, use, name", [
+    ("import torch\n", "torch.special.softmax(x, -1)", "torch.special.softmax"),
+    ("import torch\n", "torch.nn.functional.softmax(x, -1)", "torch.nn.functional.softmax"),
+    ("from torch import nn\n", "nn.Softmax(-1)(x)", "torch.nn.Softmax"),
+    ("import torch\n", "torch.nn.Softmax2d()(x)", "torch.nn.Softmax2d"),
+    ("import torch\n", "torch._C._VariableFunctions.softmax(x, -1)", "torch._C._VariableFunctions.softmax"),
+    ("import torch\n", "torch._C.TensorBase.softmax(x, -1)", "torch._C.TensorBase.softmax"),
+    ("import torch\n", "torch._softmax(x, -1, False)", "torch._softmax"),
+    ("import torch\n", "torch.ops.aten._softmax.default(x, -1, False)", "torch.ops.aten._softmax"),
+    ("import torch\n", "torch.ops.aten.softmax.int(x, -1)", "torch.ops.aten.softmax"),
+    ("import torch._ops\n", "torch._ops.ops.aten._softmax(x, -1, False)", "torch._ops.ops.aten._softmax"),
+    ("import torch\n", "torch.nn.modules.activation.F.softmax(x, -1)", "torch.nn.modules.activation.F.softmax"),
+    ("import torch\n", "x.softmax(-1)", "torch.Tensor.softmax"),
+    ("import sys\n", "sys.modules['torch'].softmax(x, -1)", "torch.softmax"),
+    ("import torch.nn.functional as F\n", "F.__dict__['softmax'](x, -1)", "torch.nn.functional.softmax"),
+    ("import torch.nn.functional as F\n", "vars(F)['softmax'](x, -1)", "torch.nn.functional.softmax"),
+    ("import torch\n", "torch._C.TensorBase.__dict__['softmax'](x, -1)", "torch._C.TensorBase.softmax"),
+    ("import builtins\n", "builtins.__import__('torch').softmax(x, -1)", "torch.softmax"),
+    ("import operator\n", "operator.methodcaller('softmax', -1)(x)", "torch.Tensor.softmax"),
+    ("import torch\n", "torch.nn.functional.gumbel_softmax(x, tau=1)", "torch.nn.functional.gumbel_softmax"),
+], ids=lambda value: value if "(" in value else None)
+def test_scan_finds_every_name_of_the_same_op(imports, use, name):
+    """A rule of one name, torch.softmax, forbids every name that is the same object or the same ATen op."""
+    found = scan(f"{imports}\n\ndef softmax(x):\n    return {use}\n", {"softmax": ["torch.softmax"]})
+    assert [(h.name, h.rule) for h in found["softmax"]] == [(name, "torch.softmax")]
+
+
 @pytest.mark.parametrize("imports, body", [
     ("import torch\n", "def softmax(x):\n    e = (x - x.amax(-1, keepdim=True)).exp()\n"
      "    return e / e.sum(-1, True)\n"),
@@ -67,18 +104,50 @@ def test_scan_finds_every_spelling(imports, body, name):
     ("import torch\n", "def softmax(x, F=None):\n    return F(x) if F else x.exp()\n\n\n"
      "def F(x):\n    return torch.softmax(x, 0)\n"),
     ("import torch\n", "def softmax(x):\n    return getattr(torch, 'soft' + 'max')(x, -1)\n"),
-], ids=["by-hand", "own-method", "other-function", "shadowed", "built-at-run-time"])
+    ("import torch\n", "def softmax(x):\n    return x.log_softmax(-1).exp() + torch.nn.LogSoftmax(-1)(x)\n"),
+    ("import torch\n", "def softmax(x):\n    return torch.Tensor.__dict__ and x.exp() / torch.exp(x).sum()\n"),
+], ids=["by-hand", "own-method", "other-function", "shadowed", "built-at-run-time", "log-softmax", "neighbours"])
 def test_scan_leaves_the_rest(imports, body):
-    """Nothing forbidden is named: no hit (a name built at run time is the trap's to catch)."""
+    """Nothing forbidden is named: no hit (a name built at run time is the trap's to catch; log_softmax
+    is another op, allowed by design)."""
     assert hits(body, imports) == []
 
 
 def test_scan_charges_only_the_functions_that_forbid():
     source = "import torch\n\ndef softmax(x):\n    return x\n\ndef causal_mask(n):\n    return torch.softmax(n, 0)\n"
     assert scan(source, {"softmax": SOFTMAX}) == {}
-    assert scan(source, {"causal_mask": SOFTMAX}) == {"causal_mask": [Hit("torch.softmax", 7)]}
+    assert scan(source, {"causal_mask": SOFTMAX}) == {"causal_mask": [Hit("torch.softmax", 7, "torch.softmax")]}
 
 
+def test_the_sentence_names_the_rule():
+    expected, seen, hint = sentence("softmax", "norm.py", Hit("torch.special.softmax", 3, "torch.softmax"))
+    assert seen == "norm.py line 3 uses torch.special.softmax, the same as torch.softmax"
+    assert hint == "this lab asks you to write softmax yourself, without torch.softmax"
+
+
+def test_a_name_stands_for_its_ops():
+    """torch.softmax is aten::softmax, which comes down to aten::_softmax: both are watched; a name of
+    several ops is watched where it is called as well."""
+    assert trap.ops_of(torch.softmax) == (frozenset({"aten::softmax", "aten::_softmax"}), False)
+    assert trap.ops_of(torch.tril) == (frozenset({"aten::tril", "aten::tril_"}), False)
+    assert trap.ops_of(torch.nn.functional.scaled_dot_product_attention)[1] is True
+
+
+def test_check_lab_says_what_stays_open():
+    said = " ".join(left_open(["torch.softmax", "torch.no_such_thing"]))
+    assert "torch.softmax is refused as the ATen ops aten::_softmax, aten::softmax" in said
+    assert "(a softmax as torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)) stays allowed, by design" in said
+    assert "torch.log_softmax" in said and "torch.special.softmax" not in said
+    assert "torch.no_such_thing is nothing in this torch" in said
+
+
+def test_check_lab_names_given_code_that_uses_it():
+    notes = _left_open(find_lab(FORBID))
+    assert "the given given.py line 6 uses torch.nn.functional.softmax, which lab.yaml forbids: learners may " \
+           "reach it through the given module" in notes
+
+
+# -- the manifest ------------------------------------------------------------------------------------
 def lab_copy(tmp_path, forbid=None, given=None):
     """A copy of the example lab, with another `forbid:` and a given module in its handout."""
     folder = tmp_path / "example"
@@ -106,45 +175,151 @@ def test_a_list_forbids_for_every_function(tmp_path):
                                                                    "causal_mask": ["torch.tril"]}
 
 
-def graded(lab, zygote, tmp_path, softmax):
+# -- the trap, in this process: who may call --------------------------------------------------------
+@pytest.fixture(scope="module")
+def in_process(tmp_path_factory):
+    """A Trap for softmax: [torch.softmax] made here (its threads' watch is not installed), with a
+    given module that uses torch's F.softmax; call(body) runs a softmax whose body is `body`."""
+    folder = tmp_path_factory.mktemp("trap")
+    (folder / "given_here.py").write_text("import torch\n\n\ndef normalise(x):\n"
+                                          "    return torch.nn.functional.softmax(x, -1)\n")
+    made = trap.build({"softmax": ["torch.softmax"]}, folder, ["norm.py"])
+    sys.path.insert(0, str(folder))
+    try:
+        import given_here
+    finally:
+        sys.path.remove(str(folder))
+
+    def call(body):
+        space = {"torch": torch, "given": given_here, "folder": folder}
+        exec(f"def softmax(x):\n{body}", space)
+        return made.call("softmax", space["softmax"], (torch.tensor([[0.0, 1.0]]),), {})
+    return call
+
+
+@pytest.mark.parametrize("body", [
+    "    return eval(compile('torch.softmax(x, -1)', torch.__file__, 'eval'))\n",
+    "    return eval(compile('torch.softmax(x, -1)', torch.nn.functional.__file__, 'eval'), vars(torch.nn.functional),"
+    " {'x': x})\n",
+    "    return eval(compile('torch.softmax(x, -1)', given.__file__, 'eval'), vars(given), {'x': x})\n",
+    "    space = dict(vars(given))\n    exec(compile('def normalise(x):\\n    return torch.softmax(x, -1)\\n',"
+    " given.__file__, 'exec'), space)\n    return space['normalise'](x)\n",
+], ids=["torch-file", "torch-file-and-module", "given-file-and-module", "given-function"])
+def test_a_file_name_proves_nothing(in_process, body):
+    """Code compiled under torch's or a given module's file name is still the learner's."""
+    with pytest.raises(trap.ForbiddenCall, match="torch.softmax"):
+        in_process(body)
+
+
+def test_given_code_and_torch_for_it_may_call_it(in_process):
+    """A given module may use it, through torch's own Python code (F.softmax) too."""
+    want = torch.softmax(torch.tensor([[0.0, 1.0]]), -1)
+    assert in_process("    return given.normalise(x)\n").tolist() == want.tolist()
+
+
+def test_torch_is_left_as_it_was(in_process):
+    """Nothing is wrapped, so nothing hands an original back: torch's objects are its own."""
+    assert torch.softmax is torch._C._VariableFunctions.softmax and torch.Tensor.softmax is torch._C.TensorBase.softmax
+    assert not hasattr(torch.softmax, "__wrapped__") and not hasattr(torch.nn.functional.softmax, "__wrapped__")
+    with pytest.raises(trap.ForbiddenCall):
+        in_process("    import inspect\n    return inspect.unwrap(getattr(torch, 'soft' + 'max'))(x, -1)\n")
+
+
+# -- graded: each evasion costs the function's points, with the lab's sentence ------------------------
+def graded(lab, zygote, tmp_path, softmax, attend=ATTEND, file="norm.py"):
     folder = tmp_path / "submission"
     folder.mkdir(exist_ok=True)
-    (folder / "attention.py").write_text("import importlib\n\nimport torch\n\n\n" + softmax + CAUSAL_MASK)
+    given = "import given\n" if file == "norm.py" else ""         # the forbid lab's given module
+    (folder / file).write_text("import builtins\nimport importlib\nimport operator\nimport sys\n\nimport torch\n"
+                               f"{given}\n\n{softmax}{attend}")
     zygote.reset()
     results = grade(lab, submission=folder, device="cpu", zygote=zygote)
     return {f: [c for c in results.checks if c.tags[0] == f] for f in lab.functions}
 
 
-def test_a_forbidden_call_in_the_source_costs_the_function(zygote, tmp_path):
+@pytest.mark.parametrize("use, name", [
+    ("torch.special.softmax(x, -1)", "torch.special.softmax"),
+    ("torch.nn.Softmax(-1)(x)", "torch.nn.Softmax"),
+    ("torch._C._VariableFunctions.softmax(x, -1)", "torch._C._VariableFunctions.softmax"),
+    ("torch._C.TensorBase.softmax(x, -1)", "torch._C.TensorBase.softmax"),
+    ("torch._softmax(x, -1, False)", "torch._softmax"),
+    ("torch.ops.aten._softmax(x, -1, False)", "torch.ops.aten._softmax"),
+    ("torch.ops.aten.softmax.int(x, -1)", "torch.ops.aten.softmax"),
+    ("x.softmax(-1)", "torch.Tensor.softmax"),
+    ("sys.modules['torch'].softmax(x, -1)", "torch.softmax"),
+    ("torch.nn.functional.__dict__['softmax'](x, -1)", "torch.nn.functional.softmax"),
+    ("torch._C.TensorBase.__dict__['softmax'](x, -1)", "torch._C.TensorBase.softmax"),
+    ("builtins.__import__('torch').softmax(x, -1)", "torch.softmax"),
+    ("operator.methodcaller('softmax', -1)(x)", "torch.Tensor.softmax"),
+], ids=lambda value: value if "(" not in value else None)
+def test_another_name_in_the_source_costs_the_function(zygote, tmp_path, use, name):
+    checks = graded(find_lab(FORBID), zygote, tmp_path, f"def softmax(x):\n    return {use}\n")
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    same = "" if name == "torch.softmax" else ", the same as torch.softmax"
+    assert f"saw norm.py line 11 uses {name}{same}" in checks["softmax"][0].message
+    assert "this lab asks you to write softmax yourself, without torch.softmax" in checks["softmax"][0].message
+    assert [c.status for c in checks["attend"]] == ["passed"]
+
+
+@pytest.mark.parametrize("body", [
+    "    return getattr(torch, 'soft' + 'max')(x, -1)\n",
+    "    return getattr(importlib.import_module('torch.' + 'special'), 'soft' + 'max')(x, -1)\n",
+    "    return operator.methodcaller('soft' + 'max', -1)(x)\n",
+    "    return getattr(x, 'soft' + 'max')(-1)\n",
+    "    return vars(torch._C.TensorBase)['soft' + 'max'](x, -1)\n",
+    "    return getattr(torch.nn.functional.__dict__, 'get')('soft' + 'max')(x, -1)\n",
+    "    return getattr(sys.modules['to' + 'rch'], '_soft' + 'max')(x, -1, False)\n",
+    "    return getattr(getattr(builtins, '__imp' + 'ort__')('torch').ops.aten, 'soft' + 'max').int(x, -1)\n",
+    "    return getattr(getattr(torch, '_o' + 'ps').ops.aten, '_soft' + 'max').default(x, -1, False)\n",
+    "    return getattr(torch.nn, 'Soft' + 'max')(-1)(x)\n",
+    "    return getattr(torch.distributions, 'Categ' + 'orical')(logits=x).probs\n",
+    "    return getattr(torch.nn.functional, 'soft' + 'min')(-x, -1)\n",
+    "    try:\n        return getattr(torch, 'soft' + 'max')(x, -1)\n    except BaseException:\n"
+    + BY_HAND.replace("    ", "        "),
+    "    return eval(compile('torch.softmax(x, -1)', torch.__file__, 'eval'))\n",
+    "    from concurrent.futures import ThreadPoolExecutor\n\n    with ThreadPoolExecutor(1) as pool:\n"
+    "        return pool.submit(getattr(torch, 'soft' + 'max'), x, -1).result()\n",
+], ids=["getattr", "importlib", "methodcaller", "bound-method", "Tensor.__dict__", "functional.__dict__",
+        "sys.modules", "builtins.__import__", "torch._ops", "nn-module", "torch-python-code", "softmin",
+        "swallowed", "torch-file-name", "thread"])
+def test_another_name_built_at_run_time_is_trapped(zygote, tmp_path, body):
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert "this lab asks you to write softmax yourself: it called torch.softmax" in checks["softmax"][0].message
+    assert [c.status for c in checks["attend"]] == ["passed"]
+
+
+@pytest.mark.parametrize("attend, how", [
+    ("torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None])[0]",
+     "uses torch.nn.functional.scaled_dot_product_attention"),
+    ("getattr(torch.nn.functional, 'scaled_dot_product_' + 'attention')(q[None], k[None], v[None])[0]", "it called"),
+    ("getattr(torch.ops.aten, 'scaled_dot_product_' + 'attention')(q[None], k[None], v[None])[0]", "it called"),
+], ids=["source", "run-time", "torch.ops"])
+def test_a_name_of_several_ops_is_watched_where_it_is_called(zygote, tmp_path, attend, how):
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + BY_HAND,
+                    f"\n\ndef attend(q, k, v):\n    return {attend}\n")
+    assert [c.status for c in checks["attend"]] == ["failed"]
+    assert how in checks["attend"][0].message and "scaled_dot_product_attention" in checks["attend"][0].message
+    assert [c.status for c in checks["softmax"]] == ["passed"]
+
+
+@pytest.mark.parametrize("body", [
+    BY_HAND,
+    "    return given.normalise(x)\n",
+    "    return x.log_softmax(-1).exp()\n",
+], ids=["by-hand", "given-code", "another-op"])
+def test_what_the_rule_does_not_forbid_passes(zygote, tmp_path, body):
+    """By hand, through the handout's given code, or from another op (log_softmax, by design): full
+    marks; attend may use torch.softmax, which only softmax's rule forbids."""
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
+    assert [c.status for found in checks.values() for c in found] == ["passed", "passed"]
+
+
+def test_a_forbidden_call_in_the_example_lab_costs_the_function(zygote, tmp_path):
     checks = graded(find_lab(EXAMPLE), zygote, tmp_path,
-                    "def softmax(x, dim=-1):\n    return torch.nn.functional.softmax(x, dim)\n")
+                    "def softmax(x, dim=-1):\n    return torch.nn.functional.softmax(x, dim)\n", CAUSAL_MASK,
+                    file="attention.py")
     assert {c.status for c in checks["softmax"]} == {"failed"}
-    assert "saw attention.py line 7 uses torch.nn.functional.softmax" in checks["softmax"][0].message
+    assert "saw attention.py line 10 uses torch.nn.functional.softmax" in checks["softmax"][0].message
     assert "this lab asks you to write softmax yourself" in checks["softmax"][0].message
     assert {c.status for c in checks["causal_mask"]} == {"passed"}
-
-
-@pytest.mark.parametrize("softmax, name", [
-    ("def softmax(x, dim=-1):\n    try:\n        return getattr(torch, 'soft' + 'max')(x, dim)\n"
-     "    except Exception:\n        e = (x - x.amax(dim, True)).exp()\n        return e / e.sum(dim, True)\n",
-     "torch.softmax"),
-    ("def softmax(x, dim=-1):\n    module = importlib.import_module('torch.nn.' + 'functional')\n"
-     "    return getattr(module, 'soft' + 'max')(x, dim)\n",
-     "torch.nn.functional.softmax"),
-    ("def softmax(x, dim=-1):\n    return getattr(x, ''.join(['soft', 'max']))(dim)\n", "torch.Tensor.softmax"),
-], ids=["getattr-swallowed", "importlib", "method"])
-def test_a_forbidden_call_built_at_run_time_is_trapped(zygote, tmp_path, softmax, name):
-    checks = graded(find_lab(EXAMPLE), zygote, tmp_path, softmax)
-    assert {c.status for c in checks["softmax"]} == {"failed"}
-    assert f"this lab asks you to write softmax yourself: it called {name}" in checks["softmax"][0].message
-    assert {c.status for c in checks["causal_mask"]} == {"passed"}
-
-
-def test_given_code_and_torch_itself_may_call_it(zygote, tmp_path):
-    """The trap spares calls made by the handout's given modules and inside torch (F.softmax calls
-    Tensor.softmax), and functions the rule does not name."""
-    lab = lab_copy(tmp_path, forbid={"softmax": ["torch.Tensor.softmax"], "causal_mask": ["torch.softmax"]},
-                   given="import torch\n\n\ndef normalise(x, dim):\n    return x.softmax(dim)\n")
-    checks = graded(lab, zygote, tmp_path, "import given\n\n\ndef softmax(x, dim=-1):\n"
-                    "    return given.normalise(x, dim) if x.dim() > 2 else torch.nn.functional.softmax(x, dim)\n")
-    assert all(c.status == "passed" for found in checks.values() for c in found)
