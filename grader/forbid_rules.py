@@ -1,7 +1,7 @@
 """What the names of a lab's `forbid:` stand for, to the judge reading a submission (grader/forbid.py).
 
 Each name is resolved to its object in the judge's own import of torch, and to the ATen ops that
-are it (grader/judge/trap.py asks the same in the child: the name's own op, the one op it comes
+are it (grader/judge/meaning.py, which the child's trap asks too: the name's own op, the one op it comes
 down to, and their in-place twins). A name a learner writes is then forbidden when it is the
 rule's name or a name inside it, the same object under another name, an op object or builtin
 whose own op is one of those ops, or, for a name that shares the rule's stem (softmax in
@@ -14,7 +14,7 @@ import sys
 import types
 from typing import NamedTuple
 
-from grader.judge import trap
+from grader.judge import meaning
 
 
 class Rule(NamedTuple):
@@ -36,10 +36,10 @@ class Rules:
     def __init__(self, names):
         self.rules = []
         for name in names:
-            obj = trap.resolve(name)
-            ops, whole = trap.ops_of(obj) if obj is not None else (frozenset(), False)
-            stems = frozenset({trap.stem(name), *map(trap.stem, ops)}) - {""}
-            again = tuple(trap.reimplementations(ops, stems)) if ops else ()
+            obj = meaning.resolve(name)
+            ops, whole = meaning.ops_of(obj) if obj is not None else (frozenset(), False)
+            stems = frozenset({meaning.stem(name), *map(meaning.stem, ops)}) - {""}
+            again = tuple(meaning.reimplementations(ops, stems)) if ops else ()
             self.rules.append(Rule(name, obj, ops, whole, stems, again))
         self.roots = {r.name.split(".")[0] for r in self.rules if r.obj is not None}
         self.matched = {}           # dotted name -> (name, rule) or None
@@ -78,12 +78,12 @@ class Rules:
 
     def _same_op(self, obj, word):
         """The first rule whose ops `obj` is (its own op) or runs (a relative by name, probed)."""
-        own = trap.own_op(obj)
+        own = meaning.own_op(obj)
         rule = next((r for r in self.rules if own in r.ops), None)
         if rule or not any(stem in word.lower() for r in self.rules for stem in r.stems):
             return rule
         if id(obj) not in self.footprints:
-            self.footprints[id(obj)] = obj, set(trap.footprint(obj) or ())
+            self.footprints[id(obj)] = obj, set(meaning.footprint(obj) or ())
         ran = self.footprints[id(obj)][1]
         return next((r for r in self.rules if r.ops & ran), None)
 

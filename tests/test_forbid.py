@@ -13,7 +13,7 @@ from grader.author.check_lab import _left_open
 from grader.errors import LabError
 from grader.forbid import Hit, scan, sentence
 from grader.forbid_rules import left_open
-from grader.judge import trap
+from grader.judge import meaning, trap
 from grader.labs import find_lab
 from grader.runner import grade
 
@@ -128,9 +128,9 @@ def test_the_sentence_names_the_rule():
 def test_a_name_stands_for_its_ops():
     """torch.softmax is aten::softmax, which comes down to aten::_softmax: both are watched; a name of
     several ops is watched where it is called as well."""
-    assert trap.ops_of(torch.softmax) == (frozenset({"aten::softmax", "aten::_softmax"}), False)
-    assert trap.ops_of(torch.tril) == (frozenset({"aten::tril", "aten::tril_"}), False)
-    assert trap.ops_of(torch.nn.functional.scaled_dot_product_attention)[1] is True
+    assert meaning.ops_of(torch.softmax) == (frozenset({"aten::softmax", "aten::_softmax"}), False)
+    assert meaning.ops_of(torch.tril) == (frozenset({"aten::tril", "aten::tril_"}), False)
+    assert meaning.ops_of(torch.nn.functional.scaled_dot_product_attention)[1] is True
 
 
 def test_check_lab_says_what_stays_open():
@@ -287,6 +287,35 @@ def test_another_name_built_at_run_time_is_trapped(zygote, tmp_path, body):
     assert [c.status for c in checks["softmax"]] == ["failed"]
     assert "this lab asks you to write softmax yourself: it called torch.softmax" in checks["softmax"][0].message
     assert [c.status for c in checks["attend"]] == ["passed"]
+
+
+@pytest.mark.parametrize("body, said", [
+    ("    sys._getframe(1).f_locals['self'].current = None\n    return getattr(torch, 'soft' + 'max')(x, -1)\n",
+     "it called something that undid the judge's watch for forbidden calls"),
+    ("    from torch.utils import _python_dispatch as d\n\n"
+     "    d._get_current_dispatch_mode_stack()[-1].trap.current = None\n"
+     "    return getattr(torch, 'soft' + 'max')(x, -1)\n",
+     "it called something that undid the judge's watch for forbidden calls"),
+    ("    import subprocess\n\n    subprocess.run([sys.executable, '-c', 'import torch'])\n" + BY_HAND,
+     "it called subprocess.Popen, whose work the judge cannot watch"),
+    ("    import ctypes\n\n    ctypes.CDLL(None).getpid()\n" + BY_HAND, "it called ctypes.dlopen, whose work"),
+    ("    return getattr(torch._refs, 'soft' + 'max')(x, -1)\n", "it called torch.softmax"),
+], ids=["trap-state", "mode-state", "program", "library", "torch-reimplementation"])
+def test_undoing_the_watch_or_leaving_it_costs_the_function(zygote, tmp_path, body, said):
+    """What undoes the trap's state is seen when the call ends; a program or library, which the trap
+    could not follow, is refused; torch's own Python reimplementations are the same ops."""
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert said in checks["softmax"][0].message
+
+
+def test_patching_torch_at_import_does_not_undo_the_watch(zygote, tmp_path):
+    """The trap pushes its modes with torch's C functions taken before student code ran."""
+    patch = ("import torch.utils._python_dispatch as _d\n\n_d.TorchDispatchMode.__enter__ = lambda self: self\n"
+             "_d._get_current_dispatch_mode_stack = lambda: []\ntorch._C._push_on_torch_dispatch_stack = print\n\n\n")
+    checks = graded(find_lab(FORBID), zygote, tmp_path, patch + "def softmax(x):\n"
+                    "    return getattr(torch, 'soft' + 'max')(x, -1)\n")
+    assert "it called torch.softmax (as aten::_softmax)" in checks["softmax"][0].message
 
 
 @pytest.mark.parametrize("attend, how", [

@@ -1,129 +1,45 @@
 """The child's second line against forbidden calls (`forbid:` in lab.yaml; the first is the judge's
-reading of the source, grader/forbid.py), and what a forbidden name stands for, which the judge
-asks here too: its object in a trusted import of torch, the ATen ops it is, torch's Python
-reimplementations of them.
+reading of the source, grader/forbid.py), for names the source does not show.
 
 Nothing of torch is replaced, so nothing hands an original back. While a student function with
-rules runs, a TorchDispatchMode watches for those ops however they are reached (another name, a
-bound method, torch.ops, nn.Softmax, torch's own Python code working for the learner), and a
-TorchFunctionMode for the calls of names that are more than their ops (scaled_dot_product_attention).
-A forbidden op ends the call with ForbiddenCall before it runs, whatever the code does with the
-error. The nearest frame that is not torch's own decides: the handout's given modules may. A frame
-is torch's or given only when its code is what that file compiles to: a file name proves nothing.
-Threads the learner starts are watched too. Student code could hunt the trap down and undo it: a
-second line, for names the source does not show.
+rules runs, a TorchDispatchMode watches for the ATen ops its names stand for (grader/judge/meaning.py)
+however they are reached (another name, a bound method, torch.ops, nn.Softmax, torch's own Python
+code working for the learner, torch's Python reimplementations), and a TorchFunctionMode for the
+calls of names that are more than their ops (scaled_dot_product_attention). A forbidden op ends the
+call with ForbiddenCall before it runs, whatever the code does with the error. The nearest frame
+that is not torch's own decides: the handout's given modules may. A frame is torch's or given only
+when its code is what that file compiles to: a file name proves nothing. Threads the learner starts
+are watched too; a program it starts could not be, nor a library it loads: both are refused while
+a watched function runs. Code that hunts down the trap's own objects or torch's dispatcher state
+could still undo it: a second line.
 """
 import _thread
 import contextlib
 import functools
+import importlib.util
 import inspect
 import os
 import sys
 import threading
-import warnings
 from pathlib import Path
 
-NAMESPACES = ("_VariableFunctions", "_nn", "_special", "_linalg", "_fft", "_sparse", "_nested")
-PROBES = (lambda x: (x,), lambda x: (x, -1), lambda x: (x, x), lambda x: (x, x, x), lambda x: (x, -1, False))
+UNWATCHABLE = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.forkpty",
+                         "ctypes.dlopen", "ctypes.dlsym"})      # audit events: programs and libraries
+
+
+def _beside(name):
+    """A module beside this file, by path (inside the sandbox there is no grader package)."""
+    spec = importlib.util.spec_from_file_location(f"_grader_{name}", Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+meaning = _beside("meaning")
 
 
 class ForbiddenCall(BaseException):
     """Raised for a forbidden call: a BaseException, so that `except Exception` does not keep it."""
-
-
-# -- what a forbidden name stands for ------------------------------------------------------------
-def resolve(name):
-    """The object a dotted name (the lab author's) stands for, importing its module; None if none."""
-    import importlib
-
-    parts = name.split(".")
-    for cut in range(len(parts), 0, -1):
-        with contextlib.suppress(ImportError):
-            found = importlib.import_module(".".join(parts[:cut]))
-            return functools.reduce(lambda obj, part: getattr(obj, part, None), parts[cut:], found)
-    return None
-
-
-def own_op(obj):
-    """The ATen op ("aten::softmax") an op object, or a builtin of torch's op namespaces or Tensor
-    method, is by its name; None for anything else."""
-    import torch
-
-    if isinstance(obj, torch._ops.OpOverload):
-        return obj._schema.name
-    if isinstance(obj, torch._ops.OpOverloadPacket):
-        return obj._qualified_op_name
-    name = getattr(obj, "__name__", None)
-    if not isinstance(name, str):
-        return None
-    if getattr(obj, "__objclass__", None) is torch._C.TensorBase or \
-            any(getattr(getattr(torch._C, space, None), name, None) is obj for space in NAMESPACES):
-        return f"aten::{name}" if torch._C._jit_get_schemas_for_operator(f"aten::{name}") else None
-    return None
-
-
-def footprint(obj):
-    """The ATen ops a call of `obj` on a small probe runs, in order, or None when no probe call
-    works. A class is probed as a torch.nn module built without arguments. The caller's random
-    state is left as it was."""
-    import torch
-
-    if isinstance(obj, type):
-        try:
-            obj = obj() if issubclass(obj, torch.nn.Module) else None
-        except Exception:
-            return None
-    if not callable(obj):
-        return None
-    for arguments in PROBES:
-        recorder = _modes()[0]()
-        recorder.ops, args = {}, arguments(torch.rand(2, 3, 4))
-        try:
-            with torch.random.fork_rng(devices=[]), warnings.catch_warnings(), recorder:
-                warnings.simplefilter("ignore")
-                obj(*args)
-        except Exception:
-            continue
-        return tuple(recorder.ops)
-    return None
-
-
-def ops_of(obj):
-    """(ops, whole) for a forbidden object: the ATen ops that are it (its own op; the one op it comes
-    down to; their in-place twins, x.tril_() for tril), and whether they miss part of it, so that
-    calls of `obj` itself must be watched as well (a name of several ops, or none)."""
-    import torch
-
-    own, found = own_op(obj), footprint(obj)
-    single = found is not None and len(found) == 1
-    ops = {own} - {None} | (set(found) if single else set())
-    ops |= {f"{op}_" for op in ops if torch._C._jit_get_schemas_for_operator(f"{op}_")}
-    return frozenset(ops), not single
-
-
-def stem(name):
-    """The word a name's relatives share: "softmax" for torch.special.softmax, aten::_softmax, nn.Softmax."""
-    return name.rpartition(":")[2].rpartition(".")[2].strip("_").lower()
-
-
-def reimplementations(ops, stems):
-    """The Python functions torch keeps as other implementations of `ops`, each with the layers
-    that wrap it: their decompositions (torch._decomp) and the references of the torch functions
-    that are those ops (torch._refs; a relative by name is probed)."""
-    import torch._decomp
-    from torch._prims.context import torch_to_refs_map
-
-    found = [f for op, f in torch._decomp.decomposition_table.items() if getattr(op, "_schema", op).name in ops]
-    for public, ref in torch_to_refs_map().items():
-        word = str(getattr(public, "__name__", ""))
-        if any(s in word.lower() for s in stems) and (own_op(public) in ops or set(footprint(public) or ()) & ops):
-            found.append(ref)
-    layers = []
-    for function in found:
-        while callable(function) and function not in layers:
-            layers.append(function)
-            function = getattr(function, "__wrapped__", None)
-    return layers
 
 
 # -- who calls: torch's own code and the handout's given modules, or the learner's -------------------
@@ -202,7 +118,7 @@ class Watch:
 
 @functools.cache
 def _modes():
-    """(Recorder, Ops, Calls), made once torch is imported."""
+    """(Ops, Calls), made once torch is imported."""
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -210,17 +126,6 @@ def _modes():
         @classmethod
         def _should_skip_dynamo(cls):       # else the first op imports torch._dynamo: seconds
             return False
-
-    class Recorder(Mode):
-        """The ATen ops run under it that compute (views and detach are not what a rule is about)."""
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            schema = getattr(func, "_schema", None)
-            returns = schema.returns if schema else ()
-            if schema and not (returns and returns[0].alias_info and not returns[0].alias_info.is_write) \
-                    and schema.name != "aten::detach":
-                self.ops[schema.name] = None
-            return func(*args, **(kwargs or {}))
 
     class Ops(Mode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -232,12 +137,24 @@ def _modes():
             self.trap.check(None, func, sys._getframe(1))
             return func(*args, **(kwargs or {}))
 
-    return Recorder, Ops, Calls
+    return Ops, Calls
+
+
+def _stacks():
+    """(push, pop, depth, at) of torch's dispatch and function mode stacks: its C functions as they
+    are now, whatever student code puts in their place later."""
+    from torch import _C
+
+    return ((_C._push_on_torch_dispatch_stack, functools.partial(_C._pop_torch_dispatch_stack, None),
+             _C._len_torch_dispatch_stack, _C._get_dispatch_stack_at),
+            (_C._push_on_torch_function_stack, _C._pop_torch_function_stack,
+             _C._len_torch_function_stack, _C._get_function_stack_at))
 
 
 class Trap:
-    def __init__(self, watches, callers):
+    def __init__(self, watches, callers, stacks=None):
         self.watches, self.callers = watches, callers       # student function -> Watch; Callers
+        self.stacks = stacks            # _stacks(), taken before student code runs
         self.current = None             # the watched student function being called
         self.hit = None                 # what it reached first, in words
         self.own_ops = {}               # id(func) -> (func, its own op), for calls
@@ -250,9 +167,9 @@ class Trap:
         if func is None:
             rule = watch.ops.get(op)
             if rule is None and watch.codes:
-                frame, rule = self._inside(watch.codes, frame)
+                (frame, rule), op = self._inside(watch.codes, frame), None
         else:
-            known = self.own_ops.get(id(func)) or self.own_ops.setdefault(id(func), (func, own_op(func)))
+            known = self.own_ops.get(id(func)) or self.own_ops.setdefault(id(func), (func, meaning.own_op(func)))
             rule = watch.calls.get(id(func), (None, None))[1] or watch.ops.get(known[1])
         if rule and self.callers.learners(frame, Trap.call.__code__):
             self.hit = self.hit or (f"{rule} (as {op})" if op else rule)
@@ -274,7 +191,7 @@ class Trap:
             return function(*args, **kwargs)
         self.current, self.hit = name, None
         try:
-            with self.watching(bool(watch.calls), top=True):
+            with self.watching(bool(watch.calls), top=name):
                 value = function(*args, **kwargs)
         except BaseException:
             if self.hit:
@@ -287,22 +204,30 @@ class Trap:
         return value
 
     @contextlib.contextmanager
-    def watching(self, calls, top=False):
-        """The modes over what runs inside (the function mode too with `calls`); with `top`,
-        ForbiddenCall if they are not on top at its end (the code took them off)."""
-        from torch.overrides import _get_current_function_mode_stack
-        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
-
-        modes = [mode() for mode in _modes()[1:3 if calls else 2]]
-        with contextlib.ExitStack() as stack:
-            for mode in modes:
-                mode.trap = self
-                stack.enter_context(mode)
+    def watching(self, calls, top=None):
+        """The modes over what runs inside (the function mode too, with `calls`), pushed and checked
+        with the stacks' own functions; with `top`, the student function called, ForbiddenCall if
+        at its end they are not on top or it is no longer the current one (the code undid them)."""
+        modes = list(zip([mode() for mode in _modes()[:2 if calls else 1]], self.stacks))
+        for mode, (push, *_) in modes:
+            mode.trap = self
+            push(mode)
+        try:
             yield
-            if top and (_get_current_dispatch_mode_stack()[-1:] != modes[:1] or
-                        calls and _get_current_function_mode_stack()[-1:] != modes[1:]):
-                self.hit = self.hit or "the judge's watch for forbidden calls (it was taken off)"
+            if top and (self.current != top or not all(depth() and at(depth() - 1) is mode
+                                                        for mode, (_, _, depth, at) in modes)):
+                self.hit = self.hit or "something that undid the judge's watch for forbidden calls"
                 raise ForbiddenCall(self.hit)
+        finally:
+            for _, (_, pop, depth, _) in reversed(modes):
+                if depth():
+                    pop()
+
+    def audit(self, event, args):
+        """An audit hook: while a watched function runs, what the trap could not watch is refused."""
+        if event in UNWATCHABLE and self.current is not None:
+            self.hit = self.hit or f"{event}, whose work the judge cannot watch"
+            raise ForbiddenCall(self.hit)
 
     def watch_threads(self):
         """Threads started from now on run under the watch of whichever student function is current."""
@@ -332,19 +257,21 @@ def build(rules, workdir, student_files):
              if p.relative_to(workdir).as_posix() not in student_files}
     found = {}
     for name in sorted(set().union(*rules.values())):
-        obj = resolve(name)
-        ops, whole = ops_of(obj) if obj is not None else (frozenset(), False)
-        again = reimplementations(ops, {stem(name), *map(stem, ops)} - {""}) if ops else []
+        obj = meaning.resolve(name)
+        ops, whole = meaning.ops_of(obj) if obj is not None else (frozenset(), False)
+        again = meaning.reimplementations(ops, {meaning.stem(name), *map(meaning.stem, ops)} - {""}) if ops else []
         found[name] = obj, ops, whole, {getattr(inspect.unwrap(f), "__code__", None) for f in again} - {None}
-    _, ops, calls = _modes()
+    ops, calls = _modes()
     own = {ops.__torch_dispatch__.__code__, calls.__torch_function__.__code__}
     return Trap({function: Watch(names, found) for function, names in rules.items()},
-                Callers(Path(torch.__file__).parent, given, own))
+                Callers(Path(torch.__file__).parent, given, own), _stacks())
 
 
 def trap(rules, workdir, student_files):
-    """build(...), installed: with rules, the threads started from now on are watched too."""
+    """build(...), installed: with rules, the threads started from now on are watched too, and the
+    audit hook (which nothing removes) refuses programs and libraries while watched functions run."""
     made = build(rules, workdir, student_files)
     if made.watches:
         made.watch_threads()
+        sys.addaudithook(made.audit)
     return made
