@@ -88,6 +88,8 @@ def test_scan_finds_every_spelling(imports, body, name):
     ("import builtins\n", "builtins.__import__('torch').softmax(x, -1)", "torch.softmax"),
     ("import operator\n", "operator.methodcaller('softmax', -1)(x)", "torch.Tensor.softmax"),
     ("import torch\n", "torch.nn.functional.gumbel_softmax(x, tau=1)", "torch.nn.functional.gumbel_softmax"),
+    ("import torch\n", "torch._safe_softmax(x, -1)", "torch._safe_softmax"),
+    ("import torch._refs\n", "torch._refs.softmax(x, -1)", "torch._refs.softmax"),
 ], ids=lambda value: value if "(" in value else None)
 def test_scan_finds_every_name_of_the_same_op(imports, use, name):
     """A rule of one name, torch.softmax, forbids every name that is the same object or the same ATen op."""
@@ -126,16 +128,17 @@ def test_the_sentence_names_the_rule():
 
 
 def test_a_name_stands_for_its_ops():
-    """torch.softmax is aten::softmax, which comes down to aten::_softmax: both are watched; a name of
-    several ops is watched where it is called as well."""
-    assert meaning.ops_of(torch.softmax) == (frozenset({"aten::softmax", "aten::_softmax"}), False)
+    """torch.softmax is aten::softmax, which comes down to aten::_softmax, and aten::_safe_softmax's
+    decomposition calls it: all are watched; a name of several ops is watched where it is called too."""
+    softmax = frozenset({"aten::softmax", "aten::_softmax", "aten::_safe_softmax"})
+    assert meaning.ops_of(torch.softmax) == (softmax, False)
     assert meaning.ops_of(torch.tril) == (frozenset({"aten::tril", "aten::tril_"}), False)
     assert meaning.ops_of(torch.nn.functional.scaled_dot_product_attention)[1] is True
 
 
 def test_check_lab_says_what_stays_open():
     said = " ".join(left_open(["torch.softmax", "torch.no_such_thing"]))
-    assert "torch.softmax is refused as the ATen ops aten::_softmax, aten::softmax" in said
+    assert "torch.softmax is refused as the ATen ops aten::_safe_softmax, aten::_softmax, aten::softmax" in said
     assert "(a softmax as torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)) stays allowed, by design" in said
     assert "torch.log_softmax" in said and "torch.special.softmax" not in said
     assert "torch.no_such_thing is nothing in this torch" in said
@@ -217,6 +220,13 @@ def test_given_code_and_torch_for_it_may_call_it(in_process):
     assert in_process("    return given.normalise(x)\n").tolist() == want.tolist()
 
 
+def test_torch_reimplementations_are_the_same_ops(in_process):
+    """torch._refs.softmax runs other ops, in torch's Python code: its code on the stack is the rule's
+    (here, not graded: it imports sympy first, seconds in a fresh child)."""
+    with pytest.raises(trap.ForbiddenCall, match="torch.softmax"):
+        in_process("    return getattr(torch._refs, 'soft' + 'max')(x, -1)\n")
+
+
 def test_torch_is_left_as_it_was(in_process):
     """Nothing is wrapped, so nothing hands an original back: torch's objects are its own."""
     assert torch.softmax is torch._C._VariableFunctions.softmax and torch.Tensor.softmax is torch._C.TensorBase.softmax
@@ -274,6 +284,10 @@ def test_another_name_in_the_source_costs_the_function(zygote, tmp_path, use, na
     "    return getattr(torch.nn, 'Soft' + 'max')(-1)(x)\n",
     "    return getattr(torch.distributions, 'Categ' + 'orical')(logits=x).probs\n",
     "    return getattr(torch.nn.functional, 'soft' + 'min')(-x, -1)\n",
+    "    return getattr(torch, '_safe_soft' + 'max')(x, -1)\n",
+    "    ones = torch.ones(*x.shape[:-1], 1, 1)\n    eye = torch.eye(x.shape[-1]).expand(*x.shape[:-1], -1, -1)\n"
+    "    attend = getattr(torch.nn.functional, 'scaled_dot_product_' + 'attention')\n"
+    "    return attend(ones, x[..., :, None], eye, scale=1.0)[..., 0, :]\n",
     "    try:\n        return getattr(torch, 'soft' + 'max')(x, -1)\n    except BaseException:\n"
     + BY_HAND.replace("    ", "        "),
     "    return eval(compile('torch.softmax(x, -1)', torch.__file__, 'eval'))\n",
@@ -281,7 +295,7 @@ def test_another_name_in_the_source_costs_the_function(zygote, tmp_path, use, na
     "        return pool.submit(getattr(torch, 'soft' + 'max'), x, -1).result()\n",
 ], ids=["getattr", "importlib", "methodcaller", "bound-method", "Tensor.__dict__", "functional.__dict__",
         "sys.modules", "builtins.__import__", "torch._ops", "nn-module", "torch-python-code", "softmin",
-        "swallowed", "torch-file-name", "thread"])
+        "safe-softmax", "attention-of-one-query", "swallowed", "torch-file-name", "thread"])
 def test_another_name_built_at_run_time_is_trapped(zygote, tmp_path, body):
     checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
     assert [c.status for c in checks["softmax"]] == ["failed"]
@@ -299,11 +313,10 @@ def test_another_name_built_at_run_time_is_trapped(zygote, tmp_path, body):
     ("    import subprocess\n\n    subprocess.run([sys.executable, '-c', 'import torch'])\n" + BY_HAND,
      "it called subprocess.Popen, whose work the judge cannot watch"),
     ("    import ctypes\n\n    ctypes.CDLL(None).getpid()\n" + BY_HAND, "it called ctypes.dlopen, whose work"),
-    ("    return getattr(torch._refs, 'soft' + 'max')(x, -1)\n", "it called torch.softmax"),
-], ids=["trap-state", "mode-state", "program", "library", "torch-reimplementation"])
+], ids=["trap-state", "mode-state", "program", "library"])
 def test_undoing_the_watch_or_leaving_it_costs_the_function(zygote, tmp_path, body, said):
     """What undoes the trap's state is seen when the call ends; a program or library, which the trap
-    could not follow, is refused; torch's own Python reimplementations are the same ops."""
+    could not follow, is refused."""
     checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
     assert [c.status for c in checks["softmax"]] == ["failed"]
     assert said in checks["softmax"][0].message

@@ -5,11 +5,13 @@ before student code runs): one answer for both.
 
 A name's ops are its own (a builtin of torch's op namespaces, a Tensor method, a torch.ops
 object: "aten::softmax"), the one op a call of it on a small probe comes down to ("aten::_softmax"),
-and their in-place twins (aten::tril_ for aten::tril). A name that runs several ops, or none a probe
+the ops of the same word whose decompositions call those ("aten::_safe_softmax"), and their in-place
+twins (aten::tril_ for aten::tril). A name that runs several ops, or none a probe
 could show, is more than its ops: its calls must be watched too.
 """
 import contextlib
 import functools
+import inspect
 import warnings
 
 NAMESPACES = ("_VariableFunctions", "_nn", "_special", "_linalg", "_fft", "_sparse", "_nested")
@@ -103,8 +105,41 @@ def ops_of(obj):
     own, found = own_op(obj), footprint(obj)
     single = found is not None and len(found) == 1
     ops = {own} - {None} | (set(found) if single else set())
+    ops |= kin(ops)
     ops |= {f"{op}_" for op in ops if torch._C._jit_get_schemas_for_operator(f"{op}_")}
     return frozenset(ops), not single
+
+
+def kin(ops):
+    """The ops named with the same word whose decomposition (torch._decomp) calls one of `ops`:
+    aten::_safe_softmax, whose decomposition calls torch.softmax (read, not run: running one can
+    import sympy, seconds)."""
+    import torch._decomp
+
+    stems, found = {stem(op) for op in ops}, set()
+    for op, decomposition in torch._decomp.decomposition_table.items():
+        name = str(getattr(getattr(op, "_schema", None), "name", ""))
+        if name not in ops | found and stems & set(stem(name).split("_")) and \
+                any(own_op(named) in ops for named in _named(decomposition)):
+            found.add(name)
+    return found
+
+
+def _named(function):
+    """The objects a function's code names through its globals and their attributes (torch.softmax)."""
+    import dis
+
+    function = inspect.unwrap(function)
+    code, space, named = getattr(function, "__code__", None), getattr(function, "__globals__", {}), None
+    for instruction in dis.get_instructions(code) if code else ():
+        if instruction.opname == "LOAD_GLOBAL":
+            named = space.get(instruction.argval)
+        elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and named is not None:
+            named = getattr(named, instruction.argval, None)
+        else:
+            named = None
+        if named is not None:
+            yield named
 
 
 def stem(name):
@@ -119,7 +154,8 @@ def reimplementations(ops, stems):
     import torch._decomp
     from torch._prims.context import torch_to_refs_map
 
-    found = [f for op, f in torch._decomp.decomposition_table.items() if getattr(op, "_schema", op).name in ops]
+    found = [f for op, f in torch._decomp.decomposition_table.items()
+             if getattr(getattr(op, "_schema", None), "name", None) in ops]
     for public, ref in torch_to_refs_map().items():
         word = str(getattr(public, "__name__", ""))
         if any(s in word.lower() for s in stems) and (own_op(public) in ops or set(footprint(public) or ()) & ops):
