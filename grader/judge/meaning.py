@@ -72,13 +72,13 @@ def _recorder():
 
 def footprint(obj):
     """The ATen ops a call of `obj` on a small probe runs, in order, or None when no probe call
-    works. A class is probed as a torch.nn module built without arguments. The caller's random
+    works. A class is probed as an instance built without arguments. The caller's random
     state is left as it was."""
     import torch
 
     if isinstance(obj, type):
         try:
-            obj = obj() if issubclass(obj, torch.nn.Module) else None
+            obj = obj()
         except Exception:
             return None
     if not callable(obj):
