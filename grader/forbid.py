@@ -2,31 +2,37 @@
 
 A lab may forbid what a function must not use, such as the library's own version of what the
 learner is asked to write: `forbid: [torch.softmax]` for every function, or
-`forbid: {softmax: [torch.softmax, torch.nn.functional.softmax]}` per function. Names are dotted
-paths; `torch.Tensor.NAME` forbids the method NAME on any value. The scan follows imports and
+`forbid: {softmax: [torch.softmax]}` per function. A name forbids what it stands for, under any
+of its names (grader/forbid_rules.py): torch.softmax forbids torch.nn.functional.softmax,
+torch.special.softmax, nn.Softmax, torch._softmax, torch.ops.aten._softmax and `.softmax` on
+any value too (a value the scan cannot name is taken for a tensor). The scan follows imports and
 aliases (`import torch.nn.functional as F`, `from torch import softmax as s`, `f = F.softmax`),
-`getattr(X, "name")` with a constant name, `importlib.import_module("...")` and `__import__`. A
-use counts against the function it is in and every student function that reaches it through
-the file's own functions, classes and names; a use in the module's top-level code, against
-all of the file's functions. A reference counts as a call (`map(F.softmax, ...)`). What the text
-cannot show, names built at run time, the child traps while checks run (grader/judge/trap.py).
-The source is parsed, never run.
+`getattr(X, "name")`, `sys.modules["name"]`, `X.__dict__["name"]`, `vars(X)["name"]` and
+`operator.methodcaller("name")` with constant names, `importlib.import_module("...")` and
+`__import__`. A use counts against the function it is in and every student function that
+reaches it through the file's own functions, classes and names; a use in the module's top-level
+code, against all of the file's functions. A reference counts as a call (`map(F.softmax, ...)`).
+What the text cannot show, names built at run time, the child traps while checks run
+(grader/judge/trap.py). The source is parsed, never run.
 """
 import ast
 from typing import NamedTuple
 
-METHOD = "torch.Tensor."          # a forbidden torch.Tensor.NAME: .NAME on any value
+from grader import forbid_rules
 
 
 class Hit(NamedTuple):
-    name: str                       # the forbidden dotted name
+    name: str                       # the forbidden dotted name the code reaches
     line: int
+    rule: str = ""                  # the name in lab.yaml it is (when not the name itself)
 
 
 def sentence(function, file, hit):
     """What a learner is told: (expected, seen, hint) for grader.checks.CheckFailed."""
-    return (f"{function} written with your own code", f"{file} line {hit.line} uses {hit.name}",
-            f"this lab asks you to write {function} yourself, without {hit.name}")
+    rule = hit.rule or hit.name
+    same = "" if rule == hit.name else f", the same as {rule}"
+    return (f"{function} written with your own code", f"{file} line {hit.line} uses {hit.name}{same}",
+            f"this lab asks you to write {function} yourself, without {rule}")
 
 
 def scan_files(lab, files):
@@ -61,7 +67,8 @@ def scan(source, rules):
     found = {}
     for function, names in rules.items():           # defined out of sight (in an `if`): all of it counts
         statements = _reachable(function, defined) + loose if function in defined else tree.body
-        hits = {h for s in statements for h in _uses(s, _aliases([s], aliases), set(names), own)}
+        forbidden = forbid_rules.rules(tuple(names))
+        hits = {h for s in statements for h in _uses(s, _aliases([s], aliases), forbidden, own)}
         if hits:
             found[function] = sorted(hits, key=lambda h: (h.line, h.name))
     return found
@@ -124,21 +131,35 @@ def _resolve(node, aliases):
     if isinstance(node, ast.Attribute):
         base = _resolve(node.value, aliases)
         return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Subscript):     # sys.modules["torch"], X.__dict__["name"], vars(X)["name"]
+        key, base = _constant(node.slice), _resolve(node.value, aliases)
+        if key is None or base is None:
+            return None
+        return key if base == "sys.modules" else f"{base.removesuffix('.__dict__')}.{key}" \
+            if base.endswith(".__dict__") else None
     if not isinstance(node, ast.Call) or not node.args:
         return None
     if _constant_attribute(node):
         base = _resolve(node.args[0], aliases)
         return f"{base}.{node.args[1].value}" if base else None
     called = _resolve(node.func, aliases) or (node.func.id if isinstance(node.func, ast.Name) else None)
-    module = node.args[0].value if isinstance(node.args[0], ast.Constant) else None
-    if not isinstance(module, str):
+    if called in ("vars", "builtins.vars") and len(node.args) == 1:
+        base = _resolve(node.args[0], aliases)
+        return f"{base}.__dict__" if base else None
+    module = _constant(node.args[0])
+    if module is None:
         return None
     if called == "importlib.import_module":
         return module
-    if called == "__import__":              # the top package, unless a fromlist asks for the module
+    if called in ("__import__", "builtins.__import__"):     # the top package, unless a fromlist asks for the module
         wants_module = len(node.args) > 3 or any(k.arg == "fromlist" for k in node.keywords)
         return module if wants_module else module.split(".")[0]
     return None
+
+
+def _constant(node):
+    """The string a node is, if it is a constant one."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _constant_attribute(node):
@@ -147,23 +168,27 @@ def _constant_attribute(node):
         and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
 
 
-def _uses(statement, aliases, names, own):
-    """Hits of the forbidden `names` in a statement: resolved references, and methods called on
+def _uses(statement, aliases, forbidden, own):
+    """Hits of the `forbidden` Rules in a statement: resolved references, and methods called on
     values (unless a class of the file defines a method of that name: its own)."""
-    methods = {n.removeprefix(METHOD): n for n in names if n.startswith(METHOD)}
     for node in ast.walk(statement):
-        if not isinstance(node, (ast.Name, ast.Attribute, ast.Call)) or \
+        if not isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) or \
                 isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             continue
         resolved = _resolve(node, aliases)
-        for name in names:
-            if resolved and (resolved == name or resolved.startswith(name + ".")):
-                yield Hit(name, node.lineno)
+        found = resolved and forbidden.match(resolved)
+        if found:
+            yield Hit(found[0], node.lineno, found[1])
         if isinstance(node, ast.Attribute):
             attribute, receiver = node.attr, node.value
         elif _constant_attribute(node):
             attribute, receiver = node.args[1].value, node.args[0]
+        elif isinstance(node, ast.Call) and node.args and _constant(node.args[0]) and \
+                _resolve(node.func, aliases) in ("operator.methodcaller", "operator.attrgetter"):
+            attribute, receiver = node.args[0].value, None         # methodcaller("softmax", -1)(x)
         else:
             continue
-        if attribute in methods and attribute not in own and _resolve(receiver, aliases) in (None, "torch.Tensor"):
-            yield Hit(methods[attribute], node.lineno)
+        found = attribute not in own and (receiver is None or _resolve(receiver, aliases) is None) and \
+            forbidden.method(attribute)
+        if found:
+            yield Hit(found[0], node.lineno, found[1])

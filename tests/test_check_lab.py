@@ -24,7 +24,7 @@ def broken_copy(tmp_path, path, old, new):
 
 def test_example_lab_is_sound(zygote):
     problems, notes = check_lab(find_lab(EXAMPLE), zygote)
-    assert problems == [] and notes == []
+    assert problems == [] and [n for n in notes if not n.startswith("forbid: ")] == []   # what forbid: leaves open
 
 
 def test_reference_failing_a_check(tmp_path, zygote):

@@ -1,31 +1,31 @@
-"""`forbid:` in lab.yaml: the judge finds forbidden calls in a submission's source, however they are
-spelt, and the child traps those built at run time; a hit costs that function's points."""
+"""`forbid:` in lab.yaml: a forbidden name forbids what it stands for, under any name, and the judge
+finds it in a submission's source however it is spelt (the child's trap: tests/test_forbid_trap.py)."""
 import shutil
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
+from grader.author.check_lab import _left_open
 from grader.errors import LabError
-from grader.forbid import Hit, scan
+from grader.forbid import Hit, scan, sentence
+from grader.forbid_rules import left_open
+from grader.judge import meaning
 from grader.labs import find_lab
-from grader.runner import grade
 
 EXAMPLE = Path(__file__).resolve().parent / "labs" / "example"
+FORBID = Path(__file__).resolve().parent / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]
 SOFTMAX = ["torch.softmax", "torch.nn.functional.softmax", "torch.Tensor.softmax"]
-CAUSAL_MASK = '''
-
-def causal_mask(seq_len, device="cpu"):
-    return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()
-'''
 
 
-def hits(body, imports="import torch\n"):
+def hits(body, imports="import torch\n", names=SOFTMAX):
     """The names scan finds in `softmax`, defined by `body` after `imports`."""
-    found = scan(imports + body, {"softmax": SOFTMAX})
+    found = scan(imports + body, {"softmax": names})
     return sorted({hit.name for hit in found.get("softmax", [])})
 
 
+# -- the source: every spelling, every name of the same thing -------------------------------------
 @pytest.mark.parametrize("imports, body, name", [
     ("import torch.nn.functional as F\n", "def softmax(x):\n    return F.softmax(x, -1)\n",
      "torch.nn.functional.softmax"),
@@ -58,6 +58,35 @@ def test_scan_finds_every_spelling(imports, body, name):
     assert hits(body, imports) == [name]
 
 
+@pytest.mark.parametrize("imports, use, name", [
+    ("import torch\n", "torch.special.softmax(x, -1)", "torch.special.softmax"),
+    ("import torch\n", "torch.nn.functional.softmax(x, -1)", "torch.nn.functional.softmax"),
+    ("from torch import nn\n", "nn.Softmax(-1)(x)", "torch.nn.Softmax"),
+    ("import torch\n", "torch.nn.Softmax2d()(x)", "torch.nn.Softmax2d"),
+    ("import torch\n", "torch._C._VariableFunctions.softmax(x, -1)", "torch._C._VariableFunctions.softmax"),
+    ("import torch\n", "torch._C.TensorBase.softmax(x, -1)", "torch._C.TensorBase.softmax"),
+    ("import torch\n", "torch._softmax(x, -1, False)", "torch._softmax"),
+    ("import torch\n", "torch.ops.aten._softmax.default(x, -1, False)", "torch.ops.aten._softmax"),
+    ("import torch\n", "torch.ops.aten.softmax.int(x, -1)", "torch.ops.aten.softmax"),
+    ("import torch._ops\n", "torch._ops.ops.aten._softmax(x, -1, False)", "torch._ops.ops.aten._softmax"),
+    ("import torch\n", "torch.nn.modules.activation.F.softmax(x, -1)", "torch.nn.modules.activation.F.softmax"),
+    ("import torch\n", "x.softmax(-1)", "torch.Tensor.softmax"),
+    ("import sys\n", "sys.modules['torch'].softmax(x, -1)", "torch.softmax"),
+    ("import torch.nn.functional as F\n", "F.__dict__['softmax'](x, -1)", "torch.nn.functional.softmax"),
+    ("import torch.nn.functional as F\n", "vars(F)['softmax'](x, -1)", "torch.nn.functional.softmax"),
+    ("import torch\n", "torch._C.TensorBase.__dict__['softmax'](x, -1)", "torch._C.TensorBase.softmax"),
+    ("import builtins\n", "builtins.__import__('torch').softmax(x, -1)", "torch.softmax"),
+    ("import operator\n", "operator.methodcaller('softmax', -1)(x)", "torch.Tensor.softmax"),
+    ("import torch\n", "torch.nn.functional.gumbel_softmax(x, tau=1)", "torch.nn.functional.gumbel_softmax"),
+    ("import torch\n", "torch._safe_softmax(x, -1)", "torch._safe_softmax"),
+    ("import torch._refs\n", "torch._refs.softmax(x, -1)", "torch._refs.softmax"),
+], ids=lambda value: value if "(" in value else None)
+def test_scan_finds_every_name_of_the_same_op(imports, use, name):
+    """A rule of one name, torch.softmax, forbids every name that is the same object or the same ATen op."""
+    found = scan(f"{imports}\n\ndef softmax(x):\n    return {use}\n", {"softmax": ["torch.softmax"]})
+    assert [(h.name, h.rule) for h in found["softmax"]] == [(name, "torch.softmax")]
+
+
 @pytest.mark.parametrize("imports, body", [
     ("import torch\n", "def softmax(x):\n    e = (x - x.amax(-1, keepdim=True)).exp()\n"
      "    return e / e.sum(-1, True)\n"),
@@ -67,18 +96,51 @@ def test_scan_finds_every_spelling(imports, body, name):
     ("import torch\n", "def softmax(x, F=None):\n    return F(x) if F else x.exp()\n\n\n"
      "def F(x):\n    return torch.softmax(x, 0)\n"),
     ("import torch\n", "def softmax(x):\n    return getattr(torch, 'soft' + 'max')(x, -1)\n"),
-], ids=["by-hand", "own-method", "other-function", "shadowed", "built-at-run-time"])
+    ("import torch\n", "def softmax(x):\n    return x.log_softmax(-1).exp() + torch.nn.LogSoftmax(-1)(x)\n"),
+    ("import torch\n", "def softmax(x):\n    return torch.Tensor.__dict__ and x.exp() / torch.exp(x).sum()\n"),
+], ids=["by-hand", "own-method", "other-function", "shadowed", "built-at-run-time", "log-softmax", "neighbours"])
 def test_scan_leaves_the_rest(imports, body):
-    """Nothing forbidden is named: no hit (a name built at run time is the trap's to catch)."""
+    """Nothing forbidden is named: no hit (a name built at run time is the trap's to catch; log_softmax
+    is another op, allowed by design)."""
     assert hits(body, imports) == []
 
 
 def test_scan_charges_only_the_functions_that_forbid():
     source = "import torch\n\ndef softmax(x):\n    return x\n\ndef causal_mask(n):\n    return torch.softmax(n, 0)\n"
     assert scan(source, {"softmax": SOFTMAX}) == {}
-    assert scan(source, {"causal_mask": SOFTMAX}) == {"causal_mask": [Hit("torch.softmax", 7)]}
+    assert scan(source, {"causal_mask": SOFTMAX}) == {"causal_mask": [Hit("torch.softmax", 7, "torch.softmax")]}
 
 
+def test_the_sentence_names_the_rule():
+    expected, seen, hint = sentence("softmax", "norm.py", Hit("torch.special.softmax", 3, "torch.softmax"))
+    assert seen == "norm.py line 3 uses torch.special.softmax, the same as torch.softmax"
+    assert hint == "this lab asks you to write softmax yourself, without torch.softmax"
+
+
+def test_a_name_stands_for_its_ops():
+    """torch.softmax is aten::softmax, which comes down to aten::_softmax, and aten::_safe_softmax's
+    decomposition calls it: all are watched; a name of several ops is watched where it is called too."""
+    softmax = frozenset({"aten::softmax", "aten::_softmax", "aten::_safe_softmax"})
+    assert meaning.ops_of(torch.softmax) == (softmax, False)
+    assert meaning.ops_of(torch.tril) == (frozenset({"aten::tril", "aten::tril_"}), False)
+    assert meaning.ops_of(torch.nn.functional.scaled_dot_product_attention)[1] is True
+
+
+def test_check_lab_says_what_stays_open():
+    said = " ".join(left_open(["torch.softmax", "torch.no_such_thing"]))
+    assert "torch.softmax is refused as the ATen ops aten::_safe_softmax, aten::_softmax, aten::softmax" in said
+    assert "(a softmax as torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)) stays allowed, by design" in said
+    assert "torch.log_softmax" in said and "torch.special.softmax" not in said
+    assert "torch.no_such_thing is nothing in this torch" in said
+
+
+def test_check_lab_names_given_code_that_uses_it():
+    notes = _left_open(find_lab(FORBID))
+    assert "the given given.py line 6 uses torch.nn.functional.softmax, which lab.yaml forbids: learners may " \
+           "reach it through the given module" in notes
+
+
+# -- the manifest ------------------------------------------------------------------------------------
 def lab_copy(tmp_path, forbid=None, given=None):
     """A copy of the example lab, with another `forbid:` and a given module in its handout."""
     folder = tmp_path / "example"
@@ -104,47 +166,3 @@ def test_manifest_refuses(tmp_path, forbid, problem):
 def test_a_list_forbids_for_every_function(tmp_path):
     assert lab_copy(tmp_path, forbid=["torch.tril"]).forbidden == {"softmax": ["torch.tril"],
                                                                    "causal_mask": ["torch.tril"]}
-
-
-def graded(lab, zygote, tmp_path, softmax):
-    folder = tmp_path / "submission"
-    folder.mkdir(exist_ok=True)
-    (folder / "attention.py").write_text("import importlib\n\nimport torch\n\n\n" + softmax + CAUSAL_MASK)
-    zygote.reset()
-    results = grade(lab, submission=folder, device="cpu", zygote=zygote)
-    return {f: [c for c in results.checks if c.tags[0] == f] for f in lab.functions}
-
-
-def test_a_forbidden_call_in_the_source_costs_the_function(zygote, tmp_path):
-    checks = graded(find_lab(EXAMPLE), zygote, tmp_path,
-                    "def softmax(x, dim=-1):\n    return torch.nn.functional.softmax(x, dim)\n")
-    assert {c.status for c in checks["softmax"]} == {"failed"}
-    assert "saw attention.py line 7 uses torch.nn.functional.softmax" in checks["softmax"][0].message
-    assert "this lab asks you to write softmax yourself" in checks["softmax"][0].message
-    assert {c.status for c in checks["causal_mask"]} == {"passed"}
-
-
-@pytest.mark.parametrize("softmax, name", [
-    ("def softmax(x, dim=-1):\n    try:\n        return getattr(torch, 'soft' + 'max')(x, dim)\n"
-     "    except Exception:\n        e = (x - x.amax(dim, True)).exp()\n        return e / e.sum(dim, True)\n",
-     "torch.softmax"),
-    ("def softmax(x, dim=-1):\n    module = importlib.import_module('torch.nn.' + 'functional')\n"
-     "    return getattr(module, 'soft' + 'max')(x, dim)\n",
-     "torch.nn.functional.softmax"),
-    ("def softmax(x, dim=-1):\n    return getattr(x, ''.join(['soft', 'max']))(dim)\n", "torch.Tensor.softmax"),
-], ids=["getattr-swallowed", "importlib", "method"])
-def test_a_forbidden_call_built_at_run_time_is_trapped(zygote, tmp_path, softmax, name):
-    checks = graded(find_lab(EXAMPLE), zygote, tmp_path, softmax)
-    assert {c.status for c in checks["softmax"]} == {"failed"}
-    assert f"this lab asks you to write softmax yourself: it called {name}" in checks["softmax"][0].message
-    assert {c.status for c in checks["causal_mask"]} == {"passed"}
-
-
-def test_given_code_and_torch_itself_may_call_it(zygote, tmp_path):
-    """The trap spares calls made by the handout's given modules and inside torch (F.softmax calls
-    Tensor.softmax), and functions the rule does not name."""
-    lab = lab_copy(tmp_path, forbid={"softmax": ["torch.Tensor.softmax"], "causal_mask": ["torch.softmax"]},
-                   given="import torch\n\n\ndef normalise(x, dim):\n    return x.softmax(dim)\n")
-    checks = graded(lab, zygote, tmp_path, "import given\n\n\ndef softmax(x, dim=-1):\n"
-                    "    return given.normalise(x, dim) if x.dim() > 2 else torch.nn.functional.softmax(x, dim)\n")
-    assert all(c.status == "passed" for found in checks.values() for c in found)

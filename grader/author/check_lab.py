@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from grader import forbid
+from grader import forbid, forbid_rules
 from grader.errors import GraderError
 from grader.labs import DoneWhen, Manifest
 
@@ -46,7 +46,7 @@ def _as_data(lab):
         problems.append(f"the reference has no {missing[0]}: it should hold every student file, solved")
     else:
         problems += _forbidden_in_reference(lab)
-    notes += lab.notes
+    notes += lab.notes + _left_open(lab)
     if lab.quiz:
         from grader.quiz.model import quiz_problems
 
@@ -65,6 +65,21 @@ def _forbidden_in_reference(lab):
     files = {name: (lab.reference / name).read_bytes() for name in lab.manifest.student_files}
     return [f"the reference's {file} line {hit.line} uses {hit.name}, which lab.yaml forbids in {function}"
             for function, (file, hit) in forbid.scan_files(lab, files).items()]
+
+
+def _left_open(lab):
+    """Notes: what the lab's forbid: rules leave open, and the given modules that use a forbidden
+    name (learners may call it through them: the trap lets given code use it)."""
+    names = sorted({name for names in lab.forbidden.values() for name in names})
+    if not names:
+        return []
+    notes = forbid_rules.left_open(names)
+    for path in sorted(lab.given.rglob("*.py")):
+        if path.relative_to(lab.given).as_posix() not in lab.manifest.student_files:
+            hits = forbid.scan(path.read_text("utf-8", "replace"), {"": names}).get("", [])
+            notes += [f"the given {path.relative_to(lab.given)} line {hit.line} uses {hit.name}, which lab.yaml "
+                      "forbids: learners may reach it through the given module" for hit in hits]
+    return notes
 
 
 # -- the checks as collected -------------------------------------------------------------------------

@@ -19,7 +19,8 @@ from grader.judge.linux import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, SYSCALLS
 from grader.root import ROOT
 
 CHILD = Path(__file__).with_name("child.py")
-IN_SANDBOX = [CHILD, *(CHILD.with_name(n) for n in ("wire.py", "linux.py", "trap.py"))]   # all the sandbox sees of us
+# all the sandbox sees of us
+IN_SANDBOX = [CHILD, *(CHILD.with_name(n) for n in ("wire.py", "linux.py", "trap.py", "meaning.py"))]
 HOME = "/home/student"       # where children work inside bubblewrap
 SCRATCH_BYTES = 256 * 2**20  # what sandboxed children may write, in their home and in /tmp
 SANDBOX_UID_BASE = 1_000_000  # as root, the sandbox runs as this + the judge's pid: a user of its own

@@ -1,58 +1,198 @@
 """The child's second line against forbidden calls (`forbid:` in lab.yaml; the first is the judge's
-reading of the source, grader/forbid.py): each forbidden callable is wrapped, and a call of it
-made by the submission's code while a function that forbids it runs is recorded and ends that
-call with ForbiddenCall, whatever the code does with the error. A call from torch's own code or
-from the handout's given modules goes through: torch's functions call each other, and given code
-may use what learners may not. This runs among student code, which could undo it: a second line
-only, for names the source does not show (built at run time).
+reading of the source, grader/forbid.py), for names the source does not show.
+
+Nothing of torch is replaced, so nothing hands an original back. While a student function with
+rules runs, a TorchDispatchMode watches for the ATen ops its names stand for (grader/judge/meaning.py)
+however they are reached (another name, a bound method, torch.ops, nn.Softmax, torch's own Python
+code working for the learner, torch's Python reimplementations), and a TorchFunctionMode for the
+calls of names that are more than their ops (scaled_dot_product_attention). A forbidden op ends the
+call with ForbiddenCall before it runs, whatever the code does with the error. The nearest frame
+that is not torch's own decides: the handout's given modules may. A frame is torch's or given only
+when its code is what that file compiles to: a file name proves nothing. Threads the learner starts
+are watched too; a program it starts could not be, nor a library it loads: both are refused while
+a watched function runs. Code that hunts down the trap's own objects or torch's dispatcher state
+could still undo it: a second line.
 """
+import _thread
+import contextlib
 import functools
-import importlib
+import importlib.util
+import inspect
+import os
 import sys
+import threading
 from pathlib import Path
 
-METHOD = "torch.Tensor."
+UNWATCHABLE = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.forkpty",
+                         "ctypes.dlopen", "ctypes.dlsym"})      # audit events: programs and libraries
+
+
+def _beside(name):
+    """A module beside this file, by path (inside the sandbox there is no grader package)."""
+    spec = importlib.util.spec_from_file_location(f"_grader_{name}", Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+meaning = _beside("meaning")
 
 
 class ForbiddenCall(BaseException):
     """Raised for a forbidden call: a BaseException, so that `except Exception` does not keep it."""
 
 
+# -- who calls: torch's own code and the handout's given modules, or the learner's -------------------
+def _same(code, other):
+    """Whether two code objects are the same compiled code (== tells specialised code apart)."""
+    fields = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_flags")
+    if any(getattr(code, f) != getattr(other, f) for f in fields) or len(code.co_consts) != len(other.co_consts):
+        return False
+    return all(_same(a, b) if isinstance(a, type(code)) and isinstance(b, type(code)) else
+               type(a) is type(b) and a == b for a, b in zip(code.co_consts, other.co_consts))
+
+
+class Callers:
+    """Whether a call was made for the learner: by the nearest frame that is not torch's own."""
+
+    def __init__(self, torch_folder, given, own):
+        self.folders = tuple({f"{torch_folder}{os.sep}", f"{torch_folder.resolve()}{os.sep}"})
+        self.modules = {getattr(m, "__file__", None): vars(m) for m in list(sys.modules.values())
+                        if str(getattr(m, "__file__", None)).startswith(self.folders)}      # as at install
+        self.given = given          # file -> its source, read at install
+        self.own = own              # the trap's own code, passed over
+        self.compiled = {}          # file -> {(first line, qualified name): [code objects]}
+
+    def learners(self, frame, stop):
+        """Whether the frames from `frame` outwards (up to `stop`, the code that called the student
+        function) reach an op for the learner: the first that is not torch's is not given code."""
+        passed = []
+        while frame is not None and frame.f_code is not stop:
+            file = frame.f_code.co_filename
+            if file in self.given:
+                source = functools.partial(self.given.__getitem__, file)
+                return not (self._genuine(frame, source) and all(map(self._torch, passed)))
+            if frame.f_code not in self.own:
+                if not file.startswith(self.folders):
+                    return True
+                passed.append(frame)
+            frame = frame.f_back
+        return True
+
+    def _torch(self, frame):
+        file = frame.f_code.co_filename
+        return frame.f_globals is self.modules.get(file) and self._genuine(frame, Path(file).read_text)
+
+    def _genuine(self, frame, source):
+        """Whether the frame runs code compiled from its file's source (`source()`)."""
+        file, code = frame.f_code.co_filename, frame.f_code
+        if file not in self.compiled:
+            codes = {}
+            try:
+                todo = [compile(source(), file, "exec", dont_inherit=True)]
+            except (OSError, ValueError, SyntaxError):
+                todo = []
+            while todo:
+                one = todo.pop()
+                codes.setdefault((one.co_firstlineno, one.co_qualname), []).append(one)
+                todo += [c for c in one.co_consts if isinstance(c, type(one))]
+            self.compiled[file] = codes
+        return any(_same(code, c) for c in self.compiled[file].get((code.co_firstlineno, code.co_qualname), ()))
+
+
+# -- the trap ----------------------------------------------------------------------------------------
+class Watch:
+    """What one student function must not reach: {op: rule} in the dispatcher, {code: rule} of torch's
+    Python reimplementations of those ops on the stack, and, for names that are more than their
+    ops, {id(object): (object, rule)} where they are called."""
+
+    def __init__(self, names, found):
+        self.ops, self.codes, self.calls = {}, {}, {}
+        for name in names:
+            obj, ops, whole, codes = found[name]
+            self.ops.update({op: name for op in ops if op not in self.ops})
+            self.codes.update({code: name for code in codes if code not in self.codes})
+            if whole and obj is not None:
+                self.calls.setdefault(id(obj), (obj, name))
+
+
+@functools.cache
+def _modes():
+    """(Ops, Calls), made once torch is imported."""
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Mode(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls):       # else the first op imports torch._dynamo: seconds
+            return False
+
+    class Ops(Mode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.trap.check(getattr(getattr(func, "_schema", None), "name", None), None, sys._getframe(1))
+            return func(*args, **(kwargs or {}))
+
+    class Calls(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.trap.check(None, func, sys._getframe(1))
+            return func(*args, **(kwargs or {}))
+
+    return Ops, Calls
+
+
+def _stacks():
+    """(push, pop, depth, at) of torch's dispatch and function mode stacks: its C functions as they
+    are now, whatever student code puts in their place later."""
+    from torch import _C
+
+    return ((_C._push_on_torch_dispatch_stack, functools.partial(_C._pop_torch_dispatch_stack, None),
+             _C._len_torch_dispatch_stack, _C._get_dispatch_stack_at),
+            (_C._push_on_torch_function_stack, _C._pop_torch_function_stack,
+             _C._len_torch_function_stack, _C._get_function_stack_at))
+
+
 class Trap:
-    def __init__(self, rules, trusted):
-        self.rules = {function: set(names) for function, names in rules.items()}
-        self.trusted = trusted          # files and folders whose calls go through
-        self.current = None             # the student function being called
-        self.hit = None                 # the first forbidden name it called
+    def __init__(self, watches, callers, stacks=None):
+        self.watches, self.callers = watches, callers       # student function -> Watch; Callers
+        self.stacks = stacks            # _stacks(), taken before student code runs
+        self.current = None             # the watched student function being called
+        self.hit = None                 # what it reached first, in words
+        self.own_ops = {}               # id(func) -> (func, its own op), for calls
 
-    def install(self):
-        for name in sorted(set().union(*self.rules.values())):
-            found = _find(name)
-            if found:
-                owner, attribute, original = found
-                try:
-                    setattr(owner, attribute, self._wrap(name, original))
-                except (TypeError, AttributeError):     # a built-in type's method: the source scan only
-                    pass
+    def check(self, op, func, frame):
+        """ForbiddenCall when the current student function's code reaches a forbidden op or object."""
+        watch = self.watches.get(self.current)
+        if watch is None:
+            return
+        if func is None:
+            rule = watch.ops.get(op)
+            if rule is None and watch.codes:
+                (frame, rule), op = self._inside(watch.codes, frame), None
+        else:
+            known = self.own_ops.get(id(func)) or self.own_ops.setdefault(id(func), (func, meaning.own_op(func)))
+            rule = watch.calls.get(id(func), (None, None))[1] or watch.ops.get(known[1])
+        if rule and self.callers.learners(frame, Trap.call.__code__):
+            self.hit = self.hit or (f"{rule} (as {op})" if op else rule)
+            raise ForbiddenCall(self.hit)
 
-    def _wrap(self, name, original):
-        @functools.wraps(original)
-        def trapped(*args, **kwargs):
-            if name in self.rules.get(self.current, ()) and not self._trusted(sys._getframe(1).f_code.co_filename):
-                self.hit = self.hit or name
-                raise ForbiddenCall(name)
-            return original(*args, **kwargs)
-        return trapped
-
-    def _trusted(self, filename):
-        path = Path(filename)
-        return path in self.trusted or any(path.is_relative_to(folder) for folder in self.trusted)
+    @staticmethod
+    def _inside(codes, frame):
+        """(the frame that called it, its rule) for the innermost of `codes` running, or (None, None)."""
+        while frame is not None and frame.f_code is not Trap.call.__code__:
+            if frame.f_code in codes:
+                return frame.f_back, codes[frame.f_code]
+            frame = frame.f_back
+        return None, None
 
     def call(self, name, function, args, kwargs):
         """function(*args, **kwargs) as student function `name`: ForbiddenCall if it made a forbidden call."""
+        watch = self.watches.get(name)
+        if watch is None:
+            return function(*args, **kwargs)
         self.current, self.hit = name, None
         try:
-            value = function(*args, **kwargs)
+            with self.watching(bool(watch.calls), top=name):
+                value = function(*args, **kwargs)
         except BaseException:
             if self.hit:
                 raise ForbiddenCall(self.hit) from None
@@ -63,33 +203,75 @@ class Trap:
             raise ForbiddenCall(self.hit)
         return value
 
+    @contextlib.contextmanager
+    def watching(self, calls, top=None):
+        """The modes over what runs inside (the function mode too, with `calls`), pushed and checked
+        with the stacks' own functions; with `top`, the student function called, ForbiddenCall if
+        at its end they are not on top or it is no longer the current one (the code undid them)."""
+        modes = list(zip([mode() for mode in _modes()[:2 if calls else 1]], self.stacks))
+        for mode, (push, *_) in modes:
+            mode.trap = self
+            push(mode)
+        try:
+            yield
+            if top and (self.current != top or not all(depth() and at(depth() - 1) is mode
+                                                        for mode, (_, _, depth, at) in modes)):
+                self.hit = self.hit or "something that undid the judge's watch for forbidden calls"
+                raise ForbiddenCall(self.hit)
+        finally:
+            for _, (_, pop, depth, _) in reversed(modes):
+                if depth():
+                    pop()
 
-def _find(name):
-    """(owner, attribute, callable) for a dotted name, or None where this torch has no such thing."""
-    parts = name.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            owner = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for part in parts[cut:-1]:
-                owner = getattr(owner, part)
-            return owner, parts[-1], getattr(owner, parts[-1])
-        except AttributeError:
-            return None
-    return None
+    def audit(self, event, args):
+        """An audit hook: while a watched function runs, what the trap could not watch is refused."""
+        if event in UNWATCHABLE and self.current is not None:
+            self.hit = self.hit or f"{event}, whose work the judge cannot watch"
+            raise ForbiddenCall(self.hit)
+
+    def watch_threads(self):
+        """Threads started from now on run under the watch of whichever student function is current."""
+        start, calls = _thread.start_new_thread, any(w.calls for w in self.watches.values())
+
+        def thread(function, args, kwargs):
+            with self.watching(calls):
+                function(*args, **kwargs)
+
+        def watched(function, args, kwargs=None):
+            return start(thread, (function, args, kwargs or {}))
+
+        for module, name in ((_thread, "start_new_thread"), (_thread, "start_new"), (threading, "_start_new_thread")):
+            if hasattr(module, name):
+                setattr(module, name, watched)
+
+
+def build(rules, workdir, student_files):
+    """A Trap for `rules` ({function: [dotted names]}), made before any student code runs. Trusted:
+    torch's code, and the handout's given modules (the files of `workdir` now there but the
+    student files), as they are now."""
+    if not rules:
+        return Trap({}, None)
+    import torch
+
+    given = {str(p): p.read_text("utf-8", "replace") for p in workdir.rglob("*.py")
+             if p.relative_to(workdir).as_posix() not in student_files}
+    found = {}
+    for name in sorted(set().union(*rules.values())):
+        obj = meaning.resolve(name)
+        ops, whole = meaning.ops_of(obj) if obj is not None else (frozenset(), False)
+        again = meaning.reimplementations(ops, {meaning.stem(name), *map(meaning.stem, ops)} - {""}) if ops else []
+        found[name] = obj, ops, whole, {getattr(inspect.unwrap(f), "__code__", None) for f in again} - {None}
+    ops, calls = _modes()
+    own = {ops.__torch_dispatch__.__code__, calls.__torch_function__.__code__}
+    return Trap({function: Watch(names, found) for function, names in rules.items()},
+                Callers(Path(torch.__file__).parent, given, own), _stacks())
 
 
 def trap(rules, workdir, student_files):
-    """A Trap for `rules` ({function: [dotted names]}), installed. Trusted: torch's folder and the
-    files of `workdir` now there but the student files (the handout's given modules)."""
-    if not rules:
-        return Trap({}, [])
-    import torch
-
-    torch_folder = Path(torch.__file__).parent
-    given = set(workdir.rglob("*.py")) - {workdir / name for name in student_files}
-    made = Trap(rules, [torch_folder, torch_folder.resolve(), *given])
-    made.install()
+    """build(...), installed: with rules, the threads started from now on are watched too, and the
+    audit hook (which nothing removes) refuses programs and libraries while watched functions run."""
+    made = build(rules, workdir, student_files)
+    if made.watches:
+        made.watch_threads()
+        sys.addaudithook(made.audit)
     return made

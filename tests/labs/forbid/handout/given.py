@@ -1,0 +1,6 @@
+"""Given with the lab: its code may use what learners may not."""
+import torch
+
+
+def normalise(x):
+    return torch.nn.functional.softmax(x, -1)      # torch's Python code, called by given code

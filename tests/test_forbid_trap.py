@@ -1,0 +1,212 @@
+"""`forbid:` in lab.yaml, in the child: the trap watches torch's dispatcher for what a forbidden name
+stands for, whatever name the code reached it by at run time, and trusts callers by their code,
+not their file name. Each evasion grades a tiny lab (tests/labs/forbid: one call per function)
+and costs the function's points with the lab's sentence."""
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.judge import trap
+from grader.labs import find_lab
+from grader.runner import grade
+
+EXAMPLE = Path(__file__).resolve().parent / "labs" / "example"
+FORBID = Path(__file__).resolve().parent / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]
+CAUSAL_MASK = '''
+
+def causal_mask(seq_len, device="cpu"):
+    return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()
+'''
+BY_HAND = "    e = (x - x.amax(-1, keepdim=True)).exp()\n    return e / e.sum(-1, keepdim=True)\n"
+ATTEND = "\n\ndef attend(q, k, v):\n    return torch.softmax(q @ k.T / q.shape[-1] ** 0.5, -1) @ v\n"
+
+
+# -- the trap, in this process: who may call --------------------------------------------------------
+@pytest.fixture(scope="module")
+def in_process(tmp_path_factory):
+    """A Trap for softmax: [torch.softmax] made here (its threads' watch is not installed), with a
+    given module that uses torch's F.softmax; call(body) runs a softmax whose body is `body`."""
+    folder = tmp_path_factory.mktemp("trap")
+    (folder / "given_here.py").write_text("import torch\n\n\ndef normalise(x):\n"
+                                          "    return torch.nn.functional.softmax(x, -1)\n")
+    made = trap.build({"softmax": ["torch.softmax"]}, folder, ["norm.py"])
+    sys.path.insert(0, str(folder))
+    try:
+        import given_here
+    finally:
+        sys.path.remove(str(folder))
+
+    def call(body):
+        space = {"torch": torch, "given": given_here, "folder": folder}
+        exec(f"def softmax(x):\n{body}", space)
+        return made.call("softmax", space["softmax"], (torch.tensor([[0.0, 1.0]]),), {})
+    return call
+
+
+@pytest.mark.parametrize("body", [
+    "    return eval(compile('torch.softmax(x, -1)', torch.__file__, 'eval'))\n",
+    "    return eval(compile('torch.softmax(x, -1)', torch.nn.functional.__file__, 'eval'), vars(torch.nn.functional),"
+    " {'x': x})\n",
+    "    return eval(compile('torch.softmax(x, -1)', given.__file__, 'eval'), vars(given), {'x': x})\n",
+    "    space = dict(vars(given))\n    exec(compile('def normalise(x):\\n    return torch.softmax(x, -1)\\n',"
+    " given.__file__, 'exec'), space)\n    return space['normalise'](x)\n",
+], ids=["torch-file", "torch-file-and-module", "given-file-and-module", "given-function"])
+def test_a_file_name_proves_nothing(in_process, body):
+    """Code compiled under torch's or a given module's file name is still the learner's."""
+    with pytest.raises(trap.ForbiddenCall, match="torch.softmax"):
+        in_process(body)
+
+
+def test_given_code_and_torch_for_it_may_call_it(in_process):
+    """A given module may use it, through torch's own Python code (F.softmax) too."""
+    want = torch.softmax(torch.tensor([[0.0, 1.0]]), -1)
+    assert in_process("    return given.normalise(x)\n").tolist() == want.tolist()
+
+
+def test_torch_reimplementations_are_the_same_ops(in_process):
+    """torch._refs.softmax runs other ops, in torch's Python code: its code on the stack is the rule's
+    (here, not graded: it imports sympy first, seconds in a fresh child)."""
+    with pytest.raises(trap.ForbiddenCall, match="torch.softmax"):
+        in_process("    return getattr(torch._refs, 'soft' + 'max')(x, -1)\n")
+
+
+def test_torch_is_left_as_it_was(in_process):
+    """Nothing is wrapped, so nothing hands an original back: torch's objects are its own."""
+    assert torch.softmax is torch._C._VariableFunctions.softmax and torch.Tensor.softmax is torch._C.TensorBase.softmax
+    assert not hasattr(torch.softmax, "__wrapped__") and not hasattr(torch.nn.functional.softmax, "__wrapped__")
+    with pytest.raises(trap.ForbiddenCall):
+        in_process("    import inspect\n    return inspect.unwrap(getattr(torch, 'soft' + 'max'))(x, -1)\n")
+
+
+# -- graded: each evasion costs the function's points, with the lab's sentence ------------------------
+def graded(lab, zygote, tmp_path, softmax, attend=ATTEND, file="norm.py"):
+    folder = tmp_path / "submission"
+    folder.mkdir(exist_ok=True)
+    given = "import given\n" if file == "norm.py" else ""         # the forbid lab's given module
+    (folder / file).write_text("import builtins\nimport importlib\nimport operator\nimport sys\n\nimport torch\n"
+                               f"{given}\n\n{softmax}{attend}")
+    zygote.reset()
+    results = grade(lab, submission=folder, device="cpu", zygote=zygote)
+    return {f: [c for c in results.checks if c.tags[0] == f] for f in lab.functions}
+
+
+@pytest.mark.parametrize("use, name", [
+    ("torch.special.softmax(x, -1)", "torch.special.softmax"),
+    ("torch.nn.Softmax(-1)(x)", "torch.nn.Softmax"),
+    ("torch._C._VariableFunctions.softmax(x, -1)", "torch._C._VariableFunctions.softmax"),
+    ("torch._C.TensorBase.softmax(x, -1)", "torch._C.TensorBase.softmax"),
+    ("torch._softmax(x, -1, False)", "torch._softmax"),
+    ("torch.ops.aten._softmax(x, -1, False)", "torch.ops.aten._softmax"),
+    ("torch.ops.aten.softmax.int(x, -1)", "torch.ops.aten.softmax"),
+    ("x.softmax(-1)", "torch.Tensor.softmax"),
+    ("sys.modules['torch'].softmax(x, -1)", "torch.softmax"),
+    ("torch.nn.functional.__dict__['softmax'](x, -1)", "torch.nn.functional.softmax"),
+    ("torch._C.TensorBase.__dict__['softmax'](x, -1)", "torch._C.TensorBase.softmax"),
+    ("builtins.__import__('torch').softmax(x, -1)", "torch.softmax"),
+    ("operator.methodcaller('softmax', -1)(x)", "torch.Tensor.softmax"),
+], ids=lambda value: value if "(" not in value else None)
+def test_another_name_in_the_source_costs_the_function(zygote, tmp_path, use, name):
+    checks = graded(find_lab(FORBID), zygote, tmp_path, f"def softmax(x):\n    return {use}\n")
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    same = "" if name == "torch.softmax" else ", the same as torch.softmax"
+    assert f"saw norm.py line 11 uses {name}{same}" in checks["softmax"][0].message
+    assert "this lab asks you to write softmax yourself, without torch.softmax" in checks["softmax"][0].message
+    assert [c.status for c in checks["attend"]] == ["passed"]
+
+
+@pytest.mark.parametrize("body", [
+    "    return getattr(torch, 'soft' + 'max')(x, -1)\n",
+    "    return getattr(importlib.import_module('torch.' + 'special'), 'soft' + 'max')(x, -1)\n",
+    "    return operator.methodcaller('soft' + 'max', -1)(x)\n",
+    "    return getattr(x, 'soft' + 'max')(-1)\n",
+    "    return vars(torch._C.TensorBase)['soft' + 'max'](x, -1)\n",
+    "    return getattr(torch.nn.functional.__dict__, 'get')('soft' + 'max')(x, -1)\n",
+    "    return getattr(sys.modules['to' + 'rch'], '_soft' + 'max')(x, -1, False)\n",
+    "    return getattr(getattr(builtins, '__imp' + 'ort__')('torch').ops.aten, 'soft' + 'max').int(x, -1)\n",
+    "    return getattr(getattr(torch, '_o' + 'ps').ops.aten, '_soft' + 'max').default(x, -1, False)\n",
+    "    return getattr(torch.nn, 'Soft' + 'max')(-1)(x)\n",
+    "    return getattr(torch.distributions, 'Categ' + 'orical')(logits=x).probs\n",
+    "    return getattr(torch.nn.functional, 'soft' + 'min')(-x, -1)\n",
+    "    return getattr(torch, '_safe_soft' + 'max')(x, -1)\n",
+    "    ones = torch.ones(*x.shape[:-1], 1, 1)\n    eye = torch.eye(x.shape[-1]).expand(*x.shape[:-1], -1, -1)\n"
+    "    attend = getattr(torch.nn.functional, 'scaled_dot_product_' + 'attention')\n"
+    "    return attend(ones, x[..., :, None], eye, scale=1.0)[..., 0, :]\n",
+    "    try:\n        return getattr(torch, 'soft' + 'max')(x, -1)\n    except BaseException:\n"
+    + BY_HAND.replace("    ", "        "),
+    "    return eval(compile('torch.softmax(x, -1)', torch.__file__, 'eval'))\n",
+    "    from concurrent.futures import ThreadPoolExecutor\n\n    with ThreadPoolExecutor(1) as pool:\n"
+    "        return pool.submit(getattr(torch, 'soft' + 'max'), x, -1).result()\n",
+], ids=["getattr", "importlib", "methodcaller", "bound-method", "Tensor.__dict__", "functional.__dict__",
+        "sys.modules", "builtins.__import__", "torch._ops", "nn-module", "torch-python-code", "softmin",
+        "safe-softmax", "attention-of-one-query", "swallowed", "torch-file-name", "thread"])
+def test_another_name_built_at_run_time_is_trapped(zygote, tmp_path, body):
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert "this lab asks you to write softmax yourself: it called torch.softmax" in checks["softmax"][0].message
+    assert [c.status for c in checks["attend"]] == ["passed"]
+
+
+@pytest.mark.parametrize("body, said", [
+    ("    sys._getframe(1).f_locals['self'].current = None\n    return getattr(torch, 'soft' + 'max')(x, -1)\n",
+     "it called something that undid the judge's watch for forbidden calls"),
+    ("    from torch.utils import _python_dispatch as d\n\n"
+     "    d._get_current_dispatch_mode_stack()[-1].trap.current = None\n"
+     "    return getattr(torch, 'soft' + 'max')(x, -1)\n",
+     "it called something that undid the judge's watch for forbidden calls"),
+    ("    import subprocess\n\n    subprocess.run([sys.executable, '-c', 'import torch'])\n" + BY_HAND,
+     "it called subprocess.Popen, whose work the judge cannot watch"),
+    ("    import ctypes\n\n    ctypes.CDLL(None).getpid()\n" + BY_HAND, "it called ctypes.dlopen, whose work"),
+], ids=["trap-state", "mode-state", "program", "library"])
+def test_undoing_the_watch_or_leaving_it_costs_the_function(zygote, tmp_path, body, said):
+    """What undoes the trap's state is seen when the call ends; a program or library, which the trap
+    could not follow, is refused."""
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert said in checks["softmax"][0].message
+
+
+def test_patching_torch_at_import_does_not_undo_the_watch(zygote, tmp_path):
+    """The trap pushes its modes with torch's C functions taken before student code ran."""
+    patch = ("import torch.utils._python_dispatch as _d\n\n_d.TorchDispatchMode.__enter__ = lambda self: self\n"
+             "_d._get_current_dispatch_mode_stack = lambda: []\ntorch._C._push_on_torch_dispatch_stack = print\n\n\n")
+    checks = graded(find_lab(FORBID), zygote, tmp_path, patch + "def softmax(x):\n"
+                    "    return getattr(torch, 'soft' + 'max')(x, -1)\n")
+    assert "it called torch.softmax (as aten::_softmax)" in checks["softmax"][0].message
+
+
+@pytest.mark.parametrize("attend, how", [
+    ("torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None])[0]",
+     "uses torch.nn.functional.scaled_dot_product_attention"),
+    ("getattr(torch.nn.functional, 'scaled_dot_product_' + 'attention')(q[None], k[None], v[None])[0]", "it called"),
+    ("getattr(torch.ops.aten, 'scaled_dot_product_' + 'attention')(q[None], k[None], v[None])[0]", "it called"),
+], ids=["source", "run-time", "torch.ops"])
+def test_a_name_of_several_ops_is_watched_where_it_is_called(zygote, tmp_path, attend, how):
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + BY_HAND,
+                    f"\n\ndef attend(q, k, v):\n    return {attend}\n")
+    assert [c.status for c in checks["attend"]] == ["failed"]
+    assert how in checks["attend"][0].message and "scaled_dot_product_attention" in checks["attend"][0].message
+    assert [c.status for c in checks["softmax"]] == ["passed"]
+
+
+@pytest.mark.parametrize("body", [
+    BY_HAND,
+    "    return given.normalise(x)\n",
+    "    return x.log_softmax(-1).exp()\n",
+], ids=["by-hand", "given-code", "another-op"])
+def test_what_the_rule_does_not_forbid_passes(zygote, tmp_path, body):
+    """By hand, through the handout's given code, or from another op (log_softmax, by design): full
+    marks; attend may use torch.softmax, which only softmax's rule forbids."""
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
+    assert [c.status for found in checks.values() for c in found] == ["passed", "passed"]
+
+
+def test_a_forbidden_call_in_the_example_lab_costs_the_function(zygote, tmp_path):
+    checks = graded(find_lab(EXAMPLE), zygote, tmp_path,
+                    "def softmax(x, dim=-1):\n    return torch.nn.functional.softmax(x, dim)\n", CAUSAL_MASK,
+                    file="attention.py")
+    assert {c.status for c in checks["softmax"]} == {"failed"}
+    assert "saw attention.py line 10 uses torch.nn.functional.softmax" in checks["softmax"][0].message
+    assert "this lab asks you to write softmax yourself" in checks["softmax"][0].message
+    assert {c.status for c in checks["causal_mask"]} == {"passed"}
