@@ -103,7 +103,8 @@ class Manifest(BaseModel):
                                                  "raises (match, hint): shown above the traceback")
     forbid: list[str] | dict[str, list[str]] = Field(
         [], description="calls the learner must write themselves: dotted names for every function, "
-        "or function -> names; `torch.Tensor.NAME` forbids the method on any value (grader/forbid.py)")
+        "or function -> names; a name forbids every name of its object and its ATen ops, the method on "
+        "any value too (grader/forbid.py)")
 
     @model_validator(mode="after")
     def _consistent(self):
