@@ -4,7 +4,7 @@ and the hidden checks alike (a helper, not checks: pytest collects only test_*.p
 A question hands over a sealed layer (toy_attention.sealed): a plain function whose weights are
 masked by noise and recovered only while it runs, so that only running it on reordered inputs
 answers. The judge knows the truth from the same weights: the summed output is the same for every
-reordering of x, checked over all of them, in float64, once per process (TRUTHS). Only clear
+reordering of x, checked over all of them, in float64, once per process (CHANGES). Only clear
 questions are asked: summed outputs differ by float noise far below atol, or by twice atol or more.
 A wrong answer's hint names the slip the function's answers to other questions show (slips.py).
 """
@@ -21,7 +21,8 @@ STARTER = ("return the answer as a bool (e.g. return torch.allclose(...)) rather
            "x's own positions (x.shape[1] of them), not a fixed 5")
 EVERY_ORDER = ("try every reordering of the positions (itertools.permutations; stacked along the batch "
                "dimension they take one call of attn)")
-TRUTHS = {}     # digest of (layer, input, atol) -> answer: a batch worker and --watch compute each once
+CHANGES = {}    # digest of (layer, input) -> the most a reordering changes its sum: once per process, so
+#                 that a batch worker's and --watch's gradings compute none of their truths again
 
 
 toy_attention = load_beside(__file__, "../toy_attention")     # trusted: the lab's, as the child has it
@@ -101,7 +102,15 @@ def digest(factory, weights, x, atol):
 
 def change(weights, x, factory="Layer"):
     """The most any reordering of x changes toy_attention.`factory`(**weights)(x).sum(1) by, in
-    float64 on the CPU: every reordering in one batch (these layers treat rows apart)."""
+    float64 on the CPU: computed once per process for each layer and input."""
+    key = digest(factory, weights, x, None)
+    if key not in CHANGES:
+        CHANGES[key] = _change(weights, x, factory)
+    return CHANGES[key]
+
+
+def _change(weights, x, factory):
+    """change(), computed: every reordering in one batch (these layers treat rows apart)."""
     layer = getattr(toy_attention, factory)(**{k: v.cpu() for k, v in weights.items()}).double()
     x = x.cpu().double()
     orders = list(itertools.permutations(range(x.shape[1])))
@@ -110,15 +119,12 @@ def change(weights, x, factory="Layer"):
         return (summed - layer(x).sum(1)[:, None]).abs().max().item()
 
 
-def truth(factory, weights, x, atol, key=None):
+def truth(factory, weights, x, atol):
     """Is toy_attention.`factory`(**weights) unchanged in its summed output, within atol, by every
-    reordering of x? Computed once per process for each question (`key`: its digest)."""
-    key = key or digest(factory, weights, x, atol)
-    if key not in TRUTHS:
-        worst = change(weights, x, factory)
-        assert worst < atol / 10 or worst > atol * 2, f"an unclear question: {worst} vs {atol}"
-        TRUTHS[key] = worst < atol / 10
-    return TRUTHS[key]
+    reordering of x?"""
+    worst = change(weights, x, factory)
+    assert worst < atol / 10 or worst > atol * 2, f"an unclear question: {worst} vs {atol}"
+    return worst < atol / 10
 
 
 def sealed(factory, weights, x, atol, key=None):
@@ -135,7 +141,7 @@ def ask(student, weights, x, atol=1e-5, factory="Layer"):
     given = {} if atol is None else {"atol": atol}
     atol = 1e-5 if atol is None else atol
     key = digest(factory, weights, x, atol)
-    expected = truth(factory, weights, x, atol, key)
+    expected = truth(factory, weights, x, atol)
     try:
         answer = student.is_permutation_invariant(sealed(factory, weights, x, atol, key), x, **given)
     except CallFailed as failure:       # the lesson's starter as it stands: assert, randperm(5), wherever it surfaces
