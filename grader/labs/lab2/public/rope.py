@@ -141,8 +141,13 @@ def check_device_honoured(student, head_dim, seq_len, device):
             if failure.kind not in ("raised", "not_implemented"):
                 raise
             works_as_text = isinstance(given, torch.device) and _answers(student, head_dim, seq_len, str(given))
-            raise CheckFailed(f"(cos, sin) on {on}, asked for device={given!r}", f"{failure.function} raised "
-                              f"{failure.message}", DEVICE_OBJECT if works_as_text else PART_ON_CPU) from None
+            raise CheckFailed(f"(cos, sin) on {on}, asked for device={given!r}", raised(failure),
+                              DEVICE_OBJECT if works_as_text else PART_ON_CPU) from None
+
+
+def raised(failure):
+    """What a call raised, and where in the learner's files, as a check's failure shows it."""
+    return f"{failure.function} raised {failure.message}" + "".join(f"\n  at {w}" for w in failure.where or ())
 
 
 def _answers(student, head_dim, seq_len, device):
@@ -259,8 +264,7 @@ def check_rope(student, x, cos, sin, device):
         mixed = any(word in failure.message.lower() for word in ("dtype", "scalar type"))
         if failure.kind != "raised" or x.dtype == torch.float32 or not mixed:
             raise
-        raise CheckFailed(f"apply_rope to take a {x.dtype} x with float32 cos and sin",
-                          f"{failure.function} raised {failure.message}",
+        raise CheckFailed(f"apply_rope to take a {x.dtype} x with float32 cos and sin", raised(failure),
                           MIXED_DTYPES.format(dtype=str(x.dtype).removeprefix("torch."))) from None
     expect_rotated(student, out, x, cos, sin, device)
 
@@ -282,8 +286,8 @@ def check_rope_on_meta(student, shape, seed, device):
         except CallFailed as failure:
             if failure.kind not in ("raised", "not_implemented"):
                 raise
-            raise CheckFailed(f"apply_rope on a {dtype} x on the meta device to answer there",
-                              f"{failure.function} raised {failure.message}", placement_hint(student, x, x)) from None
+            raise CheckFailed(f"apply_rope on a {dtype} x on the meta device to answer there", raised(failure),
+                              placement_hint(student, x, x)) from None
         expect_rotated(student, out, x, cos, sin, META)
 
 
