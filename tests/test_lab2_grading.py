@@ -28,6 +28,22 @@ def graded(grade_lab2):
     return get
 
 
+@pytest.fixture
+def graded_one(grade_lab2):
+    """graded_one(folder or tests/submissions name, function) -> LabResults of that function's checks alone."""
+    def get(name, function):
+        if (name, function) not in CACHE:
+            CACHE[name, function] = grade_lab2(name if isinstance(name, Path) else SUBMISSIONS / name, [function])
+        return CACHE[name, function]
+
+    return get
+
+
+def helper(lab2, name):
+    """A helper module of lab 2's public checks (rope, layers, slips), as the checks load it."""
+    return load_beside(lab2.folder / "public" / "test_positions_properties.py", name)
+
+
 def points(results, function):
     return results.by_function([function])[function]
 
@@ -116,13 +132,31 @@ def test_a_constant_answer_scores_nothing(grade_lab2, tmp_path, answer):
     assert points(grade_lab2(tmp_path, ["is_permutation_invariant"]), "is_permutation_invariant")[0] == 0
 
 
+def test_the_questions_no_narrowed_search_answers(lab2):
+    """On the 3-cycle layer's x every swap of two positions keeps the sum, a 3-cycle does not; the
+    sum-sized layer's sum changes by 3 atol, its mean over 6 positions by half atol."""
+    layers = load_beside(lab2.folder / "public" / "test_invariance_basics.py", "layers")
+    weights, x = layers.three_cycle(4, 2, 3, 0, torch.device("cpu"))
+    layer = layers.toy_attention.Layer(**weights).double()
+    summed = lambda order: layer(x.double()[:, order]).sum(1)                  # noqa: E731
+    for i, j in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]:
+        order = [0, 1, 2, 3]
+        order[i], order[j] = j, i
+        assert torch.allclose(summed(order), summed([0, 1, 2, 3]), rtol=0, atol=1e-6)   # x is float32
+    assert (summed([1, 2, 0, 3]) - summed([0, 1, 2, 3])).abs().max() > 0.05
+    x = layers.inputs(2, 6, 3, 0, torch.device("cpu"))
+    assert abs(layers.change(layers.sum_sized(x, 1e-2), x) - 3e-2) < 1e-8       # float32 gains
+
+
 def test_the_same_layer_can_be_invariant_on_one_input_only(lab2):
-    """The gated layer the checks ask about: shut on one input, open on the other."""
+    """The gated layer the checks ask about: shut on one input, open on another, and on a third shut
+    in row 0 and open in row 1 (not invariant: every row counts)."""
     from grader.plugin import Reference
 
     layers = load_beside(lab2.folder / "public" / "test_invariance_basics.py", "layers")
-    weights, shut, opened = layers.gated(4, 3, 105, torch.device("cpu"))
+    weights, shut, opened, mixed = layers.gated(4, 3, 105, torch.device("cpu"))
     assert layers.truth("Layer", weights, shut, 1e-5) is True and layers.truth("Layer", weights, opened, 1e-5) is False
+    assert layers.truth("Layer", weights, mixed, 1e-5) is False and layers.truth("Layer", weights, mixed[:1], 1e-5)
     sealed = Reference.of(lab2).toy_attention.sealed("Layer", layers.toy_attention.mask(weights, 7), 7)
     assert torch.allclose(sealed(opened), layers.toy_attention.Layer(**weights)(opened), atol=1e-6)
 
@@ -173,6 +207,7 @@ def test_stubs_score_zero_with_one_line_each(graded):
     ("fixed_reorderings", "is_permutation_invariant", "try every reordering"),
     ("device_ignored", "rope_frequencies", "pass device=device to torch.arange"),
     ("lesson_starter", "is_permutation_invariant", "rather than assert it, and reorder x's own positions"),
+    ("mistakes_a", "is_permutation_invariant", "a random shuffle gives different answers from call to call"),
 ])
 def test_mistakes_lose_points_with_their_hint(graded, submission, function, hint):
     results = graded(submission)
@@ -244,3 +279,106 @@ def test_a_syntax_error_shows_the_line_not_importlib(graded):
     messages = [c.message for c in results.checks if c.function == "rope_frequencies" and c.status == "failed"]
     assert messages and all("frozen" not in m and "importlib" not in m for m in messages), messages
     assert "SyntaxError: '(' was never closed" in messages[0] and "positions.py line 6" in messages[0]
+
+
+@pytest.mark.parametrize("submission, function", [
+    ("rope_rotation_matrix", "apply_rope"), ("rope_rotation_matrix", "rope_frequencies"),
+    ("rope_empty_like", "apply_rope"), ("rope_empty_like", "rope_frequencies"),
+    ("complex_rope", "apply_rope"), ("stacked_orders", "is_permutation_invariant")])
+def test_other_correct_styles_keep_full_marks(graded_one, submission, function):
+    """Rotation matrices in x's dtype, float64 angles from Python numbers, empty_like and slices
+    written in float32, complex numbers (.type_as(x)), every order stacked and regrouped: right for
+    float64, float16, bfloat16 and meta inputs alike."""
+    results = graded_one(submission, function)
+    score, top = points(results, function)
+    assert score == top > 0, [c.message for c in failures(results, function)]
+
+
+GROUPS = {      # function -> {submission with only that slip: the words of its hint}
+    "apply_rope": {"float32_rope": "FORCED_FLOAT32", "zeros_shape_rope": "MADE_ON_CPU",
+                   "promoted_rope": "type promotion", "ignores_cos_sin": "the cos and sin it is given are not used"},
+    "rope_frequencies": {"cpu_positions": "PART_ON_CPU", "device_ignored": "pass device=device to torch.arange",
+                         "integer_exponent": "is integer division", "exponent_slip": "the exponent uses i / head_dim"},
+    "is_permutation_invariant": {
+        "mistakes_a": "random", "transpositions_only": "transpositions", "rotations_only": "rotations",
+        "first_row_only": "first_row", "mean_not_sum": "mean", "exact_equality": "exact",
+        "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy"},
+}
+
+
+def hint_words(lab2, function, words):
+    """The text a hint starts with: a constant of rope.py or a key of slips.HINTS by name, else `words`."""
+    rope, slips = helper(lab2, "rope"), helper(lab2, "slips")
+    if function == "is_permutation_invariant" and words in slips.HINTS:
+        return slips.HINTS[words][:60]
+    return getattr(rope, words, words)[:60]
+
+
+@pytest.mark.parametrize("function, submission", [(f, s) for f, group in GROUPS.items() for s in group])
+def test_each_slip_gets_its_hint_and_no_other_slips(graded_one, lab2, function, submission):
+    """The hint is chosen by the function's own answers: a submission with one slip loses points with
+    that slip's hint, and gets none of the hints of the other slips of its function."""
+    results = graded_one(submission, function)
+    group = GROUPS[function]
+    hints = [c.hint for c in failures(results, function)]
+    own = hint_words(lab2, function, group[submission])
+    assert points(results, function)[0] < points(results, function)[1]
+    assert any(own in hint for hint in hints), hints
+    others = [hint_words(lab2, function, words) for name, words in group.items() if name != submission]
+    assert not [o for o in others for hint in hints if o in hint], hints
+
+
+MUTANTS = [     # (a correct file, its function, a mutant's description, the words of the hint naming it)
+    ("tests/submissions/rope_empty_like/positions.py", "apply_rope", "torch.empty_like(x) -> torch.empty(x.shape)",
+     "MADE_ON_CPU"),
+    ("reference/lab2/positions.py", "apply_rope", "returned as float32 (.float())", "FORCED_FLOAT32"),
+    ("reference/lab2/positions.py", "rope_frequencies",
+     "torch.arange(seq_len, device=device) -> torch.arange(seq_len, device='cpu')", "PART_ON_CPU"),
+    ("reference/lab2/invariance.py", "is_permutation_invariant", "attn(every).sum(1) -> attn(every).mean(1)", "mean"),
+    ("tests/submissions/stacked_orders/invariance.py", "is_permutation_invariant", "x[:, orders] -> x[0:1, orders]",
+     "first_row"),
+    ("reference/lab2/invariance.py", "is_permutation_invariant",
+     "itertools.permutations(range(seq)) -> the swaps of two of it", "transpositions"),
+    ("reference/lab2/invariance.py", "is_permutation_invariant",
+     "itertools.permutations(range(seq)) -> the rotations of it", "rotations"),
+    ("reference/lab2/invariance.py", "is_permutation_invariant",
+     "itertools.permutations(range(seq)) -> one random order of it", "random"),
+]
+
+
+def mutant_folder(tmp_path, file, function, description):
+    """A folder holding the mutant of `file` that grade.py mutants describes so."""
+    from grader.author.mutate import mutants
+
+    source = (ROOT / file).read_text()
+    found = [m for m in mutants(source, Path(file).name, function) if m.description == description]
+    assert found, [m.description for m in mutants(source, Path(file).name, function)]
+    (tmp_path / Path(file).name).write_text(found[0].source)
+    return tmp_path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file, function, description, words", MUTANTS, ids=[m[2] for m in MUTANTS])
+def test_the_new_mutant_classes_lose_points_with_their_hint(grade_lab2, lab2, tmp_path, file, function,
+                                                           description, words):
+    """grade.py mutants' new classes (a new tensor's dtype/device, sum/mean, the batch index, the
+    orders tried), made of correct code, lose points in the course with the hint that names them."""
+    results = grade_lab2(mutant_folder(tmp_path, file, function, description), [function])
+    assert points(results, function)[0] < points(results, function)[1]
+    assert any(hint_words(lab2, function, words) in c.hint for c in failures(results, function)), \
+        [c.hint for c in failures(results, function)]
+
+
+def test_the_truths_are_computed_once_per_process(grade_lab2, lab2, monkeypatch):
+    """A batch worker's or --watch's next grading asks the same questions: their truths (over every
+    reordering, in float64) are not computed again."""
+    layers = helper(lab2, "layers")
+    computed = []
+    change = layers._change
+    monkeypatch.setattr(layers, "CHANGES", {})
+    monkeypatch.setattr(layers, "_change", lambda *args: computed.append(1) or change(*args))
+    first = grade_lab2(ROOT / "reference/lab2", ["invariance.py"])
+    once = len(computed)
+    second = grade_lab2(ROOT / "reference/lab2", ["invariance.py"])
+    assert first.all_passed and second.all_passed and once == len(layers.CHANGES) > 10
+    assert len(computed) == once

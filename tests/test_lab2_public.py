@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_lab2_grading import GROUPS, MUTANTS, hint_words, mutant_folder
 
 from grader.labs import find_lab
 from grader.runner import grade
@@ -43,6 +44,20 @@ def graded(handout, zygote):
     return get
 
 
+@pytest.fixture
+def graded_one(handout, zygote):
+    """graded_one(folder or tests/submissions name, function) -> LabResults of that function's public checks."""
+    lab = find_lab(handout / "grader" / "labs" / "lab2")
+
+    def get(name, function):
+        if (name, function) not in CACHE:
+            zygote.reset()
+            folder = name if isinstance(name, Path) else SUBMISSIONS / name
+            CACHE[name, function] = grade(lab, submission=folder, device="cpu", select=[function], zygote=zygote)
+        return CACHE[name, function]
+    return get
+
+
 def points(results, function):
     return results.by_function([function])[function]
 
@@ -74,6 +89,35 @@ def test_each_mistake_loses_public_points_with_its_hint(graded, submission, func
     score, top = points(results, function)
     messages = [c.message for c in results.checks if c.function == function and c.status != "passed"]
     assert score < top and any(hint in m for m in messages), messages
+
+
+@pytest.mark.parametrize("function, submission", [(f, s) for f, group in GROUPS.items() for s in group])
+def test_each_slip_loses_public_points_with_its_hint(graded_one, lab2, function, submission):
+    """What the course's checks catch, the handout's catch, with the same hint: a wrong dtype or
+    device, cos and sin ignored, integer division, swaps or rotations only, one row, means, ==."""
+    results = graded_one(submission, function)
+    score, top = points(results, function)
+    hints = [c.hint for c in results.checks if c.function == function and c.status != "passed"]
+    assert score < top and any(hint_words(lab2, function, GROUPS[function][submission]) in h for h in hints), hints
+
+
+@pytest.mark.parametrize("submission, function", [
+    ("rope_rotation_matrix", "apply_rope"), ("rope_empty_like", "apply_rope"), ("stacked_orders",
+                                                                                "is_permutation_invariant")])
+def test_other_correct_styles_keep_full_public_marks(graded_one, submission, function):
+    score, top = points(graded_one(submission, function), function)
+    assert score == top > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file, function, description, words", MUTANTS, ids=[m[2] for m in MUTANTS])
+def test_the_new_mutant_classes_lose_public_points_with_their_hint(graded_one, lab2, tmp_path, file, function,
+                                                                  description, words):
+    """grade.py mutants' new classes, made of correct code, lose points in the handout too, named."""
+    results = graded_one(mutant_folder(tmp_path, file, function, description), function)
+    hints = [c.hint for c in results.checks if c.function == function and c.status != "passed"]
+    assert points(results, function)[0] < points(results, function)[1]
+    assert any(hint_words(lab2, function, words) in h for h in hints), hints
 
 
 @pytest.mark.parametrize("submission", ["identity_rope", "constant_rope"])

@@ -14,6 +14,8 @@ from grader.labs import find_lab
 
 EXAMPLE = Path(__file__).resolve().parent / "labs" / "example"
 SOURCE = '''"""A module."""
+import itertools
+
 import torch
 
 
@@ -24,28 +26,38 @@ def keep(x):
 @torch.no_grad()
 def scaled(x, n=2):
     """Docstring: never deleted."""
-    total = 0
+    total = torch.zeros_like(x[:, 0], device=x.device)
     for i in range(1, n):
-        if i < n and not x.is_cuda:
+        if i < n and not x.is_cuda and list(itertools.permutations(range(n))):
             total = total - x[..., :i].sum(-1) * 0.5
     return total.to(torch.float32)
 '''
 
 
 def test_each_mutant_is_one_change_of_one_function():
+    """Every kind, among them a new tensor's dtype or device lost, a sum made a mean, the batch
+    index fixed to row 0, every permutation narrowed."""
     found = mutate(SOURCE, "m.py", "scaled")
     assert {m.kind for m in found} == set(KINDS)
     texts = [m.source for m in found]
     assert len(set(texts)) == len(texts) and SOURCE not in texts
     for m in found:
         tree = ast.parse(m.source)                              # it compiles, and only `scaled` changed
-        assert ast.unparse(tree.body[2]) == ast.unparse(ast.parse(SOURCE).body[2])
-        assert m.source.startswith('"""A module."""\nimport torch\n') and "Docstring: never deleted" in m.source
+        assert ast.unparse(tree.body[3]) == ast.unparse(ast.parse(SOURCE).body[3])
+        assert m.source.startswith('"""A module."""\nimport itertools\n') and "Docstring: never deleted" in m.source
         assert m.diff.startswith("-") and "\n+" in m.diff
     descriptions = {m.description for m in found}
     assert {"i < n -> i <= n", "0.5 -> 1.0", "range(1, n) -> range(1, n + 1)",
             "range(1, n) -> range(n, 1)", "not x.is_cuda -> x.is_cuda", "total.to(torch.float32) -> total",
-            "return total.to(torch.float32) -> return x", "deleted: total = 0"} <= descriptions
+            "return total.to(torch.float32) -> return x", "deleted: total = torch.zeros_like(x[:, 0], device=x.device)",
+            "x[..., :i].sum(-1) -> x[..., :i].mean(-1)", "x[:, 0] -> x[0:1, 0]", "x[:, 0] -> x[0, 0]",
+            "returned as float32 (.float())", "itertools.permutations(range(n)) -> the swaps of two of it",
+            "itertools.permutations(range(n)) -> the rotations of it",
+            "itertools.permutations(range(n)) -> one random order of it"} <= descriptions
+    texts = "\n".join(m.diff for m in found)
+    for made in ("torch.zeros(x[:, 0].shape, device=x.device)", "torch.zeros_like(x[:, 0], device='cpu')",
+                 "return total.to(torch.float32).float()"):
+        assert made in texts, made
 
 
 def test_the_cap_takes_every_kind_in_turn_and_the_order_is_fixed():
@@ -97,3 +109,17 @@ def test_the_example_lab_and_a_weak_copy(tmp_path, capsys):
     assert survived == ["x - x.amax(dim=dim, keepdim=True) -> x + x.amax(dim=dim, keepdim=True)"]
     assert report["score"] == report["killed"] / (report["killed"] + 1)
     assert "Surviving mutants" in capsys.readouterr().out
+
+
+def test_narrowed_orders_keep_the_first_order_and_run():
+    """The narrowed permutations are lists of tuples of the items, x's own order first."""
+    source = "import itertools\n\n\ndef orders(n):\n    return list(itertools.permutations(range(n)))\n"
+    made = {m.description.split("-> ")[1]: m.source for m in mutate(source, "m.py", "orders") if m.kind == "orders"}
+    assert set(made) == {"the swaps of two of it", "the rotations of it", "one random order of it"}
+    found = {}
+    for name, text in made.items():
+        exec(compile(text, "m.py", "exec"), found)
+        made[name] = found["orders"](3)
+    assert made["the swaps of two of it"] == [(0, 1, 2), (1, 0, 2), (2, 1, 0), (0, 1, 2), (0, 2, 1), (0, 1, 2)]
+    assert made["the rotations of it"] == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    assert made["one random order of it"][0] == (0, 1, 2) and sorted(made["one random order of it"][1]) == [0, 1, 2]

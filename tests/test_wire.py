@@ -87,6 +87,19 @@ def test_tensor_subclasses_and_odd_layouts_are_refused():
         wire.sanitize({wire.DEVICE: "bogus"})
 
 
+def test_meta_tensors_carry_their_dtype_and_shape_only():
+    """What a check of device handling sends and gets back: a meta tensor stays one, both ways."""
+    for device in (None, "cpu"):
+        back = roundtrip((torch.empty(2, 0, 3, dtype=torch.bfloat16, device="meta"), torch.empty((), device="meta")),
+                         device)
+        assert [(t.device.type, t.dtype, tuple(t.shape)) for t in back] == \
+            [("meta", torch.bfloat16, (2, 0, 3)), ("meta", torch.float32, ())]
+    for forged in ({wire.META: "object", "shape": [1]}, {wire.META: "float32", "shape": [-1]},
+                   {wire.META: ["float32"], "shape": [1]}, {wire.META: "float32", "shape": [1] * 40}):
+        with pytest.raises(wire.WireError):
+            wire.sanitize(wire.loads(crafted(forged)))
+
+
 def crafted(tree, blob=b""):
     """A frame's body as a hostile child could write it."""
     data = json.dumps(tree).encode()

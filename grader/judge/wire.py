@@ -2,10 +2,11 @@
 
 Values are trees of None, bool, int, float, str, bytes, list, tuple, dict (str keys) and dense
 tensors, each sent as a dense copy of its values whatever its strides or conjugate and negative
-bits. A frame is a JSON tree, then the raw bytes of its tensors and bytes objects at aligned spans
-the tree points to. Reading one parses JSON and lays each tensor over its span (no copy): it never
-runs code in the reader, holds one copy of what was sent, and is fast (a grading makes a hundred
-calls). The judge then rebuilds what it read from exact types with `sanitize`, refusing bytes.
+bits (one on the meta device, which has none, as its dtype and shape). A frame is a JSON tree,
+then the raw bytes of its tensors and bytes objects at aligned spans the tree points to. Reading
+one parses JSON and lays each tensor over its span (no copy): it never runs code in the reader,
+holds one copy of what was sent, and is fast (a grading makes a hundred calls). The judge then
+rebuilds what it read from exact types with `sanitize`, refusing bytes.
 This module is loaded by path in the child, so it imports nothing from the grader.
 """
 import json
@@ -31,6 +32,7 @@ ALIGN = 64                     # records start at multiples of this in a frame's
 SLACK = MAX_TREE + ALIGN * MAX_RECORDS      # a frame's bytes besides its records': tree, padding
 BUILD = "__build__"            # a request argument the child constructs from handout code
 TENSOR = "__tensor__"          # a tensor with the device it lived on
+META = "__meta__"              # a tensor on the meta device: its dtype and shape, no values
 DEVICE = "__device__"          # a torch.device
 SHARED = "__shared__"          # a tensor argument in memory the judge reads back after the call
 TUPLE = "__tuple__"            # JSON has lists only
@@ -97,6 +99,8 @@ def _dense(value, budget):
     plain = type(value) is torch.Tensor
     if not plain:       # a subclass's own code may run here: what it raises is the learner's
         value = torch.Tensor.as_subclass(value.detach(), torch.Tensor)
+    if value.device.type == "meta" and value.layout == torch.strided and value.dtype in _DTYPES:
+        return {META: str(value.dtype).removeprefix("torch."), "shape": list(value.shape)}
     if value.layout != torch.strided or value.is_nested or value.dtype not in _DTYPES \
             or value.device.type not in ("cpu", "cuda"):
         raise WireError(f"a {value.dtype} tensor ({value.layout}) on {value.device.type}: not plain dense data")
@@ -233,12 +237,18 @@ def _tensor_from(record, blob, budget):
     """A tensor of the record's dtype and shape, over exactly the bytes it needs."""
     span = _span(record, blob, budget)
     dtype, shape = _DTYPE_NAMES.get(str(record.get("dtype"))), record.get("shape")
-    if dtype is None or type(shape) is not list or len(shape) > MAX_DEPTH or \
-            any(type(n) is not int or n < 0 for n in shape):
+    if dtype is None:
         raise WireError("a tensor that is not a plain dense tensor")
+    _shape(shape)
     if math.prod(shape) * dtype.itemsize != len(span):
         raise WireError(f"a tensor of shape {shape[:8]} that does not match its {len(span)} bytes")
     return torch.frombuffer(span, dtype=dtype).view(shape) if len(span) else torch.empty(shape, dtype=dtype)
+
+
+def _shape(shape):
+    if type(shape) is not list or len(shape) > MAX_DEPTH or any(type(n) is not int or n < 0 for n in shape):
+        raise WireError("a tensor that is not a plain dense tensor")
+    return shape
 
 
 def sanitize(value: Any, device: str | torch.device | None = None) -> Any:
@@ -259,6 +269,8 @@ def _sanitize(value, device, depth, budget):
         return type(value)(value) if value is not None else None
     if type(value) is dict and set(value) == {TENSOR, "device"}:
         return _tensor(value[TENSOR], value["device"], device)
+    if type(value) is dict and set(value) == {META, "shape"}:
+        return torch.empty(_shape(value["shape"]), dtype=_DTYPE_NAMES[value[META]], device="meta")
     if type(value) is dict and set(value) == {DEVICE}:
         try:
             return torch.device(value[DEVICE])

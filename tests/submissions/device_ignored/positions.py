@@ -15,4 +15,4 @@ def apply_rope(x, cos, sin):
     cos, sin = cos[None, None], sin[None, None]
     out1 = x1 * cos - x2 * sin
     out2 = x1 * sin + x2 * cos
-    return torch.stack((out1, out2), dim=-1).flatten(-2)
+    return torch.stack((out1, out2), dim=-1).flatten(-2).to(x.dtype)

@@ -10,4 +10,4 @@ def rope_frequencies(head_dim, seq_len, base=10000.0, device="cpu"):
 
 def apply_rope(x, cos, sin):
     a, b = x[..., 0::2], x[..., 1::2]
-    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
+    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2).to(x.dtype)

@@ -48,10 +48,11 @@ def test_frequencies_device(student, device):
 
 
 @pytest.mark.grade(points=1, tags=["rope_frequencies"])
-def test_frequencies_device_without_gpu(student):
-    """device honoured without a GPU: asked for CUDA where there is none, torch itself refuses"""
+def test_frequencies_device_meta(student, device):
+    """the device argument is honoured on any machine: the meta device (and CUDA on a GPU)"""
     check_frequencies(student, 16, 8, 10000.0, torch.device("cpu"), device="cpu")
-    rope.check_device_honoured(student, 16, 8)
+    rope.check_device_honoured(student, 16, 8, device)
+    rope.check_device_honoured(student, 10, 3, device)
 
 
 @pytest.mark.grade(points=1, tags=["rope_frequencies"])
@@ -61,15 +62,15 @@ def test_frequencies_default_base(student, device):
 
 
 # -- apply_rope: fed the reference's cos and sin, so that it is graded on its own ---------------------
-def reference_rope_inputs(reference, shape, seed, device, base=10000.0):
+def reference_rope_inputs(reference, shape, seed, device, base=10000.0, dtype=torch.float32):
     generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(shape, generator=generator)
+    x = torch.randn(shape, generator=generator).to(dtype)
     cos, sin = reference.positions.rope_frequencies(shape[-1], shape[-2], base=base)
     return x.to(device), cos.to(device), sin.to(device)
 
 
-def check_rope(student, reference, shape, device, seed=0, base=10000.0):
-    rope.check_rope(student, *reference_rope_inputs(reference, shape, seed, device, base), device)
+def check_rope(student, reference, shape, device, seed=0, base=10000.0, dtype=torch.float32):
+    rope.check_rope(student, *reference_rope_inputs(reference, shape, seed, device, base, dtype), device)
 
 
 @pytest.mark.grade(points=3, tags=["apply_rope"])
@@ -97,6 +98,19 @@ def test_rope_long(student, reference, device):
 def test_rope_other_base(student, reference, device):
     """works with any cos/sin it is given (frequencies from base 500)"""
     check_rope(student, reference, (2, 2, 9, 12), device, seed=3, base=500.0)
+
+
+@pytest.mark.grade(points=1, tags=["apply_rope"])
+@pytest.mark.parametrize("dtype", rope.FLOATS, ids=["float64", "float16", "bfloat16"])
+def test_rope_dtype(student, reference, device, dtype):
+    """the result has x's dtype, with float32 cos and sin (3 heads, 10 positions, head_dim 16)"""
+    check_rope(student, reference, (2, 3, 10, 16), device, seed=5, dtype=dtype)
+
+
+@pytest.mark.grade(points=1, tags=["apply_rope"])
+def test_rope_device(student, device):
+    """the result is where x is, the meta device included"""
+    rope.check_rope_on_meta(student, (2, 1, 6, 10), 6, device)
 
 
 @pytest.mark.grade(points=2, tags=["apply_rope"])

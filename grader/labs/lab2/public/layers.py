@@ -4,8 +4,9 @@ and the hidden checks alike (a helper, not checks: pytest collects only test_*.p
 A question hands over a sealed layer (toy_attention.sealed): a plain function whose weights are
 masked by noise and recovered only while it runs, so that only running it on reordered inputs
 answers. The judge knows the truth from the same weights: the summed output is the same for every
-reordering of x, checked over all of them, in float64. Only clear questions are asked (summed
-outputs differ by float noise far below atol, or by far more than atol).
+reordering of x, checked over all of them, in float64, once per process (CHANGES). Only clear
+questions are asked: summed outputs differ by float noise far below atol, or by twice atol or more.
+A wrong answer's hint names the slip the function's answers to other questions show (slips.py).
 """
 import hashlib
 import itertools
@@ -20,7 +21,8 @@ STARTER = ("return the answer as a bool (e.g. return torch.allclose(...)) rather
            "x's own positions (x.shape[1] of them), not a fixed 5")
 EVERY_ORDER = ("try every reordering of the positions (itertools.permutations; stacked along the batch "
                "dimension they take one call of attn)")
-TRUTHS = {}     # digest of (layer, input, atol) -> answer: a batch worker computes each only once
+CHANGES = {}    # digest of (layer, input) -> the most a reordering changes its sum: once per process, so
+#                 that a batch worker's and --watch's gradings compute none of their truths again
 
 
 toy_attention = load_beside(__file__, "../toy_attention")     # trusted: the lab's, as the child has it
@@ -29,7 +31,7 @@ toy_attention = load_beside(__file__, "../toy_attention")     # trusted: the lab
 # -- layers, as weights ---------------------------------------------------------------------------------
 def toy(seq, gain=None, pair=0.0, mix=None, gate=None):
     """Weights of toy_attention.Layer: identity mixing, no gain, no pairing, no gate unless given."""
-    weights = {"mix": torch.eye(seq) if mix is None else mix,
+    weights = {"mix": torch.eye(seq) if mix is None else torch.as_tensor(mix, dtype=torch.float32),
                "gain": torch.zeros(seq) if gain is None else torch.as_tensor(gain, dtype=torch.float32),
                "pair": torch.tensor(float(pair))}
     return weights if gate is None else {**weights, "gate": torch.as_tensor(gate, dtype=torch.float32)}
@@ -39,6 +41,7 @@ def weighted(seq, scale=0.5):
     return toy(seq, gain=scale * torch.arange(seq, dtype=torch.float32))
 
 
+ROTATIONS = "a layer mixing each position with the next, round in a circle (rotations change nothing)"
 LAYERS = {      # name shown in messages -> weights on seq positions
     "a layer that weights position t by 1 + t/2": weighted,
     "a layer that ignores positions": toy,
@@ -47,11 +50,49 @@ LAYERS = {      # name shown in messages -> weights on seq positions
         lambda seq: toy(seq, gain=0.5 * (torch.arange(seq) - (seq - 1) / 2) ** 2),
     "a layer weighting positions 0 and 1 alike (swapping them changes nothing)":
         lambda seq: toy(seq, gain=0.5 * (torch.arange(seq) - 1).clamp(min=0)),
-    "a layer mixing each position with the next, round in a circle (rotations change nothing)":
-        lambda seq: toy(seq, pair=0.5),
+    ROTATIONS: lambda seq: toy(seq, pair=0.5),
 }
+THREE_CYCLE = "a layer no swap of two positions changes on this x, while a 3-cycle does"
 
 
+def three_cycle(seq, batch, d, seed, device):
+    """THREE_CYCLE's weights and x. Each row of x is s_t * u (u a unit vector of its own) with
+    s = (a, b, c, c, ...) and a * a = b * c; the layer keeps positions 0 and 1 only and sums to
+    (c0 * s_0 + c1 * s_1 + s_0**2 * s_1) * u. With c0 = -b (a + c) and c1 = -a**2 every swap
+    leaves that sum as it was ((a, b) -> (b, a), (c, b), (a, c) all give the same), while the
+    3-cycle to (b, c) changes it by about 0.09."""
+    a, b, c = 0.5, 0.25, 1.0
+    s = torch.tensor([a, b] + [c] * (seq - 2))
+    u = torch.randn(batch, 1, d, generator=torch.Generator().manual_seed(seed))
+    x = s[None, :, None] * u / u.norm(dim=-1, keepdim=True)
+    gain = torch.zeros(seq)
+    gain[:2] = torch.tensor([-b * (a + c), -a * a]) - 1
+    return toy(seq, gain=gain, pair=1.0, mix=torch.diag(torch.tensor([1.0, 1.0] + [0.0] * (seq - 2)))), x.to(device)
+
+
+def sum_sized(x, atol, times=3.0):
+    """Weights of a position-weighted layer whose summed output some reordering of x changes by
+    `times` atol at most, no more: its mean over x.shape[1] > `times` positions changes by less than atol."""
+    worst = change(weighted(x.shape[1], scale=1.0), x)
+    return weighted(x.shape[1], scale=times * atol / worst)
+
+
+def gated(seq, d, seed, device):
+    """A position-weighted layer opened by <x summed over positions, gate>, and three inputs: one
+    that keeps it shut in every row (invariant there), one that opens it in every row (not
+    invariant), and one that keeps row 0 shut and opens row 1 (not invariant: rows answer apart)."""
+    generator = torch.Generator().manual_seed(seed)
+    gate = torch.randn(d, generator=generator)
+    x = torch.randn(2, seq, d, generator=generator)
+    score = x.sum(1) @ gate
+    assert score.abs().min() > 0.1, "an unclear question: a row on the gate's edge"
+    sign = score.sign()[:, None, None]
+    shut, opened = -sign * x, sign * x
+    weights = {**weighted(seq), "gate": gate}
+    return weights, shut.to(device), opened.to(device), torch.cat((shut[:1], opened[1:])).to(device)
+
+
+# -- the truth ------------------------------------------------------------------------------------
 def digest(factory, weights, x, atol):
     key = hashlib.sha256(repr((factory, atol, tuple(x.shape), sorted(weights))).encode())
     for value in [*(weights[name] for name in sorted(weights)), x]:
@@ -59,37 +100,50 @@ def digest(factory, weights, x, atol):
     return key.hexdigest()
 
 
+def change(weights, x, factory="Layer"):
+    """The most any reordering of x changes toy_attention.`factory`(**weights)(x).sum(1) by, in
+    float64 on the CPU: computed once per process for each layer and input."""
+    key = digest(factory, weights, x, None)
+    if key not in CHANGES:
+        CHANGES[key] = _change(weights, x, factory)
+    return CHANGES[key]
+
+
+def _change(weights, x, factory):
+    """change(), computed: every reordering in one batch (these layers treat rows apart)."""
+    layer = getattr(toy_attention, factory)(**{k: v.cpu() for k, v in weights.items()}).double()
+    x = x.cpu().double()
+    orders = list(itertools.permutations(range(x.shape[1])))
+    with torch.no_grad():
+        summed = layer(x[:, orders].flatten(0, 1)).sum(1).unflatten(0, (x.shape[0], len(orders)))
+        return (summed - layer(x).sum(1)[:, None]).abs().max().item()
+
+
 def truth(factory, weights, x, atol):
     """Is toy_attention.`factory`(**weights) unchanged in its summed output, within atol, by every
-    reordering of x? Checked over all of them, in float64 on the CPU."""
-    key = digest(factory, weights, x, atol)
-    if key not in TRUTHS:
-        layer = getattr(toy_attention, factory)(**{k: v.cpu() for k, v in weights.items()}).double()
-        x = x.cpu().double()
-        orders = list(itertools.permutations(range(x.shape[1])))
-        with torch.no_grad():       # every reordering in one batch: these layers treat rows apart
-            summed = layer(x[:, orders].flatten(0, 1)).sum(1).unflatten(0, (x.shape[0], len(orders)))
-            worst = (summed - layer(x).sum(1)[:, None]).abs().max().item()
-        assert worst < atol / 10 or worst > atol * 10, f"an unclear question: {worst} vs {atol}"
-        TRUTHS[key] = worst < atol / 10
-    return TRUTHS[key]
+    reordering of x?"""
+    worst = change(weights, x, factory)
+    assert worst < atol / 10 or worst > atol * 2, f"an unclear question: {worst} vs {atol}"
+    return worst < atol / 10
 
 
-def sealed(factory, weights, x, atol):
+def sealed(factory, weights, x, atol, key=None):
     """What the child builds: the layer as a plain function of x, its weights masked by noise from
     a seed drawn from the question itself (the same answer for the same submission)."""
-    seed = int(digest(factory, weights, x, atol)[:12], 16)
+    seed = int((key or digest(factory, weights, x, atol))[:12], 16)
     return build("toy_attention:sealed", factory, toy_attention.mask(weights, seed), seed)
 
 
+# -- asking ---------------------------------------------------------------------------------------------
 def ask(student, weights, x, atol=1e-5, factory="Layer"):
     """The student's answer about the layer with these weights, and the truth. atol=None asks
     without an atol: the docstring's default, 1e-5, must apply."""
     given = {} if atol is None else {"atol": atol}
     atol = 1e-5 if atol is None else atol
+    key = digest(factory, weights, x, atol)
     expected = truth(factory, weights, x, atol)
     try:
-        answer = student.is_permutation_invariant(sealed(factory, weights, x, atol), x, **given)
+        answer = student.is_permutation_invariant(sealed(factory, weights, x, atol, key), x, **given)
     except CallFailed as failure:       # the lesson's starter as it stands: assert, randperm(5), wherever it surfaces
         starter = failure.message.startswith(("AssertionError", "IndexError")) or \
             getattr(failure, "given", "") == "toy_attention.py"
@@ -101,8 +155,9 @@ def ask(student, weights, x, atol=1e-5, factory="Layer"):
 
 
 def as_bool(value):
-    """The student's answer as a bool (a one-element bool tensor is accepted here)."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool:
+    """The student's answer as a bool (a one-element bool tensor with a value is accepted here)."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool \
+            and value.device.type != "meta":
         return bool(value)
     expect(type(value) is bool, "a bool", describe(value), STARTER if value is None else None)
     return value
@@ -116,32 +171,32 @@ def inputs(batch, seq, d, seed, device, tokens=None):
     return x.to(device)
 
 
-def check(student, name, x, hint, atol=1e-5, repeats=1, weights=None):
-    """Ask about LAYERS[name] (or `weights`) on x, `repeats` times; every answer must be the truth."""
+def check(student, name, x, own=(), atol=1e-5, repeats=1, weights=None, otherwise=None):
+    """Ask about LAYERS[name] (or `weights`) on x, `repeats` times; every answer must be the truth.
+    A wrong one's hint names the slip the function's answers show, those in `own` tried first
+    (slips.py); `otherwise` is the hint when none does."""
     weights = weights or LAYERS[name](x.shape[1])
     for _ in range(repeats):
         expected, answer = ask(student, weights, x, atol)
-        expect(answer == expected, f"{expected} for {name}, seq {x.shape[1]}", str(answer), hint)
+        if answer != expected:
+            raise CheckFailed(f"{expected} for {name}, seq {x.shape[1]}", str(answer),
+                              _slips().hint(student, x.device, own) or otherwise)
 
 
-def gated(seq, d, seed, device):
-    """A position-weighted layer opened by <x summed over positions, gate>, and two inputs: one that
-    keeps it shut in every row (invariant there) and one that opens it (not invariant)."""
-    generator = torch.Generator().manual_seed(seed)
-    gate = torch.randn(d, generator=generator)
-    x = torch.randn(2, seq, d, generator=generator)
-    score = x.sum(1) @ gate
-    assert score.abs().min() > 0.1, "an unclear question: a row on the gate's edge"
-    sign = score.sign()[:, None, None]
-    weights = {**weighted(seq), "gate": gate}
-    return weights, (-sign * x).to(device), (sign * x).to(device)
+def check_gated(student, seq, d, seed, device, rows=False):
+    """The same layer on two inputs: invariant on one, not on the other; with `rows`, on an input
+    whose row 0 keeps it shut and row 1 opens it: not invariant (every row counts)."""
+    weights, shut, opened, mixed = gated(seq, d, seed, device)
+    asked = [(shut, True, "no row"), (mixed if rows else opened, False, "row 1 but not row 0" if rows else "a row")]
+    answers = [ask(student, weights, x)[1] for x, _, _ in asked]
+    for (_, expected, where), answer in zip(asked, answers):
+        if answer is not expected:
+            same = "run attn on reordered copies of this x: what a layer does can depend on its input"
+            raise CheckFailed(f"{expected} for a layer that weights positions only where <x.sum(1), g> > 0, on an "
+                              f"x where {where} has it so", str(answer),
+                              _slips().hint(student, device, ["first_row"] if rows else ())
+                              or (same if answers[0] == answers[1] else None))
 
 
-def check_gated(student, seq, d, seed, device):
-    """The same layer on two inputs: invariant on one, not on the other."""
-    weights, shut, opened = gated(seq, d, seed, device)
-    for x, expected in ((shut, True), (opened, False)):
-        _, answer = ask(student, weights, x)
-        expect(answer is expected, f"{expected} for a layer that weights positions only where <x.sum(1), g> > 0, "
-               f"on an x where {'no row' if expected else 'a row'} has it so", str(answer),
-               "run attn on reordered copies of this x: what a layer does can depend on its input")
+def _slips():
+    return load_beside(__file__, "slips")     # it asks its questions with ask(): loaded once it is needed

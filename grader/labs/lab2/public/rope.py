@@ -1,13 +1,18 @@
 """The truth about RoPE and the usual mistakes, for the public and the hidden checks of positions.py
 alike (a helper, not checks: pytest collects only test_*.py).
 
-Tolerances come from float32 arithmetic, not from anyone's rounding: the truth is computed in
-float64, and an element may be off by what float32 steps can explain. For an angle
-a = p * base**(-2i/d): rounding the exponent, the power and the product each cost a few float32
-epsilons (eps = 2**-23) relative to a, the exponent's error amplified by ln(base); so
-|error| <= eps * (|a| * (ln(base) + 8) + 4). Any of float32 or float64 angles, complex numbers,
-einsum or rotation matrices fits within that; the mistakes named in hints miss it by far.
-apply_rope is always given the right cos and sin, so that a mistake costs in one function only.
+Tolerances come from floating-point arithmetic, not from anyone's rounding: the truth is computed
+in float64, and an element may be off by what steps of the working precision can explain, that
+of float32 (eps = 2**-23) or of x's own dtype when it is coarser (float16, bfloat16). For an angle
+a = p * base**(-2i/d): rounding the exponent, the power and the product each cost a few epsilons
+relative to a, the exponent's error amplified by ln(base); so |error| <= eps * (|a| * (ln(base) + 8) + 4).
+Any of float32 or float64 angles, complex numbers, einsum or rotation matrices fits within that;
+the mistakes named in hints miss it by far. apply_rope is always given the right cos and sin, so
+that a mistake costs in one function only; cos and sin are float32, as rope_frequencies returns
+them, whatever x's dtype, so computing in float32 and returning x's dtype is right.
+
+When a dtype or a device is wrong, the hint comes from the function's answers on inputs that tell
+the usual slips apart (a float64 x, a meta x): never from a rule that fires for right code too.
 """
 import math
 
@@ -27,18 +32,37 @@ from grader.judge.sandbox import CallFailed
 
 EPS = 2.0 ** -23
 DEVICE_SLACK = {"cpu": 1.0, "cuda": 4.0}
+META = torch.device("meta")
+FLOATS = (torch.float64, torch.float16, torch.bfloat16)        # x's dtypes besides float32
+ON_DEVICE = "pass device=device to torch.arange (or create the tensors there): asked for {asked}, they are on {seen}"
+PART_ON_CPU = ("part of it is made on the CPU: every new tensor (the positions' torch.arange as well as the "
+               "frequencies') needs device=device")
+DEVICE_OBJECT = ("device may be a torch.device as well as a string: hand it on to torch (device=device) "
+                 "rather than reading it as text")
+MADE_ON_CPU = ("torch.zeros(x.shape) (like torch.empty or torch.tensor without dtype= and device=) makes a float32 "
+               "tensor on the CPU whatever x is: torch.zeros_like(x) or torch.empty_like(x) keep x's dtype and device")
+DEVICE_LOST = ("the result must be where x is: a tensor made without device= is on the CPU; use torch.empty_like(x) "
+               "(or device=x.device)")
+FORCED_FLOAT32 = ("it comes back float32 whatever x is (.float(), or dtype=torch.float32): compute in float32 if you "
+                  "like, but return the result in x's dtype, .to(x.dtype) (or .type_as(x))")
+PROMOTED = ("x * cos is float32 when x is {dtype} and cos float32 (type promotion): return the result in x's dtype, "
+            ".to(x.dtype) (or turn cos and sin to x.dtype first)")
+MIXED_DTYPES = ("x is {dtype} and cos, sin float32: an operation that needs one dtype (matmul, view_as_complex) "
+                "refuses the mix; compute in float32 (x.float()) and return .to(x.dtype), as LLaMA's .type_as(x) does")
 
 
 # -- rope_frequencies ---------------------------------------------------------------------------
-def exact_angles(head_dim, seq_len, base, start=0, exponent_step=2):
+def exact_angles(head_dim, seq_len, base, start=0, exponents=None):
+    """Angle p * base ** -exponents[i] for positions start.. and pairs i; exponents 2i / head_dim
+    unless given (a mistake's)."""
     i = torch.arange(head_dim // 2, dtype=torch.float64)
-    inv = base ** (-exponent_step * i / head_dim)
+    inv = base ** -(2 * i / head_dim if exponents is None else exponents(i, head_dim))
     pos = torch.arange(start, start + seq_len, dtype=torch.float64)
     return torch.outer(pos, inv)                                     # (seq_len, head_dim/2)
 
 
 def angle_tolerance(angles, base, device):
-    return EPS * (angles.abs() * (math.log(base) + 8) + 4) * DEVICE_SLACK[device.type]
+    return EPS * (angles.abs() * (math.log(base) + 8) + 4) * DEVICE_SLACK.get(device.type, 1.0)
 
 
 def frequency_mistakes(head_dim, seq_len, base):
@@ -52,7 +76,11 @@ def frequency_mistakes(head_dim, seq_len, base):
         "positions start at 1; the first position is p = 0 (angle 0)":
             turned(exact_angles(head_dim, seq_len, base, start=1)),
         "the exponent uses i / head_dim; pair i needs base ** (-2i / head_dim)":
-            turned(exact_angles(head_dim, seq_len, base, exponent_step=1)),
+            turned(exact_angles(head_dim, seq_len, base, exponents=lambda i, d: i / d)),
+        "the exponent is rounded to a whole number: 2i // head_dim is integer division; use / (true division)":
+            turned(exact_angles(head_dim, seq_len, base, exponents=lambda i, d: 2 * i // d)),
+        "the exponent is rounded to a whole number: -2i // head_dim is integer division (rounding down); "
+        "use / (true division)": turned(exact_angles(head_dim, seq_len, base, exponents=lambda i, d: -(-2 * i // d))),
         "the frequencies grow with i; pair i turns at base ** (-2i / head_dim), slower for larger i":
             turned(exact_angles(head_dim, seq_len, 1 / base)),
         "every angle is 0: each position must turn by p * base ** (-2i / head_dim)":
@@ -63,13 +91,13 @@ def frequency_mistakes(head_dim, seq_len, base):
     return {name: torch.cat(pair, dim=-1) for name, pair in mistakes.items()}
 
 
-def check_frequencies(student, head_dim, seq_len, exact_base, on, **kwargs):
-    """Call rope_frequencies(head_dim, seq_len, **kwargs); the result must be right and `on` that device."""
+def frequencies_answer(student, head_dim, seq_len, on, **kwargs):
+    """rope_frequencies(head_dim, seq_len, **kwargs) -> (cos, sin): two float32 tensors of the right
+    shape `on` that device, or CheckFailed naming what is not."""
     result = student.rope_frequencies(head_dim, seq_len, **kwargs)
     expect(isinstance(result, (tuple, list)) and len(result) == 2, "a pair (cos, sin)", describe(result))
-    cos, sin = result
     shape = (seq_len, head_dim // 2)
-    for name, value in (("cos", cos), ("sin", sin)):
+    for name, value in zip(("cos", "sin"), result):
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (seq_len, head_dim):
             raise CheckFailed(f"{name} of shape {shape}", describe(value),
                               "one value per pair of dimensions, not per dimension: the "
@@ -77,7 +105,20 @@ def check_frequencies(student, head_dim, seq_len, exact_base, on, **kwargs):
         if isinstance(value, torch.Tensor) and shape[0] != shape[1] and tuple(value.shape) == shape[::-1]:
             raise CheckFailed(f"{name} of shape {shape}", describe(value),
                               "rows are positions, columns pairs: torch.outer(pos, inv), not (inv, pos)")
-        expect_tensor(value, name, shape, torch.float32, on)
+        hint = None
+        if isinstance(value, torch.Tensor) and value.device.type != torch.device(on).type:
+            hint = ON_DEVICE.format(asked=torch.device(on).type, seen=value.device.type)
+        elif isinstance(value, torch.Tensor) and value.dtype == torch.float64:
+            hint = "float64 angles are fine, but return cos and sin in float32: .float()"
+        expect(isinstance(value, torch.Tensor) and tuple(value.shape) == shape and value.dtype == torch.float32
+               and value.device.type == torch.device(on).type,
+               f"{name} to be a float32 tensor of shape {shape} on {torch.device(on).type}", describe(value), hint)
+    return result
+
+
+def check_frequencies(student, head_dim, seq_len, exact_base, on, **kwargs):
+    """Call rope_frequencies(head_dim, seq_len, **kwargs); the result must be right and `on` that device."""
+    cos, sin = frequencies_answer(student, head_dim, seq_len, on, **kwargs)
     exact = exact_angles(head_dim, seq_len, exact_base)
     tolerance = angle_tolerance(exact, exact_base, torch.device(on))
     both = torch.cat((cos.cpu(), sin.cpu()), dim=-1)
@@ -88,24 +129,33 @@ def check_frequencies(student, head_dim, seq_len, exact_base, on, **kwargs):
     expect_close(sin.cpu(), exact.sin(), "sin", tolerance, hint)
 
 
-def check_device_honoured(student, head_dim, seq_len):
-    """Asked for CUDA, (cos, sin) are there; where there is no CUDA, torch itself refuses."""
-    for device in ("cuda", torch.device("cuda")):
+def check_device_honoured(student, head_dim, seq_len, device):
+    """Asked for the meta device (tensors with a dtype and a shape, and no values: any machine has
+    it), as a string and as a torch.device, (cos, sin) are there; and on CUDA when grading there."""
+    asked = [("meta", "meta"), (META, "meta")] + ([("cuda", "cuda"), (torch.device("cuda"), "cuda")]
+                                                  if torch.device(device).type == "cuda" else [])
+    for given, on in asked:
         try:
-            result = student.rope_frequencies(head_dim, seq_len, device=device)
+            frequencies_answer(student, head_dim, seq_len, on, device=given)
         except CallFailed as failure:
-            if failure.kind == "timeout":
+            if failure.kind not in ("raised", "not_implemented"):
                 raise
-            if not torch.cuda.is_available() and any(word in failure.message.lower() for word in ("cuda", "nvidia")):
-                continue                    # it tried to put the tensors there: right
-            raise CheckFailed("(cos, sin) on CUDA, or torch's own refusal where there is no CUDA",
-                              f"{failure.function} raised {failure.message}") from None
-        expect(isinstance(result, (tuple, list)) and len(result) == 2, "a pair (cos, sin)", describe(result))
-        for name, value in zip(("cos", "sin"), result):
-            expect(isinstance(value, torch.Tensor) and value.device.type == "cuda",
-                   f"{name} on the device asked for (cuda)", describe(value),
-                   "pass device=device to torch.arange (or create the tensors there): "
-                   "a GPU run would leave them on the CPU")
+            works_as_text = isinstance(given, torch.device) and _answers(student, head_dim, seq_len, str(given))
+            raise CheckFailed(f"(cos, sin) on {on}, asked for device={given!r}", raised(failure),
+                              DEVICE_OBJECT if works_as_text else PART_ON_CPU) from None
+
+
+def raised(failure):
+    """What a call raised, and where in the learner's files, as a check's failure shows it."""
+    return f"{failure.function} raised {failure.message}" + "".join(f"\n  at {w}" for w in failure.where or ())
+
+
+def _answers(student, head_dim, seq_len, device):
+    try:
+        frequencies_answer(student, head_dim, seq_len, device, device=device)
+    except (CallFailed, CheckFailed):
+        return False
+    return True
 
 
 # -- apply_rope ---------------------------------------------------------------------------------
@@ -124,15 +174,17 @@ def rotate(x, cos, sin, split="interleaved", sign=1.0):
 
 
 def rope_tolerance(x, device):
-    """A few float32 steps of each pair's magnitude, elementwise."""
+    """A few steps of the working precision (float32's, or x's own when coarser) of each pair's
+    magnitude, elementwise."""
+    eps = max(torch.finfo(x.dtype).eps, EPS)
     a, b = x.double()[..., 0::2].abs(), x.double()[..., 1::2].abs()
     size = (a + b).repeat_interleave(2, dim=-1)
-    return EPS * (4 * size + 1e-3) * DEVICE_SLACK[device.type]
+    return eps * (4 * size + 1e-3) * DEVICE_SLACK.get(device.type, 1.0)
 
 
 def rope_mistakes(x, cos, sin):
     """{the mistake in words: what it makes of x}, in float64."""
-    return {
+    mistakes = {
         "this looks like the half-split rotate_half convention (pairs i and i + head_dim/2); "
         "the lesson pairs adjacent dimensions (2i, 2i+1)": rotate(x, cos, sin, "half"),
         "the angle has the wrong sign: pairs turn clockwise (check the signs of the sin terms)":
@@ -142,26 +194,101 @@ def rope_mistakes(x, cos, sin):
         "pair back in place: torch.stack((out1, out2), dim=-1).flatten(-2)": rotate(x, cos, sin, "concatenated"),
         "x came back unrotated": x.double(),
     }
+    default = exact_angles(x.shape[-1], x.shape[-2], 10000.0)
+    if max_error(cos, default.cos()) > 1e-3:
+        mistakes["the cos and sin it is given are not used (frequencies of base 10000 made anew): rotate by the "
+                 "cos and sin arguments, whatever base made them"] = rotate(x, default.cos(), default.sin())
+    return mistakes
 
 
-def rope_inputs(shape, seed, device, base=10000.0):
-    """Random x, and the right float32 cos and sin for it (computed here, in float64)."""
-    x = torch.randn(shape, generator=torch.Generator().manual_seed(seed))
+def rope_inputs(shape, seed, device, base=10000.0, dtype=torch.float32):
+    """Random x of `dtype`, and the right float32 cos and sin for it (computed here, in float64)."""
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
     angles = exact_angles(shape[-1], shape[-2], base)
     return x.to(device), angles.cos().float().to(device), angles.sin().float().to(device)
 
 
-def expect_rotated(out, x, cos, sin, device):
+def expect_rotated(student, out, x, cos, sin, device):
     """apply_rope's answer `out` for (x, cos, sin) is right, or the mistake is named."""
+    placed = isinstance(out, torch.Tensor) and out.dtype == x.dtype and out.device.type == x.device.type
+    if isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape) and not placed:
+        raise CheckFailed(f"apply_rope(x, cos, sin) to be {x.dtype} on {x.device.type}, as x is",
+                          describe(out), placement_hint(student, x, out))
     expect_tensor(out, "apply_rope(x, cos, sin)", x.shape, x.dtype, device)
+    if x.device.type == "meta":
+        return
     x, cos, sin = x.cpu(), cos.cpu(), sin.cpu()
-    truth = rotate(x, cos, sin)
-    hint = diagnose(out.cpu(), rope_mistakes(x, cos, sin)) if max_error(out.cpu(), truth) > 1e-3 else None
-    expect_close(out.cpu(), truth, "apply_rope(x, cos, sin)", rope_tolerance(x, device), hint)
+    truth, tolerance = rotate(x, cos, sin), rope_tolerance(x, device)
+    hint = None
+    if max_error(out.cpu(), truth) > 1e-3:
+        hint = diagnose(out.cpu(), rope_mistakes(x, cos, sin), atol=max(1e-3, 4 * float(tolerance.max())))
+    expect_close(out.cpu(), truth, "apply_rope(x, cos, sin)", tolerance, hint)
+
+
+def placement_hint(student, x, out):
+    """Why apply_rope's answer came back in another dtype or on another device than x: from its
+    answers for a float64 x (type promotion with float32 cos keeps float64; a float32 made anew
+    does not) and for x on the meta device (a tensor made without device= is not there)."""
+    float64 = _placed(student, (1, 1, 2, 4), torch.float64, "cpu")
+    on_meta = _placed(student, (1, 1, 2, 4), x.dtype, META)
+    kept_float64 = float64 is not None and float64.dtype == torch.float64
+    kept_meta = on_meta is not None and on_meta.device.type == "meta"
+    if not kept_float64 and not kept_meta:
+        return MADE_ON_CPU
+    if not kept_meta:
+        return DEVICE_LOST
+    if not kept_float64:
+        return FORCED_FLOAT32
+    if out.dtype == torch.float32 and x.dtype in (torch.float16, torch.bfloat16):
+        return PROMOTED.format(dtype=str(x.dtype).removeprefix("torch."))
+    return None
+
+
+def _placed(student, shape, dtype, device):
+    """apply_rope's answer (a tensor) for an x of this dtype on this device, or None."""
+    x, cos, sin = rope_inputs(shape, 0, "cpu", dtype=dtype)
+    x, cos, sin = (t.to(device) if device != META else torch.empty_like(t, device=META) for t in (x, cos, sin))
+    try:
+        out = student.apply_rope(x, cos, sin)
+    except CallFailed as failure:
+        if failure.kind in ("raised", "not_implemented", "bad_answer"):
+            return None
+        raise
+    return out if isinstance(out, torch.Tensor) else None
 
 
 def check_rope(student, x, cos, sin, device):
-    expect_rotated(student.apply_rope(x, cos, sin), x, cos, sin, device)
+    try:
+        out = student.apply_rope(x, cos, sin)
+    except CallFailed as failure:       # torch refused the mix of x's dtype with float32 cos and sin
+        mixed = any(word in failure.message.lower() for word in ("dtype", "scalar type"))
+        if failure.kind != "raised" or x.dtype == torch.float32 or not mixed:
+            raise
+        raise CheckFailed(f"apply_rope to take a {x.dtype} x with float32 cos and sin", raised(failure),
+                          MIXED_DTYPES.format(dtype=str(x.dtype).removeprefix("torch."))) from None
+    expect_rotated(student, out, x, cos, sin, device)
+
+
+def check_rope_dtypes(student, shape, seed, device, base=10000.0):
+    """x of each dtype but float32 (cos and sin float32): the answer is right, in x's dtype."""
+    for dtype in FLOATS:
+        check_rope(student, *rope_inputs(shape, seed, device, base, dtype), device)
+
+
+def check_rope_on_meta(student, shape, seed, device):
+    """Right on the grading device, then x, cos and sin on the meta device (no values, any machine
+    has it): the answer is there, in x's shape and dtype (float32 and bfloat16)."""
+    check_rope(student, *rope_inputs(shape, seed, device), device)
+    for dtype in (torch.float32, torch.bfloat16):
+        x, cos, sin = (torch.empty_like(t, device=META) for t in rope_inputs(shape, seed, "cpu", dtype=dtype))
+        try:
+            out = student.apply_rope(x, cos, sin)
+        except CallFailed as failure:
+            if failure.kind not in ("raised", "not_implemented"):
+                raise
+            raise CheckFailed(f"apply_rope on a {dtype} x on the meta device to answer there", raised(failure),
+                              placement_hint(student, x, x)) from None
+        expect_rotated(student, out, x, cos, sin, META)
 
 
 def check_rope_leaves_inputs(student, x, cos, sin, device):
@@ -170,4 +297,4 @@ def check_rope_leaves_inputs(student, x, cos, sin, device):
     for name, before, now in zip(("x", "cos", "sin"), (x, cos, sin), after):
         expect_unchanged(before, now, name, "apply_rope",
                          "write results into new tensors; slices like x[..., 0::2] are views of x")
-    expect_rotated(out, x, cos, sin, device)
+    expect_rotated(student, out, x, cos, sin, device)

@@ -1,6 +1,7 @@
 """Public checks of invariance.py: every clause of is_permutation_invariant's docstring, on layers
 whose truth the grader computes over every reordering (layers.py). Each check asks a True and a
-False question, so a constant answer earns nothing; the course's hidden checks ask the same
+False question, so a constant answer earns nothing; a wrong answer's hint names the slip the
+function's answers to other questions show (slips.py). The course's hidden checks ask the same
 clauses on other sizes, seeds and layers."""
 import pytest
 import torch
@@ -10,51 +11,57 @@ from grader.checks import describe, expect, load_beside
 layers = load_beside(__file__, "layers")
 check, inputs = layers.check, layers.inputs
 POSITIONAL = "a layer that weights position t by 1 + t/2"
+FREE = "a layer that ignores positions"
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_position_free_and_positional(student, device):
     """True for a layer that ignores positions, False for one that weights them"""
     x = inputs(2, 6, 4, 100, device)
-    check(student, "a layer that ignores positions", x, "compare attn(x).sum(1) with atol")
-    check(student, POSITIONAL, x, "shuffle the positions of x along dim 1 before calling attn again")
+    check(student, FREE, x, ["exact", "positionwise"])
+    check(student, POSITIONAL, x, ["no_reorder"])
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_summed_output(student, device):
     """compares summed outputs: a layer that reverses positions keeps the sum, so True"""
     x = inputs(3, 4, 2, 101, device)
-    check(student, "a layer that reverses positions (its sum ignores order)", x,
-          "compare attn(x).sum(1), not the outputs position by position")
-    check(student, POSITIONAL, x, None)
+    check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
+    check(student, POSITIONAL, x)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_every_time(student, device):
     """right every time on two positions, where a random shuffle moves nothing half the time"""
-    check(student, POSITIONAL, inputs(2, 2, 3, 102, device),
-          "torch.randperm(2) leaves the order unchanged half the time: " + layers.EVERY_ORDER, repeats=12)
-    check(student, "a layer that ignores positions", inputs(2, 2, 3, 102, device), None)
+    check(student, POSITIONAL, inputs(2, 2, 3, 102, device), repeats=12)
+    check(student, FREE, inputs(2, 2, 3, 102, device))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_every_reordering(student, device):
-    """a layer that ignores some reorderings (a swap, the reversal) but not all is not invariant"""
+    """a layer that ignores some reorderings (a swap, the reversal, rotations) but not all is not invariant"""
     x = inputs(2, 5, 3, 103, device)
     for name in ("a layer weighting positions 0 and 1 alike (swapping them changes nothing)",
-                 "a layer weighting positions symmetrically (reversal changes nothing)"):
-        check(student, name, x, "this layer ignores some reorderings but not all: " + layers.EVERY_ORDER)
-    check(student, "a layer that ignores positions", x, None)
+                 "a layer weighting positions symmetrically (reversal changes nothing)", layers.ROTATIONS):
+        check(student, name, x, ["few", "rotations"])
+    check(student, FREE, x)
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+def test_three_cycle(student, device):
+    """every reordering, not every swap: a layer no swap changes on this x, but a 3-cycle does"""
+    weights, x = layers.three_cycle(3, 2, 3, 108, device)
+    check(student, layers.THREE_CYCLE, x, ["transpositions"], weights=weights)
+    check(student, FREE, x)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_repeated_tokens(student, device):
     """with repeated tokens a few chosen reorderings change nothing, another order does"""
     x = inputs(2, 3, 4, 104, device, "aab")
-    check(student, "a position-weighted layer (gains 0, 0.5, 0) on tokens a a b", x,
-          "with repeated tokens a swap or a rotation can change nothing while another order changes the sum: "
-          + layers.EVERY_ORDER, weights=layers.toy(3, gain=[0.0, 0.5, 0.0]))
-    check(student, "a layer that ignores positions", x, None)
+    check(student, "a position-weighted layer (gains 0, 0.5, 0) on tokens a a b", x, ["few"],
+          weights=layers.toy(3, gain=[0.0, 0.5, 0.0]))
+    check(student, FREE, x)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -64,13 +71,27 @@ def test_depends_on_input(student, device):
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+def test_every_row(student, device):
+    """every row of the batch counts: row 0 keeps its sum under every reordering, row 1 does not"""
+    layers.check_gated(student, 4, 3, 105, device, rows=True)
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
+def test_sum_not_mean(student, device):
+    """summed, not averaged: a change of 3 atol in the sum is half atol in the mean over 6 positions"""
+    x = inputs(2, 6, 3, 109, device)
+    check(student, "a layer weighting positions a little (its sum changes by 3 atol)", x, ["mean"], atol=1e-2,
+          weights=layers.sum_sized(x, 1e-2))
+    check(student, FREE, x, atol=1e-2)
+
+
+@pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
     """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5, the default"""
     x = inputs(1, 3, 3, 106, device)
     for atol in (1.0, 1e-5, None):
         check(student, "a layer that weights position t by 1 + t/500" + ("" if atol else " (no atol given)"), x,
-              "compare with atol=atol, the argument, whose default is 1e-5", atol=atol,
-              weights=layers.weighted(3, scale=0.002))
+              ["atol"], atol=atol, weights=layers.weighted(3, scale=0.002))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])

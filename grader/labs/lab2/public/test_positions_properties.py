@@ -1,6 +1,7 @@
 """Public checks of positions.py: every clause of the two docstrings (angles from position 0,
-the exponent, the base, float32 on the device asked for; adjacent pairs turned counter-clockwise,
-a new tensor, inputs left unchanged), with the hints of the hidden checks (rope.py) and other data.
+the exponent, the base, float32 on the device asked for, the meta device included; adjacent pairs
+turned counter-clockwise by the cos and sin given, x's dtype (float64, float16, bfloat16) and
+device kept, a new tensor, inputs left unchanged), with the hints of the hidden checks (rope.py).
 apply_rope is given the right cos and sin here, computed by the grader: a mistake in
 rope_frequencies costs rope_frequencies only. The course's hidden checks ask the same clauses on
 other sizes, bases and seeds."""
@@ -28,10 +29,10 @@ def test_frequencies_base(student, device):
 
 @pytest.mark.grade(points=1, tags=["rope_frequencies"])
 def test_frequencies_device(student, device):
-    """float32 on the device asked for, as a string or a torch.device, even CUDA (where there is none, torch refuses)"""
+    """float32 on the device asked for, as a string or a torch.device, the meta device too (and CUDA on a GPU)"""
     rope.check_frequencies(student, 6, 4, 10000.0, device, device=str(device))
     rope.check_frequencies(student, 6, 4, 10000.0, device, device=torch.device(device))
-    rope.check_device_honoured(student, 6, 4)
+    rope.check_device_honoured(student, 6, 4, device)
 
 
 # -- apply_rope ---------------------------------------------------------------------------------
@@ -43,8 +44,21 @@ def test_rope_values(student, device):
 
 @pytest.mark.grade(points=1, tags=["apply_rope"])
 def test_rope_any_cos_sin(student, device):
-    """works for any shape and any cos/sin it is given (head_dim 2, one head, frequencies of base 500)"""
+    """works for any shape and any cos/sin it is given (frequencies of base 500; head_dim 2 and 8)"""
     rope.check_rope(student, *rope.rope_inputs((3, 1, 7, 2), 11, device, base=500.0), device)
+    rope.check_rope(student, *rope.rope_inputs((2, 2, 5, 8), 13, device, base=500.0), device)
+
+
+@pytest.mark.grade(points=1, tags=["apply_rope"])
+def test_rope_dtypes(student, device):
+    """the result has x's dtype: float64, float16 and bfloat16 x, with float32 cos and sin"""
+    rope.check_rope_dtypes(student, (2, 1, 4, 6), 14, device)
+
+
+@pytest.mark.grade(points=1, tags=["apply_rope"])
+def test_rope_device(student, device):
+    """the result is where x is: on the grading device, and on the meta device (float32 and bfloat16)"""
+    rope.check_rope_on_meta(student, (1, 2, 3, 4), 15, device)
 
 
 @pytest.mark.grade(points=1, tags=["apply_rope"])

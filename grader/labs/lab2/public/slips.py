@@ -1,0 +1,129 @@
+"""Which slip a wrong is_permutation_invariant made, from its answers to questions that tell the
+usual slips apart (a helper of layers.py, not checks). A right function answers every question
+right; a slip is named only when the answers show it (a rule that fires for right code would name
+what the code already does). The questions are asked only once a check has failed, each at most
+once per grading (a slow function pays for a few calls, and only when it is wrong).
+"""
+import weakref
+
+import torch
+
+from grader.checks import CheckFailed, load_beside
+from grader.judge.sandbox import CallFailed
+
+layers = load_beside(__file__, "layers")
+RANDOM_TRIES = 10           # the same seq-2 question again: a random shuffle answers alike 2 times in 1024
+HINTS = {
+    "random": "a random shuffle gives different answers from call to call, and torch.randperm(2) leaves the "
+              "order unchanged half the time: ",
+    "exact": "exact equality (== or torch.equal) fails on float noise: summed in another order, the same numbers "
+             "differ in their last bits; compare with torch.allclose(..., rtol=0, atol=atol)",
+    "positionwise": "compare attn(x).sum(1), not the outputs position by position",
+    "atol": "compare with atol=atol, the argument, whose default is 1e-5",
+    "mean": "compare sums over positions (.sum(1)), not means: a change the mean keeps within atol is seq times "
+            "larger in the sum",
+    "first_row": "every row of the batch counts: here row 0 keeps its sum under every reordering and row 1 does "
+                 "not; compare all of attn(x).sum(1), not its first row",
+    "transpositions": "no swap of two positions changes this layer's sum on this x, but a 3-cycle does: swaps one "
+                      "at a time are not every reordering; ",
+    "rotations": "this layer ignores rotations but not other reorderings: ",
+    "few": "a few chosen reorderings (a swap, a rotation, the reversal) are not every order: a layer can ignore "
+           "them, and with repeated tokens they can leave x as it was, while another order changes the sum: ",
+    "no_reorder": "shuffle the positions of x along dim 1 before calling attn again",
+}
+ORDER = list(HINTS)                         # the most telling first: a random shuffle fails anything
+EVERY = {"random", "transpositions", "rotations", "few"}    # hints that end with layers.EVERY_ORDER
+STOP = "stop"
+SEEN = weakref.WeakKeyDictionary()          # student -> {question: answer}: one grading's, gone with it
+
+
+def hint(student, device, own=()):
+    """The hint naming the slip the function's answers show ("random", then `own`, then the rest
+    in ORDER), or None when they show none."""
+    answers = Answers(student, torch.device(device))
+    for slip in dict.fromkeys(["random", *own, *ORDER]):
+        try:
+            if SLIPS[slip](answers):
+                return HINTS[slip] + (layers.EVERY_ORDER if slip in EVERY else "")
+        except Unanswered as unanswered:
+            if unanswered.args[0] == STOP:
+                return None
+    return None
+
+
+class Unanswered(Exception):
+    """A question the function did not answer: it raised (that slip is not shown), or its time ran
+    out (STOP: no more questions this grading)."""
+
+
+class Answers:
+    """The function's answers to the questions below, each asked once per grading."""
+
+    def __init__(self, student, device):
+        self.student, self.device = student, device
+        self.seen = SEEN.setdefault(student, {})
+
+    def __call__(self, name, again=0):
+        if self.seen.get(STOP):
+            raise Unanswered(STOP)
+        key = (name, again, self.device.type)
+        if key not in self.seen:
+            weights, x, atol = QUESTIONS[name](self.device)
+            try:
+                self.seen[key] = layers.ask(self.student, weights, x, atol)[1]
+            except CheckFailed:
+                self.seen[key] = None
+            except CallFailed as failure:
+                self.seen[key] = None
+                self.seen[STOP] = failure.kind in ("timeout", "budget", "grader_fault")
+        if self.seen[key] is None:
+            raise Unanswered(STOP if self.seen.get(STOP) else name)
+        return self.seen[key]
+
+
+def _noisy(device):
+    """A position-free layer on x whose positions hold 1, 2**-24, 2**-24: float32 sums of them in
+    another order differ by 2**-23, far within atol."""
+    return layers.toy(3), torch.tensor([1.0, 2.0 ** -24, 2.0 ** -24])[None, :, None].expand(1, 3, 2).to(device), 1e-5
+
+
+def _sum_sized(device):
+    x = layers.inputs(2, 6, 3, 45, device)
+    return layers.sum_sized(x, 1e-2), x, 1e-2
+
+
+def _gated(which):
+    def question(device):
+        weights, _, opened, mixed = layers.gated(4, 3, 49, device)
+        return weights, opened if which == "opened" else mixed, 1e-5
+    return question
+
+
+QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers as the comment says
+    "positional 2": lambda d: (layers.weighted(2), layers.inputs(1, 2, 3, 40, d), 1e-5),           # False
+    "positional 3": lambda d: (layers.weighted(3), layers.inputs(2, 3, 3, 41, d), 1e-5),           # False
+    "noisy": _noisy,                                                                                # True
+    "reversal, whole numbers": lambda d: (layers.toy(4, mix=torch.eye(4).flip(0)),                 # True
+                                          layers.inputs(2, 4, 3, 42, d).mul(3).round(), 1e-5),
+    "one token": lambda d: (layers.toy(3), layers.inputs(2, 3, 3, 43, d, "aaa"), 1e-5),             # True
+    "atol 1": lambda d: (layers.weighted(3, scale=0.002), layers.inputs(1, 3, 3, 44, d), 1.0),       # True
+    "default atol": lambda d: (layers.weighted(3, scale=0.002), layers.inputs(1, 3, 3, 44, d), None),  # False
+    "sum sized": _sum_sized,                                                                        # False
+    "opened": _gated("opened"),                                                                     # False
+    "row 1 opened": _gated("mixed"),                                                                # False
+    "3-cycle": lambda d: (*layers.three_cycle(3, 2, 3, 47, d), 1e-5),                               # False
+    "rotations": lambda d: (layers.LAYERS[layers.ROTATIONS](4), layers.inputs(2, 4, 3, 48, d), 1e-5),  # False
+    "aab": lambda d: (layers.toy(3, gain=[0.0, 0.5, 0.0]), layers.inputs(2, 3, 3, 49, d, "aab"), 1e-5),  # False
+}
+SLIPS = {       # slip -> does what the function answered show it? (a right function: never)
+    "random": lambda ask: len({ask("positional 2", again) for again in range(RANDOM_TRIES)}) > 1,
+    "exact": lambda ask: not ask("noisy") and ask("reversal, whole numbers"),
+    "positionwise": lambda ask: not ask("reversal, whole numbers") and ask("one token"),
+    "atol": lambda ask: (not ask("atol 1") and ask("noisy")) or (ask("default atol") and not ask("positional 3")),
+    "mean": lambda ask: ask("sum sized") and not ask("positional 3"),
+    "first_row": lambda ask: ask("row 1 opened") and not ask("opened"),
+    "transpositions": lambda ask: ask("3-cycle") and not ask("positional 3"),
+    "rotations": lambda ask: ask("rotations") and not ask("positional 3"),
+    "few": lambda ask: ask("aab") and not ask("positional 3"),
+    "no_reorder": lambda ask: ask("positional 3"),
+}

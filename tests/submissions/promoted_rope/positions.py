@@ -1,0 +1,15 @@
+"""Wrong apply_rope only: the lesson's code as it stands, whose float32 cos and sin promote a
+float16 or bfloat16 x to float32 (a float64 x stays float64)."""
+import torch
+
+
+def rope_frequencies(head_dim, seq_len, base=10000.0, device="cpu"):
+    inv = 1.0 / (base ** (torch.arange(0, head_dim, 2, device=device).float() / head_dim))
+    ang = torch.outer(torch.arange(seq_len, device=device).float(), inv)
+    return torch.cos(ang), torch.sin(ang)
+
+
+def apply_rope(x, cos, sin):
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    cos, sin = cos[None, None], sin[None, None]
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
