@@ -245,7 +245,7 @@ def obey(order, fds, children, scratch, control, wire, sandboxed):
         kill_everything(sandboxed)
         children.clear()
         if not sandboxed:           # sandboxed children's files lived in their own mounts
-            wipe(scratch)
+            linux.remove(*Path(scratch).iterdir())
         return {"ok": True}
     raise ValueError(f"unknown order {op!r}")
 
@@ -268,11 +268,6 @@ def kill_everything(sandboxed, rounds=5):
                     signal.sigtimedwait([signal.SIGCHLD], 0.02)
             except ChildProcessError:
                 return
-
-
-def wipe(folder):
-    """Empty `folder`, whatever a child left there."""
-    linux.remove(*Path(folder).iterdir())
 
 
 def kill_child(children, pid):
@@ -338,6 +333,8 @@ def main(argv):
     import torch  # the point of the zygote: imported once, shared by every fork
 
     torch.set_num_threads(1)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(scratch)    # torch's meta kernels (torch._dynamo, sympy:
+    torch.zeros(1, device="meta").cos()                     # a second of CPU) loaded once, not in each child
     linux.libc.prctl(linux.PR_SET_DUMPABLE, 0)      # children cannot trace or read the zygote
     order_signals.update(linux.deaf())
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
