@@ -1,13 +1,9 @@
-"""The safe format the judge and the child speak: plain data only, framed over pipes.
-
-Values are trees of None, bool, int, float, str, bytes, list, tuple, dict (str keys) and dense
-tensors, each sent as a dense copy of its values whatever its strides or conjugate and negative
-bits (one on the meta device, which has none, as its dtype and shape). A frame is a JSON tree,
-then the raw bytes of its tensors and bytes objects at aligned spans the tree points to. Reading
-one parses JSON and lays each tensor over its span (no copy): it never runs code in the reader,
-holds one copy of what was sent, and is fast (a grading makes a hundred calls). The judge then
-rebuilds what it read from exact types with `sanitize`, refusing bytes.
-This module is loaded by path in the child, so it imports nothing from the grader.
+"""The safe format the judge and the child speak: plain data only, framed over pipes. Values are
+trees of None, bool, int, float, str, bytes, list, tuple, dict (str keys) and tensors, each a dense
+copy of its values whatever its strides (a meta tensor: its dtype and shape). A frame is a JSON tree,
+then the raw bytes of its tensors and bytes at aligned spans the tree points to: reading one runs no
+code, lays each tensor over its span (one copy) and is fast. The judge then rebuilds what it read
+from exact types (`sanitize`), refusing bytes. Loaded by path in the child: imports nothing of ours.
 """
 import json
 import math
@@ -52,14 +48,13 @@ class GraderFault(Exception):
     """The wire could not carry a value that is plain data: the grader's failure, not the learner's."""
 
 
-def build(factory: str, *args: Any, **kwargs: Any) -> dict:
-    """Ask the child to call `factory` ("module:function" of the handout) and pass the result."""
+def build(factory: str, *args: Any, **kwargs: Any) -> dict:   # the child calls "module:function"
     return {BUILD: factory, "args": list(args), "kwargs": kwargs}
 
 
 def encode(value: Any, limit: int = MAX_FRAME) -> Any:
-    """A value as the wire's plain tree, with at most `limit` bytes of tensors: dataclasses and
-    pydantic models as dicts, numpy scalars as numbers, tensors as dense copies on the CPU."""
+    """A value as the wire's plain tree, at most `limit` bytes of tensors (dense CPU copies);
+    dataclasses and pydantic models as dicts, numpy scalars as numbers."""
     return _encode(value, 0, {"bytes": 0, "limit": limit})
 
 
@@ -122,14 +117,12 @@ def _dense(value, budget):
     return {TENSOR: copy, "device": str(value.device)}
 
 
-def dumps(value: Any) -> bytes:
-    """A frame's body: the JSON tree's length, the tree, then the bytes its records point into."""
+def dumps(value: Any) -> bytes:         # a frame's body: the tree's length, the tree, the records
     return b"".join(_body(value))
 
 
 def _body(value):
-    """A frame's body as buffers: the tree's length and the tree, padded for the records to start
-    aligned, then each record's bytes (a tensor's own memory: not copied)."""
+    """A frame's body as buffers: the tree's length, the tree padded to align, each record's bytes."""
     blob = {"parts": [], "size": 0}
     try:
         tree = json.dumps(_to_json(value, blob, 0), separators=(",", ":")).encode()
@@ -162,14 +155,13 @@ def _to_json(value, blob, depth):
 
 
 def raw_bytes(tensor: torch.Tensor) -> Any:
-    """A tensor's values as one run of bytes (a numpy array): its own memory if dense on the CPU,
-    else a copy. A one-element tensor may keep any stride through reshape: it is set to 1."""
+    """A tensor's values as one run of bytes (a numpy array): its own memory if dense on the CPU, else
+    a copy (a one-element tensor may keep any stride through reshape: it is set to 1)."""
     flat = tensor.detach().resolve_conj().resolve_neg().cpu().reshape(-1)
     return flat.as_strided(flat.shape, (1,)).view(torch.uint8).numpy()
 
 
-def _record(blob, data):
-    """Put `data` at the blob's next aligned offset; where it went."""
+def _record(blob, data):       # `data` at the blob's next aligned offset: where it went
     at = -(-blob["size"] // ALIGN) * ALIGN
     blob["parts"].append((at, data))
     blob["size"] = at + data.nbytes
@@ -177,10 +169,9 @@ def _record(blob, data):
 
 
 def loads(data: bytes | bytearray | mmap.mmap) -> Any:
-    """Read a frame's body without running code; raises WireError on anything odd. Its tree is at
-    most MAX_TREE bytes, its records at most MAX_RECORDS, each aligned, inside the body and after
-    the one before: a frame unpacks to no more than was sent, and each tensor lies over bytes of
-    its own in `data` (a bytes object is copied first: tensors need writable memory)."""
+    """Read a frame's body without running code (WireError on anything odd): a tree of at most MAX_TREE
+    bytes, at most MAX_RECORDS records, each aligned, in the body, after the one before, so a frame
+    unpacks to no more than was sent; each tensor lies over bytes of its own (bytes: copied first)."""
     if len(data) < _HEADER.size:
         raise WireError("unreadable data (a frame too short)")
     (size,) = _HEADER.unpack_from(data)
@@ -194,8 +185,7 @@ def loads(data: bytes | bytearray | mmap.mmap) -> Any:
     return _refusing(_from_json, tree, blob, 0, {"records": 0, "end": 0})
 
 
-def _refusing(read, *args):
-    """read(*args), with what a crafted value makes it raise (torch's errors on absurd shapes, say) as WireError."""
+def _refusing(read, *args):     # read(*args); what a crafted value makes torch raise: a WireError
     try:
         return read(*args)
     except WireError:
@@ -245,17 +235,16 @@ def _tensor_from(record, blob, budget):
     return torch.frombuffer(span, dtype=dtype).view(shape) if len(span) else torch.empty(shape, dtype=dtype)
 
 
-def _shape(shape):
+def _shape(shape):     # a tensor's shape as a frame gives it, checked
     if type(shape) is not list or len(shape) > MAX_DEPTH or any(type(n) is not int or n < 0 for n in shape):
         raise WireError("a tensor that is not a plain dense tensor")
     return shape
 
 
 def sanitize(value: Any, device: str | torch.device | None = None) -> Any:
-    """Rebuild a decoded tree from exact built-in types and plain tensors, within budgets of depth
-    and items (`loads` bounded its tensors' bytes). Tensors the child had on the kind of the
-    judge's `device` go there, others to the CPU; the child passes None: they go, copied, where
-    the judge had them."""
+    """A decoded tree rebuilt from exact built-in types and plain tensors, within budgets of depth and
+    items. Tensors the child had on the kind of the judge's `device` go there, others to the CPU; the
+    child passes None: they go, copied, where the judge had them."""
     return _refusing(_sanitize, value, device, 0, {"items": 0})
 
 
@@ -299,8 +288,7 @@ def _tensor(tensor, claimed, device):
 
 
 def frame(value: Any) -> bytes:
-    """One frame's bytes: a length header, then its body."""
-    return b"".join(frame_parts(value))
+    return b"".join(frame_parts(value))     # a length header, then the body
 
 
 def frame_parts(value: Any) -> list:
@@ -311,8 +299,8 @@ def frame_parts(value: Any) -> list:
 
 def recv(fd: int, wait: Callable[[int], None] | None = None, limit: int = MAX_FRAME,
          received: Callable[[], None] | None = None) -> Any:
-    """Read one frame: `wait(fd)` before each read (it may block, or raise to give up), `received()` once
-    all its bytes are in, before parsing. Its tensors lie over one buffer, paged in as the bytes come."""
+    """One frame: `wait(fd)` before each read (it may block, or raise to give up), `received()` once its
+    bytes are in, before parsing; its tensors lie over one buffer, paged in as the bytes come."""
     def read_into(view):
         if wait:
             wait(fd)
@@ -328,7 +316,7 @@ def recv(fd: int, wait: Callable[[int], None] | None = None, limit: int = MAX_FR
 
 
 def send_with_fds(sock: socket.socket, value: Any, fds: Sequence[int] = ()) -> None:
-    """Write one frame to a Unix socket, handing over file descriptors with its header."""
+    """Write one frame to a Unix socket, file descriptors handed over with its header."""
     data = dumps(value)
     socket.send_fds(sock, [_HEADER.pack(len(data))], list(fds))
     sock.sendall(data)
