@@ -1,15 +1,23 @@
 """Nothing of a check the learner does not see reaches one they do: checks run room by room (the
-visible ones first), so a hidden check's outcome changes no visible check."""
+visible ones first), so a hidden check's outcome changes no visible check; and children alive at
+the same time (a hidden-input call run apart beside the visible checks' child) cannot reach each
+other through a socket."""
 import pytest
 import yaml
 
 from grader.judge.launchers import bubblewrap_works, launcher_for
+from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
 from grader.labs import find_lab
 from grader.runner import grade
 
 SECRET = 40961
-TOY = f'''def size(n):
+TOY = f'''import socket
+import threading
+import time
+
+
+def size(n):
     """Loops for ever on the hidden check's size, fails on another."""
     while n == {SECRET}:
         pass
@@ -21,8 +29,43 @@ TOY = f'''def size(n):
 def after():
     return True
 
+
+def tell(secret, seconds):
+    """Serve `secret` on an abstract unix socket and on loopback (where it may have sockets of
+    that kind), for `seconds`; which it could serve on."""
+    served = []
+    for address, kind in (("\\0rooms-tell", socket.AF_UNIX), (("127.0.0.1", 47613), socket.AF_INET)):
+        try:
+            listener = socket.socket(kind)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(address)
+            listener.listen()
+        except OSError:
+            continue
+        listener.settimeout(seconds)
+        threading.Thread(target=lambda s=listener: s.accept()[0].sendall(str(secret).encode()), daemon=True).start()
+        served.append(kind.name)
+    time.sleep(seconds)
+    return served
+
+
+def overhear(seconds):
+    """What a connection to tell()'s sockets hears within `seconds`."""
+    heard, deadline = [], time.monotonic() + seconds
+    for address, kind in (("\\0rooms-tell", socket.AF_UNIX), (("127.0.0.1", 47613), socket.AF_INET)):
+        while time.monotonic() < deadline:
+            try:
+                with socket.socket(kind) as connection:
+                    connection.settimeout(1)
+                    connection.connect(address)
+                    heard.append(connection.recv(100).decode())
+                    break
+            except OSError:
+                time.sleep(0.05)
+    print("heard", heard)
+    return heard
 '''
-FUNCTIONS = ["size", "after"]
+FUNCTIONS = ["size", "after", "tell", "overhear"]
 PUBLIC = '''import pytest
 
 
@@ -88,3 +131,16 @@ def test_a_hidden_check_s_outcome_changes_no_visible_check(toy, warm):
     visible = [c for c in results.checks if c.visibility == "visible"]
     assert not any("timed out" in c.message or "does not pass" in c.message for c in visible)
 
+
+def test_children_alive_together_share_no_socket(toy, warm):
+    """A call run apart with hidden inputs serves them on an abstract unix socket and on loopback
+    while the visible checks' child tries both: each child has a network of its own."""
+    warm.reset()
+    box = Sandbox(toy, {"toy.py": TOY.encode()}, warm)
+    try:
+        telling = box.submit("tell", [SECRET, 2.5], timeout=10, hidden=True)
+        box.serve("visible check", "visible")
+        assert box.call("overhear", [2.0], timeout=10) == []
+        assert "AF_UNIX" in telling.result(30)
+    finally:
+        box.close()
