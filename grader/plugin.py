@@ -297,6 +297,7 @@ class GradingPlugin:
         grade = grade_of(item)
         doc = (item.function.__doc__ or "").strip().splitlines()
         variant = f" [{item.callspec.id}]" if hasattr(item, "callspec") else ""
+        visibility = self.lab.visibility_of(item.path, item.nodeid)
         return Check(
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade.tags),
             points=grade.points, score=grade.points if result.status == "passed" else 0, status=result.status,
@@ -304,4 +305,4 @@ class GradingPlugin:
             blocked_by=result.blocked_by, mistake=result.mistake,
             output=printable(self.sandbox.printed.take(item.nodeid)),
             data=dict(item.user_properties),        # what the check measured: pytest's record_property
-            visibility=self.lab.visibility_of(item.path, item.nodeid))
+            visibility=visibility, inputs_hidden=self.sandbox.inputs_seen and visibility != "hidden")

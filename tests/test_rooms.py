@@ -5,10 +5,12 @@ other through a socket."""
 import pytest
 import yaml
 
+from grader.instructor.page import classdata, feedback
 from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
 from grader.labs import find_lab
+from grader.results import HIDDEN_INPUTS, BatchRow
 from grader.runner import grade
 
 SECRET = 40961
@@ -28,6 +30,11 @@ def size(n):
 
 def after():
     return True
+
+
+def echo(n):
+    print("echo", n)
+    return n
 
 
 def tell(secret, seconds):
@@ -65,8 +72,8 @@ def overhear(seconds):
     print("heard", heard)
     return heard
 '''
-FUNCTIONS = ["size", "after", "tell", "overhear"]
-PUBLIC = '''import pytest
+FUNCTIONS = ["size", "after", "tell", "overhear", "echo"]
+PUBLIC = f'''import pytest
 
 
 @pytest.mark.grade(points=1, tags=["size"])
@@ -79,6 +86,29 @@ def test_size_small(student):
 def test_after(student):
     """needs size"""
     assert student.after() is True
+
+
+@pytest.fixture(scope="module")
+def echoed(student):
+    return student.submit("echo", {SECRET}, hidden=True).result(30)
+
+
+@pytest.mark.grade(points=1, tags=["echo"])
+def test_echo_plain(student):
+    """echoes its own input"""
+    assert student.echo(5) == 4, "echo(5) gave " + str(student.echo(5))
+
+
+@pytest.mark.grade(points=1, tags=["echo"])
+def test_echo_hidden(student, echoed):
+    """echoes a hidden input"""
+    assert echoed == 0, f"echo gave {{echoed}}"
+
+
+@pytest.mark.grade(points=1, tags=["echo"])
+def test_echo_kept(student, echoed):
+    """what it echoed, kept in a fixture"""
+    assert echoed == 0, f"echo gave {{echoed}} again"
 '''
 HIDDEN = f'''import pytest
 
@@ -130,6 +160,26 @@ def test_a_hidden_check_s_outcome_changes_no_visible_check(toy, warm):
                       "test_after": "passed"}
     visible = [c for c in results.checks if c.visibility == "visible"]
     assert not any("timed out" in c.message or "does not pass" in c.message for c in visible)
+
+
+def test_a_visible_check_fed_hidden_inputs_keeps_its_words_from_the_learner(toy, warm):
+    """A visible check whose value came from a call on hidden inputs (and every check after it,
+    which may keep that value in a fixture) quotes it in its message: the learner's results.json
+    and feedback say only that its details stay hidden; the instructor's record keeps them."""
+    warm.reset()
+    results = grade(toy, device="cpu", zygote=warm, select=["echo"])
+    checks = {c.test.split("::")[-1]: c for c in results.checks}
+    assert [name for name, c in checks.items() if c.inputs_hidden] == ["test_echo_hidden", "test_echo_kept"]
+    assert "echo(5) gave 5" in checks["test_echo_plain"].message        # before it: all of its words
+    assert all(str(SECRET) in checks[name].message for name in ("test_echo_hidden", "test_echo_kept"))
+    learner = results.gradescope()
+    assert [t.status for t in learner.tests] == ["failed"] * 3
+    assert not any(str(SECRET) in t.output for t in learner.tests)
+    assert all(t.output == HIDDEN_INPUTS for t in learner.tests[1:])
+    row = BatchRow(student="ada", status="graded", score=results.score, max_score=results.max_score)
+    student = classdata.Student(name="ada", row=row, results=results)
+    for page in (feedback.html(student, "Rooms", ["echo"]), feedback.markdown(student, "Rooms", ["echo"])):
+        assert str(SECRET) not in page and "echo(5) gave 5" in page
 
 
 def test_children_alive_together_share_no_socket(toy, warm):
