@@ -50,6 +50,10 @@ class Grade:
 
 
 GRADE = pytest.StashKey[Grade]()
+# Checks run by room (visibility), the most exposed first, so that nothing a less visible check
+# does (its outcome blocking a function, its time spent from the budget, its inputs in a child
+# left running) reaches a check the learner sees sooner
+EXPOSURE = ("visible", "after_published", "after_due_date", "hidden")
 
 
 def grade_of(item):
@@ -193,6 +197,7 @@ class GradingPlugin:
         self.select = lab.select(options.select)
         self.order = sorted(lab.functions, key=lambda function: function not in options.first)
         self.checks = []
+        self.shown = {}             # check -> its place in the report (checks run room by room)
         self.problems = []          # what is wrong with the lab itself
         self.blocked = {}           # function -> why its remaining checks do not run
         self.stopped = ""           # why no more checks run at all (the time budget ran out)
@@ -231,9 +236,15 @@ class GradingPlugin:
             needs.setdefault(grade_of(item).function, []).extend(grade_of(item).tags[1:])
         order = after_needs(order, needs)
         kept.sort(key=lambda item: order.index(grade_of(item).function))
+        self.shown = {item.nodeid: place for place, item in enumerate(kept)}     # the report's order
+        kept.sort(key=lambda item: EXPOSURE.index(self.lab.visibility_of(item.path, item.nodeid)))
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = [] if self.problems else kept
         self.total = len(items)
+
+    def pytest_sessionfinish(self):
+        """The checks in the report's order: by function, as the lab lists its checks."""
+        self.checks.sort(key=lambda check: self.shown[check.test])
 
     # -- running ----------------------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
@@ -286,6 +297,7 @@ class GradingPlugin:
         grade = grade_of(item)
         doc = (item.function.__doc__ or "").strip().splitlines()
         variant = f" [{item.callspec.id}]" if hasattr(item, "callspec") else ""
+        visibility = self.lab.visibility_of(item.path, item.nodeid)
         return Check(
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade.tags),
             points=grade.points, score=grade.points if result.status == "passed" else 0, status=result.status,
@@ -293,4 +305,4 @@ class GradingPlugin:
             blocked_by=result.blocked_by, mistake=result.mistake,
             output=printable(self.sandbox.printed.take(item.nodeid)),
             data=dict(item.user_properties),        # what the check measured: pytest's record_property
-            visibility=self.lab.visibility_of(item.path, item.nodeid))
+            visibility=visibility, inputs_hidden=self.sandbox.inputs_seen and visibility != "hidden")

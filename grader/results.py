@@ -10,6 +10,8 @@ Status = Literal["passed", "failed", "not_implemented", "skipped", "not_graded"]
 NOT_GRADED = "the grader could not grade this; nothing was charged to you"
 Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
 NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
+HIDDEN_INPUTS = ("this check used what your code made of inputs the course keeps hidden, so its details stay "
+                 "hidden: the same check in your own copy of the lab shows them, on the inputs given there")
 
 
 def printable(text):
@@ -40,6 +42,8 @@ class Check(BaseModel):
     mistake: str = ""               # an id of the mistake the hint names, so a class's are counted as one
     data: dict[str, float | list[float]] = {}   # what the check measured (record_property); "reference
     #                                             X" is the reference's X, "x" the x values of the lists
+    inputs_hidden: bool = False     # it came after a call on inputs the learner may not see (a seed of the
+    #                                 course's) gave it a value: its words may hold them, for instructors only
 
     @property
     def function(self):
@@ -50,6 +54,13 @@ class Check(BaseModel):
         """What makes two failures the same mistake: its id, else the function and the hint with
         its numbers left out (one hint, worded with another student's numbers, is one mistake)."""
         return self.mistake or f"{self.function}: {' '.join(NUMBER.sub('#', self.hint.lower()).split())}"
+
+    def for_learner(self):
+        """The check as a learner may read it: one whose words may hold hidden inputs keeps its
+        name and score, and says so instead of its message, hint and output."""
+        if not self.inputs_hidden:
+            return self
+        return self.model_copy(update={"message": HIDDEN_INPUTS, "hint": "", "output": "", "mistake": ""})
 
     @property
     def outcome(self):
@@ -130,7 +141,7 @@ class LabResults(BaseModel):
                 output="\n".join(filter(None, [c.hint not in c.message and f"hint {c.hint}", c.message,
                                                 c.output and f"Your code printed:\n{c.output}"])),
                 visibility=c.visibility, tags=c.tags)
-                for i, c in enumerate(self.checks, 1)])
+                for i, c in enumerate((c.for_learner() for c in self.checks), 1)])
 
 
 class GradescopeTest(BaseModel):

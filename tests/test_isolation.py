@@ -445,7 +445,7 @@ def test_a_crafted_answer_is_a_bad_answer(probe_lab, zygote, crafted):
 
 def unix_socket_in_network_of(pid):
     """A unix datagram socket made in process `pid`'s network namespace, whose abstract addresses
-    are that namespace's (a plain zygote as root has one of its own)."""
+    are that namespace's (a plain child as root has one of its own)."""
     made = []
 
     def make():                     # setns moves this thread alone, which ends here
@@ -467,7 +467,7 @@ def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab):
     warm = Zygote(launcher_for("process"))
     box = Sandbox(probe_lab, submission(), warm)
     assert box.call("hopper", [address, 60]) is True
-    with unix_socket_in_network_of(warm.process.pid) as beats:
+    with unix_socket_in_network_of(box._main[None].host_pid) as beats:
         beats.bind("\0" + address)
         beats.settimeout(5)
         assert beats.recv(16) == b"beat"                               # it runs

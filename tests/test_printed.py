@@ -11,9 +11,11 @@ import yaml
 from test_batch import grade_py
 
 from grader.labs import find_lab
+from grader.results import HIDDEN_INPUTS
 from grader.runner import grade
 
 PRINTING = Path(__file__).parent / "submissions" / "print_arguments"
+TELLER = Path(__file__).parent / "submissions" / "seed_teller"
 
 TOY = '''import threading
 import time
@@ -131,3 +133,15 @@ def test_a_learner_sees_nothing_of_the_hidden_checks(tmp_path):
     assert all("ARGS rope_frequencies head_dim=8 seq_len=6" in page for page in pages)
     long = next(t for t in tests if t["name"].startswith("4096 positions"))
     assert long["visibility"] == "hidden" and "seq_len=4096" in long["output"]
+
+
+@pytest.mark.slow
+def test_the_course_seed_is_not_told_by_what_the_experiments_return(grade_lab2):
+    """Experiments that write the seed they were called with into the runs they return: the
+    visible checks that quote those runs keep their words for the instructor, and the learner's
+    results.json says only that they stay hidden."""
+    results = grade_lab2(TELLER, ["measure_loss_gap", "extrapolation_runs"])
+    assert results.score == 0 and any("seed=5" in c.message for c in results.checks)   # the instructor's
+    assert all(c.inputs_hidden for c in results.checks if c.visibility == "visible")
+    for test in results.gradescope().tests:
+        assert "seed=5" not in test.output and test.output == HIDDEN_INPUTS

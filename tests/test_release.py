@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from grader.instructor.gradebook import not_graded
+from grader.instructor.release import stage
 from grader.labs import ENGINE, engine_files, find_lab
 from grader.quiz.model import load_quiz
 from grader.results import Check, GradescopeResults, LabResults
@@ -287,3 +288,23 @@ def test_a_learners_grading_runs_the_given_modules_the_judge_does(released, tmp_
     assert files["model.py"] == (lab.given / "model.py").read_bytes()
     mine, _ = submission_files(lab, pristine=False)         # --experiments: the learner's own run, as edited
     assert mine["tasks.py"] == tasks.read_bytes()
+
+
+def test_a_release_names_no_hidden_check(tmp_path):
+    """lab.yaml's visibility table may name hidden checks (their files and tests, which say what they
+    try): a release keeps only the entries of the public checks it ships; the Gradescope bundle all."""
+    copy = tmp_path / "example"
+    shutil.copytree(ROOT / "tests" / "labs" / "example", copy)
+    manifest = yaml.safe_load((copy / "lab.yaml").read_text())
+    manifest.update(handout=str(ROOT / "tests" / "labs" / "example" / "handout"),
+                    visibility={"hidden/test_attention.py::test_softmax_large_inputs": "after_due_date",
+                                "hidden/test_attention.py": "after_published",
+                                "public/test_attention_public.py": "after_published"})
+    (copy / "lab.yaml").write_text(yaml.safe_dump(manifest))
+    lab = find_lab(copy)
+    for hidden, kept in ((False, {"public/test_attention_public.py": "after_published"}),
+                         (True, manifest["visibility"])):
+        staged = stage(lab, tmp_path / f"staged-{hidden}", hidden=hidden, reference=hidden)
+        assert staged.manifest.visibility == kept
+    released = (tmp_path / "staged-False").rglob("*")
+    assert not [p for p in released if p.is_file() and "test_softmax_large_inputs" in p.read_text(errors="replace")]

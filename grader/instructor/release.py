@@ -62,7 +62,7 @@ def stage(lab, dest, hidden, reference, quiz=None, staff=True):
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(lab.stubs / name, copy)
     paths = {"handout": f"../../../assignments/{lab.name}", "stubs": "stubs", "reference": None, "quiz": None,
-             "child_modules": [m.name for m in lab.child_modules]}
+             "child_modules": [m.name for m in lab.child_modules], "visibility": shipped_visibility(lab, hidden)}
     if reference and lab.reference:
         shutil.copytree(lab.reference, dest / "reference" / lab.name, ignore=SKIP)
         paths["reference"] = f"../../../reference/{lab.name}"
@@ -74,6 +74,14 @@ def stage(lab, dest, hidden, reference, quiz=None, staff=True):
     (folder / "lab.yaml").write_text(f"# {lab.name}, released with {checks}. Paths are relative to this folder.\n"
                                      + yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True))
     return find_lab(folder)
+
+
+def shipped_visibility(lab, hidden):
+    """lab.yaml's visibility table as far as it concerns checks shipped: a hidden check's entry
+    names its file and test, which say what it tries (test_rope_at_4096_positions)."""
+    public = lab.folder / "public"
+    return {key: level for key, level in lab.manifest.visibility.items()
+            if hidden or (lab.folder / key.split("::")[0]).is_relative_to(public)}
 
 
 def _write_quiz(lab, path, form):

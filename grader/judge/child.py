@@ -6,10 +6,9 @@ grader/judge/zygote.py starts `python -I child.py SCRATCH CONTROL_FD MODE [UID [
 no student's files: on a control order it forks a child, and the judge hands the child its files
 over the child's own request pipe. In bubblewrap the zygote is PID 1 of its namespace, an
 unprivileged user with a user namespace of its own, and each child gets fresh mounts (home,
-/tmp, /dev/shm) and IPC before it drops every capability. A plain zygote started as root gives
-each child a user of its own with no capability, Python through a mount namespace of its own,
-and with --offline a network namespace; where the kernel refuses a namespace, the child goes on
-without it. The judge trusts none of what a child says.
+/tmp, /dev/shm), IPC and network before it drops every capability. A plain zygote started as
+root gives each child a user of its own with no capability, and, where the kernel allows, fresh
+mounts and (--offline) network of its own. The judge trusts none of what a child says.
 """
 import importlib
 import importlib.util
@@ -152,6 +151,7 @@ def answered(answer, value, wire, limit):
 order_signals = {}                  # the signal handlers Python had, before the zygote ignored them
 plain_uid = None                    # a plain process's children's own user, when started as root
 python_prefixes = []                # the judge's launchers.python_prefixes(): Python's own folders
+offline = False                     # as root, plain: the kernel gives us network namespaces
 OPEN_TO_ALL = ["/tmp", "/var/tmp", "/dev/shm"]      # where every user may write: a child's own
 
 
@@ -182,7 +182,7 @@ def become_child(order, fds, scratch, wire, sandboxed):
             os.chmod(scratch, 0o711)
             os.chown(workdir, plain_uid, plain_uid)
             if linux.fresh_namespaces(OPEN_TO_ALL, order["scratch_bytes"], [*python_prefixes, str(scratch)],
-                                      owner=plain_uid):
+                                      owner=plain_uid, network=offline):
                 linux.read_only_but([*OPEN_TO_ALL, str(scratch)])     # and nowhere else
             linux.drop_privileges(become=plain_uid, offline=True)
             linux.libc.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)     # new credentials cleared it
@@ -308,7 +308,7 @@ def reap(children, pid, timeout):
 
 
 def main(argv):
-    global plain_uid
+    global plain_uid, offline
     scratch, control_fd, mode = Path(argv[0]), int(argv[1]), argv[2]
     sandboxed = mode == "sandboxed"
     rest = argv[4:]                 # as root, plain: --offline (no network), Python's folders, and

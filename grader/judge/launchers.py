@@ -35,15 +35,15 @@ class ProcessLauncher:
     ones (seccomp), but does not hide the host's files. As root its children become a user of
     their own (SANDBOX_UID_BASE + the judge's pid), who can signal neither the judge nor the
     zygote, with fresh mounts where the kernel gives root a mount namespace, and a network
-    namespace of the zygote's where it gives one (no host's unix socket named in the abstract
-    either); a container without CAP_SYS_ADMIN gives neither. Otherwise they are the judge's
-    user and could stop it."""
+    namespace of each child's own where it gives one (no unix socket named in the abstract of
+    the host's or of another child's); a container without CAP_SYS_ADMIN gives neither.
+    Otherwise they are the judge's user and could stop it."""
 
     name = "process"
 
     def __init__(self):
         self.own_user = os.getuid() == 0
-        self.offline = self.own_user and namespace_works(CLONE_NEWNET)     # the zygote's own, empty
+        self.offline = self.own_user and namespace_works(CLONE_NEWNET)     # the zygote's, each child's
 
     def argv(self, scratch, control_fd):
         own = [str(SANDBOX_UID_BASE + os.getpid()), *["--offline"] * self.offline, *python_prefixes(),
@@ -52,7 +52,7 @@ class ProcessLauncher:
 
     def facts(self):
         mounts = self.own_user and namespace_works(CLONE_NEWNS | CLONE_NEWIPC)
-        network = "none: a namespace of its own" if self.offline else \
+        network = "none: a namespace of each child's own" if self.offline else \
             "none but unix sockets (seccomp)" if platform.machine() in SYSCALLS else "the host's"
         return {"sandbox": self.name, "user": "own" if self.own_user else "the judge's",
                 "mounts": "own" if mounts else "the host's", "network": network}
@@ -63,7 +63,7 @@ class BubblewrapLauncher:
     namespace with the zygote as PID 1, no capabilities but those it needs to lose its user.
     As root, the zygote becomes a user of its own (SANDBOX_UID_BASE + the judge's pid) before
     anything else; either way it then makes a user namespace of its own, and each child gets
-    fresh mounts and drops every capability (grader/judge/child.py). Children get the handout and
+    fresh mounts and network and drops every capability (grader/judge/child.py). Children get the handout and
     submission files down their own pipe and see nothing of the grader, the reference or the
     host: only Python's own folders are bound, and those must not hold the course."""
 

@@ -79,16 +79,18 @@ def deaf():
     return handlers
 
 
-def fresh_namespaces(folders, scratch_bytes, keep, owner=None):
-    """New mount and IPC namespaces, with an empty tmpfs over each of `folders`: nothing any other
-    child wrote or kept in the kernel (files, IPC objects) is here, and nothing made here outlives
-    this child. `keep`: folders beneath them that stay (Python's, in a venv in /tmp). A new user
-    namespace too, in which we are root; or, as real root, none, and the tmpfs are `owner`'s.
-    False, and nothing done, where the kernel refuses real root a mount namespace (a container
-    without CAP_SYS_ADMIN)."""
+def fresh_namespaces(folders, scratch_bytes, keep, owner=None, network=True):
+    """New mount, IPC and (`network`) network namespaces, with an empty tmpfs over each of
+    `folders`: nothing any other child wrote or kept in the kernel (files, IPC objects) is here,
+    nothing made here outlives this child, and no other child can be reached by a socket (an
+    abstract unix one, loopback: a fresh network has no device up). `keep`: folders beneath them
+    that stay (Python's, in a venv in /tmp). A new user namespace too, in which we are root; or,
+    as real root, none, and the tmpfs are `owner`'s. False, and nothing done, where the kernel
+    refuses real root these namespaces (a container without CAP_SYS_ADMIN)."""
+    flags = CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWNET if network else 0)
     if owner is None:
-        map_root(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
-    elif libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
+        map_root(CLONE_NEWUSER | flags)
+    elif libc.unshare(flags) != 0:
         if ctypes.get_errno() == errno.EPERM:
             return False
         checked(-1, "unshare")

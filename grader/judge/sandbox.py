@@ -62,6 +62,12 @@ class Submitted(Future):
         finally:
             self._sandbox._hand_over(self)
 
+    def exception(self, timeout=None):
+        try:
+            return super().exception(timeout)
+        finally:
+            self._sandbox._hand_over(self)
+
 
 def learner_frames(where, mine):
     """A traceback's frames ("file line N, in f", innermost last) cut to those in the learner's
@@ -101,6 +107,7 @@ class Sandbox:
         self.spent = 0.0            # seconds charged to the calls that have ended
         self.started = None         # when the first child was up: the zygote's start is ours
         self.printed = Printed()    # what calls printed, until their check takes it
+        self.inputs_seen = False    # a value of a call on hidden inputs went to a check not hidden
         self.serving = Serving(None, None, threading.current_thread())
         self.observers = [*Sandbox.observers, *observers]
         self.believe_faults = True  # a grader fault a child reports: believed on a first try only,
@@ -189,8 +196,11 @@ class Sandbox:
         return future
 
     def _hand_over(self, future):
-        """Give what a submitted call printed to the check now asking for its value, once."""
+        """Give what a submitted call printed to the check now asking for its value, once. A value
+        of the hidden room asked for in another may hold hidden inputs, and so may all that the
+        checks from here on make of it (kept in fixtures): `inputs_seen` says so from then on."""
         check, room, thread = self.serving
+        self.inputs_seen = self.inputs_seen or (future.room == HIDDEN and room != HIDDEN)
         if threading.current_thread() is thread and room in (future.room, HIDDEN) and future.printed:
             printed, future.printed = future.printed, None
             self.printed.keep(check, *printed)

@@ -17,7 +17,7 @@ def _sections(student, functions):
     results = student.results
     sections = []
     for function, (score, top) in results.by_function(functions).items():
-        checks = [c for c in results.checks if c.function == function]
+        checks = [c.for_learner() for c in results.checks if c.function == function]
         shown = [c for c in checks if c.visibility == "visible"]
         hidden = [c for c in checks if c.visibility != "visible"]
         sections.append((function, score, top, shown,

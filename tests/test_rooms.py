@@ -1,0 +1,196 @@
+"""Nothing of a check the learner does not see reaches one they do: checks run room by room (the
+visible ones first), so a hidden check's outcome changes no visible check; and children alive at
+the same time (a hidden-input call run apart beside the visible checks' child) cannot reach each
+other through a socket."""
+import pytest
+import yaml
+
+from grader.instructor.page import classdata, feedback
+from grader.judge.launchers import bubblewrap_works, launcher_for
+from grader.judge.sandbox import Sandbox
+from grader.judge.zygote import Zygote
+from grader.labs import find_lab
+from grader.results import HIDDEN_INPUTS, BatchRow
+from grader.runner import grade
+
+SECRET = 40961
+TOY = f'''import socket
+import threading
+import time
+
+
+def size(n):
+    """Loops for ever on the hidden check's size, fails on another."""
+    while n == {SECRET}:
+        pass
+    if n > 1000:
+        raise ValueError("too large")
+    return n
+
+
+def after():
+    return True
+
+
+def echo(n):
+    print("echo", n)
+    return n
+
+
+def tell(secret, seconds):
+    """Serve `secret` on an abstract unix socket and on loopback (where it may have sockets of
+    that kind), for `seconds`; which it could serve on."""
+    served = []
+    for address, kind in (("\\0rooms-tell", socket.AF_UNIX), (("127.0.0.1", 47613), socket.AF_INET)):
+        try:
+            listener = socket.socket(kind)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(address)
+            listener.listen()
+        except OSError:
+            continue
+        listener.settimeout(seconds)
+        threading.Thread(target=lambda s=listener: s.accept()[0].sendall(str(secret).encode()), daemon=True).start()
+        served.append(kind.name)
+    time.sleep(seconds)
+    return served
+
+
+def overhear(seconds):
+    """What a connection to tell()'s sockets hears within `seconds`."""
+    heard, deadline = [], time.monotonic() + seconds
+    for address, kind in (("\\0rooms-tell", socket.AF_UNIX), (("127.0.0.1", 47613), socket.AF_INET)):
+        while time.monotonic() < deadline:
+            try:
+                with socket.socket(kind) as connection:
+                    connection.settimeout(1)
+                    connection.connect(address)
+                    heard.append(connection.recv(100).decode())
+                    break
+            except OSError:
+                time.sleep(0.05)
+    print("heard", heard)
+    return heard
+'''
+FUNCTIONS = ["size", "after", "tell", "overhear", "echo"]
+PUBLIC = f'''import pytest
+
+
+@pytest.mark.grade(points=1, tags=["size"])
+def test_size_small(student):
+    """small"""
+    assert student.size(3) == 3
+
+
+@pytest.mark.grade(points=1, tags=["after", "size"])
+def test_after(student):
+    """needs size"""
+    assert student.after() is True
+
+
+@pytest.fixture(scope="module")
+def echoed(student):
+    return student.submit("echo", {SECRET}, hidden=True).result(30)
+
+
+@pytest.mark.grade(points=1, tags=["echo"])
+def test_echo_plain(student):
+    """echoes its own input"""
+    assert student.echo(5) == 4, "echo(5) gave " + str(student.echo(5))
+
+
+@pytest.mark.grade(points=1, tags=["echo"])
+def test_echo_hidden(student, echoed):
+    """echoes a hidden input"""
+    assert echoed == 0, f"echo gave {{echoed}}"
+
+
+@pytest.mark.grade(points=1, tags=["echo"])
+def test_echo_kept(student, echoed):
+    """what it echoed, kept in a fixture"""
+    assert echoed == 0, f"echo gave {{echoed}} again"
+'''
+HIDDEN = f'''import pytest
+
+
+@pytest.mark.grade(points=1, tags=["size"])
+def test_size_hidden(student):
+    """hidden size"""
+    student.size({SECRET})
+
+
+@pytest.mark.grade(points=1, tags=["size"])
+def test_size_large(student):
+    """large"""
+    student.size(2000)
+'''
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("course") / "rooms"
+    stub = "".join(f"def {name}(*args):\n    raise NotImplementedError\n\n\n" for name in FUNCTIONS)
+    manifest = {"title": "Rooms", "handout": "handout", "student_files": {"toy.py": FUNCTIONS},
+                "call_timeout": 1, "time_budget": 30}
+    for name, text in {"lab.yaml": yaml.safe_dump(manifest), "stubs/toy.py": stub, "handout/toy.py": TOY,
+                       "public/test_toy.py": PUBLIC, "hidden/test_toy.py": HIDDEN}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return find_lab(folder)
+
+
+@pytest.fixture(scope="module", params=["bubblewrap", "process"])
+def warm(request):
+    if request.param == "bubblewrap" and not bubblewrap_works():
+        pytest.skip("bubblewrap is not available here")
+    zygote = Zygote(launcher_for("auto" if request.param == "bubblewrap" else "process"))
+    yield zygote
+    zygote.close()
+
+
+def test_a_hidden_check_s_outcome_changes_no_visible_check(toy, warm):
+    """A hidden check that times out (its size loops for ever) and one that fails would skip or
+    block the visible checks after them, telling the learner what the hidden inputs do: visible
+    checks run first. The report keeps the lab's order, function by function."""
+    warm.reset()
+    results = grade(toy, device="cpu", zygote=warm, select=["size", "after"])
+    status = {c.test.split("::")[-1]: c.status for c in results.checks}
+    assert list(status) == ["test_size_small", "test_size_hidden", "test_size_large", "test_after"]
+    assert status == {"test_size_small": "passed", "test_size_hidden": "failed", "test_size_large": "skipped",
+                      "test_after": "passed"}
+    visible = [c for c in results.checks if c.visibility == "visible"]
+    assert not any("timed out" in c.message or "does not pass" in c.message for c in visible)
+
+
+def test_a_visible_check_fed_hidden_inputs_keeps_its_words_from_the_learner(toy, warm):
+    """A visible check whose value came from a call on hidden inputs (and every check after it,
+    which may keep that value in a fixture) quotes it in its message: the learner's results.json
+    and feedback say only that its details stay hidden; the instructor's record keeps them."""
+    warm.reset()
+    results = grade(toy, device="cpu", zygote=warm, select=["echo"])
+    checks = {c.test.split("::")[-1]: c for c in results.checks}
+    assert [name for name, c in checks.items() if c.inputs_hidden] == ["test_echo_hidden", "test_echo_kept"]
+    assert "echo(5) gave 5" in checks["test_echo_plain"].message        # before it: all of its words
+    assert all(str(SECRET) in checks[name].message for name in ("test_echo_hidden", "test_echo_kept"))
+    learner = results.gradescope()
+    assert [t.status for t in learner.tests] == ["failed"] * 3
+    assert not any(str(SECRET) in t.output for t in learner.tests)
+    assert all(t.output == HIDDEN_INPUTS for t in learner.tests[1:])
+    row = BatchRow(student="ada", status="graded", score=results.score, max_score=results.max_score)
+    student = classdata.Student(name="ada", row=row, results=results)
+    for page in (feedback.html(student, "Rooms", ["echo"]), feedback.markdown(student, "Rooms", ["echo"])):
+        assert str(SECRET) not in page and "echo(5) gave 5" in page
+
+
+def test_children_alive_together_share_no_socket(toy, warm):
+    """A call run apart with hidden inputs serves them on an abstract unix socket and on loopback
+    while the visible checks' child tries both: each child has a network of its own."""
+    warm.reset()
+    box = Sandbox(toy, {"toy.py": TOY.encode()}, warm)
+    try:
+        telling = box.submit("tell", [SECRET, 2.5], timeout=10, hidden=True)
+        box.serve("visible check", "visible")
+        assert box.call("overhear", [2.0], timeout=10) == []
+        assert "AF_UNIX" in telling.result(30)
+    finally:
+        box.close()
