@@ -81,14 +81,27 @@ def test_days_late_are_counted_on_the_due_dates_clock_across_a_change_of_summer_
 def test_gradescope_metadata_is_read_beside_the_submission_never_inside_it(tmp_path):
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "submission_metadata.json").write_text(json.dumps({"created_at": "2020-01-01T00:00Z"}))
-    assert gradescope_time(tmp_path) is None                       # the student's own file
+    assert gradescope_time(tmp_path) == (None, None)               # the student's own file
     (tmp_path / "submission_metadata.json").write_text(json.dumps({"created_at": "2026-12-01T22:59:00Z", "id": 1}))
-    assert gradescope_time(tmp_path) == DUE
+    assert gradescope_time(tmp_path) == (DUE, None)
     (tmp_path / "submission_metadata.json").write_text("{not json")
-    assert gradescope_time(tmp_path) is None
+    assert gradescope_time(tmp_path) == (None, None)
     (tmp_path / "submission_metadata.json").unlink()
     (tmp_path / "submission_metadata.json").symlink_to(tmp_path / "submission" / "submission_metadata.json")
-    assert gradescope_time(tmp_path) is None
+    assert gradescope_time(tmp_path) == (None, None)
+
+
+def test_gradescope_s_due_time_is_the_student_s_own_extension_included(tmp_path):
+    """The bundle counts lateness against the due time Gradescope gives: the student's own (an
+    extension set on Gradescope), else the assignment's."""
+    metadata = {"created_at": "2026-12-03T10:00:00Z", "assignment": {"due_date": "2026-12-01T23:59:00+01:00"},
+                "users": [{"email": "a@example.com", "assignment": {"due_date": "2026-12-04T23:59:00+01:00"}}]}
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata))
+    submitted, due = gradescope_time(tmp_path)
+    assert due == DUE + timedelta(days=3) and lateness(Deadline(due=DUE, penalty=10), submitted, due) is None
+    del metadata["users"][0]["assignment"]
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata))
+    assert gradescope_time(tmp_path)[1] == DUE
 
 
 def test_the_bundle_applies_the_late_policy_at_gradescopes_time_only():
@@ -100,15 +113,15 @@ def test_the_bundle_applies_the_late_policy_at_gradescopes_time_only():
     policy = Deadline(due=DUE, penalty=10, per="day", cap=50)
     results = lambda: GradescopeResults(score=80, execution_time=1, output="80/89", tests=[])  # noqa: E731
     on_time, late_one, unknown = results(), results(), results()
-    late_policy(on_time, policy, DUE, 89)
-    late_policy(late_one, policy, DUE + timedelta(days=1, hours=2), 89)
-    late_policy(unknown, policy, None, 89)
+    late_policy(on_time, policy, DUE, None, 89)
+    late_policy(late_one, policy, DUE + timedelta(days=1, hours=2), None, 89)
+    late_policy(unknown, policy, None, None, 89)
     assert on_time.score == 80 and on_time.extra_data["timing"] == "on time"
     assert late_one.score == pytest.approx(80 - 0.2 * 89) and "-20%" in late_one.output
     assert late_one.extra_data["time_source"] == "gradescope"
     assert unknown.score == 80 and unknown.extra_data["time_source"] == "unknown" and "unknown" in unknown.output
     no_policy = results()
-    late_policy(no_policy, None, DUE + timedelta(days=9), 89)
+    late_policy(no_policy, None, DUE + timedelta(days=9), None, 89)
     assert no_policy.score == 80 and not no_policy.extra_data
 
 

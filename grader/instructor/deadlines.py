@@ -60,15 +60,26 @@ def parse_time(text, where):
 
 
 def gradescope_time(root):
-    """Gradescope's submission time of the bundle at `root` (ROOT/submission_metadata.json, which
-    Gradescope writes beside ROOT/submission/), or None when it is not there or not readable."""
+    """(submission time, due time) of the bundle at `root` from Gradescope's metadata
+    (ROOT/submission_metadata.json, which Gradescope writes beside ROOT/submission/): the due time
+    is the student's own where Gradescope gives one (an extension), else the assignment's, else None.
+    (None, None) when the file is not there or not readable."""
     metadata = Path(root) / METADATA
     try:
         if metadata.is_symlink() or not metadata.is_file():
-            return None
-        return parse_time(json.loads(metadata.read_text(encoding="utf-8"))["created_at"], METADATA)
+            return None, None
+        data = json.loads(metadata.read_text(encoding="utf-8"))
+        submitted = parse_time(data["created_at"], METADATA)
     except (OSError, ValueError, KeyError, TypeError, UsageError):
-        return None
+        return None, None
+    dues = [user.get("assignment", {}).get("due_date") for user in data.get("users") or [] if isinstance(user, dict)]
+    dues += [(data.get("assignment") or {}).get("due_date")]
+    for due in dues:
+        try:
+            return submitted, parse_time(due, METADATA)
+        except UsageError:
+            continue
+    return submitted, None
 
 
 def read_timestamps(path):

@@ -218,7 +218,7 @@ def autograde(root, lab_name, sandbox="auto"):
 
     root = Path(root)
     lock_judge_files(root)          # before any student code runs
-    # Gradescope's root / METADATA (when, by whom) is root's alone from here: the judge reads it below
+    submitted, due = deadlines.gradescope_time(root)     # Gradescope's, read before any student code runs
     lab = find_lab(lab_name)
     verdict = root / "source" / VERDICT
     try:
@@ -244,17 +244,19 @@ def autograde(root, lab_name, sandbox="auto"):
         report = results.gradescope(lab.manifest.score_visibility)
         if status == "broken_code":
             report.output += f"\n{detail}"
-        late_policy(report, lab.manifest.deadline, deadlines.gradescope_time(root), results.max_score)
+        late_policy(report, lab.manifest.deadline, submitted, due, results.max_score)
     report.extra_data.update(launcher.facts())
     (root / "results" / "results.json").write_text(report.model_dump_json(indent=2))
     print(report.summary(), flush=True)         # run_autograder's stdout: what a failed run shows
     return 0
 
 
-def late_policy(report, policy, submitted, max_score):
+def late_policy(report, policy, submitted, due, max_score):
     """The lab's late policy (lab.yaml's deadline) applied to `report` at Gradescope's own time of
-    the submission (its metadata beside the submission, never a file the student sent): the
-    score cut, said in the output and in extra_data. No policy, nothing; no time, said, not cut."""
+    the submission and against its due time (`due`: the student's on Gradescope, extensions
+    included; None: lab.yaml's), both from its metadata beside the submission, never from a file
+    the student sent: the score cut, said in the output and in extra_data. No policy, nothing; no
+    time, said, not cut."""
     if policy is None:
         return
     report.extra_data["time_source"] = "gradescope" if submitted else "unknown"
@@ -263,7 +265,7 @@ def late_policy(report, policy, submitted, max_score):
         report.output += "\nThe submission time is unknown here: no late policy was applied."
         return
     report.extra_data["submitted_at"] = submitted.isoformat()
-    late = deadlines.lateness(policy, submitted)
+    late = deadlines.lateness(policy, submitted, due)
     if late is None:
         report.extra_data["timing"] = "on time"
         return
