@@ -144,6 +144,66 @@ def test_a_process_child_has_no_network(tmp_path):
             assert seen == ["PermissionError", "ConnectionRefusedError" if offline else "connected", "x"]
 
 
+JUDGE = """
+import json, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import yaml
+from grader.judge.launchers import ProcessLauncher
+from grader.judge.sandbox import Sandbox
+from grader.judge.zygote import Zygote
+from grader.labs import find_lab
+lab = Path(tempfile.mkdtemp())
+(lab / "handout").mkdir()
+(lab / "handout" / "probe.py").write_text("def probe():\\n    raise NotImplementedError\\n")
+(lab / "lab.yaml").write_text(yaml.safe_dump({"title": "Probe", "handout": "handout",
+                                              "student_files": {"probe.py": ["probe"]}}))
+zygote = Zygote(ProcessLauncher())
+box = Sandbox(find_lab(lab), {"probe.py": sys.stdin.read().encode()}, zygote)
+try:
+    print(json.dumps(box.call("probe")))
+finally:
+    box.close()
+    zygote.close()
+"""
+KEPT = '''
+import ctypes
+import os
+
+def probe():
+    """System V IPC and message queues outlive the child, in memory no rlimit counts; its OOM
+    score says whom the kernel kills first when memory runs out. Whatever is made is removed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    made = {}
+    for name, make, remove in (("shmget", lambda: libc.shmget(0, 4096, 0o1600), lambda id: libc.shmctl(id, 0, None)),
+                               ("semget", lambda: libc.semget(0, 1, 0o1600), lambda id: libc.semctl(id, 0, 0)),
+                               ("msgget", lambda: libc.msgget(0, 0o1600), lambda id: libc.msgctl(id, 0, None)),
+                               ("mq_open", lambda: libc.mq_open(b"/grader-probe", 0o102, 0o600, None),
+                                lambda id: libc.mq_unlink(b"/grader-probe"))):
+        found = make()
+        made[name] = os.strerror(ctypes.get_errno()) if found < 0 else "made"
+        if found >= 0:
+            remove(found)
+    try:
+        open("/proc/self/oom_score_adj", "w").write("0")
+        lowered = "lowered"
+    except OSError as error:
+        lowered = type(error).__name__
+    return made, open("/proc/self/oom_score_adj").read().strip(), lowered
+'''
+
+
+def test_a_process_child_keeps_nothing_past_its_end_and_goes_first_when_memory_runs_out():
+    """In the container (no IPC namespace): no System V IPC or message queue, which would hold
+    memory past the child's end, where a judge out of memory is the one the kernel kills; and
+    the kernel's OOM killer takes the sandbox first."""
+    run = in_container([sys.executable, "-I", "-c", JUDGE, str(ROOT)], binds=[(ROOT, ROOT)], input=KEPT, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    made, score, lowered = json.loads(run.stdout.splitlines()[-1])
+    assert made == dict.fromkeys(["shmget", "semget", "msgget", "mq_open"], os.strerror(1))    # EPERM
+    assert score == "1000" and lowered == "PermissionError"
+
+
 def test_setup_sh_installs_pinned_packages_without_waiting_on_an_index():
     requirements = gradescope.pinned_requirements().splitlines()
     pins = dict(line.split("==") for line in requirements if not line.startswith("#"))

@@ -314,8 +314,8 @@ def reap(children, pid, timeout):
 
 def main(argv):
     global plain_uid
-    scratch, control_fd, mode = Path(argv[0]), int(argv[1]), argv[2]
-    sandboxed = mode == "sandboxed"
+    scratch, control_fd, sandboxed = Path(argv[0]), int(argv[1]), argv[2] == "sandboxed"
+    linux.first_to_go()             # out of memory, the kernel kills the sandbox, never the judge
     rest = argv[4:]                 # as root, plain: --offline (no network), Python's folders, and
     offline = "--offline" in rest   # after --hide the course's traces in them
     rest = [arg for arg in rest if arg != "--offline"]
