@@ -89,11 +89,17 @@ def test_setup_fails_loudly_only_where_no_sandbox_keeps_the_judge_safe(tmp_path,
 
 
 def test_the_judges_files_are_root_s_alone(tmp_path):
-    (tmp_path / "source").mkdir()
-    (tmp_path / gradescope.METADATA).write_text("{}")
+    """All but the venv: what else the image keeps beside them (a copy of the bundle, say) too."""
+    for folder in ("source", "venv/bin", "harness"):
+        (tmp_path / folder).mkdir(parents=True, mode=0o755)
+    for file in (gradescope.METADATA, "autograder.zip", "run_autograder"):
+        (tmp_path / file).write_text("{}")
+        (tmp_path / file).chmod(0o755)
     gradescope.lock_judge_files(tmp_path)
     modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
-    assert modes == {"source": 0o700, "results": 0o700, "submission": 0o700, gradescope.METADATA: 0o600}
+    assert modes == {"source": 0o700, "results": 0o700, "submission": 0o700, gradescope.METADATA: 0o700,
+                     "autograder.zip": 0o700, "run_autograder": 0o700, "harness": 0o700, "venv": 0o755}
+    assert tmp_path.stat().st_mode & 0o777 == 0o711            # entered on the way to the venv, not listed
 
 
 NETWORK = '''
