@@ -26,6 +26,8 @@ from pathlib import Path
 UNWATCHABLE = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.forkpty",
                          "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function", "ctypes.cdata",
                          "ctypes.cdata/buffer"})     # audit events: programs, libraries, memory by address
+STARTS = frozenset({"os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "subprocess.Popen",
+                    "ctypes.call_function"})      # audit events of what may start a process
 UNDONE = "something that undid the judge's watch for forbidden calls"
 
 
@@ -168,6 +170,7 @@ class Trap:
         self.handler = self.modes and vars(self.modes[0])["__torch_dispatch__"]
         self.current = None             # the watched student function being called
         self.hit = None                 # what it reached first, in words
+        self.started = False            # whether the code may have started a process since the last look
         self.own_ops = {}               # id(func) -> (func, its own op), for calls
 
     def refuse(self, what):
@@ -208,7 +211,8 @@ class Trap:
             return function(*args, **kwargs)
         self.current, self.hit = name, None
         try:
-            beside = _company()
+            beside = _company() if self.started else []
+            self.started = bool(beside)
             if beside:
                 self.refuse(f"a process started before the call (pid {beside[0]}), whose work the judge cannot watch")
             with self.watching(watch, top=name):
@@ -261,6 +265,7 @@ class Trap:
             if self.current is None:
                 raise ImportError("_posixsubprocess is the judge's in a lab with forbidden calls: use subprocess")
             self.refuse("_posixsubprocess, whose work the judge cannot watch")
+        self.started = self.started or event in STARTS
         if event in UNWATCHABLE and self.current is not None:
             self.refuse(f"{event}, whose work the judge cannot watch")
 
@@ -289,6 +294,7 @@ class Trap:
         def fork_exec(*args, **kwargs):
             if self.current is not None:
                 self.refuse("_posixsubprocess.fork_exec, whose work the judge cannot watch")
+            self.started = True
             return real.fork_exec(*args, **kwargs)
 
         stand_in = type(sys)("_posixsubprocess")
@@ -301,15 +307,11 @@ class Trap:
 def _company():
     """The pids of the processes of the session we lead (a child's) but us that run (not zombies)."""
     me, found = os.getpid(), []
-    for entry in os.scandir("/proc") if os.getsid(0) == me else ():
-        if entry.name.isdigit() and int(entry.name) != me:
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[3]) == os.getsid(0) and fields[0] not in (b"Z", b"X"):
-                found.append(int(entry.name))
+    for pid in [int(name) for name in os.listdir("/proc") if name.isdigit()] if os.getsid(0) == me else ():
+        with contextlib.suppress(OSError, IndexError), open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+            if pid != me and int(fields[3]) == me and fields[0] not in (b"Z", b"X"):
+                found.append(pid)
     return found
 
 
