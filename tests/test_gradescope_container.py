@@ -16,6 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from test_printed import SHARED
 
 from grader.errors import SetupError
 from grader.instructor import gradescope
@@ -161,13 +162,22 @@ from grader.judge.zygote import Zygote
 from grader.labs import find_lab
 lab = Path(tempfile.mkdtemp())
 (lab / "handout").mkdir()
-(lab / "handout" / "probe.py").write_text("def probe():\\n    raise NotImplementedError\\n")
+(lab / "handout" / "probe.py").write_text("def probe(*args):\\n    raise NotImplementedError\\n")
 (lab / "lab.yaml").write_text(yaml.safe_dump({"title": "Probe", "handout": "handout",
                                               "student_files": {"probe.py": ["probe"]}}))
-zygote = Zygote(ProcessLauncher())
-box = Sandbox(find_lab(lab), {"probe.py": sys.stdin.read().encode()}, zygote)
+zygote, code = Zygote(ProcessLauncher()), {"probe.py": sys.stdin.read().encode()}
+box = Sandbox(find_lab(lab), code, zygote)
 try:
-    print(json.dumps(box.call("probe")))
+    if len(sys.argv) == 2:
+        print(json.dumps(box.call("probe")))
+    else:           # a hidden call beside a visible one, then the next submission a batch worker grades
+        hidden = box.submit("probe", ["hidden", sys.argv[2]], hidden=True)
+        box.serve("visible check", "visible")
+        seen = [box.call("probe", ["visible", sys.argv[2]]), hidden.result(30)]
+        box.close()
+        zygote.reset()
+        box = Sandbox(find_lab(lab), code, zygote)
+        print(json.dumps(seen + [box.call("probe", ["visible", sys.argv[2]])]))
 finally:
     box.close()
     zygote.close()
@@ -208,6 +218,17 @@ def test_a_process_child_keeps_nothing_past_its_end_and_goes_first_when_memory_r
     made, score, lowered = json.loads(run.stdout.splitlines()[-1])
     assert made == dict.fromkeys(["shmget", "semget", "msgget", "mq_open"], os.strerror(1))    # EPERM
     assert score == "1000" and lowered == "PermissionError"
+
+
+def test_what_a_hidden_call_leaves_reaches_no_later_call():
+    """In the container the process children share /tmp (no mounts of their own): what a hidden call
+    (the course's seed) wrote there is gone before a visible call runs, and before the next
+    submission a batch worker grades, as are its sockets and its process."""
+    name = f"grader-secret-{os.getpid()}"
+    run = in_container([sys.executable, "-I", "-c", JUDGE, str(ROOT), name], binds=[(ROOT, ROOT)], input=SHARED,
+                       timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert json.loads(run.stdout.splitlines()[-1]) == [[], "nobody asked", []]
 
 
 def test_setup_sh_installs_pinned_packages_without_waiting_on_an_index():

@@ -77,12 +77,8 @@ def describe(error, workdir):
     if isinstance(error, SyntaxError) and error.filename and Path(error.filename).is_absolute():
         where.append(f"{Path(error.filename).name} line {error.lineno}: {(error.text or '').strip()[:200]}")
     innermost = frames[-1].name if frames else None
-    return {
-        "type": type(error).__name__,
-        "message": str(error)[:1000],
-        "where": where,
-        "not_implemented": innermost if isinstance(error, NotImplementedError) else None,
-    }
+    return {"type": type(error).__name__, "message": str(error)[:1000], "where": where,
+            "not_implemented": innermost if isinstance(error, NotImplementedError) else None}
 
 
 def flush():
@@ -271,8 +267,9 @@ def kill_everything(sandboxed, rounds=5):
 
 
 def wipe(folder):
-    """Empty `folder`, whatever a child left there."""
-    linux.remove(*Path(folder).iterdir())
+    """Empty `folder`, whatever a child left there, and where every user may write, what our
+    children's own user left (in a container, they had no mounts of their own)."""
+    linux.remove(*Path(folder).iterdir(), *(linux.owned(plain_uid, OPEN_TO_ALL) if plain_uid else ()))
 
 
 def kill_child(children, pid):

@@ -259,6 +259,21 @@ def remove(*paths):
         subprocess.run(["/bin/rm", "-rf", "--", *map(str, paths)], capture_output=True)
 
 
+def owned(uid, folders):
+    """What `uid` owns in `folders` and in the folders there every user may write (/tmp/.X11-unix):
+    the only places a user of its own can have written outside its own folders."""
+    found, todo = [], [os.path.realpath(folder) for folder in folders if os.path.isdir(folder)]
+    for folder in dict.fromkeys(todo):
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                if info.st_uid == uid:
+                    found.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False) and info.st_mode & 0o002:
+                    found += owned(uid, [entry.path])
+    return found
+
+
 def processes():
     """{pid: (parent pid, session id, state letter)} of every process, from /proc."""
     found = {}
