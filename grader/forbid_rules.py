@@ -158,9 +158,12 @@ def left_open(names, limit=8):
 
     said, found = [], rules(tuple(names))
     for rule in found.rules:
-        if rule.obj is None:
-            said.append(f"forbid: {rule.name} is nothing in this torch ({torch.__version__}): only that name, "
-                        "as written, is refused in the source, and nothing at run time")
+        if rule.obj is None or rule.name.split(".")[0] != "torch":
+            said.append(f"forbid: {rule.name} is " + (f"nothing in this torch ({torch.__version__}): only that name, "
+                        "as written, is refused in the source, and nothing at run time" if rule.obj is None else
+                        "not torch's: it is refused in the source alone, under the names the file gives it, never "
+                        "at run time, where the child watches torch's dispatcher only (a name built at run time, "
+                        "or one torch's own code calls, goes unseen)"))
             continue
         ops = ", ".join(sorted(rule.ops)) or "none"
         said.append(f"forbid: {rule.name} is refused as the ATen ops {ops}, under any name and at run time"

@@ -159,6 +159,10 @@ def test_check_lab_says_what_stays_open():
     assert "(a softmax as torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)) stays allowed, by design" in said
     assert "torch.log_softmax" in said and "torch.special.softmax" not in said
     assert "torch.no_such_thing is nothing in this torch" in said
+    said = left_open(["numpy.exp"])                 # the trap watches torch's dispatcher only
+    assert said == ["forbid: numpy.exp is not torch's: it is refused in the source alone, under the names the file "
+                    "gives it, never at run time, where the child watches torch's dispatcher only (a name built at "
+                    "run time, or one torch's own code calls, goes unseen)"]
 
 
 def test_check_lab_names_given_code_that_uses_it():
