@@ -2,9 +2,10 @@
 
 Each attack is a softmax for the forbid lab (tests/labs/forbid: softmax may not use torch.softmax)
 that computes a softmax with torch's own code by a way the judge might miss; a line says whether
-the grading caught it (and how) or the attack earned the point. The tests hold every attack the
-judge catches (tests/test_forbid.py, tests/test_forbid_trap.py); the ones that still earn it are
-what stays open, listed here so that the claim can be checked.
+the grading caught it, and where: in the source (the judge's scan) or at run time (the child's
+trap; names built at run time pass the scan), or the attack earned the point. The tests hold
+every attack the judge catches (tests/test_forbid.py, tests/test_forbid_trap.py); the ones that
+still earn it are what stays open, listed here so that the claim can be checked.
 """
 import tempfile
 from pathlib import Path
@@ -19,8 +20,14 @@ from grader.runner import grade
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAD = "import sys\n\nimport torch\n\n\n"
+HELPER = ("import os\nimport pickle\n\nASK, TOLD = os.pipe()\nREAD, ANSWER = os.pipe()\n\nif os.fork() == 0:\n"
+          "    x = pickle.loads(os.read(ASK, 1 << 20))\n"
+          "    os.write(ANSWER, pickle.dumps(getattr(torch, 'soft' + 'max')(x, -1)))\n    os._exit(0)\n\n\n")
 ATTEND = "\n\ndef attend(q, k, v):\n    return torch.softmax(q @ k.T / q.shape[-1] ** 0.5, -1) @ v\n"
 SOFTMAX = "getattr(torch, 'soft' + 'max')"          # a name built at run time: the source cannot see it
+C = "getattr(torch._C, "
+PUSHED = ("    pop_d, push_d = {C}'_pop_torch_' + 'dispatch_stack'), {C}'_push_on_torch_' + 'dispatch_stack')\n"
+          "    pop_f, push_f = {C}'_pop_torch_' + 'function_stack'), {C}'_push_on_torch_' + 'function_stack')\n")
 ATTACKS = {
     "torch's mode stack, cleared for a while": "    from torch.utils import _python_dispatch as d\n\n"
     f"    with d._disable_current_modes():\n        return {SOFTMAX}(x, -1)\n",
@@ -29,14 +36,37 @@ ATTACKS = {
     "the Python dispatch key excluded": "    keys = torch._C.DispatchKeySet(torch._C.DispatchKey.Python)\n"
     f"    with torch._C._ExcludeDispatchKeyGuard(keys):\n        return {SOFTMAX}(x, -1)\n",
     "torch._C._DisableTorchDispatch": f"    with torch._C._DisableTorchDispatch():\n        return {SOFTMAX}(x, -1)\n",
+    "torch._C._DisableTorchDispatch, by a name built at run time": f"    with {C}'_DisableTorch' + 'Dispatch')():\n"
+    f"        return {SOFTMAX}(x, -1)\n",
+    "the mode stack cleared, by a name built at run time": "    from torch.utils import _python_dispatch as d\n\n"
+    f"    with getattr(d, '_disable_current_' + 'modes')():\n        return {SOFTMAX}(x, -1)\n",
+    "both modes popped and pushed back, by names built at run time": PUSHED.format(C=C) +
+    f"    modes = pop_f(), pop_d(None)\n    try:\n        return {SOFTMAX}(x, -1)\n    finally:\n"
+    "        push_d(modes[1])\n        push_f(modes[0])\n",
+    "the dispatch mode's handler replaced, then put back": f"    kind = type({C}'_get_dispatch_' + 'stack_at')(0))\n"
+    "    handler = kind.__torch_dispatch__\n"
+    "    kind.__torch_dispatch__ = lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))\n"
+    f"    try:\n        return {SOFTMAX}(x, -1)\n    finally:\n        kind.__torch_dispatch__ = handler\n",
     "an op redispatched below Python": "    op = getattr(torch.ops.aten, '_soft' + 'max').default\n"
     "    return op.redispatch(torch._C.DispatchKeySet(torch._C.DispatchKey.CPU), x, -1, False)\n",
-    "the trap's state cleared, then restored": "    trap = sys._getframe(1).f_locals['self']\n"
+    "an op redispatched, by names built at run time": "    op = getattr(torch.ops.aten, '_soft' + 'max').default\n"
+    "    return getattr(op, 'redis' + 'patch')(torch._C.DispatchKeySet(torch._C.DispatchKey.CPU), x, -1, False)\n",
+    "an op's CPU kernel called by key, by names built at run time":
+    "    op = getattr(torch.ops.aten, '_soft' + 'max')\n"
+    "    return getattr(op.default, '_op' + '_dk')(torch._C.DispatchKey.CPU, x, -1, False)\n",
+    "the trap's state cleared, then restored":
+    "    trap = getattr(getattr(sys, '_get' + 'frame')(1), 'f_lo' + 'cals')['self']\n"
     f"    name, trap.current = trap.current, None\n    y = {SOFTMAX}(x, -1)\n    trap.current = name\n    return y\n",
     "the trap's state cleared for good": "    sys._getframe(1).f_locals['self'].current = None\n"
     f"    return {SOFTMAX}(x, -1)\n",
     "a subprocess": "    import subprocess\n\n    subprocess.run([sys.executable, '-c', 'import torch'])\n"
     f"    return {SOFTMAX}(x, -1)\n",
+    "a program by _posixsubprocess.fork_exec (no audit event)": "    import os\n    import subprocess\n\n"
+    "    read, write = os.pipe()\n    getattr(subprocess, '_fork' + '_exec')([b'/bin/true'], [b'/bin/true'], True, (),"
+    " None, None, *[-1] * 6, read, write, True, False, -1, None, None, None, -1, None, False)\n"
+    f"    return {SOFTMAX}(x, -1)\n",
+    "a process started at import, working for the call": "    os.write(TOLD, pickle.dumps(x))\n"
+    "    return pickle.loads(os.read(READ, 1 << 20))\n",
     "a thread": "    from concurrent.futures import ThreadPoolExecutor\n\n    with ThreadPoolExecutor(1) as pool:\n"
     f"        return pool.submit({SOFTMAX}, x, -1).result()\n",
     "a fork": "    import os\n    import pickle\n\n    read, write = os.pipe()\n    if os.fork() == 0:\n"
@@ -70,12 +100,14 @@ def main():
     try:
         for name, body in ATTACKS.items():
             with tempfile.TemporaryDirectory() as folder:
-                (Path(folder) / "norm.py").write_text(f"{HEAD}def softmax(x):\n{body}{ATTEND}")
+                helper = HELPER if "at import" in name else ""
+                (Path(folder) / "norm.py").write_text(f"{HEAD}{helper}def softmax(x):\n{body}{ATTEND}")
                 zygote.reset()
                 check = next(c for c in grade(lab, submission=folder, device="cpu", zygote=zygote).checks
                              if c.tags[0] == "softmax")
             said = check.message.splitlines()[-1].strip() if check.message else ""
-            table.add_row(name, "open: earns the point" if check.status == "passed" else "caught", said[:90])
+            where = "in the source" if check.message.startswith("expected") else "at run time"
+            table.add_row(name, "open: earns the point" if check.status == "passed" else f"caught {where}", said[:90])
     finally:
         zygote.close()
     Console().print(table)

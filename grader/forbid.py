@@ -30,6 +30,10 @@ class Hit(NamedTuple):
 def sentence(function, file, hit):
     """What a learner is told: (expected, seen, hint) for grader.checks.CheckFailed."""
     rule = hit.rule or hit.name
+    if rule == forbid_rules.WATCH:
+        return (f"{function} written with your own code", f"{file} line {hit.line} uses {hit.name}",
+                f"this lab watches torch's dispatcher for the calls {function} may not make, and {hit.name} "
+                f"would switch that watch off or reach into it: write {function} without it")
     same = "" if rule == hit.name else f", the same as {rule}"
     return (f"{function} written with your own code", f"{file} line {hit.line} uses {hit.name}{same}",
             f"this lab asks you to write {function} yourself, without {rule}")

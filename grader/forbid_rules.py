@@ -8,6 +8,11 @@ whose own op is one of those ops, or, for a name that shares the rule's stem (so
 torch.special.softmax, nn.Softmax2d, F.gumbel_softmax), something whose call on a small probe
 runs one of them. Learners' names are looked up in modules the judge has already loaded, never
 imported, and only torch's things are ever probed.
+
+Every function with rules may also not use what would switch off the child's watch of torch's
+dispatcher (grader/judge/trap.py) or reach into it: torch's mode stacks and dispatch-key guards,
+an op's calls below Python (.redispatch, ._op_dk), a program started unseen (_posixsubprocess), and
+the frames, referrers and closures that lead to the watch's own objects (WATCH: its rule's name).
 """
 import functools
 import sys
@@ -15,6 +20,26 @@ import types
 from typing import NamedTuple
 
 from grader.judge import meaning
+
+WATCH = "the judge's watch"
+_DISPATCH, _FUNCTION = "torch.utils._python_dispatch.", "torch.overrides."
+SWITCHES = (*(_DISPATCH + n for n in ("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily", "_push_mode",
+                                      "_get_current_dispatch_mode", "_get_current_dispatch_mode_stack")),
+            *(_FUNCTION + n for n in ("_pop_mode", "_pop_mode_temporarily", "_push_mode", "_get_current_function_mode",
+                                      "_get_current_function_mode_stack")),
+            *("torch._C." + n for n in (
+                "_DisableTorchDispatch", "_ExcludeDispatchKeyGuard", "ExcludeDispatchKeyGuard",
+                "_ForceDispatchKeyGuard", "_SetExcludeDispatchKeyGuard", "_DisablePythonDispatcher",
+                "DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableFuncTorch",
+                "_pop_torch_dispatch_stack", "_push_on_torch_dispatch_stack", "_get_dispatch_stack_at",
+                "_pop_torch_function_stack", "_push_on_torch_function_stack", "_get_function_stack_at",
+                "_set_dispatch_mode", "_unset_dispatch_mode", "_get_dispatch_mode", "_dispatch_call_boxed",
+                "_dispatch_tls_set_dispatch_key_excluded", "_dispatch_tls_set_dispatch_key_included")),
+            "_posixsubprocess", "subprocess._fork_exec", "sys._getframe", "sys._current_frames", "inspect.currentframe",
+            "inspect.stack", "inspect.trace", "gc.get_objects", "gc.get_referrers", "gc.get_referents")
+SWITCH_ATTRIBUTES = frozenset({"redispatch", "redispatch_boxed", "_op_dk", "_handle", "py_kernels", "python_key_table",
+                               "f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
+                               "__closure__", "cell_contents"})
 
 
 class Rule(NamedTuple):
@@ -42,13 +67,14 @@ class Rules:
             again = tuple(meaning.reimplementations(ops, stems)) if ops else ()
             self.rules.append(Rule(name, obj, ops, whole, stems, again))
         self.roots = {r.name.split(".")[0] for r in self.rules if r.obj is not None}
+        self.switches = {id(obj): name for name in SWITCHES if (obj := meaning.resolve(name)) is not None}
         self.matched = {}           # dotted name -> (name, rule) or None
         self.footprints = {}        # id(obj) -> (obj, its footprint)
 
     def match(self, dotted):
         """(the forbidden name it reaches, its rule) for a dotted name a learner's code reaches, or None."""
         if dotted not in self.matched:
-            self.matched[dotted] = self._match(dotted)
+            self.matched[dotted] = self._match(dotted) or self._switch(dotted)
         return self.matched[dotted]
 
     def method(self, attribute):
@@ -56,8 +82,26 @@ class Rules:
         literal = next((r.name for r in self.rules if r.name == f"torch.Tensor.{attribute}"), None)
         if literal:
             return literal, literal
+        if attribute in SWITCH_ATTRIBUTES:
+            return f".{attribute}", WATCH
         found = self.match(f"torch.Tensor.{attribute}") if "torch" in self.roots else None
         return (f"torch.Tensor.{attribute}", found[1]) if found else None
+
+    def _switch(self, dotted):
+        """(the name, WATCH) when a dotted name is one of SWITCHES, by name or as the same object, or
+        takes one of SWITCH_ATTRIBUTES (torch.ops.aten.exp.default.redispatch)."""
+        literal = next((n for n in SWITCHES if dotted == n or dotted.startswith(n + ".")), None)
+        if literal:
+            return literal, WATCH
+        parts = dotted.split(".")
+        attribute = next((part for part in parts[1:] if part in SWITCH_ATTRIBUTES), None)
+        if attribute:
+            return f".{attribute}", WATCH
+        for cut in range(1, len(parts) + 1):
+            name = self.switches.get(id(lookup(".".join(parts[:cut])))) if parts[0] in _ROOTS else None
+            if name:
+                return ".".join(parts[:cut]), WATCH
+        return None
 
     def _match(self, dotted):
         literal = next((r.name for r in self.rules if dotted == r.name or dotted.startswith(r.name + ".")), None)
@@ -88,6 +132,9 @@ class Rules:
         return next((r for r in self.rules if r.ops & ran), None)
 
 
+_ROOTS = {name.split(".")[0] for name in SWITCHES}
+
+
 def lookup(dotted):
     """What a dotted name is in the modules already loaded, or None: no import, no module __getattr__."""
     parts = dotted.split(".")
@@ -111,9 +158,12 @@ def left_open(names, limit=8):
 
     said, found = [], rules(tuple(names))
     for rule in found.rules:
-        if rule.obj is None:
-            said.append(f"forbid: {rule.name} is nothing in this torch ({torch.__version__}): only that name, "
-                        "as written, is refused in the source, and nothing at run time")
+        if rule.obj is None or rule.name.split(".")[0] != "torch":
+            said.append(f"forbid: {rule.name} is " + (f"nothing in this torch ({torch.__version__}): only that name, "
+                        "as written, is refused in the source, and nothing at run time" if rule.obj is None else
+                        "not torch's: it is refused in the source alone, under the names the file gives it, never "
+                        "at run time, where the child watches torch's dispatcher only (a name built at run time, "
+                        "or one torch's own code calls, goes unseen)"))
             continue
         ops = ", ".join(sorted(rule.ops)) or "none"
         said.append(f"forbid: {rule.name} is refused as the ATen ops {ops}, under any name and at run time"

@@ -6,8 +6,10 @@ keyrings. Bubblewrap cannot run there, nor can the grader's process sandbox make
 
     python tests/container.py [--tmp] [--bind SRC DST]... [--hide DIR [--keep PATH]...]... -- COMMAND...
 
-Before the filter, in a mount namespace of its own (as Docker gives a container its own files):
---tmp mounts an empty /tmp, --bind puts SRC at DST (after --tmp, so DST may be under /tmp),
+Before the filter, in mount and IPC namespaces of its own (as Docker gives a container its own files
+and IPC):
+--tmp gives it an empty /tmp and /var/tmp of its own and an empty 64 MiB /dev/shm (Docker's default),
+--bind puts SRC at DST (after --tmp, so DST may be under /tmp),
 --hide covers DIR with an empty folder every user may enter, the --keep paths under it bound
 back in (an image whose Python every user can read), and the control groups are read-only, as
 Docker mounts them. Linux x86_64 only; run as root.
@@ -18,7 +20,7 @@ import os
 import sys
 
 libc = ctypes.CDLL(None, use_errno=True)
-CLONE_NEWNS = 0x20000
+CLONE_NEWNS, CLONE_NEWIPC = 0x20000, 0x08000000
 NAMESPACES = 0x7E020000             # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 0x1000, 0x4000, 0x40000
 # x86_64 system calls Docker's default profile refuses a process without CAP_SYS_ADMIN, or allows
@@ -42,12 +44,16 @@ def mount(source, target, kind=None, flags=0, data=None):
 
 def lay_out(tmp, binds, hidden):
     """The container's own files: sources are opened first, as what --tmp covers may hold them."""
-    check(libc.unshare(CLONE_NEWNS), "unshare")
+    check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
     mount("none", "/", flags=MS_REC | MS_PRIVATE)
     kept = {path: os.open(path, os.O_PATH) for folder in hidden for path in hidden[folder]}
     sources = [(os.open(src, os.O_PATH), dst) for src, dst in binds]
     if tmp:
         mount("tmpfs", "/tmp", "tmpfs", data="mode=1777")
+        os.makedirs("/tmp/.var-tmp", mode=0o1777)
+        os.chmod("/tmp/.var-tmp", 0o1777)
+        mount("/tmp/.var-tmp", "/var/tmp", flags=MS_BIND)
+        mount("tmpfs", "/dev/shm", "tmpfs", data="mode=1777,size=64m")
     for folder, paths in hidden.items():
         mount("tmpfs", folder, "tmpfs", data="mode=0755")
         for path in paths:

@@ -10,7 +10,7 @@ import yaml
 from grader.author.check_lab import _left_open
 from grader.errors import LabError
 from grader.forbid import Hit, scan, sentence
-from grader.forbid_rules import left_open
+from grader.forbid_rules import WATCH, left_open
 from grader.judge import meaning
 from grader.labs import find_lab
 
@@ -117,6 +117,33 @@ def test_the_sentence_names_the_rule():
     assert hint == "this lab asks you to write softmax yourself, without torch.softmax"
 
 
+@pytest.mark.parametrize("use, name", [
+    ("torch.utils._python_dispatch._disable_current_modes()", "torch.utils._python_dispatch._disable_current_modes"),
+    ("torch._C._pop_torch_dispatch_stack(None)", "torch._C._pop_torch_dispatch_stack"),
+    ("torch._C._ExcludeDispatchKeyGuard(x)", "torch._C._ExcludeDispatchKeyGuard"),
+    ("off()", "torch._C._DisableTorchDispatch"),
+    ("torch.DisableTorchFunction()", "torch.DisableTorchFunction"),
+    ("torch.ops.aten.exp.default.redispatch(x)", ".redispatch"),
+    ("torch.ops.aten.exp.default._op_dk(x)", "._op_dk"),
+    ("sys._getframe(1)", "sys._getframe"),
+    ("gc.get_referrers(x)", "gc.get_referrers"),
+    ("x.__traceback__.tb_frame", ".tb_frame"),
+    ("subprocess._fork_exec", "subprocess._fork_exec"),
+], ids=lambda value: value if "(" not in value else None)
+def test_what_would_undo_the_watch_is_refused_wherever_a_function_has_rules(use, name):
+    """torch's mode stacks and dispatch-key guards (under any name: torch.DisableTorchFunction is
+    torch._C's), an op's calls below Python, programs started unseen, and what leads to the trap's
+    own objects; not in a function without rules."""
+    source = ("import gc\nimport subprocess\nimport sys\n\nimport torch\nfrom torch._C import _DisableTorchDispatch as "
+              f"off\n\n\ndef softmax(x):\n    return {use}\n\n\ndef mask(x):\n    return {use}\n")
+    assert {f: [(h.name, h.rule) for h in found] for f, found in scan(source, {"softmax": SOFTMAX}).items()} == \
+        {"softmax": [(name, WATCH)]}
+    expected, seen, hint = sentence("softmax", "norm.py", scan(source, {"softmax": SOFTMAX})["softmax"][0])
+    assert seen == f"norm.py line 10 uses {name}"
+    assert hint == (f"this lab watches torch's dispatcher for the calls softmax may not make, and {name} would "
+                    "switch that watch off or reach into it: write softmax without it")
+
+
 def test_a_name_stands_for_its_ops():
     """torch.softmax is aten::softmax, which comes down to aten::_softmax, and aten::_safe_softmax's
     decomposition calls it: all are watched; a name of several ops is watched where it is called too."""
@@ -132,6 +159,10 @@ def test_check_lab_says_what_stays_open():
     assert "(a softmax as torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)) stays allowed, by design" in said
     assert "torch.log_softmax" in said and "torch.special.softmax" not in said
     assert "torch.no_such_thing is nothing in this torch" in said
+    said = left_open(["numpy.exp"])                 # the trap watches torch's dispatcher only
+    assert said == ["forbid: numpy.exp is not torch's: it is refused in the source alone, under the names the file "
+                    "gives it, never at run time, where the child watches torch's dispatcher only (a name built at "
+                    "run time, or one torch's own code calls, goes unseen)"]
 
 
 def test_check_lab_names_given_code_that_uses_it():

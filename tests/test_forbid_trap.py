@@ -148,32 +148,66 @@ def test_another_name_built_at_run_time_is_trapped(zygote, tmp_path, body):
     assert [c.status for c in checks["attend"]] == ["passed"]
 
 
+SOFTMAX = "getattr(torch, 'soft' + 'max')(x, -1)"        # names built at run time: past the source scan
+C = "getattr(torch._C, "
+UNDONE = "it called something that undid the judge's watch for forbidden calls"
+FRAME = "getattr(getattr(sys, '_get' + 'frame')(1), 'f_lo' + 'cals')['self']"
+FORK_EXEC = ("    read, write = importlib.import_module('os').pipe()\n"
+             "    fork_exec = getattr(importlib.import_module('subp' + 'rocess'), '_fork' + '_exec')\n"
+             "    fork_exec([b'/bin/true'], [b'/bin/true'], True, (), None, None, *[-1] * 6, read, write,\n"
+             "              True, False, -1, None, None, None, -1, None, False)\n")
+
+
 @pytest.mark.parametrize("body, said", [
-    ("    sys._getframe(1).f_locals['self'].current = None\n    return getattr(torch, 'soft' + 'max')(x, -1)\n",
-     "it called something that undid the judge's watch for forbidden calls"),
+    (f"    trap = {FRAME}\n    name, trap.current = trap.current, None\n"
+     f"    y = {SOFTMAX}\n    trap.current = name\n    return y\n", "it called torch.softmax"),
+    (f"    {FRAME}.watches.clear()\n" + BY_HAND, UNDONE),
     ("    from torch.utils import _python_dispatch as d\n\n"
-     "    d._get_current_dispatch_mode_stack()[-1].trap.current = None\n"
-     "    return getattr(torch, 'soft' + 'max')(x, -1)\n",
-     "it called something that undid the judge's watch for forbidden calls"),
+     f"    with getattr(d, '_disable_current_' + 'modes')():\n        return {SOFTMAX}\n", UNDONE),
+    (f"    mode = {C}'_pop_torch_' + 'dispatch_stack')(None)\n    try:\n        return {SOFTMAX}\n"
+     f"    finally:\n        {C}'_push_on_torch_' + 'dispatch_stack')(mode)\n", UNDONE),
+    (f"    with {C}'_ExcludeDispatch' + 'KeyGuard')(torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):\n"
+     f"        return {SOFTMAX}\n", UNDONE),
+    (f"    with {C}'_DisableTorch' + 'Dispatch')():\n        return {SOFTMAX}\n", UNDONE),
+    (f"    kind = type({C}'_get_dispatch_' + 'stack_at')(0))\n    handler = kind.__torch_dispatch__\n"
+     "    kind.__torch_dispatch__ = lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))\n"
+     f"    try:\n        return {SOFTMAX}\n    finally:\n        kind.__torch_dispatch__ = handler\n", UNDONE),
     ("    import subprocess\n\n    subprocess.run([sys.executable, '-c', 'import torch'])\n" + BY_HAND,
      "it called subprocess.Popen, whose work the judge cannot watch"),
+    (FORK_EXEC + BY_HAND,
+     "it called _posixsubprocess.fork_exec, whose work the judge cannot watch"),
+    ("    del sys.modules['_posix' + 'subprocess']\n    importlib.import_module('_posix' + 'subprocess')\n" + BY_HAND,
+     "it called _posixsubprocess, whose work the judge cannot watch"),
     ("    import ctypes\n\n    ctypes.CDLL(None).getpid()\n" + BY_HAND, "it called ctypes.dlopen, whose work"),
-], ids=["trap-state", "mode-state", "program", "library"])
+], ids=["trap-state-restored", "trap-watches", "modes-disabled", "mode-popped", "key-excluded", "dispatch-disabled",
+        "handler-replaced", "program", "fork-exec", "posixsubprocess-again", "library"])
 def test_undoing_the_watch_or_leaving_it_costs_the_function(zygote, tmp_path, body, said):
-    """What undoes the trap's state is seen when the call ends; a program or library, which the trap
-    could not follow, is refused."""
+    """What switches off the watch of torch's dispatcher is seen by the function mode beside it or
+    when the call ends, even once put back; the trap's state, cleared for a while, watches the call
+    still; a program or library, which the trap could not follow, is refused."""
     checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
     assert [c.status for c in checks["softmax"]] == ["failed"]
     assert said in checks["softmax"][0].message
 
 
+def test_a_process_started_before_the_call_costs_the_function(zygote, tmp_path):
+    """One started at import (no watch yet) could work for the learner unseen: a watched call refuses
+    to run beside it."""
+    helper = "import os\n\nif os.fork() == 0:\n    import time\n\n    time.sleep(30)\n    os._exit(0)\n\n\n"
+    checks = graded(find_lab(FORBID), zygote, tmp_path, helper + "def softmax(x):\n" + BY_HAND)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert "it called a process started before the call" in checks["softmax"][0].message
+
+
 def test_patching_torch_at_import_does_not_undo_the_watch(zygote, tmp_path):
     """The trap pushes its modes with torch's C functions taken before student code ran."""
     patch = ("import torch.utils._python_dispatch as _d\n\n_d.TorchDispatchMode.__enter__ = lambda self: self\n"
-             "_d._get_current_dispatch_mode_stack = lambda: []\ntorch._C._push_on_torch_dispatch_stack = print\n\n\n")
+             "setattr(_d, '_get_current_dispatch_' + 'mode_stack', lambda: [])\n"
+             "setattr(torch._C, '_push_on_torch_' + 'dispatch_stack', print)\n"
+             "setattr(torch._C, '_push_on_torch_' + 'function_stack', print)\n\n\n")
     checks = graded(find_lab(FORBID), zygote, tmp_path, patch + "def softmax(x):\n"
                     "    return getattr(torch, 'soft' + 'max')(x, -1)\n")
-    assert "it called torch.softmax (as aten::_softmax)" in checks["softmax"][0].message
+    assert "it called torch.softmax" in checks["softmax"][0].message
 
 
 @pytest.mark.parametrize("attend, how", [

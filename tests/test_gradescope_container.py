@@ -16,6 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from test_printed import SHARED
 
 from grader.errors import SetupError
 from grader.instructor import gradescope
@@ -89,11 +90,17 @@ def test_setup_fails_loudly_only_where_no_sandbox_keeps_the_judge_safe(tmp_path,
 
 
 def test_the_judges_files_are_root_s_alone(tmp_path):
-    (tmp_path / "source").mkdir()
-    (tmp_path / gradescope.METADATA).write_text("{}")
+    """All but the venv: what else the image keeps beside them (a copy of the bundle, say) too."""
+    for folder in ("source", "venv/bin", "harness"):
+        (tmp_path / folder).mkdir(parents=True, mode=0o755)
+    for file in (gradescope.METADATA, "autograder.zip", "run_autograder"):
+        (tmp_path / file).write_text("{}")
+        (tmp_path / file).chmod(0o755)
     gradescope.lock_judge_files(tmp_path)
     modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
-    assert modes == {"source": 0o700, "results": 0o700, "submission": 0o700, gradescope.METADATA: 0o600}
+    assert modes == {"source": 0o700, "results": 0o700, "submission": 0o700, gradescope.METADATA: 0o700,
+                     "autograder.zip": 0o700, "run_autograder": 0o700, "harness": 0o700, "venv": 0o755}
+    assert tmp_path.stat().st_mode & 0o777 == 0o711            # entered on the way to the venv, not listed
 
 
 NETWORK = '''
@@ -142,6 +149,86 @@ def test_a_process_child_has_no_network(tmp_path):
                 box.close()
                 zygote.close()
             assert seen == ["PermissionError", "ConnectionRefusedError" if offline else "connected", "x"]
+
+
+JUDGE = """
+import json, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import yaml
+from grader.judge.launchers import ProcessLauncher
+from grader.judge.sandbox import Sandbox
+from grader.judge.zygote import Zygote
+from grader.labs import find_lab
+lab = Path(tempfile.mkdtemp())
+(lab / "handout").mkdir()
+(lab / "handout" / "probe.py").write_text("def probe(*args):\\n    raise NotImplementedError\\n")
+(lab / "lab.yaml").write_text(yaml.safe_dump({"title": "Probe", "handout": "handout",
+                                              "student_files": {"probe.py": ["probe"]}}))
+zygote, code = Zygote(ProcessLauncher()), {"probe.py": sys.stdin.read().encode()}
+box = Sandbox(find_lab(lab), code, zygote)
+try:
+    if len(sys.argv) == 2:
+        print(json.dumps(box.call("probe")))
+    else:           # a hidden call beside a visible one, then the next submission a batch worker grades
+        hidden = box.submit("probe", ["hidden", sys.argv[2]], hidden=True)
+        box.serve("visible check", "visible")
+        seen = [box.call("probe", ["visible", sys.argv[2]]), hidden.result(30)]
+        box.close()
+        zygote.reset()
+        box = Sandbox(find_lab(lab), code, zygote)
+        print(json.dumps(seen + [box.call("probe", ["visible", sys.argv[2]])]))
+finally:
+    box.close()
+    zygote.close()
+"""
+KEPT = '''
+import ctypes
+import os
+
+def probe():
+    """System V IPC and message queues outlive the child, in memory no rlimit counts; its OOM
+    score says whom the kernel kills first when memory runs out. Whatever is made is removed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    made = {}
+    for name, make, remove in (("shmget", lambda: libc.shmget(0, 4096, 0o1600), lambda id: libc.shmctl(id, 0, None)),
+                               ("semget", lambda: libc.semget(0, 1, 0o1600), lambda id: libc.semctl(id, 0, 0)),
+                               ("msgget", lambda: libc.msgget(0, 0o1600), lambda id: libc.msgctl(id, 0, None)),
+                               ("mq_open", lambda: libc.mq_open(b"/grader-probe", 0o102, 0o600, None),
+                                lambda id: libc.mq_unlink(b"/grader-probe"))):
+        found = make()
+        made[name] = os.strerror(ctypes.get_errno()) if found < 0 else "made"
+        if found >= 0:
+            remove(found)
+    try:
+        open("/proc/self/oom_score_adj", "w").write("0")
+        lowered = "lowered"
+    except OSError as error:
+        lowered = type(error).__name__
+    return made, open("/proc/self/oom_score_adj").read().strip(), lowered
+'''
+
+
+def test_a_process_child_keeps_nothing_past_its_end_and_goes_first_when_memory_runs_out():
+    """In the container (no IPC namespace): no System V IPC or message queue, which would hold
+    memory past the child's end, where a judge out of memory is the one the kernel kills; and
+    the kernel's OOM killer takes the sandbox first."""
+    run = in_container([sys.executable, "-I", "-c", JUDGE, str(ROOT)], binds=[(ROOT, ROOT)], input=KEPT, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    made, score, lowered = json.loads(run.stdout.splitlines()[-1])
+    assert made == dict.fromkeys(["shmget", "semget", "msgget", "mq_open"], os.strerror(1))    # EPERM
+    assert score == "1000" and lowered == "PermissionError"
+
+
+def test_what_a_hidden_call_leaves_reaches_no_later_call():
+    """In the container the process children share /tmp (no mounts of their own): what a hidden call
+    (the course's seed) wrote there is gone before a visible call runs, and before the next
+    submission a batch worker grades, as are its sockets and its process."""
+    name = f"grader-secret-{os.getpid()}"
+    run = in_container([sys.executable, "-I", "-c", JUDGE, str(ROOT), name], binds=[(ROOT, ROOT)], input=SHARED,
+                       timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert json.loads(run.stdout.splitlines()[-1]) == [[], "nobody asked", []]
 
 
 def test_setup_sh_installs_pinned_packages_without_waiting_on_an_index():

@@ -3,6 +3,7 @@ reaches a visible one: not its output, not what its calls left in the child's me
 a call leaves behind after its answer. On a toy lab built in a folder, graded for real, and on
 lab 2 with a submission that prints its arguments (tests/submissions/print_arguments)."""
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 import yaml
 from test_batch import grade_py
 
+from grader.judge.sandbox import Sandbox
 from grader.labs import find_lab
 from grader.results import HIDDEN_INPUTS
 from grader.runner import grade
@@ -102,11 +104,89 @@ def test_each_check_shows_what_its_own_calls_printed(toy, zygote):
     assert output["test_apart"] == "show 7 seen [7]"         # its own run; the hidden one's stays hidden
     assert output["test_show_hidden"] == "show 4096 seen [4096]"
     assert output["test_late"] == ""                        # its thread printed after the answer: nobody's
-    assert output["test_after"] == "show 2 seen [1, 2]\nshow 3 seen [1, 2, 3]"
+    assert output["test_after"] == "show 2 seen [2]\nshow 3 seen [2, 3]"      # a child born after the hidden room
     visible = [c for c in results.checks if c.visibility == "visible"]
     assert not any("4096" in c.output + c.message or "show 8" in c.output or "LATE" in c.output for c in visible)
     after = next(c for c in results.checks if c.test.endswith("test_after"))
-    assert after.status == "failed" and "seen [1, 2, 3]" in after.message     # a child that never saw 4096
+    assert after.status == "failed" and "seen [2, 3]" in after.message     # a child that never saw 4096
+
+
+SHARED = '''import ctypes
+import os
+import socket
+import time
+
+SECRET = "seed-1234"
+
+
+def probe(room, name):
+    """As the hidden room, keep a secret for 3 s where another process could find it: a file every
+    user may read, an abstract unix socket, its process's name. As another, look for 2 s."""
+    if room == "hidden":
+        with open(f"/tmp/{name}", "w") as file:
+            file.write(SECRET)
+        os.chmod(f"/tmp/{name}", 0o644)
+        ctypes.CDLL(None).prctl(15, SECRET.encode(), 0, 0, 0)      # PR_SET_NAME: in /proc/PID/comm
+        server = socket.socket(socket.AF_UNIX)
+        server.bind("\\0" + name)
+        server.listen()
+        server.settimeout(3)
+        try:
+            server.accept()[0].sendall(SECRET.encode())
+            return "told"
+        except OSError:
+            return "nobody asked"
+    found, end = [], time.time() + 2
+    while not found and time.time() < end:
+        for reach in (lambda: open(f"/tmp/{name}").read(), lambda: _named(), lambda: _asked(name)):
+            try:
+                found.append(reach())
+            except OSError:
+                pass
+        found = [what for what in found if what]
+    return found
+
+
+def _named():
+    return [pid for pid in os.listdir("/proc") if pid.isdigit() and _comm(pid) == SECRET]
+
+
+def _comm(pid):
+    try:
+        return open(f"/proc/{pid}/comm").read().strip()
+    except OSError:
+        return ""
+
+
+def _asked(name):
+    with socket.socket(socket.AF_UNIX) as client:
+        client.connect("\\0" + name)
+        return client.recv(20).decode()
+'''
+
+
+def shared_state_lab(folder):
+    (folder / "handout").mkdir(parents=True)
+    (folder / "handout" / "probe.py").write_text("def probe(room, name):\n    raise NotImplementedError\n")
+    (folder / "lab.yaml").write_text(yaml.safe_dump({"title": "Rooms", "handout": "handout", "call_timeout": 10,
+                                                     "student_files": {"probe.py": ["probe"]}}))
+    return find_lab(folder)
+
+
+def test_a_hidden_call_and_a_visible_one_never_live_at_once(tmp_path, zygote):
+    """A hidden call (the course's seed, as lab 2's experiments get it) runs apart while visible
+    checks go on: the visible room's calls wait for it, and its child and all it left are gone
+    before they run, so no socket, process name or file of it reaches their output."""
+    zygote.reset()
+    box = Sandbox(shared_state_lab(tmp_path), {"probe.py": SHARED.encode()}, zygote)
+    name = f"grader-secret-{os.getpid()}"
+    try:
+        hidden = box.submit("probe", ["hidden", name], hidden=True)
+        box.serve("visible check", "visible")
+        assert box.call("probe", ["visible", name]) == []
+        assert hidden.result(30) == "nobody asked"
+    finally:
+        box.close()
 
 
 HIDDEN_VALUES = ["seq_len=4096", "seq_len=50 ", "head_dim=128", "base=500.0", "base=1000000.0", "2048",

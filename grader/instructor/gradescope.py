@@ -25,6 +25,7 @@ from grader.labs import find_lab
 # smoke grading imports what grading needs, and its compiled copies stay in the image)
 PIP = "--quiet --disable-pip-version-check --retries 1 --timeout 20 --no-compile --only-binary :all:"
 VERDICT = "sandbox.txt"             # in source/: the sandbox setup.sh found working
+VENV = "venv"                       # beside source/: setup.sh's, the one folder the sandbox reads
 METADATA = deadlines.METADATA            # Gradescope's, beside submission/: the judge's to read, as root
 CUDA_ONLY = ("nvidia-", "cuda-", "triton")   # what only torch's CUDA build needs: never pinned
 
@@ -127,13 +128,16 @@ def pinned_requirements():
 
 # -- in the container ---------------------------------------------------------------------------
 def lock_judge_files(root):
-    """Make the judge's files root's alone: the bundle, the results, the upload and Gradescope's
-    metadata. The process sandbox's user, hidden nothing by mounts, reads none of them."""
+    """Make the judge's files root's alone: everything in `root` (the bundle, the results, the
+    upload, Gradescope's metadata and whatever else its image keeps there) but the venv the
+    sandbox's Python runs from, and `root` itself may be entered, not listed. The process
+    sandbox's user, hidden nothing by mounts, reads none of them."""
     for name in ("source", "results", "submission"):
         (root / name).mkdir(exist_ok=True)
-        os.chmod(root / name, 0o700)
-    if (root / METADATA).is_file():
-        os.chmod(root / METADATA, 0o600)
+    os.chmod(root, 0o711)
+    for path in root.iterdir():
+        if path.name != VENV and not path.is_symlink():
+            os.chmod(path, path.stat().st_mode & 0o700)
 
 
 def choose_launcher(mode, verdict=None):

@@ -76,12 +76,8 @@ def describe(error, workdir):
     if isinstance(error, SyntaxError) and error.filename and Path(error.filename).is_absolute():
         where.append(f"{Path(error.filename).name} line {error.lineno}: {(error.text or '').strip()[:200]}")
     innermost = frames[-1].name if frames else None
-    return {
-        "type": type(error).__name__,
-        "message": str(error)[:1000],
-        "where": where,
-        "not_implemented": innermost if isinstance(error, NotImplementedError) else None,
-    }
+    return {"type": type(error).__name__, "message": str(error)[:1000], "where": where,
+            "not_implemented": innermost if isinstance(error, NotImplementedError) else None}
 
 
 def flush():
@@ -245,7 +241,7 @@ def obey(order, fds, children, scratch, control, wire, sandboxed):
         kill_everything(sandboxed)
         children.clear()
         if not sandboxed:           # sandboxed children's files lived in their own mounts
-            linux.remove(*Path(scratch).iterdir())
+            wipe(scratch)
         return {"ok": True}
     raise ValueError(f"unknown order {op!r}")
 
@@ -268,6 +264,12 @@ def kill_everything(sandboxed, rounds=5):
                     signal.sigtimedwait([signal.SIGCHLD], 0.02)
             except ChildProcessError:
                 return
+
+
+def wipe(folder):
+    """Empty `folder`, and what our children's own user left where every user may write (in a
+    container they had no mounts of their own)."""
+    linux.remove(*Path(folder).iterdir(), *(linux.owned(plain_uid, OPEN_TO_ALL) if plain_uid else ()))
 
 
 def kill_child(children, pid):
@@ -309,8 +311,8 @@ def reap(children, pid, timeout):
 
 def main(argv):
     global plain_uid, offline
-    scratch, control_fd, mode = Path(argv[0]), int(argv[1]), argv[2]
-    sandboxed = mode == "sandboxed"
+    scratch, control_fd, sandboxed = Path(argv[0]), int(argv[1]), argv[2] == "sandboxed"
+    linux.first_to_go()             # out of memory, the kernel kills the sandbox, never the judge
     rest = argv[4:]                 # as root, plain: --offline (no network), Python's folders, and
     offline = "--offline" in rest   # after --hide the course's traces in them
     rest = [arg for arg in rest if arg != "--offline"]

@@ -4,6 +4,7 @@ process table.
 The judge imports this module; inside the sandbox grader/judge/child.py loads it by path (no
 grader package there), so it imports nothing of the grader's.
 """
+import contextlib
 import ctypes
 import errno
 import os
@@ -25,6 +26,7 @@ PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 # add_key, request_key and keyctl follow one another on both
 SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 435, 248, 112), "aarch64": (0xC00000B7, 220, 97, 435, 217, 157)}
 SOCKET = {"x86_64": 41, "aarch64": 198}
+SHARED_IPC = {"x86_64": (29, 64, 68, 240), "aarch64": (194, 190, 186, 180)}   # shmget semget msgget mq_open
 IO_URING_SETUP, AF_UNIX = 425, 1    # io_uring's own numbers are the same on both
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -61,6 +63,15 @@ def unprivileged(uid):
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)    # new credentials cleared bubblewrap's; its end is ours
     if os.getppid() != parent:
         os._exit(1)
+
+
+def first_to_go():
+    """Be the first process the kernel kills when memory runs out, and so be all we fork (an
+    OOM score of 1000 is above every other's but another 1000's). Set by root with
+    CAP_SYS_RESOURCE it is also the least any of them may set; a container's root without it
+    sets the score alone, which a process that makes itself dumpable may lower back to 0."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/oom_score_adj").write_text("1000")
 
 
 def deaf():
@@ -216,8 +227,10 @@ def seccomp_filter(offline=False):
     child starts stays in its session: counted by its clock, killed with it, one autogroup of the
     scheduler however many processes it starts), and no other system call ABI (i386, x32) may be
     used to get round this. `offline`: no socket but unix ones either, and no io_uring, which
-    makes sockets of its own (the network of a process that could get no network namespace).
-    Needs no_new_privs. Machines not in SYSCALLS go without."""
+    makes sockets of its own (the network of a process that could get no network namespace),
+    nor System V IPC or POSIX message queues, whose objects outlive their maker (memory no rlimit
+    counts, held past the child's end) and may be opened by other users (the IPC of a process
+    that could get no IPC namespace). Needs no_new_privs. Machines not in SYSCALLS go without."""
     if platform.machine() not in SYSCALLS:
         return
     arch, clone, unshare, clone3, add_key, setsid = SYSCALLS[platform.machine()]
@@ -229,7 +242,8 @@ def seccomp_filter(offline=False):
         (at_least, 0, 2, add_key), (at_least, 1, 0, add_key + 3), (give, 0, 0, refuse),  # keys
         (equal, 0, 1, setsid), (give, 0, 0, refuse),
         (equal, 0, 1, clone3), (give, 0, 0, absent),
-        *([(equal, 0, 1, IO_URING_SETUP), (give, 0, 0, refuse), (equal, 0, 4, SOCKET[platform.machine()]),
+        *([*[step for number in (*SHARED_IPC[platform.machine()], IO_URING_SETUP)
+             for step in ((equal, 0, 1, number), (give, 0, 0, refuse))], (equal, 0, 4, SOCKET[platform.machine()]),
            (load, 0, 0, 16), (equal, 1, 0, AF_UNIX), (give, 0, 0, refuse), (give, 0, 0, allow)] if offline else []),
         (equal, 1, 0, clone), (equal, 0, 3, unshare),
         (load, 0, 0, 16), (bits, 0, 1, CLONE_NEWUSER), (give, 0, 0, refuse),  # .args[0], low half
@@ -245,6 +259,21 @@ def remove(*paths):
     if paths:
         subprocess.run(["/bin/chmod", "-R", "u+rwX", "--", *map(str, paths)], capture_output=True)
         subprocess.run(["/bin/rm", "-rf", "--", *map(str, paths)], capture_output=True)
+
+
+def owned(uid, folders):
+    """What `uid` owns in `folders` and in the folders there every user may write (/tmp/.X11-unix):
+    the only places a user of its own can have written outside its own folders."""
+    found, todo = [], [os.path.realpath(folder) for folder in folders if os.path.isdir(folder)]
+    for folder in dict.fromkeys(todo):
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                if info.st_uid == uid:
+                    found.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False) and info.st_mode & 0o002:
+                    found += owned(uid, [entry.path])
+    return found
 
 
 def processes():

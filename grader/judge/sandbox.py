@@ -13,9 +13,12 @@ replaced; the judge carries on.
 
 Every call is made for a check (`serve`), and what it printed is kept for that check alone.
 Checks of one visibility (a "room": visible, hidden, ...) share a main child; checks of another
-never do, so nothing a call learns in a hidden check (its arguments, say) reaches the answers or
-the output of a visible one through the process's memory or files.
+never do, and the children of two rooms never live at once: a room's first call after another's
+kills every child and what they left (zygote.reset), so nothing a call learns in a hidden check
+(its arguments, the course's seed) reaches the answers or the output of a visible one, neither
+through memory or files nor through anything two live processes share (a socket, /proc).
 """
+import contextlib
 import threading
 import time
 from collections.abc import Sequence
@@ -115,6 +118,8 @@ class Sandbox:
         self._main = {}             # room -> the child that serves its checks
         self._children = []
         self._lock = threading.Lock()
+        self._turn = threading.Condition()      # one room's calls at a time
+        self._room, self._running = None, 0     # the room whose children live, its calls running
 
     def _spawn(self, function, replace=None):
         self._left(function)
@@ -163,11 +168,33 @@ class Sandbox:
              timeout: float | None = None, echo: bool = False) -> Any:
         """Call a student function in the main child of the room being served."""
         check, room, _ = self.serving
-        main = self._main.get(room)
-        if main is None or not main.alive:
-            main = self._main[room] = self._spawn(function)
-        keep = lambda data, cut: self.printed.keep(check, data, cut)
-        return self._call(main, function, args, kwargs or {}, timeout, echo, keep)
+        with self._in(room):
+            main = self._main.get(room)
+            if main is None or not main.alive:
+                main = self._main[room] = self._spawn(function)
+            keep = lambda data, cut: self.printed.keep(check, data, cut)
+            return self._call(main, function, args, kwargs or {}, timeout, echo, keep)
+
+    @contextlib.contextmanager
+    def _in(self, room):
+        """Run a call of `room` once no other room's runs; the first after another's kills every
+        child first, and all they left."""
+        with self._turn:
+            while self._room != room and self._running:
+                self._turn.wait()
+            if self._room != room:
+                if self._room is not None:
+                    self.close()
+                    self._main.clear()
+                    self.zygote.reset()
+                self._room = room
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._turn:
+                self._running -= 1
+                self._turn.notify_all()
 
     def submit(self, function: str, args: Sequence[Any] = (), kwargs: dict | None = None,
                timeout: float | None = None, replace: dict[str, bytes] | None = None,
@@ -183,11 +210,12 @@ class Sandbox:
 
         def run():
             try:
-                child = self._spawn(function, replace)
-                try:
-                    value = self._call(child, function, args, kwargs or {}, timeout, False, keep)
-                finally:
-                    child.kill()        # before the answer is out: the sandbox may close it next
+                with self._in(future.room):
+                    child = self._spawn(function, replace)
+                    try:
+                        value = self._call(child, function, args, kwargs or {}, timeout, False, keep)
+                    finally:
+                        child.kill()        # before the answer is out: the sandbox may close it next
                 future.set_result(value)
             except BaseException as error:
                 future.set_exception(error)

@@ -24,7 +24,11 @@ import threading
 from pathlib import Path
 
 UNWATCHABLE = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.forkpty",
-                         "ctypes.dlopen", "ctypes.dlsym"})      # audit events: programs and libraries
+                         "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function", "ctypes.cdata",
+                         "ctypes.cdata/buffer"})     # audit events: programs, libraries, memory by address
+STARTS = frozenset({"os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "subprocess.Popen",
+                    "ctypes.call_function"})      # audit events of what may start a process
+UNDONE = "something that undid the judge's watch for forbidden calls"
 
 
 def _beside(name):
@@ -129,39 +133,55 @@ def _modes():
 
     class Ops(Mode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.trap.check(getattr(getattr(func, "_schema", None), "name", None), None, sys._getframe(1))
+            self.trap.check(self.watch, getattr(getattr(func, "_schema", None), "name", None), None,
+                            sys._getframe(1))
             return func(*args, **(kwargs or {}))
 
     class Calls(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.trap.check(None, func, sys._getframe(1))
+            if self.trap.undone(self.partner, self.watch):
+                self.trap.refuse(UNDONE)
+            self.trap.check(self.watch, None, func, sys._getframe(1))
             return func(*args, **(kwargs or {}))
 
     return Ops, Calls
 
 
 def _stacks():
-    """(push, pop, depth, at) of torch's dispatch and function mode stacks: its C functions as they
-    are now, whatever student code puts in their place later."""
+    """(push, pop, depth, at) of torch's dispatch and function mode stacks, and whether its Python
+    dispatch key is switched on (included, not excluded): its C functions as they are now,
+    whatever student code puts in their place later."""
     from torch import _C
 
+    python = _C.DispatchKey.Python
+    on = (functools.partial(_C._dispatch_tls_is_dispatch_key_included, python),
+          functools.partial(_C._dispatch_tls_is_dispatch_key_excluded, python))
     return ((_C._push_on_torch_dispatch_stack, functools.partial(_C._pop_torch_dispatch_stack, None),
              _C._len_torch_dispatch_stack, _C._get_dispatch_stack_at),
             (_C._push_on_torch_function_stack, _C._pop_torch_function_stack,
-             _C._len_torch_function_stack, _C._get_function_stack_at))
+             _C._len_torch_function_stack, _C._get_function_stack_at), lambda: on[0]() and not on[1]())
 
 
 class Trap:
     def __init__(self, watches, callers, stacks=None):
         self.watches, self.callers = watches, callers       # student function -> Watch; Callers
         self.stacks = stacks            # _stacks(), taken before student code runs
+        self.modes = _modes() if watches else None
+        self.handler = self.modes and vars(self.modes[0])["__torch_dispatch__"]
         self.current = None             # the watched student function being called
         self.hit = None                 # what it reached first, in words
+        self.started = False            # whether the code may have started a process since the last look
         self.own_ops = {}               # id(func) -> (func, its own op), for calls
 
-    def check(self, op, func, frame):
-        """ForbiddenCall when the current student function's code reaches a forbidden op or object."""
-        watch = self.watches.get(self.current)
+    def refuse(self, what):
+        """End the watched call: ForbiddenCall, said with the first thing it reached."""
+        self.hit = self.hit or what
+        raise ForbiddenCall(self.hit)
+
+    def check(self, watch, op, func, frame):
+        """ForbiddenCall when the student function's code reaches a forbidden op or object: `watch`'s
+        (a call's, bound when its modes were pushed), else the current function's (a thread's)."""
+        watch = watch or self.watches.get(self.current)
         if watch is None:
             return
         if func is None:
@@ -172,8 +192,7 @@ class Trap:
             known = self.own_ops.get(id(func)) or self.own_ops.setdefault(id(func), (func, meaning.own_op(func)))
             rule = watch.calls.get(id(func), (None, None))[1] or watch.ops.get(known[1])
         if rule and self.callers.learners(frame, Trap.call.__code__):
-            self.hit = self.hit or (f"{rule} (as {op})" if op else rule)
-            raise ForbiddenCall(self.hit)
+            self.refuse(f"{rule} (as {op})" if op else rule)
 
     @staticmethod
     def _inside(codes, frame):
@@ -185,13 +204,18 @@ class Trap:
         return None, None
 
     def call(self, name, function, args, kwargs):
-        """function(*args, **kwargs) as student function `name`: ForbiddenCall if it made a forbidden call."""
+        """function(*args, **kwargs) as student function `name`: ForbiddenCall if it made a forbidden
+        call, or runs beside a process started before, whose work no watch could see."""
         watch = self.watches.get(name)
         if watch is None:
             return function(*args, **kwargs)
         self.current, self.hit = name, None
         try:
-            with self.watching(bool(watch.calls), top=name):
+            beside = _company() if self.started else []
+            self.started = bool(beside)
+            if beside:
+                self.refuse(f"a process started before the call (pid {beside[0]}), whose work the judge cannot watch")
+            with self.watching(watch, top=name):
                 value = function(*args, **kwargs)
         except BaseException:
             if self.hit:
@@ -203,38 +227,54 @@ class Trap:
             raise ForbiddenCall(self.hit)
         return value
 
+    def undone(self, mode, watch, top=False):
+        """Whether the dispatch `mode` no longer watches for `watch`: off torch's stack (`top`: not
+        on top of it), its handler or watch replaced, or torch's Python dispatch key switched off."""
+        _, _, depth, at = self.stacks[0]
+        placed = depth() and at(depth() - 1) is mode if top else any(at(i) is mode for i in range(depth()))
+        return not (placed and type(mode) is self.modes[0] and "__torch_dispatch__" not in vars(mode) and
+                    vars(type(mode)).get("__torch_dispatch__") is self.handler and mode.watch is watch
+                    and mode.trap is self and self.stacks[2]())
+
     @contextlib.contextmanager
-    def watching(self, calls, top=None):
-        """The modes over what runs inside (the function mode too, with `calls`), pushed and checked
-        with the stacks' own functions; with `top`, the student function called, ForbiddenCall if
-        at its end they are not on top or it is no longer the current one (the code undid them)."""
-        modes = list(zip([mode() for mode in _modes()[:2 if calls else 1]], self.stacks))
+    def watching(self, watch=None, top=None):
+        """Both modes over what runs inside, for `watch` (None: the current function's, in a thread),
+        pushed with the stacks' own functions; with `top`, the student function called: ForbiddenCall
+        if at its end the modes are not on top, or the trap is not as it was (the code undid them)."""
+        ops, calls = (mode() for mode in self.modes[:2])
+        calls.partner = ops
+        modes = list(zip([ops, calls], self.stacks))
         for mode, (push, *_) in modes:
-            mode.trap = self
+            mode.trap, mode.watch = self, watch
             push(mode)
         try:
             yield
-            if top and (self.current != top or not all(depth() and at(depth() - 1) is mode
-                                                        for mode, (_, _, depth, at) in modes)):
-                self.hit = self.hit or "something that undid the judge's watch for forbidden calls"
-                raise ForbiddenCall(self.hit)
+            _, _, depth, at = self.stacks[1]
+            if top and (self.current != top or self.watches.get(top) is not watch or self.undone(ops, watch, True)
+                        or not (depth() and at(depth() - 1) is calls and calls.watch is watch)):
+                self.refuse(UNDONE)
         finally:
             for _, (_, pop, depth, _) in reversed(modes):
                 if depth():
                     pop()
 
     def audit(self, event, args):
-        """An audit hook: while a watched function runs, what the trap could not watch is refused."""
+        """An audit hook: while a watched function runs, what the trap could not watch is refused; a
+        second _posixsubprocess (whose fork_exec raises no audit event) is refused at any time."""
+        if event == "import" and args[0] == "_posixsubprocess":
+            if self.current is None:
+                raise ImportError("_posixsubprocess is the judge's in a lab with forbidden calls: use subprocess")
+            self.refuse("_posixsubprocess, whose work the judge cannot watch")
+        self.started = self.started or event in STARTS
         if event in UNWATCHABLE and self.current is not None:
-            self.hit = self.hit or f"{event}, whose work the judge cannot watch"
-            raise ForbiddenCall(self.hit)
+            self.refuse(f"{event}, whose work the judge cannot watch")
 
     def watch_threads(self):
         """Threads started from now on run under the watch of whichever student function is current."""
-        start, calls = _thread.start_new_thread, any(w.calls for w in self.watches.values())
+        start = _thread.start_new_thread
 
         def thread(function, args, kwargs):
-            with self.watching(calls):
+            with self.watching():
                 function(*args, **kwargs)
 
         def watched(function, args, kwargs=None):
@@ -243,6 +283,36 @@ class Trap:
         for module, name in ((_thread, "start_new_thread"), (_thread, "start_new"), (threading, "_start_new_thread")):
             if hasattr(module, name):
                 setattr(module, name, watched)
+
+    def guard_programs(self):
+        """subprocess's fork_exec, which raises no audit event, refused while a watched function runs:
+        the one _posixsubprocess there is, in sys.modules and in subprocess, is a guarded stand-in."""
+        real = sys.modules.get("_posixsubprocess")
+        if real is None or type(real) is not type(sys):
+            return
+
+        def fork_exec(*args, **kwargs):
+            if self.current is not None:
+                self.refuse("_posixsubprocess.fork_exec, whose work the judge cannot watch")
+            self.started = True
+            return real.fork_exec(*args, **kwargs)
+
+        stand_in = type(sys)("_posixsubprocess")
+        stand_in.fork_exec = fork_exec
+        sys.modules["_posixsubprocess"] = stand_in
+        if getattr(sys.modules.get("subprocess"), "_fork_exec", None) is real.fork_exec:
+            sys.modules["subprocess"]._fork_exec = fork_exec
+
+
+def _company():
+    """The pids of the processes of the session we lead (a child's) but us that run (not zombies)."""
+    me, found = os.getpid(), []
+    for pid in [int(name) for name in os.listdir("/proc") if name.isdigit()] if os.getsid(0) == me else ():
+        with contextlib.suppress(OSError, IndexError), open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+            if pid != me and int(fields[3]) == me and fields[0] not in (b"Z", b"X"):
+                found.append(pid)
+    return found
 
 
 def build(rules, workdir, student_files):
@@ -273,5 +343,6 @@ def trap(rules, workdir, student_files):
     made = build(rules, workdir, student_files)
     if made.watches:
         made.watch_threads()
+        made.guard_programs()
         sys.addaudithook(made.audit)
     return made
