@@ -1,8 +1,10 @@
 """Trusted results the judge computes once: kept for a worker's life and on disk under .grade/.
 
-A lab's checks ask `later(name, key, start, check)` for work that depends only on trusted code
-and `key`, which names the lab's content (a hash of its files) and what is computed (e.g. one run
-of the lab's recipe): a batch pays it once per key, a learner once per machine. A file is written
+A lab's checks ask for it through grader.lab_api.TrustedWork, which calls `later(name, key,
+start, check)` (or `held` and `compute`, from a thread other than the checks') for work that
+depends only on trusted code and `key`, which names the lab's content (a hash of its files) and
+what is computed (e.g. one run of the lab's recipe): a batch pays it once per key, a learner once
+per machine. A file is written
 aside, synced, then renamed; it holds its key and ends with the SHA-256 of all before it. Loaded,
 it must have that digest and that key and pass the lab's `check` (e.g. the first steps of a run
 replayed): one that does not is computed again and replaced, and no grade is made from it.
@@ -43,7 +45,22 @@ def later(name, key, start, check=None, folder=None):
         done = Future()
         done.set_result(value)
         return done
+    return compute(name, key, start, folder)
+
+
+def compute(name, key, start, folder=None):
+    """start()'s Future (work in another process, say), whose value is kept for `key` when it comes."""
     return then(start(), lambda computed: keep(name, key, computed, folder))
+
+
+def held(name, key, folder=None):
+    """Whether a value for `key` is in this process's memory or in a file (not yet read nor
+    checked): cheap, and safe from any thread."""
+    file = file_name(name, key)
+    with _lock:
+        if file in _memory:
+            return True
+    return ((folder or STATE) / file).is_file()
 
 
 def recall(name, key, check=None, folder=None):

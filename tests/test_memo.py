@@ -122,3 +122,13 @@ def test_a_grading_names_the_memos_it_used_and_a_changed_one_shows(tmp_path, mon
     assert memo.changed(used, tmp_path) is False        # missing: computed again, the same, when needed
     memo.keep("t", ("a", 1), [1.5], tmp_path)
     assert memo.changed(used, tmp_path) is True
+
+
+def test_held_says_whether_a_value_is_kept_without_reading_it(tmp_path, monkeypatch):
+    assert not memo.held("t", ("a", 1), tmp_path)
+    memo.keep("t", ("a", 1), [1.0], tmp_path)
+    assert memo.held("t", ("a", 1), tmp_path)
+    new_worker(monkeypatch)
+    (tmp_path / memo.file_name("t", ("a", 1))).write_bytes(b"damaged")
+    assert memo.held("t", ("a", 1), tmp_path)       # a file: read, and checked, when asked for
+    assert memo.recall("t", ("a", 1), folder=tmp_path) is None
