@@ -4,6 +4,7 @@ shared by every check that asks for it, and is kept across gradings.
 
     given = trusted_modules([folder, ...])           # given.tasks, given.model: trusted code, here
     selected(request)                                # the student functions this grading checks
+    after(first, lambda: student.submit(...))        # a call started once another has returned
     with TrustedWork("lab2-recipe", folders, "recipe.py", "train", key=(...), check=replays) as runs:
         runs.start(pos, task, seed)      # from any thread: this value will be needed
         runs.get(pos, task, seed)        # in a fixture or check: the value
@@ -17,6 +18,7 @@ is started before it is asked for: a grading that needs no work spawns no proces
 """
 import contextlib
 import threading
+from concurrent.futures import Future
 
 from grader import apart, memo
 from grader.judge.channel import CallFailed
@@ -26,6 +28,23 @@ from grader.plugin import Reference, grade_of
 def selected(request):
     """The student functions whose checks this grading runs (-k chooses), from a fixture's `request`."""
     return {grade_of(item).function for item in request.session.items}
+
+
+def after(future, start):
+    """A Future of what start()'s Future gives, start() called once `future` has a value; when
+    `future` fails, nothing is started and it fails the same (a student's call after another, say)."""
+    out = Future()
+
+    def begin(done):
+        if done.exception() is not None:
+            out.set_exception(done.exception())
+            return
+        try:
+            apart.then(start(), lambda value: value, out)
+        except BaseException as error:      # handed on, whatever it is
+            out.set_exception(error)
+    future.add_done_callback(begin)
+    return out
 
 
 def trusted_modules(folders):

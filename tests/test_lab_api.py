@@ -9,7 +9,7 @@ import pytest
 
 from grader import apart, memo
 from grader.judge.channel import CallFailed
-from grader.lab_api import TrustedWork
+from grader.lab_api import TrustedWork, after
 
 
 class Calls(list):
@@ -90,3 +90,22 @@ def test_nothing_starts_once_the_block_is_left(started):
         pass
     runs.start(1, 2)                # a student's call that returns after the grading
     assert started == []
+
+
+def test_after_starts_the_next_once_the_first_has_a_value_and_never_after_a_failure():
+    first, started = Future(), []
+
+    def start():
+        started.append(1)
+        done = Future()
+        done.set_result("second")
+        return done
+    second = after(first, start)
+    assert started == [] and not second.done()
+    first.set_result("first")
+    assert second.result() == "second" and started == [1]
+    failed = Future()
+    failed.set_exception(CallFailed("f", "not_implemented", "stub"))
+    with pytest.raises(CallFailed):
+        after(failed, start).result()
+    assert started == [1]
