@@ -5,7 +5,7 @@ shared by every check that asks for it, and is kept across gradings.
     given = trusted_modules([folder, ...])           # given.tasks, given.model: trusted code, here
     selected(request)                                # the student functions this grading checks
     after(first, lambda: student.submit(...))        # a call started once another has returned
-    with TrustedWork("lab2-recipe", folders, "recipe.py", "train", key=(...), check=replays) as runs:
+    with TrustedWork("runs", folders, "work.py", "train", key=(code digest,), check=replays) as runs:
         runs.start(pos, task, seed)      # from any thread: this value will be needed
         runs.get(pos, task, seed)        # in a fixture or check: the value
 
