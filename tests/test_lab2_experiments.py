@@ -35,7 +35,7 @@ def assemble(tmp_path, **overrides):
 
 def test_reference_full_marks_and_same_figures_twice(grade_lab2):
     first = grade_lab2(ROOT / "reference/lab2")
-    assert first.all_passed and first.score == first.max_score
+    assert first.all_passed and first.score == first.max_score, [c.message for c in first.checks if c.message]
     assert all(item.done for item in first.done_when)
     second = grade_lab2(ROOT / "reference/lab2")
     strip = lambda results: json.loads(results.model_dump_json(exclude={"execution_time"}))
