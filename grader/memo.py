@@ -29,7 +29,8 @@ STATE = ROOT / ".grade"
 DIGEST = 32                     # bytes of SHA-256 that end every file
 _memory = {}                    # file name -> (value, digest), for this process's life
 _used = {}                      # file name -> digest, of what gradings used since forget_used()
-_lock = threading.Lock()
+_pending = {}                   # path -> Future of a value being computed in this process
+_lock = threading.RLock()       # reentrant: a value computed at once is kept under it
 
 
 def file_name(name, key):
@@ -49,18 +50,32 @@ def later(name, key, start, check=None, folder=None):
 
 
 def compute(name, key, start, folder=None):
-    """start()'s Future (work in another process, say), whose value is kept for `key` when it comes."""
-    return then(start(), lambda computed: keep(name, key, computed, folder))
+    """start()'s Future (work in another process, say), whose value is kept for `key` when it comes;
+    the Future of one under way for `key` already, if any (a grading that ended before its work did,
+    in a batch worker or --watch: the next one takes it over)."""
+    path = str((folder or STATE) / file_name(name, key))
+    with _lock:
+        future = _pending.get(path)
+        if future is None:
+            future = _pending[path] = then(start(), lambda computed: keep(name, key, computed, folder))
+            future.add_done_callback(lambda done: _forget_pending(path, done))
+        return future
+
+
+def _forget_pending(path, done):
+    with _lock:
+        if _pending.get(path) is done:
+            del _pending[path]
 
 
 def held(name, key, folder=None):
-    """Whether a value for `key` is in this process's memory or in a file (not yet read nor
-    checked): cheap, and safe from any thread."""
-    file = file_name(name, key)
+    """Whether a value for `key` is in this process's memory, under way, or in a file (not yet read
+    nor checked): cheap, and safe from any thread."""
+    path = (folder or STATE) / file_name(name, key)
     with _lock:
-        if file in _memory:
+        if path.name in _memory or str(path) in _pending:
             return True
-    return ((folder or STATE) / file).is_file()
+    return path.is_file()
 
 
 def recall(name, key, check=None, folder=None):

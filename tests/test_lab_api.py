@@ -22,6 +22,7 @@ def started(monkeypatch, tmp_path):
     what `answers` says); no process is spawned, and .grade/ is a temporary folder."""
     monkeypatch.setattr(memo, "STATE", tmp_path)
     monkeypatch.setattr(memo, "_memory", {})
+    monkeypatch.setattr(memo, "_pending", {})
     calls, answers = Calls(), {}
 
     def submit(executor, folders, module, function, *args):
