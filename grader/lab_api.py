@@ -8,6 +8,7 @@ shared by every check that asks for it, and is kept across gradings.
     with TrustedWork("runs", folders, "work.py", "train", key=(code digest,), check=replays) as runs:
         runs.start(pos, task, seed)      # from any thread: this value will be needed
         runs.get(pos, task, seed)        # in a fixture or check: the value
+        runs.keep(value, pos, task, seed)  # keep this for it instead (with what the checks added)
 
 `function(modules, *args)` of the trusted file runs in a process of its own (grader/apart.py:
 spawned, one torch thread, nothing of the judge's state shared, torch's RNG above all), where
@@ -96,6 +97,15 @@ class TrustedWork:
         except Exception as error:
             raise CallFailed(self.name, "grader_fault", f"the grader's own work ({self.name}{args}) failed: "
                              f"{type(error).__name__}: {error}") from error
+
+    def keep(self, value, *args):
+        """Keep `value` for `args` from now on, instead of what was computed (the value with what the
+        checks measured of it, say): in memory and in .grade/. Returns it."""
+        done = Future()
+        done.set_result(memo.keep(self.name, self.key + args, value))
+        with self._lock:
+            self._values[args] = done
+        return value
 
     def _submit(self, args):
         if self._pool is None:

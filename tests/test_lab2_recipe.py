@@ -67,7 +67,11 @@ def test_each_run_of_the_recipe_is_trained_once_for_both_experiments(quiet):
     assert results.score == results.max_score, [c.message for c in results.checks if c.status != "passed"]
     assert sorted(started) == [("learned", "lookback"), ("none", "lookback"), ("none", "majority"),
                                ("rope", "lookback")]
-    assert len(kept(folder)) == 4
+    runs = {ast.literal_eval(key)[3:5]: value for key, value in kept(folder).values()}
+    assert len(runs) == 4           # kept with the judge's measurements, for both experiments' lengths
+    assert {(n, data) for n, data, *_ in runs["learned", "lookback"]["scores"]} == \
+        {(n, data) for n in (24, 48, 96) for data in (90_001, 6)}
+    assert {(n, data) for n, data, *_ in runs["none", "majority"]["scores"]} == {(24, 90_001), (24, 6)}
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +113,8 @@ def poison(path, reference):
     spec = importlib.util.spec_from_file_location("test_lab2_recipe_code", RECIPE)
     recipe = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(recipe)
-    *_, pos, task, seed, device, multiples, data = ast.literal_eval(saved["key"])
-    wrong = recipe.train(reference, pos, task, seed + 1, device, multiples, data)
+    *_, pos, task, seed, device = ast.literal_eval(saved["key"])
+    wrong = recipe.train(reference, pos, task, seed + 1, device)
     assert wrong["train_losses"] != saved["value"]["train_losses"]
     buffer = io.BytesIO()
     torch.save({"key": saved["key"], "value": wrong}, buffer)

@@ -110,3 +110,13 @@ def test_after_starts_the_next_once_the_first_has_a_value_and_never_after_a_fail
     with pytest.raises(CallFailed):
         after(failed, start).result()
     assert started == [1]
+
+
+def test_a_value_kept_instead_is_what_the_next_grading_reads(started, monkeypatch):
+    with work() as runs:
+        assert runs.get(1, 2) == 3
+        assert runs.keep(30, 1, 2) == 30 and runs.get(1, 2) == 30
+    monkeypatch.setattr(memo, "_memory", {})
+    with work() as runs:
+        assert runs.get(1, 2) == 30
+    assert started == [("add", (1, 2))]

@@ -80,24 +80,23 @@ def recipe_runs(lab, device):
         yield runs
 
 
-def recipe_args(pos, task, seed, device):
-    """The arguments of recipe.train for one run: measured on the grader's data and the documented."""
-    return pos, task, seed, str(device), measured_at(pos, task), (provenance.FRESH, seed + 1)
-
-
 @pytest.fixture(scope="session", autouse=True)
 def experiments(request, student, device, seeds, recipe_runs):
     """{(experiment, seed): Future of its result}, for the experiments whose checks are selected: a
     call per seed, each once the one before has returned (two children at a time fill two cores, and
     a call that fails leaves the next unstarted). As one returns a value, the judge starts its own
-    runs of the recipe that it trained."""
+    runs of the recipe that it and the later seeds' calls train."""
     fed = {"positions.py": (FED / "positions.py").read_bytes()}
 
     def returned(name, seed):
+        """When a call returns a value: the recipe's runs of its experiment, at its seed and the later
+        ones (whose calls come next, and fail seldom where this one did not)."""
         def start_recipe(call):
+            values = [s.value for s in seeds]
             if call.exception() is None:
-                for pos, task in RUNS[name]:
-                    recipe_runs.start(*recipe_args(pos, task, seed, device))
+                for later in values[values.index(seed):]:
+                    for pos, task in RUNS[name]:
+                        recipe_runs.start(pos, task, later, str(device))
         return start_recipe
 
     calls = {}
@@ -113,9 +112,14 @@ def experiments(request, student, device, seeds, recipe_runs):
 @pytest.fixture(scope="session")
 def recipe(recipe_runs, given, device):
     """recipe(pos, task, seed): the judge's run of the lab's recipe, {"train_losses": [...],
-    "state_dict": {name: CPU tensor}, "scores": [...]}, its scores known to provenance.remeasure."""
+    "state_dict": {name: CPU tensor}, "scores": [...]}. Its scores (provenance.know: measured here,
+    the first time, while the next runs train) are kept with it, so the next grading need not
+    measure weights that are the recipe's."""
     def run(pos, task, seed):
-        value = recipe_runs.get(*recipe_args(pos, task, seed, device))
-        provenance.know(given, value, pos, task, device)
+        value = recipe_runs.get(pos, task, seed, str(device))
+        lengths = [m * given.tasks.TRAIN_LEN for m in measured_at(pos, task)]
+        scores = provenance.know(given, value, pos, task, device, lengths, (provenance.FRESH, seed + 1))
+        if "scores" not in value:
+            value = recipe_runs.keep({**value, "scores": scores}, pos, task, seed, str(device))
         return value
     return run

@@ -271,13 +271,17 @@ def fresh_difference(name, run, fresh, documented):
     return None
 
 
-def know(given, recipe, pos, task, device):
-    """Take the judge's run of the recipe's own measurements (recipe.train) as remeasure's for its
-    weights: weights that are these, bit for bit, need not be measured again."""
+def know(given, recipe, pos, task, device, lengths, data):
+    """The scores of the judge's run of the recipe, [[length, data seed, start, loss, accuracy], ...]
+    at each of `lengths` on each of `data`, as remeasure measures a learner's run: kept with the run
+    (conftest.py: recipe), they are remeasure's for its weights, and weights that are these, bit for
+    bit, are not measured again; a run without them is measured here."""
     model = given.model.build_model(given.model.Config(pos=pos), recipe["state_dict"], device=device)
-    weights = digest(model)
-    for n, data, start, loss, accuracy in recipe["scores"]:
-        MEASURED[weights, task, n, data, start] = Score(loss, accuracy)
+    weights, train_len = digest(model), given.tasks.TRAIN_LEN
+    for n, d, start, loss, accuracy in recipe.get("scores", []):
+        MEASURED[weights, task, n, d, start] = Score(loss, accuracy)
+    return recipe.get("scores") or [[n, d, 0 if n == train_len else train_len,
+                                     *remeasure(given, model, task, [n], d)[0]] for n in lengths for d in data]
 
 
 def measured_runs(call, recipe, given, device, seed, name, model, runs):
