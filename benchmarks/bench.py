@@ -1,11 +1,15 @@
-"""Side-by-side timings behind the README's figures: `python benchmarks/bench.py [--runs N]`.
+"""Side-by-side timings behind the README's figures: `python benchmarks/bench.py [--runs N] [-k ROW]`.
 
 Each command runs N times in a fresh process on this machine, alternating with the baseline
-`python -c "import torch"`; medians are compared. Nothing else should be running meanwhile.
-"First on this machine" deletes what the judge keeps in .grade/ (grader/memo.py: its own run
-of the lab's recipe) before each run; the other rows find it there.
+`python -c "import torch"`; medians are compared, with the load average (1 min) seen over the row:
+on a busy machine the ratios say less. "First on this machine" deletes what the judge keeps in
+.grade/ (grader/memo.py: its own runs of the lab's recipe) before each run; the other rows find it
+there. "The learner's copy" rows grade in a handout built by `grade.py release` (its public checks
+only). `--course DIR` times another checkout of the course instead (an older commit unpacked with
+`git archive`, say, for a before-and-after), its grade.py, reference and handout.
 """
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -19,26 +23,26 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 BASELINE = [PYTHON, "-c", "import torch"]
-GRADE = [PYTHON, "grade.py", "lab2", "--submission", "reference/lab2"]
 PYTHON_START = [PYTHON, "-I", "-c", "pass"]
 
 
-def timed(command):
+def timed(command, cwd):
     started = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, check=False, capture_output=True)
+    subprocess.run(command, cwd=cwd, check=False, capture_output=True)
     return time.perf_counter() - started
 
 
-def median_pair(command, runs, first=False):
-    """Medians of (command, baseline), interleaved so that both see the same machine; with
-    `first`, nothing kept in .grade/ by an earlier grading."""
-    ours, base = [], []
+def median_pair(command, runs, cwd, first=False):
+    """Medians of (command, baseline), interleaved so that both see the same machine, and the
+    load averages seen; with `first`, nothing kept in .grade/ by an earlier grading."""
+    ours, base, loads = [], [], [os.getloadavg()[0]]
     for _ in range(runs):
-        base.append(timed(BASELINE))
-        for kept in (ROOT / ".grade").glob("memo-*.pt") if first else ():
+        base.append(timed(BASELINE, cwd))
+        for kept in (Path(cwd) / ".grade").glob("memo-*.pt") if first else ():
             kept.unlink()
-        ours.append(timed(command))
-    return statistics.median(ours), statistics.median(base)
+        ours.append(timed(command, cwd))
+        loads.append(os.getloadavg()[0])
+    return statistics.median(ours), statistics.median(base), loads
 
 
 def sandbox_cost(runs):
@@ -49,29 +53,52 @@ def sandbox_cost(runs):
     with tempfile.TemporaryDirectory() as scratch:
         argv = BubblewrapLauncher().argv(scratch, 0)
         wrapped = argv[:argv.index(PYTHON)] + PYTHON_START
-        plain = statistics.median(timed(PYTHON_START) for _ in range(runs))
-        return statistics.median(timed(wrapped) for _ in range(runs)) - plain
+        plain = statistics.median(timed(PYTHON_START, ROOT) for _ in range(runs))
+        return statistics.median(timed(wrapped, ROOT) for _ in range(runs)) - plain
+
+
+def rows(course, work, handout):
+    """(what, command, folder it runs in, target ratio, first on this machine)."""
+    reference = course / "reference" / "lab2"
+    two_files = work / "two_files"          # positions.py and invariance.py written, experiments.py the stub
+    two_files.mkdir(exist_ok=True)
+    for name in ("positions.py", "invariance.py"):
+        (two_files / name).write_bytes((reference / name).read_bytes())
+    grade = [PYTHON, "grade.py", "lab2", "--submission"]
+    return [("grade positions + invariance (-k)", grade + [str(reference), "-k", "positions", "-k", "invariance"],
+             course, 1.2, False),
+            ("grade positions + invariance, experiments the stub", grade + [str(two_files)], course, 1.2, False),
+            ("grade the stubs", grade + [str(course / "grader/labs/lab2/stubs")], course, 1.15, False),
+            ("grade the whole lab, first on this machine", grade + [str(reference)], course, 4.5, True),
+            ("grade the whole lab, again", grade + [str(reference)], course, 2.3, False),
+            ("the learner's copy: the whole lab, first", grade + [str(reference)], handout, 4.5, True),
+            ("the learner's copy: the whole lab, again", grade + [str(reference)], handout, 3.0, False)]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("-k", dest="only", default="", help="only the rows whose name holds this")
+    parser.add_argument("--course", type=Path, default=ROOT, help="the checkout whose handout the copy's rows grade")
     args = parser.parse_args()
-    console = Console()
-    table = Table(title="Benchmarks (medians)")
-    for column in ("what", "seconds", "import torch", "ratio", "target"):
+    console = Console(width=140)
+    table = Table(title=f"Benchmarks (medians of {args.runs}, {os.cpu_count()} cores)")
+    for column in ("what", "seconds", "import torch", "ratio", "target", "load"):
         table.add_column(column)
-    rows = [("grade positions + invariance", GRADE + ["-k", "positions", "-k", "invariance"], 1.5, False),
-            ("grade the whole lab, first on this machine", GRADE, 4.5, True),
-            ("grade the whole lab, again", GRADE, 3.0, False)]
-    for what, command, target, first in rows:
-        ours, base = median_pair(command, args.runs, first)
-        table.add_row(what, f"{ours:.2f}", f"{base:.2f}", f"{ours / base:.2f}x", f"< {target}x")
+    with tempfile.TemporaryDirectory(prefix="bench-") as work:
+        handout = Path(work) / "handout"
+        subprocess.run([PYTHON, str(args.course / "grade.py"), "release", "lab2", "--out", str(handout)],
+                       check=True, capture_output=True)
+        for what, command, cwd, target, first in rows(args.course.resolve(), Path(work), handout):
+            if args.only in what:
+                ours, base, loads = median_pair(command, args.runs, cwd, first)
+                table.add_row(what, f"{ours:.2f}", f"{base:.2f}", f"{ours / base:.2f}x", f"<= {target}x",
+                              f"{min(loads):.1f}-{max(loads):.1f}")
     from grader.judge.launchers import bubblewrap_works
 
-    if bubblewrap_works():
+    if bubblewrap_works() and args.only in "what bubblewrap adds to a grading":
         table.add_row("what bubblewrap adds to a grading", f"{sandbox_cost(10 * args.runs):.3f}", "", "",
-                      "< 0.2 s")
+                      "< 0.2 s", "")
     console.print(table)
 
 

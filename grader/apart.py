@@ -6,6 +6,10 @@ own run of a lab's recipe would be initialised from whatever the checks draw fro
 (every `torch.manual_seed`, `torch.randn` or `build_model(seed=...)`), and a submission could
 time its calls to make it so. Only the lab's trusted modules run there, with its reference;
 nothing of pytest or the grader's checks is imported there, only torch.
+
+Work may be asked for from any thread (a callback of a student's call, say): the processes are
+started by one thread that lives as long as this process, since a process started here dies
+with the thread that started it (PR_SET_PDEATHSIG), and a short-lived thread would take it along.
 """
 import contextlib
 import importlib
@@ -13,8 +17,10 @@ import importlib.util
 import io
 import multiprocessing
 import os
+import queue
 import signal
 import sys
+import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 
 
@@ -35,13 +41,49 @@ def submit(executor, folders, module, function, *args):
     """A Future of `function(modules, *args)`, the function of the trusted file `module`, run in
     `executor`, where `modules.name` imports module `name` from `folders` (the first that has it,
     as the judge's reference does: the lab's solutions, then its handout). The value comes back as
-    torch.save bytes, read with weights_only: tensors and plain data."""
-    return then(executor.submit(_run, [str(f) for f in folders], str(module), function, args), _load)
+    torch.save bytes, read with weights_only: tensors and plain data. Callable from any thread."""
+    submitted = Future()
+    _requests.put((executor, (_run, [str(f) for f in folders], str(module), function, args), submitted))
+    _start_starter()
+    return then(submitted, _load)
 
 
-def then(future, function):
-    """A Future of function(future's result), or of its exception."""
-    out = Future()
+_requests = queue.SimpleQueue()     # (executor, what to submit, the Future of its value)
+_starter = None                     # the thread that submits them all
+_starter_lock = threading.Lock()
+
+
+def _start_starter():
+    global _starter
+    with _starter_lock:
+        if _starter is None:
+            _starter = threading.Thread(target=_submit_all, args=(_requests,), name="apart-starter", daemon=True)
+            _starter.start()
+
+
+def _forget_starter():
+    """In a forked child: the starter thread stayed behind in the parent."""
+    global _requests, _starter, _starter_lock
+    _requests, _starter, _starter_lock = queue.SimpleQueue(), None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_starter)
+
+
+def _submit_all(requests):
+    """In the starter thread, for this process's life: each request submitted to its executor, whose
+    processes, started here, die with this process and not with the thread that asked."""
+    while True:
+        executor, call, out = requests.get()
+        try:
+            then(executor.submit(*call), lambda value: value, out)
+        except BaseException as error:      # an executor already shut down, say
+            out.set_exception(error)
+
+
+def then(future, function, out=None):
+    """A Future (`out`, or a new one) of function(future's result), or of its exception."""
+    out = Future() if out is None else out
 
     def finish(done):
         try:

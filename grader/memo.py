@@ -1,8 +1,10 @@
 """Trusted results the judge computes once: kept for a worker's life and on disk under .grade/.
 
-A lab's checks ask `later(name, key, start, check)` for work that depends only on trusted code
-and `key`, which names the lab's content (a hash of its files) and what is computed (e.g. one run
-of the lab's recipe): a batch pays it once per key, a learner once per machine. A file is written
+A lab's checks ask for it through grader.lab_api.TrustedWork, which calls `later(name, key,
+start, check)` (or `held` and `compute`, from a thread other than the checks') for work that
+depends only on trusted code and `key`, which names the lab's content (a hash of its files) and
+what is computed (e.g. one run of the lab's recipe): a batch pays it once per key, a learner once
+per machine. A file is written
 aside, synced, then renamed; it holds its key and ends with the SHA-256 of all before it. Loaded,
 it must have that digest and that key and pass the lab's `check` (e.g. the first steps of a run
 replayed): one that does not is computed again and replaced, and no grade is made from it.
@@ -27,7 +29,8 @@ STATE = ROOT / ".grade"
 DIGEST = 32                     # bytes of SHA-256 that end every file
 _memory = {}                    # file name -> (value, digest), for this process's life
 _used = {}                      # file name -> digest, of what gradings used since forget_used()
-_lock = threading.Lock()
+_pending = {}                   # path -> Future of a value being computed in this process
+_lock = threading.RLock()       # reentrant: a value computed at once is kept under it
 
 
 def file_name(name, key):
@@ -43,7 +46,36 @@ def later(name, key, start, check=None, folder=None):
         done = Future()
         done.set_result(value)
         return done
-    return then(start(), lambda computed: keep(name, key, computed, folder))
+    return compute(name, key, start, folder)
+
+
+def compute(name, key, start, folder=None):
+    """start()'s Future (work in another process, say), whose value is kept for `key` when it comes;
+    the Future of one under way for `key` already, if any (a grading that ended before its work did,
+    in a batch worker or --watch: the next one takes it over)."""
+    path = str((folder or STATE) / file_name(name, key))
+    with _lock:
+        future = _pending.get(path)
+        if future is None:
+            future = _pending[path] = then(start(), lambda computed: keep(name, key, computed, folder))
+            future.add_done_callback(lambda done: _forget_pending(path, done))
+        return future
+
+
+def _forget_pending(path, done):
+    with _lock:
+        if _pending.get(path) is done:
+            del _pending[path]
+
+
+def held(name, key, folder=None):
+    """Whether a value for `key` is in this process's memory, under way, or in a file (not yet read
+    nor checked): cheap, and safe from any thread."""
+    path = (folder or STATE) / file_name(name, key)
+    with _lock:
+        if path.name in _memory or str(path) in _pending:
+            return True
+    return path.is_file()
 
 
 def recall(name, key, check=None, folder=None):

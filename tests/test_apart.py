@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -122,3 +123,22 @@ def test_a_batch_worker_may_run_work_apart(tmp_path):
     grade_all(find_lab("lab2"), [job], 1, {"grader": ApartGrader, "work": work(tmp_path)},
               lambda submission, kind, data: answers.append((kind, data)))
     assert answers == [("graded", 24)]
+
+
+def test_work_asked_for_from_a_thread_that_ends_goes_on(tmp_path):
+    """A process dies with the thread that started it (PR_SET_PDEATHSIG): work asked for from a
+    short-lived thread (a callback of a student's call) must not die when that thread ends."""
+    note, asked = tmp_path / "pid", []
+
+    def ask():
+        asked.append(apart.submit(executor, folders(), work(tmp_path), "wait", note, 2))
+        deadline = time.monotonic() + 300
+        while not note.exists() or not note.read_text():      # the worker runs: then this thread ends
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+    with apart.pool() as executor:
+        asking = threading.Thread(target=ask)
+        asking.start()
+        asking.join()
+        assert asked[0].result(timeout=300) is None

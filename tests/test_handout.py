@@ -246,7 +246,7 @@ def test_ctrl_c_stops_the_experiments_keeping_what_finished(handout, tmp_path):
 
 def test_the_experiments_boxes_are_checked_by_the_copys_own_grade_py(handout, tmp_path):
     """The experiments' claims are re-measured in the learner's copy: the reference's runs tick both
-    boxes, through the handout's own grade.py (the judge trains the recipe for seed 0 there)."""
+    boxes, through the handout's own grade.py (the judge trains the recipe for seeds 0 and 7 there)."""
     work = tmp_path / "work"
     shutil.copytree(REFERENCE, work, ignore=shutil.ignore_patterns("__pycache__"))
     run = grade(handout, "lab2", "-k", "experiments.py", "--submission", work, "--json", tmp_path / "r.json")
@@ -255,3 +255,23 @@ def test_the_experiments_boxes_are_checked_by_the_copys_own_grade_py(handout, tm
     assert "☑ RoPE extrapolated further than learned positions" in run.stdout
     results = json.loads((tmp_path / "r.json").read_text())
     assert results["score"] == 18 and "Traceback" not in run.stdout + run.stderr
+
+
+@pytest.mark.slow
+def test_experiments_that_ignore_the_seed_lose_their_points_in_the_copy(handout, tmp_path):
+    """The copy's checks run the experiments at seeds 0 and 7: the defaults whatever seed is asked are
+    right at 0 only, so they lose every point there, with a hint that names the seeds, and no box is
+    ticked (the recipe's runs are kept in the copy's .grade/ by the test above)."""
+    work = tmp_path / "work"
+    shutil.copytree(REFERENCE, work, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "tests/submissions/seed_ignored/experiments.py", work / "experiments.py")
+    run = grade(handout, "lab2", "-k", "experiments.py", "--submission", work, "--json", tmp_path / "r.json")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "☐ Measured loss gap with and without positions" in run.stdout
+    assert "☐ RoPE extrapolated further than learned positions" in run.stdout
+    tests = json.loads((tmp_path / "r.json").read_text())["tests"]
+    assert sum(t["score"] for t in tests) == 0 and len(tests) == 6
+    for test in tests:
+        assert "at seed 7:" in test["output"], test["output"]
+        assert "the seed is ignored: built and trained as for seed 0" in test["output"]
+        assert "the lab builds and trains with seed=seed (7)" in test["output"]

@@ -1,9 +1,12 @@
 """Lab 2's experiment checks: the reference's claims hold, every time; every run is held to the
 lab's recipe and only numbers that reproduce from returned weights count; the usual slips are
-named. Also the learner's --experiments run."""
+named, each only where it is made, and no visible message names the course's hidden seed. Also
+the learner's --experiments run."""
 import importlib.util
 import json
 import os
+import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -13,8 +16,11 @@ from types import SimpleNamespace
 import torch
 from test_lab2_model import load_handout
 
+from grader import apart
+
 ROOT = Path(__file__).parent.parent
 SUBMISSIONS = Path(__file__).parent / "submissions"
+HIDDEN_SEED = runpy.run_path(str(ROOT / "grader/labs/lab2/hidden/seed.py"))["SEED"]    # never named by a check
 EXPERIMENTS = ["measure_loss_gap", "extrapolation_runs"]
 
 
@@ -29,15 +35,19 @@ def assemble(tmp_path, **overrides):
 
 def test_reference_full_marks_and_same_figures_twice(grade_lab2):
     first = grade_lab2(ROOT / "reference/lab2")
-    assert first.all_passed and first.score == first.max_score
+    assert first.all_passed and first.score == first.max_score, [c.message for c in first.checks if c.message]
     assert all(item.done for item in first.done_when)
     second = grade_lab2(ROOT / "reference/lab2")
     strip = lambda results: json.loads(results.model_dump_json(exclude={"execution_time"}))
     assert strip(first) == strip(second)
 
 
-def test_stubs_say_not_implemented_once(grade_lab2):
+def test_stubs_say_not_implemented_once_and_train_nothing(grade_lab2, monkeypatch):
+    """A stub's grading starts no run of the recipe: no process of the judge's own is spawned."""
+    started = []
+    monkeypatch.setattr(apart, "submit", lambda *args: started.append(args))
     results = grade_lab2(None, EXPERIMENTS)
+    assert started == []
     assert results.score == 0
     assert {c.status for c in results.checks} == {"not_implemented"}
     assert {c.message for c in results.checks if c.function == "measure_loss_gap"} == {"not implemented yet"}
@@ -90,11 +100,42 @@ def test_sorted_losses_lose_and_start_0_is_named(grade_lab2, tmp_path):
                 ["your numbers match evaluate(..., start=0)", "(start=TRAIN_LEN)"])
 
 
+def hidden_seed_named(results):
+    """The visible messages and hints that name the course's hidden seed (hidden/seed.py) as a number."""
+    seed = re.compile(rf"(?<![\w.]){HIDDEN_SEED}(?![\w.])")
+    return [c.message + c.hint for c in results.checks
+            if c.visibility == "visible" and seed.search(c.message + c.hint)]
+
+
 def test_evaluating_on_the_training_seed_is_named_and_more_steps_lose(grade_lab2, tmp_path):
     results = grade_lab2(assemble(tmp_path, experiments="seed_slip_and_more_steps"), EXPERIMENTS)
     expect_slip(results, "measure_loss_gap", "test_gap_reproduces",
                 ["your numbers match evaluate(..., seed=seed)", "seed=seed + 1"])
+    failed, _ = checks_of(results, "measure_loss_gap")
+    assert "best of" not in failed["test_gap_reproduces"] and "seed is ignored" not in failed["test_gap_reproduces"]
     expect_all_lost(results, "extrapolation_runs", "trained 140 steps, the lab trains 70")
+    assert hidden_seed_named(results) == []
+
+
+def test_the_best_of_several_evaluations_is_named(grade_lab2, tmp_path):
+    """Each run evaluated on seed, seed + 1 and seed + 2, the lowest loss kept: named as such (not as
+    the training seed, which one run's numbers match), at the reproduction checks only."""
+    results = grade_lab2(assemble(tmp_path, experiments="best_of_three"), EXPERIMENTS)
+    for function, check in (("measure_loss_gap", "test_gap_reproduces"),
+                            ("extrapolation_runs", "test_extrapolation_reproduces")):
+        expect_slip(results, function, check, ["your numbers are the best of evaluations on different data",
+                                               "evaluate each model once per length, with seed=seed + 1"])
+        assert "training data" not in checks_of(results, function)[0][check]
+    assert hidden_seed_named(results) == []
+
+
+def test_experiments_that_ignore_the_seed_lose_all_and_the_hidden_seed_is_not_named(grade_lab2, tmp_path):
+    """The defaults whatever seed is asked: right only at seed 0, so the course's seed shows it; the
+    hint says so without naming that seed."""
+    results = grade_lab2(assemble(tmp_path, experiments="seed_ignored"), EXPERIMENTS)
+    for function in EXPERIMENTS:
+        expect_all_lost(results, function, "the seed is ignored: built and trained as for seed 0")
+    assert hidden_seed_named(results) == [] and HIDDEN_SEED != 0
 
 
 def test_another_task_loses_and_lengths_in_another_order_are_named(grade_lab2, tmp_path):

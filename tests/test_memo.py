@@ -13,6 +13,7 @@ from grader import memo
 def fresh_memory(monkeypatch):
     monkeypatch.setattr(memo, "_memory", {})
     monkeypatch.setattr(memo, "_used", {})
+    monkeypatch.setattr(memo, "_pending", {})
 
 
 def counting(value):
@@ -122,3 +123,29 @@ def test_a_grading_names_the_memos_it_used_and_a_changed_one_shows(tmp_path, mon
     assert memo.changed(used, tmp_path) is False        # missing: computed again, the same, when needed
     memo.keep("t", ("a", 1), [1.5], tmp_path)
     assert memo.changed(used, tmp_path) is True
+
+
+def test_held_says_whether_a_value_is_kept_without_reading_it(tmp_path, monkeypatch):
+    assert not memo.held("t", ("a", 1), tmp_path)
+    memo.keep("t", ("a", 1), [1.0], tmp_path)
+    assert memo.held("t", ("a", 1), tmp_path)
+    new_worker(monkeypatch)
+    (tmp_path / memo.file_name("t", ("a", 1))).write_bytes(b"damaged")
+    assert memo.held("t", ("a", 1), tmp_path)       # a file: read, and checked, when asked for
+    assert memo.recall("t", ("a", 1), folder=tmp_path) is None
+
+
+def test_work_under_way_is_shared_and_forgotten_once_done(tmp_path):
+    """A grading that ended before its work did (a batch worker's student, a --watch round): the
+    next one asking for that value takes the work under way over instead of starting it again."""
+    under_way, calls = Future(), []
+    start = lambda: calls.append(1) or under_way
+    first = memo.compute("t", ("a", 1), start, tmp_path)
+    assert memo.held("t", ("a", 1), tmp_path) and not (tmp_path / memo.file_name("t", ("a", 1))).exists()
+    assert memo.later("t", ("a", 1), start, folder=tmp_path) is first and len(calls) == 1
+    under_way.set_result([4.0])
+    assert first.result() == [4.0] and memo._pending == {}
+    failed = Future()
+    memo.compute("t", ("b", 1), lambda: failed, tmp_path)
+    failed.set_exception(RuntimeError("cancelled with its pool"))
+    assert not memo.held("t", ("b", 1), tmp_path)          # asked again, it is computed afresh

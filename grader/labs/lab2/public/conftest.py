@@ -1,35 +1,45 @@
-"""The experiments start as soon as their checks are selected, each in a child of its own, and so
-does the judge's own run of their recipe (in a process of its own, or read from .grade/ and
-checked), so that all this training overlaps the other checks.
+"""Lab 2's experiments, run for their checks (test_experiments.py), and the judge's own runs of the
+lab's recipe that the checks hold them to.
 
-The seed: 0, the learner's default, in a handout; in the course's grading, the one its hidden
-folder keeps (hidden/seed.py), which learners never see: the same checks, on other data."""
+A learner's experiments start as soon as their checks are selected, each call in a child of its
+own, with a correct RoPE in place of the learner's positions.py (fed/positions.py), while the other
+checks run. A run of the recipe starts only once a learner's experiment that trains it has returned
+a value: nothing is trained for a stub, a crash, or a -k that leaves the experiments out. It runs
+in a process of its own, once for both experiments (learned positions on lookback is in both), and
+is kept in .grade/ for the next grading (grader.lab_api.TrustedWork).
+
+The seeds: a handout's checks run every experiment at PUBLIC_SEEDS, the learner's default 0 and
+another, so that experiments that ignore `seed` show; the course's grading runs them at the seed its
+hidden folder keeps (hidden/seed.py), which no visible message names."""
 import hashlib
 from pathlib import Path
 
 import pytest
 import torch
 
-from grader import apart
 from grader.checks import load_beside
-from grader.memo import later
-from grader.plugin import Reference, grade_of
+from grader.lab_api import TrustedWork, after, selected, trusted_modules
 
 RECIPE = Path(__file__).with_name("recipe.py")     # the judge's run of the recipe, and its check
 FED = Path(__file__).with_name("fed")              # the positions.py the experiments run with
 COURSE_SEED = Path(__file__).parent.parent / "hidden" / "seed.py"
+PUBLIC_SEEDS = (0, 7)
 EXPERIMENTS = ("measure_loss_gap", "extrapolation_runs")
 RUNS = {"measure_loss_gap": [("learned", "lookback"), ("none", "lookback"), ("none", "majority")],
         "extrapolation_runs": [("learned", "lookback"), ("rope", "lookback")]}       # (pos, task)
-
+LENGTHS = {"measure_loss_gap": (1,), "extrapolation_runs": (1, 2, 4)}             # x TRAIN_LEN
+GIVEN = ("model", "tasks", "positions", "toy_attention")      # the modules the recipe runs
 
 recipe_code = load_beside(__file__, "recipe")
+provenance = load_beside(__file__, "provenance")
 
 
 @pytest.fixture(scope="session")
-def seed():
-    """The seed the experiments run with."""
-    return load_beside(__file__, "../hidden/seed").SEED if COURSE_SEED.is_file() else 0
+def seeds():
+    """The seeds the experiments run with (provenance.Seed): hidden ones are never named."""
+    if COURSE_SEED.is_file():
+        return [provenance.Seed(load_beside(__file__, "../hidden/seed").SEED, hidden=True)]
+    return [provenance.Seed(seed) for seed in PUBLIC_SEEDS]
 
 
 def judge_folders(lab):
@@ -41,46 +51,77 @@ def judge_folders(lab):
 @pytest.fixture(scope="session")
 def given(lab):
     """The handout's model.py and tasks.py, imported here with fed/positions.py as their positions.py."""
-    return Reference.over(judge_folders(lab))
+    return trusted_modules(judge_folders(lab))
 
 
-@pytest.fixture(scope="session", autouse=True)
-def experiments(request, student, device, seed):
-    """{experiment: Future of its result} for the experiments whose checks are selected, each run
-    with a correct RoPE in place of the student's positions.py (fed/positions.py). The course's
-    seed is hidden: no check shows what those runs print."""
-    selected = {grade_of(item).function for item in request.session.items}
-    fed = {"positions.py": (FED / "positions.py").read_bytes()}
-    return {name: student.submit(name, seed=seed, device=str(device), replace=fed, hidden=COURSE_SEED.is_file())
-            for name in EXPERIMENTS if name in selected}
-
-
-def recipe_files(given):
+def recipe_files(lab):
     """Every file the recipe's run executes, for its memo's key: toy_attention.py too, whose
-    turn_pairs is the checks' RoPE (fed/positions.py imports it)."""
-    return [given.model.__file__, given.tasks.__file__, given.positions.__file__, given.toy_attention.__file__,
-            __file__, RECIPE]
+    turn_pairs is the checks' RoPE (fed/positions.py imports it). Found as `given` imports them."""
+    found = [next(Path(f) / f"{name}.py" for f in judge_folders(lab) if (Path(f) / f"{name}.py").is_file())
+             for name in GIVEN]
+    return [*found, Path(__file__), RECIPE]
+
+
+def measured_at(pos, task):
+    """The lengths (x TRAIN_LEN) at which the recipe's run of (pos, task) is measured: every
+    experiment's that trains it."""
+    return tuple(sorted({m for name, runs in RUNS.items() if (pos, task) in runs for m in LENGTHS[name]}))
+
+
+@pytest.fixture(scope="session")
+def recipe_runs(lab, device):
+    """The judge's runs of the recipe (recipe.train), computed when first needed, kept in .grade/
+    for this lab's files, torch and device, and checked when read back (recipe.replays)."""
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+    code = hashlib.sha256(b"".join(path.read_bytes() for path in recipe_files(lab))).hexdigest()
+    replays = lambda kept, *args: recipe_code.replays(trusted_modules(judge_folders(lab)), kept, *args)
+    with TrustedWork("lab2-recipe", judge_folders(lab), RECIPE, "train", (where, torch.__version__, code),
+                     replays) as runs:
+        yield runs
 
 
 @pytest.fixture(scope="session", autouse=True)
-def recipe(request, experiments, lab, device, seed):
-    """{(pos, task): Future of the judge's run of the lab's recipe for this seed}, for the
-    experiments selected: {"train_losses": [...], "state_dict": {name: CPU tensor}}. Trusted code
-    only: the handout's model.py and tasks.py with the RoPE of fed/positions.py, trained in a process
-    of its own (recipe.train), or kept in .grade/ for this lab's files and checked
-    (recipe.replays). The main thread alone draws from this process's global RNG."""
-    if not experiments:
-        yield {}
-        return
-    given = request.getfixturevalue("given")
-    where = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
-    code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in recipe_files(given))).hexdigest()
+def experiments(request, student, device, seeds, recipe_runs):
+    """{(experiment, seed): Future of its result}, for the experiments whose checks are selected: a
+    call per seed, each once the one before has returned (two children at a time fill two cores, and
+    a call that fails leaves the next unstarted). As one returns a value, the judge starts its own
+    runs of the recipe that it and the later seeds' calls train. A hidden seed's calls are marked so:
+    what they print or return shows under no visible check."""
+    fed = {"positions.py": (FED / "positions.py").read_bytes()}
 
-    def run(pool, pos, task):
-        start = lambda: apart.submit(pool, judge_folders(lab), RECIPE, "train", pos, task, seed, str(device))
-        check = lambda kept: recipe_code.replays(given, kept, pos, task, seed, device)
-        return later("lab2-recipe", (pos, task, seed, where, torch.__version__, code), start, check)
+    def returned(name, seed):
+        """When a call returns a value: the recipe's runs of its experiment, at its seed and the later
+        ones (whose calls come next, and fail seldom where this one did not)."""
+        def start_recipe(call):
+            values = [s.value for s in seeds]
+            if call.exception() is None:
+                for later in values[values.index(seed):]:
+                    for pos, task in RUNS[name]:
+                        recipe_runs.start(pos, task, later, str(device))
+        return start_recipe
 
-    runs = dict.fromkeys(run for name in experiments for run in RUNS[name])
-    with apart.pool() as pool:
-        yield {key: run(pool, *key) for key in runs}
+    calls = {}
+    for name in (name for name in EXPERIMENTS if name in selected(request)):
+        previous = None
+        for seed in seeds:
+            call = lambda name=name, seed=seed: student.submit(name, seed=seed.value, device=str(device),
+                                                               replace=fed, hidden=seed.hidden)
+            previous = calls[name, seed.value] = call() if previous is None else after(previous, call)
+            previous.add_done_callback(returned(name, seed.value))
+    return calls
+
+
+@pytest.fixture(scope="session")
+def recipe(recipe_runs, given, device):
+    """recipe(pos, task, seed): the judge's run of the lab's recipe, {"train_losses": [...],
+    "state_dict": {name: CPU tensor}, "scores": [...]}. Its scores (provenance.know: measured here,
+    the first time, while the next runs train) are kept with it, so the next grading need not
+    measure weights that are the recipe's."""
+    def run(pos, task, seed):
+        value = recipe_runs.get(pos, task, seed, str(device))
+        lengths = [m * given.tasks.TRAIN_LEN for m in measured_at(pos, task)]
+        scores = provenance.know(given, value, pos, task, device, lengths, (provenance.FRESH, seed + 1))
+        if "scores" not in value:
+            value = recipe_runs.keep({**value, "scores": scores}, pos, task, seed, str(device))
+        return value
+    return run

@@ -17,14 +17,15 @@ another length, task, batch or learning rate). Measured by benchmarks/recipe_tol
 -> WEIGHT_TOLERANCE and LOSS_TOLERANCE 1e-4: 20x above the honest noise, 15x below one step.
 
 Reported numbers must be what evaluate() gives for the returned weights on the documented data
-(seed + 1). When they are not, the judge tries the usual slips (start=0, the training seed or
-evaluate's default seed, another task, lengths in another order) and names the one that matches:
-that costs the reproduction check only. Numbers no slip explains count as not coming from the
-weights, and then nothing of the experiment counts.
+(seed + 1); when they are not, reported.py names the usual slip that gives them (a cost to the
+reproduction check only), and numbers no slip explains count as not coming from the weights:
+then nothing of the run counts. The judge's run of the recipe comes with its own measurements
+(recipe.train), which stand for any weights that are its own, bit for bit (know).
 The claims are judged on the judge's own data (seed FRESH), where the weights must do as they do
 on the documented data, within the reference's spread (FRESH_SPREAD): a model fitted to the
 documented evaluation batch shows there.
 """
+import contextlib
 import hashlib
 import itertools
 import weakref
@@ -34,10 +35,10 @@ from typing import NamedTuple
 import torch
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from grader.checks import CheckFailed, describe, expect
+from grader.checks import CheckFailed, describe, expect, load_beside
 
+reported = load_beside(__file__, "reported")
 FRESH = 90_001                  # the judge's own evaluation data, for the claims
-REPRODUCE = 2e-3                # reported vs re-measured on the same data: rounding only
 LOSS_TOLERANCE = 1e-4           # a training loss vs the judge's run of the recipe (see above)
 WEIGHT_TOLERANCE = 1e-4         # |w - judge's w| / |judge's w| of every weight tensor (see above)
 # documented vs fresh data: the reference moves by at most 0.144 in loss and 0.042 in accuracy over
@@ -76,6 +77,17 @@ class Score(NamedTuple):
     accuracy: float
 
 
+class Seed(NamedTuple):
+    """A seed the experiments run with; a hidden one (the course's) is never named in a message."""
+    value: int
+    hidden: bool = False
+
+    @property
+    def shown(self):
+        """The seed's value for a message, " (7)", or nothing when it is hidden."""
+        return "" if self.hidden else f" ({self.value})"
+
+
 @dataclass
 class Measured:
     """One returned run, as the judge sees it."""
@@ -86,9 +98,10 @@ class Measured:
     slip: CheckFailed = None        # numbers from a named slip: costs the reproduction check
 
 
-def result(experiments, name, model):
-    """The experiment's result, validated: a clear failure when it is not what results.py says."""
-    value = experiments[name].result()
+def result(call, name, model):
+    """The experiment's result (the Future of its call), validated: a clear failure when it is not
+    what results.py says."""
+    value = call.result()
     try:
         return model.model_validate(value)
     except ValidationError as error:
@@ -221,77 +234,27 @@ def recipe_difference(given, losses, judge, pos, task, seed, device):
 def first_loss_match(given, first, pos, task, seed, device):
     """What makes the recipe's first training loss equal `first`: the model at initialisation on
     the first batch, for other lengths, tasks and seeds; a description, or None."""
-    tasks, train_len = given.tasks, given.tasks.TRAIN_LEN
+    tasks, train_len, s = given.tasks, given.tasks.TRAIN_LEN, seed.value
     max_len = given.model.Config(pos=pos).max_len
-    choices = itertools.product([seed, 0], [seed, 0], [task] + [t for t in tasks.TASKS if t != task],
+    choices = itertools.product([s, 0], [s, 0], [task] + [t for t in tasks.TASKS if t != task],
                                 [n for n in (train_len, 2 * train_len, 4 * train_len, train_len // 2) if n <= max_len])
-    built = {init: given.model.build_model(given.model.Config(pos=pos), seed=init, device=device)
-             for init in {seed, 0}}
+    built = {init: given.model.build_model(given.model.Config(pos=pos), seed=init, device=device) for init in {s, 0}}
     for init, data, other_task, length in choices:
-        model = built[init]
         tokens, targets = tasks.make_batch(other_task, tasks.BATCH_SIZE, length, torch.Generator().manual_seed(data),
                                            device)
         with torch.no_grad():
-            loss = torch.nn.functional.cross_entropy(model(tokens).flatten(0, 1), targets.flatten(),
+            loss = torch.nn.functional.cross_entropy(built[init](tokens).flatten(0, 1), targets.flatten(),
                                                      ignore_index=tasks.IGNORE).item()
         if abs(loss - first) <= LOSS_TOLERANCE:
+            seeds = {(True, True): "the seed is ignored: built and trained as for seed 0 (build_model's and "
+                                   f"train's default), the lab builds and trains with seed=seed{seed.shown}",
+                     (True, False): f"built with seed 0 (build_model's default), the lab builds with "
+                                    f"seed=seed{seed.shown}",
+                     (False, True): f"trained on data of seed 0 (train's default), the lab uses seed=seed{seed.shown}",
+                     (False, False): ""}[init != s, data != s]
             found = [f"trained at length {length}, the lab trains at {train_len}" if length != train_len else "",
-                     f"trained on {other_task!r}, this run is {task!r}" if other_task != task else "",
-                     f"built with seed {init} (build_model's default), the lab builds with seed=seed ({seed})"
-                     if init != seed else "",
-                     f"trained on data of seed {data} (train's default), the lab uses seed=seed ({seed})"
-                     if data != seed else ""]
+                     f"trained on {other_task!r}, this run is {task!r}" if other_task != task else "", seeds]
             return "; ".join(f for f in found if f) or None
-    return None
-
-
-# -- the reported numbers: reproduced, or a slip named -------------------------------------------
-def reproduction(given, name, run, model, task, seed, documented):
-    """(problem, slip): a CheckFailed when the reported numbers are not the documented
-    measurement; a slip when a usual mistake explains them, else a problem."""
-    reported = list(zip(run.eval_losses, run.eval_accuracies))
-    if matches(reported, documented):
-        return None, None
-    i = next(i for i, (a, b) in enumerate(zip(reported, documented)) if not matches([a], [b]))
-    failure = (f"{name}'s reported numbers to be evaluate()'s for the returned weights on the documented data "
-               f"(seed=seed + 1, start=TRAIN_LEN past TRAIN_LEN)",
-               f"at length {run.eval_lengths[i]} reported loss {reported[i][0]:.4f}, accuracy {reported[i][1]:.4f}; "
-               f"the grader measured {documented[i].loss:.4f}, {documented[i].accuracy:.4f}")
-    slip = find_slip(given, run, model, task, seed, reported, documented)
-    if slip:
-        return None, CheckFailed(*failure, slip)
-    return CheckFailed(failure[0], failure[1] + ": these numbers do not come from the returned weights",
-                       "report exactly what evaluate() returned for the model you return"), None
-
-
-def matches(reported, measured):
-    return all(abs(r - m) <= REPRODUCE * max(1.0, abs(m))
-               for pair, truth in zip(reported, measured) for r, m in zip(pair, truth))
-
-
-def find_slip(given, run, model, task, seed, reported, documented):
-    """The hint naming the usual mistake that gives the reported numbers, or None."""
-    train_len, lengths_ = given.tasks.TRAIN_LEN, run.eval_lengths
-    if len(lengths_) > 1 and any(matches(reported, [documented[i] for i in order])
-                                 for order in itertools.permutations(range(len(lengths_)))):
-        return "your numbers are right but in another order: put the numbers of eval_lengths[i] at index i"
-    tasks = [task] + [t for t in given.tasks.TASKS if t != task]
-    starts = [None] + ([0] if any(n > train_len for n in lengths_) else [])
-    for other_task, data, start in itertools.product(tasks, [seed + 1, seed, 1], starts):
-        if (other_task, data, start) == (task, seed + 1, None):
-            continue
-        if all(matches([pair], remeasure(given, model, other_task, [n], data, start))     # the shortest
-               for pair, n in zip(reported, lengths_)):                                   # first, lazily
-            said = ["score only the positions past TRAIN_LEN there (start=TRAIN_LEN), not all (start=0)"
-                    if start == 0 else "",
-                    "evaluate on fresh data, seed=seed + 1, not the training data (seed=seed)" if data == seed else "",
-                    "pass seed=seed + 1; evaluate's default seed=1 is other data" if data == 1 and seed != 0 else "",
-                    f"evaluate each model on the task it was trained on ({task!r}), not {other_task!r}"
-                    if other_task != task else ""]
-            call = ", ".join(p for p in [repr(other_task) if other_task != task else "",
-                                         "start=0" if start == 0 else "",
-                                         f"seed={'seed' if data == seed else data}" if data != seed + 1 else ""] if p)
-            return f"your numbers match evaluate(..., {call}): " + "; ".join(s for s in said if s)
     return None
 
 
@@ -308,22 +271,72 @@ def fresh_difference(name, run, fresh, documented):
     return None
 
 
-def measured_runs(experiments, recipe, given, device, seed, name, model, runs):
-    """Validate, rebuild, re-measure and hold to the recipe every run: (result, {run name: Measured})."""
-    value = result(experiments, name, model)
-    out = {}
+def know(given, recipe, pos, task, device, lengths, data):
+    """The scores of the judge's run of the recipe, [[length, data seed, start, loss, accuracy], ...]
+    at each of `lengths` on each of `data`, as remeasure measures a learner's run: kept with the run
+    (conftest.py: recipe), they are remeasure's for its weights, and weights that are these, bit for
+    bit, are not measured again; a run without them is measured here."""
+    model = given.model.build_model(given.model.Config(pos=pos), recipe["state_dict"], device=device)
+    weights, train_len = digest(model), given.tasks.TRAIN_LEN
+    for n, d, start, loss, accuracy in recipe.get("scores", []):
+        MEASURED[weights, task, n, d, start] = Score(loss, accuracy)
+    return recipe.get("scores") or [[n, d, 0 if n == train_len else train_len,
+                                     *remeasure(given, model, task, [n], d)[0]] for n in lengths for d in data]
+
+
+def measured_runs(call, recipe, given, device, seed, name, model, runs):
+    """Validate, rebuild, re-measure and hold to the recipe every run of one call of an experiment:
+    (result, {run name: Measured})."""
+    value = result(call, name, model)
+    returned = {}
     for run_name, pos, task, eval_lengths in runs(given):
         run, label = getattr(value, run_name), f"{name}().{run_name}"
+        judge = recipe(pos, task, seed.value)           # first: its measurements are known then
         built = rebuild(given, run, label, pos, task, eval_lengths, device)
         fresh = remeasure(given, built, task, eval_lengths, FRESH)
-        documented = remeasure(given, built, task, eval_lengths, seed + 1)
-        unexplained, slip = reproduction(given, label, run, built, task, seed, documented)
-        judge = recipe[pos, task].result()
-        problem = (unexplained or losses_provenance(given, run, label, pos, task, seed, device, judge)
-                   or fresh_difference(label, run, fresh, documented)
-                   or weights_provenance(run, label, pos, task, judge))
-        out[run_name] = Measured(run, fresh, documented, problem, slip)
+        documented = remeasure(given, built, task, eval_lengths, seed.value + 1)
+        returned[run_name] = pos, judge, fresh, reported.Reported(label, run, built, task, documented)
+    explained = reported.reproduction(given, seed, [r for *_, r in returned.values()], remeasure)
+    out = {}
+    for run_name, (pos, judge, fresh, r) in returned.items():
+        unexplained, slip = explained.get(r.label, (None, None))
+        problem = (unexplained or losses_provenance(given, r.run, r.label, pos, r.task, seed, device, judge)
+                   or fresh_difference(r.label, r.run, fresh, r.documented)
+                   or weights_provenance(r.run, r.label, pos, r.task, judge))
+        out[run_name] = Measured(r.run, fresh, r.documented, problem, slip)
     return value, out
+
+
+def per_seed(seeds, measure):
+    """{seed: measure(seed), or the exception it raised}: each seed's outcome, for the checks."""
+    out = {}
+    for seed in seeds:
+        try:
+            out[seed] = measure(seed)
+        except Exception as error:      # raised again by the check, at its seed (at)
+            out[seed] = error
+    return out
+
+
+@contextlib.contextmanager
+def at(seed, seeds):
+    """A failure in this block names its seed, when the experiments run at several (public ones)."""
+    try:
+        yield
+    except CheckFailed as failure:
+        if len(seeds) == 1:
+            raise
+        where = "at the grading's seed" if seed.hidden else f"at seed {seed.value}"
+        raise CheckFailed(f"{where}: {failure.expected}", failure.seen, failure.hint, failure.mistake) from None
+
+
+def each_seed(outcomes, check):
+    """check(result, runs, seed) at every seed in turn: the first failure, named by its seed."""
+    for seed, outcome in outcomes.items():
+        with at(seed, list(outcomes)):
+            if isinstance(outcome, BaseException):
+                raise outcome
+            check(*outcome, seed)
 
 
 def expect_honest(measured, reproduces=False):

@@ -1,0 +1,177 @@
+"""The numbers an experiment reports, for provenance.measured_runs: they must be what evaluate()
+gives for the returned weights on the documented data (seed=seed + 1, start=TRAIN_LEN past
+TRAIN_LEN). When a run's are not, the judge measures the weights again on inputs that tell the
+usual slips apart, and names the one that gives the reported numbers: another order of lengths,
+another task, start=0, other data (the training seed, evaluate's default, another seed), or
+several evaluations on different data with the best kept. A named slip costs the reproduction
+check only; numbers that no slip explains do not come from the weights, and nothing of the run counts.
+
+Other data is looked for over the whole experiment: a slip in the code is in every run it
+evaluates, and only there can one seed used throughout be told from the best of several, which
+may pick another seed for each run. Only runs whose numbers are wrong get a hint, and a hint names
+seeds as the docstring does (seed=seed + 1), never the value of a hidden one.
+"""
+import itertools
+from typing import NamedTuple
+
+from grader.checks import CheckFailed
+
+REPRODUCE = 2e-3                # reported vs re-measured on the same data: rounding only
+
+
+class Reported(NamedTuple):
+    """One returned run, for the search: its label, Run, rebuilt model, task and documented scores."""
+    label: str
+    run: object
+    model: object
+    task: str
+    documented: list
+
+
+def pairs(run):
+    return list(zip(run.eval_losses, run.eval_accuracies))
+
+
+def matches(reported, measured):
+    return all(abs(r - m) <= REPRODUCE * max(1.0, abs(m))
+               for pair, truth in zip(reported, measured) for r, m in zip(pair, truth))
+
+
+def close(reported, measured):
+    return abs(reported - measured) <= REPRODUCE * max(1.0, abs(measured))
+
+
+def reproduction(given, seed, runs, remeasure):
+    """{label: (problem, slip)} for the runs (Reported) whose numbers are not the documented
+    measurement: a slip (CheckFailed) when a usual mistake gives them, else a problem."""
+    wrong = [r for r in runs if not matches(pairs(r.run), r.documented)]
+    data = None
+    out = {}
+    for r in wrong:
+        hint = in_another_order(r)
+        if hint is None:
+            data = data_slip(given, seed, runs, remeasure) if data is None else data
+            hint = data or run_slip(given, seed, r, remeasure)
+        reported = pairs(r.run)
+        i = next(i for i, (a, b) in enumerate(zip(reported, r.documented)) if not matches([a], [b]))
+        expected = (f"{r.label}'s reported numbers to be evaluate()'s for the returned weights on the documented "
+                    f"data (seed=seed + 1, start=TRAIN_LEN past TRAIN_LEN)")
+        seen = (f"at length {r.run.eval_lengths[i]} reported loss {reported[i][0]:.4f}, accuracy {reported[i][1]:.4f}; "
+                f"the grader measured {r.documented[i].loss:.4f}, {r.documented[i].accuracy:.4f}")
+        out[r.label] = (None, CheckFailed(expected, seen, hint)) if hint else (CheckFailed(
+            expected, seen + ": these numbers do not come from the returned weights",
+            "report exactly what evaluate() returned for the model you return"), None)
+    return out
+
+
+def in_another_order(r):
+    reported = pairs(r.run)
+    if len(reported) > 1 and any(matches(reported, [r.documented[i] for i in order])
+                                 for order in itertools.permutations(range(len(reported)))):
+        return "your numbers are right but in another order: put the numbers of eval_lengths[i] at index i"
+    return None
+
+
+def data_pool(seed):
+    """{data seed: how a hint names it}: the documented first, then the usual others."""
+    s = seed.value
+    named = [(s + 1, "seed=seed + 1"), (s, "seed=seed"), (1, "seed=1"), (0, "seed=0"),
+             *((s + k, f"seed=seed + {k}") for k in (2, 3, 4)), (s - 1, "seed=seed - 1"), (2, "seed=2"), (3, "seed=3")]
+    pool = {}
+    for d, label in named:
+        if d >= 0:
+            pool.setdefault(d, label)
+    return pool
+
+
+def data_slip(given, seed, runs, remeasure):
+    """The hint when every reported number of the experiment is evaluate()'s on some data of the
+    pool (documented task and start) and not all on the documented: "" when some is not. A number
+    that several data give (a model right everywhere) tells none of them apart."""
+    pool, documented = data_pool(seed), seed.value + 1
+    score = lambda r, n, d: remeasure(given, r.model, r.task, [n], d)[0]
+    right, wrong = [], []
+    for r in runs:
+        for n, pair, truth in zip(r.run.eval_lengths, pairs(r.run), r.documented):
+            (right if matches([pair], [truth]) else wrong).append((n, r, pair))
+    right.sort(key=lambda number: number[0])                # the shortest first: the cheapest to measure
+    wrong.sort(key=lambda number: number[0])
+    common = [d for d in pool if d != documented]           # one data throughout
+    for n, r, pair in wrong + right:
+        common = [d for d in common if matches([pair], [score(r, n, d)])]
+    if common and (common[0] in (seed.value, 0, 1) or not kept_best(given, runs, [common[0], documented], remeasure)):
+        said = {seed.value: "evaluate on fresh data, seed=seed + 1, not the training data (seed=seed)",
+                1: "pass seed=seed + 1; evaluate's default seed=1 is other data"}.get(
+            common[0], "evaluate on the documented data, seed=seed + 1")
+        return f"your numbers match evaluate(..., {pool[common[0]]}): {said}"
+    if common:                  # other data no one means, and always better: the best of several kept
+        return best_kept(", ".join(pool[d] for d in pool if d in (common[0], documented)))
+    used = set()
+    for n, r, pair in wrong:
+        data = which_data(given, r, n, *pair, pool, remeasure)
+        if data is None:
+            return ""
+        used |= data
+    if any(not any(matches([pair], [score(r, n, d)]) for d in used) for n, r, pair in right):
+        used.add(documented)
+    names = ", ".join(pool[d] for d in pool if d in used)
+    if kept_best(given, runs, sorted(used), remeasure):
+        return best_kept(names)
+    return f"your numbers come from evaluations on different data ({names}): evaluate every model with seed=seed + 1"
+
+
+def best_kept(names):
+    return (f"your numbers are the best of evaluations on different data ({names}): evaluate each model once per "
+            f"length, with seed=seed + 1, and report what it returned")
+
+
+def which_data(given, r, n, loss, accuracy, pool, remeasure):
+    """{the data of the pool whose evaluation at length n gives the loss, the one that gives the
+    accuracy} (one, when it gives both), or None when none does."""
+    scores = lambda d: remeasure(given, r.model, r.task, [n], d)[0]
+    by_loss = next((d for d in pool if close(loss, scores(d).loss)), None)
+    if by_loss is None:
+        return None
+    if close(accuracy, scores(by_loss).accuracy):
+        return {by_loss}
+    by_accuracy = next((d for d in pool if close(accuracy, scores(d).accuracy)), None)
+    return None if by_accuracy is None else {by_loss, by_accuracy}
+
+
+def kept_best(given, runs, data, remeasure):
+    """Whether every reported loss is the lowest, or every reported accuracy the highest, of the
+    evaluations on `data` at its length: what keeping the best of several evaluations gives."""
+    lowest = highest = True
+    for r in runs:
+        for n, (loss, accuracy) in zip(r.run.eval_lengths, pairs(r.run)):
+            scores = [remeasure(given, r.model, r.task, [n], d)[0] for d in data]
+            lowest &= all(loss <= s.loss + REPRODUCE * max(1.0, abs(s.loss)) for s in scores)
+            highest &= all(accuracy >= s.accuracy - REPRODUCE for s in scores)
+    return lowest or highest
+
+
+def run_slip(given, seed, r, remeasure):
+    """The hint naming the usual mistake (another task, start=0, the training seed or evaluate's
+    default seed, alone or together) that gives one run's reported numbers, or None."""
+    train_len, lengths, reported = given.tasks.TRAIN_LEN, r.run.eval_lengths, pairs(r.run)
+    tasks = [r.task] + [t for t in given.tasks.TASKS if t != r.task]
+    starts = [None] + ([0] if any(n > train_len for n in lengths) else [])
+    documented = seed.value + 1
+    for other_task, data, start in itertools.product(tasks, [documented, seed.value, 1], starts):
+        if (other_task, data, start) == (r.task, documented, None):
+            continue
+        if all(matches([pair], remeasure(given, r.model, other_task, [n], data, start))     # the shortest
+               for pair, n in zip(reported, lengths)):                                      # first, lazily
+            said = ["score only the positions past TRAIN_LEN there (start=TRAIN_LEN), not all (start=0)"
+                    if start == 0 else "",
+                    "evaluate on fresh data, seed=seed + 1, not the training data (seed=seed)"
+                    if data == seed.value else "",
+                    "pass seed=seed + 1; evaluate's default seed=1 is other data" if data == 1 != documented else "",
+                    f"evaluate each model on the task it was trained on ({r.task!r}), not {other_task!r}"
+                    if other_task != r.task else ""]
+            call = ", ".join(p for p in [repr(other_task) if other_task != r.task else "",
+                                         "start=0" if start == 0 else "",
+                                         f"seed={'seed' if data == seed.value else data}" if data != documented else ""]
+                             if p)
+            return f"your numbers match evaluate(..., {call}): " + "; ".join(s for s in said if s)
+    return None
