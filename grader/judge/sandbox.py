@@ -226,10 +226,13 @@ class Sandbox:
     def _hand_over(self, future):
         """Give what a submitted call printed to the check now asking for its value, once. A value
         of the hidden room asked for in another may hold hidden inputs, and so may all that the
-        checks from here on make of it (kept in fixtures): `inputs_seen` says so from then on."""
+        checks from here on make of it (kept in fixtures): `inputs_seen` says so from then on. Only
+        the checks' thread asks for a check: a done callback elsewhere is plumbing, no check."""
         check, room, thread = self.serving
+        if threading.current_thread() is not thread:
+            return
         self.inputs_seen = self.inputs_seen or (future.room == HIDDEN and room != HIDDEN)
-        if threading.current_thread() is thread and room in (future.room, HIDDEN) and future.printed:
+        if room in (future.room, HIDDEN) and future.printed:
             printed, future.printed = future.printed, None
             self.printed.keep(check, *printed)
 
