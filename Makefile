@@ -26,12 +26,12 @@ check-lab: $(READY)
 mutants: $(READY)
 	$(BIN)/python grade.py mutants $(LAB)
 
-test: $(READY)                  # the suite but its slow tier, slowest 15 listed
+test: $(READY)                  # the suite but its slow tier, on every core (pytest-xdist), slowest 15 listed
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -m "not slow" --durations=15
+	$(BIN)/python -m pytest -q -m "not slow" -n auto --durations=15
 
 test-slow: $(READY)             # the slow tier: end-to-end gradings, busy machines, subprocess runs
-	$(BIN)/python -m pytest -q -m slow --durations=15
+	$(BIN)/python -m pytest -q -m slow -n auto --durations=15
 
 test-cluster: $(READY)          # the optional Ray extra (~40 s, 250 MB), then its tests on a local instance
 	$(BIN)/pip install -q $(PIP_ARGS) -e '.[cluster]'

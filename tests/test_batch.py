@@ -200,6 +200,7 @@ def test_every_submission_gets_a_row(graded_class):
     assert (out / "report.html").is_file() and all((out / "students" / s / "feedback.md").is_file() for s in table)
 
 
+@pytest.mark.slow
 def test_scores_equal_single_grading(graded_class, tmp_path):
     subs, out, _ = graded_class
     single = tmp_path / "single.json"
@@ -211,6 +212,7 @@ def test_scores_equal_single_grading(graded_class, tmp_path):
     assert batched.score == alone.score
 
 
+@pytest.mark.slow
 def test_rerun_reuses_unchanged_and_regrades_changed(graded_class):
     subs, out, _ = graded_class
     started = time.monotonic()
@@ -248,6 +250,7 @@ def test_a_grade_made_with_a_memo_that_changed_since_is_not_reused(tmp_path, mon
     assert batch._reusable(folder, "h") is not None
 
 
+@pytest.mark.slow
 def test_force_regrades(tmp_path):
     (tmp_path / "subs").mkdir()
     zip_folder(tmp_path / "subs" / "solo.zip", REFERENCE)
@@ -261,6 +264,7 @@ def test_force_regrades(tmp_path):
     assert (graded_now(), graded_now(), graded_now("--force")) == (1, 0, 1)
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_finished_results_and_leaves_nothing_running(lab, tmp_path):
     subs, scratch, out = tmp_path / "subs", tmp_path / "tmp", tmp_path / "out"
     scratch.mkdir()
@@ -323,6 +327,7 @@ def late_writers():
             and b"late-writer-marker" in open(f"/proc/{p}/cmdline", "rb").read()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["process", "auto"])
 def test_no_daemon_outlives_the_batch(tmp_path, sandbox):
     """A daemon that waits for the batch to end, then rewrites its gradebook, is dead by then."""

@@ -6,6 +6,7 @@ in-process with an observer of the sandbox."""
 import csv
 import shutil
 
+import pytest
 from test_batch import REFERENCE, grade_py
 
 from grader.judge.sandbox import CallFailed, Sandbox
@@ -30,6 +31,7 @@ def rows(out):
         return {row["student"]: row for row in csv.DictReader(file)}
 
 
+@pytest.mark.slow
 def test_a_batch_row_the_grader_failed_is_regraded_by_a_plain_rerun(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     shutil.copytree(REFERENCE, subs / "ref")

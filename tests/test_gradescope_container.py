@@ -124,6 +124,7 @@ def reach(port, address):
 '''
 
 
+@pytest.mark.slow
 def test_a_process_child_has_no_network(tmp_path):
     """Seccomp refuses a process child every socket but unix ones; where the zygote can have a
     network namespace, the host's abstract unix sockets are out of reach too."""
@@ -220,6 +221,7 @@ def test_a_process_child_keeps_nothing_past_its_end_and_goes_first_when_memory_r
     assert score == "1000" and lowered == "PermissionError"
 
 
+@pytest.mark.slow
 def test_what_a_hidden_call_leaves_reaches_no_later_call():
     """In the container the process children share /tmp (no mounts of their own): what a hidden call
     (the course's seed) wrote there is gone before a visible call runs, and before the next

@@ -151,6 +151,7 @@ def test_the_copy_holds_what_a_learner_runs_and_a_readme_that_leads_with_the_loo
     assert "requirements-cpu.txt" in readme and "pip install -r requirements.txt" in readme
 
 
+@pytest.mark.slow
 def test_watch_survives_rename_branch_switch_and_a_folder_recreated(handout, tmp_path):
     work, out = tmp_path / "work", tmp_path / "results.json"
     shutil.copytree(handout / "assignments" / "lab2", work)
@@ -244,6 +245,7 @@ def test_ctrl_c_stops_the_experiments_keeping_what_finished(handout, tmp_path):
     assert (tmp_path / "plots" / "training_loss.png").is_file()
 
 
+@pytest.mark.slow
 def test_the_experiments_boxes_are_checked_by_the_copys_own_grade_py(handout, tmp_path):
     """The experiments' claims are re-measured in the learner's copy: the reference's runs tick both
     boxes, through the handout's own grade.py (the judge trains the recipe for seeds 0 and 7 there)."""

@@ -261,6 +261,7 @@ def test_work_the_kernel_reaps_is_charged(probe_lab, zygote):
     box.close()
 
 
+@pytest.mark.slow
 def test_a_sibling_cannot_starve_a_call_into_a_grader_fault(probe_lab, zygote, monkeypatch):
     """A call run apart (an experiment's), busy on one CPU, and the main child's endless loop at
     the lowest priority on the same CPU: the loop was kept waiting behind its own submission's
@@ -481,6 +482,7 @@ def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab):
         assert not select.select([beats], [], [], 0)[0], "the daemon still beats after the grading ended"
 
 
+@pytest.mark.slow
 def test_what_a_submission_holds_is_counted_together(probe_lab, monkeypatch):
     """As root with cgroups: memory held in memfds, outside any process's address space, still
     counts against the submission; past its limit the kernel kills in the submission's group

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 import torch
 from test_lab2_model import load_handout
 
@@ -33,6 +34,7 @@ def assemble(tmp_path, **overrides):
     return folder
 
 
+@pytest.mark.slow
 def test_reference_full_marks_and_same_figures_twice(grade_lab2):
     first = grade_lab2(ROOT / "reference/lab2")
     assert first.all_passed and first.score == first.max_score, [c.message for c in first.checks if c.message]
@@ -86,6 +88,7 @@ def expect_slip(results, function, check, words):
     assert "do not come from" not in failed[check]
 
 
+@pytest.mark.slow
 def test_fitting_the_evaluation_batch_and_training_longer_lose_their_functions(grade_lab2, tmp_path):
     results = grade_lab2(assemble(tmp_path, experiments="fit_and_stretch"), EXPERIMENTS)
     expect_all_lost(results, "measure_loss_gap", "on the documented data")
@@ -93,6 +96,7 @@ def test_fitting_the_evaluation_batch_and_training_longer_lose_their_functions(g
     expect_all_lost(results, "extrapolation_runs", "trained at length 96, the lab trains at 24")
 
 
+@pytest.mark.slow
 def test_sorted_losses_lose_and_start_0_is_named(grade_lab2, tmp_path):
     results = grade_lab2(assemble(tmp_path, experiments="tidy_and_start0"), EXPERIMENTS)
     expect_all_lost(results, "measure_loss_gap", "the recipe's losses in another order (sorted?)")
@@ -107,6 +111,7 @@ def hidden_seed_named(results):
             if c.visibility == "visible" and seed.search(c.message + c.hint)]
 
 
+@pytest.mark.slow
 def test_evaluating_on_the_training_seed_is_named_and_more_steps_lose(grade_lab2, tmp_path):
     results = grade_lab2(assemble(tmp_path, experiments="seed_slip_and_more_steps"), EXPERIMENTS)
     expect_slip(results, "measure_loss_gap", "test_gap_reproduces",
@@ -138,12 +143,14 @@ def test_experiments_that_ignore_the_seed_lose_all_and_the_hidden_seed_is_not_na
     assert hidden_seed_named(results) == [] and HIDDEN_SEED != 0
 
 
+@pytest.mark.slow
 def test_another_task_loses_and_lengths_in_another_order_are_named(grade_lab2, tmp_path):
     results = grade_lab2(assemble(tmp_path, experiments="other_task_and_order_slip"), EXPERIMENTS)
     expect_all_lost(results, "measure_loss_gap", "trained on 'lookback', this run is 'majority'")
     expect_slip(results, "extrapolation_runs", "test_extrapolation_reproduces", ["in another order"])
 
 
+@pytest.mark.slow
 def test_own_adam_loop_runs_in_another_order_and_complex_rope_keep_full_marks(grade_lab2, tmp_path):
     results = grade_lab2(assemble(tmp_path, experiments="own_loop", positions="alternative_styles"), EXPERIMENTS)
     assert results.score == results.max_score, [c.message for c in results.checks if c.status != "passed"]

@@ -237,6 +237,7 @@ def test_exits_fail_their_checks_and_grading_goes_on(graded):
     assert said("is_permutation_invariant", "SystemExit: bye")
 
 
+@pytest.mark.slow
 def test_endless_loop_keeps_other_points_and_finishes(graded):
     """One call runs into the loop, to its limit; the function's other checks are not run (it
     finishes in one call limit, however busy the machine: no wall time is asserted)."""

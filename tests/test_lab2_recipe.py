@@ -62,6 +62,7 @@ def quiet(grade_lab2, tmp_path_factory):
     return results, folder, started
 
 
+@pytest.mark.slow
 def test_each_run_of_the_recipe_is_trained_once_for_both_experiments(quiet):
     results, folder, started = quiet
     assert results.score == results.max_score, [c.message for c in results.checks if c.status != "passed"]
@@ -84,6 +85,7 @@ def grade_lab2(lab2, zygote):
     return run
 
 
+@pytest.mark.slow
 def test_the_recipe_is_the_same_while_another_thread_draws_from_the_global_rng(quiet, grade_lab2, state):
     """A thread that seeds and draws all the time, as the judge's main thread does when it builds
     models (build_model(seed=...)), while the judge runs the recipe: nothing changes."""

@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from grader.author import mutants
 from grader.author.mutate import KINDS
 from grader.author.mutate import mutants as mutate
@@ -87,6 +89,7 @@ def test_classify():
     assert mutants.classify(mutant, "error", "the grader failed", baseline).status == "error"
 
 
+@pytest.mark.slow
 def test_the_example_lab_and_a_weak_copy(tmp_path, capsys):
     """Every mutant of the example's reference that its outputs can tell apart is killed; with the
     large-input check gone, shifting by +max instead of -max survives (exact in real numbers)."""

@@ -148,6 +148,7 @@ def test_release_ships_the_pristine_stubs_and_refuses_a_changed_copy(tmp_path):
     assert shipped.read_bytes() == (ROOT / "grader" / "labs" / "lab2" / "stubs" / "invariance.py").read_bytes()
 
 
+@pytest.mark.slow
 def test_learners_get_public_feedback(released, tmp_path):
     shutil.copy(REFERENCE / "invariance.py", released / "assignments" / "lab2")
     out = tmp_path / "results.json"
@@ -166,6 +167,7 @@ def test_practice_quiz_and_a_used_folder(tmp_path):
     assert run.returncode == 2 and "expected a new or empty folder" in run.stdout
 
 
+@pytest.mark.slow
 def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
     bundle = tmp_path / "lab2.zip"
     run = grade_py("export", "lab2", "--gradescope", bundle)

@@ -57,6 +57,7 @@ def listener():
     server.close()
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_hostile_submission_is_contained(listener):
     canary = Path("/tmp/grader-canary")

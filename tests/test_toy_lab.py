@@ -104,6 +104,7 @@ def test_single_grading(toy, tmp_path):
     assert results.score == 6 and {t.visibility for t in results.tests} == {"visible", "hidden"}
 
 
+@pytest.mark.slow
 def test_batch(toy, tmp_path):
     submissions = tmp_path / "submissions"
     (submissions / "good").mkdir(parents=True)
@@ -159,6 +160,7 @@ def test_release_runs_public_checks_only(toy, tmp_path):
     assert [(t.name, t.visibility) for t in results.tests] == [("0 + 0 is 0", "visible")]
 
 
+@pytest.mark.slow
 def test_gradescope_bundle(toy, tmp_path):
     bundle = tmp_path / "toy.zip"
     assert grade_py("export", toy, "--gradescope", bundle).returncode == 0

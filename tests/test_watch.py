@@ -68,6 +68,7 @@ def full_marks(results):
     return results["score"] == sum(t["max_score"] for t in results["tests"]) > 0
 
 
+@pytest.mark.slow
 def test_save_break_crash_and_ctrl_c(tmp_path):
     submission, json_path = tmp_path / "work", tmp_path / "out" / "results.json"
     submission.mkdir()
