@@ -18,11 +18,11 @@ import yaml
 from grader.judge.launchers import bubblewrap_works, course_traces, launcher_for, python_prefixes
 from grader.judge.linux import CHILD_OOM_SCORE, CLONE_NEWNET, ZYGOTE_OOM_SCORE
 from grader.judge.sandbox import CallFailed, Sandbox
-from grader.judge.zygote import Zygote, children_of
+from grader.judge.zygote import Zygote
 from grader.labs import ROOT, find_lab
 from grader.runner import grade
 
-from conftest import processes_marked
+from conftest import processes_marked, zygote_pid
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
@@ -489,8 +489,8 @@ def test_out_of_memory_a_child_goes_before_its_zygote_and_the_judge_last(probe_l
     box = Sandbox(probe_lab, submission(), zygote)
     score, lowered = box.call("act", ["oom score"])
     box.close()
-    pid = zygote.process.pid if zygote.launcher.name == "process" else children_of(zygote.process.pid)[0]
-    assert int(Path(f"/proc/{pid}/oom_score_adj").read_text()) == ZYGOTE_OOM_SCORE < int(score) == CHILD_OOM_SCORE
+    zygote_score = int(Path(f"/proc/{zygote_pid(zygote)}/oom_score_adj").read_text())
+    assert zygote_score == ZYGOTE_OOM_SCORE < int(score) == CHILD_OOM_SCORE
     assert int(Path("/proc/self/oom_score_adj").read_text()) < ZYGOTE_OOM_SCORE
     effective = int(next(line for line in open("/proc/self/status") if line.startswith("CapEff")).split()[1], 16)
     if os.getuid() == 0 and (zygote.launcher.name == "process" or effective >> 24 & 1):     # CAP_SYS_RESOURCE

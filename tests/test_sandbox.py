@@ -261,6 +261,28 @@ def test_a_child_forked_ahead_and_dropped_leaves_no_control_group(mode):
         zygote.close()
 
 
+def test_a_zygote_gone_while_it_starts_is_started_once_more(monkeypatch):
+    """A first zygote gone before it was ready (killed by something else: no student code has run)
+    is started again; only a second that cannot start says that this machine runs none (exit 2).
+    Staged: the first closes its channel and waits, as one killed while the judge waits for it."""
+    launcher, starts = launcher_for("process"), []
+    argv = launcher.argv
+
+    def first_gone(scratch, control_fd):
+        starts.append(control_fd)
+        if len(starts) > 1:
+            return argv(scratch, control_fd)
+        return [sys.executable, "-c", f"import os, time; os.close({control_fd}); time.sleep(60)"]
+
+    monkeypatch.setattr(launcher, "argv", first_gone)
+    zygote = Zygote(launcher)
+    try:
+        let_go(zygote.fork("cpu", 1024))
+        assert len(starts) == 2 and zygote.proven
+    finally:
+        zygote.close()
+
+
 def test_a_child_closed_by_threads_at_once_is_closed_once_and_quietly(monkeypatch):
     """A call run apart ends in its own thread while the sandbox closes (the grading is over):
     both close the child. Neither may fail, nor read or close a pipe another has closed (a number

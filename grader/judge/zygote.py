@@ -55,11 +55,12 @@ class Forked(NamedTuple):
 
 
 class ZygoteGone(Exception):
-    """The zygote died (student code can kill it) or never started."""
+    """The zygote died or never started: no student's doing, unless it happens again (a child
+    of the judge's own user may kill it; one whose memory ran out might make the kernel do so)."""
 
     def __init__(self, message, never_started=False):
         super().__init__(message)
-        self.never_started = never_started      # this machine cannot run one: no student's doing
+        self.never_started = never_started      # none of ours ever started: the machine cannot run one
 
 
 class Zygote:
@@ -130,7 +131,8 @@ class Zygote:
     def fork(self, device, memory_mb):
         """A new child, waiting for its files on its request pipe: the one forked ahead for this
         device and memory when there is one, else a new one; a zygote that died or stopped
-        answering is replaced first."""
+        answering is replaced first. A first zygote that died starting (killed by something
+        else, a machine out of memory) is replaced once before the machine is said to run none."""
         with self._lock:
             spare, self._spare = self._spare, None
         if spare is not None:
@@ -138,6 +140,11 @@ class Zygote:
                     and _running(spare[1].host_pid):
                 return spare[1]
             self._let_go(spare[1])
+        try:
+            return self._fork(device, memory_mb)
+        except ZygoteGone as gone:
+            if not gone.never_started:
+                raise
         return self._fork(device, memory_mb)
 
     def prepare(self, device, memory_mb):
