@@ -3,6 +3,7 @@ to find the processes an attack submission left behind, and what the lesson test
 lab 2 quiz, right answers, its command line, a copy of the course, a temporary `.grade/`."""
 import shutil
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import yaml
 
 from grader.cli import main
 from grader.judge.launchers import launcher_for
-from grader.judge.zygote import Zygote
+from grader.judge.zygote import Zygote, children_of
 from grader.labs import find_lab
 from grader.quiz import progress
 from grader.runner import grade
@@ -43,6 +44,14 @@ def grade_lab2(lab2, zygote):
         zygote.reset()
         return grade(lab2, submission=submission, device="cpu", select=select, zygote=zygote)
     return run
+
+
+def zygote_pid(zygote):
+    """The pid of a Zygote's zygote: the process it started, or the one bubblewrap runs (once it does)."""
+    deadline = time.monotonic() + 10
+    while zygote.launcher.name == "bubblewrap" and not children_of(zygote.process.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return zygote.process.pid if zygote.launcher.name == "process" else children_of(zygote.process.pid)[0]
 
 
 def processes_marked(marker):

@@ -112,6 +112,13 @@ def act(what):
         elif what == "zygote output":
             for fd in (1, 2):
                 open(f"/proc/{os.getppid()}/fd/{fd}", "w").write("GRADER SAYS: full marks\n")
+        elif what == "oom score":               # whom the kernel kills first: could we go after the zygote?
+            score = open("/proc/self/oom_score_adj").read().strip()
+            try:
+                open("/proc/self/oom_score_adj", "w").write("999")
+                return [score, "lowered"]
+            except OSError as error:
+                return [score, type(error).__name__]
         elif what == "capabilities":
             return [line for line in open("/proc/self/status") if line.startswith("Cap")]
         elif what == "new session":             # a scheduler's autogroup of its own, out of the clock's sight

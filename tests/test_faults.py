@@ -4,7 +4,9 @@ score, no results.json) and a plain rerun, or --student, grades just that row ag
 simulated with GRADER_FAULT=function (every answer of it becomes a grader fault, judge side), or
 in-process with an observer of the sandbox."""
 import csv
+import os
 import shutil
+import signal
 
 import pytest
 from test_batch import REFERENCE, grade_py
@@ -12,6 +14,8 @@ from test_batch import REFERENCE, grade_py
 from grader.judge.sandbox import CallFailed, Sandbox
 from grader.labs import find_lab
 from grader.results import BatchSummary, StudentRecord
+
+from conftest import zygote_pid
 
 FAULT = {"GRADER_FAULT": "is_permutation_invariant"}
 STUB = find_lab("lab2").stubs / "invariance.py"
@@ -87,3 +91,22 @@ def test_an_observer_of_the_sandbox_sees_every_answer_and_may_replace_it(grade_l
     results = grade_lab2(REFERENCE, ["invariance"])
     assert results.attempts == 2 and {c.status for c in results.checks} == {"not_graded"}
     assert set(seen) == {"is_permutation_invariant"} and all("an observer's fault" in c.message for c in results.checks)
+
+
+def test_a_zygote_killed_from_outside_mid_grading_is_no_score(grade_lab2, zygote, monkeypatch):
+    """Something outside the submission (another judge, an administrator) kills the zygote after
+    the first answer: the checks it stopped are not graded, never failed, and the grading done
+    again afresh gives the score. (A second time it would be the submission's: a child of the
+    judge's own user may kill its zygote.)"""
+    killed = []
+
+    def kill_once(call, answer):
+        if not killed:
+            killed.append(zygote_pid(zygote))
+            os.kill(killed[0], signal.SIGKILL)
+            zygote.process.wait()
+        return answer
+
+    monkeypatch.setattr(Sandbox, "observers", [kill_once])
+    results = grade_lab2(REFERENCE, ["invariance"])
+    assert killed and results.attempts == 2 and results.score == results.max_score > 0

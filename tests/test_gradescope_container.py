@@ -35,15 +35,20 @@ pytestmark = [pytest.mark.skipif(os.getuid() != 0, reason="Gradescope runs its a
               pytest.mark.skipif(platform.machine() != "x86_64", reason="tests/container.py's filter is x86_64's")]
 
 
+SYSTEM = {"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run", "sbin", "sys", "tmp",
+          "usr", "var"}
+
+
 def in_container(command, env=None, binds=(), **kwargs):
     """`command` as Gradescope runs its scripts: Docker's default profile (tests/container.py),
-    a /tmp of its own, the course and its copies (the folder holding it) out of sight but for
-    the Python running us, whose folders every user may enter, as an image's are."""
-    options = ["--tmp", *[arg for pair in binds for arg in ("--bind", *map(str, pair))],
-               "--hide", f"/{ROOT.parts[1]}", "--keep", sys.prefix]
-    closed = [p for p in reversed(Path(sys.base_prefix).parents) if not p.stat().st_mode & 0o001]
-    if closed and not closed[0].is_relative_to(f"/{ROOT.parts[1]}"):                # a 0700 /root, say
-        options += ["--hide", str(closed[0]), "--keep", sys.base_prefix]
+    a /tmp of its own, and an image's files only: every other top-level folder of this host (the
+    course, its copies and worktrees, a CI checkout beside them) out of sight but for the Python
+    running us, whose folders every user may enter, as an image's are."""
+    options = ["--tmp", *[arg for pair in binds for arg in ("--bind", *map(str, pair))]]
+    for top in sorted(Path("/").iterdir()):
+        if top.is_dir() and not top.is_symlink() and top.name not in SYSTEM:
+            kept = {p for p in (sys.prefix, sys.base_prefix) if Path(p).is_relative_to(top)}
+            options += ["--hide", str(top), *[arg for p in sorted(kept) for arg in ("--keep", p)]]
     return subprocess.run([sys.executable, str(CONTAINER), *options, "--", *command], capture_output=True,
                           text=True, env={"PATH": "/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8", **(env or {})},
                           **kwargs)

@@ -16,13 +16,13 @@ import pytest
 import yaml
 
 from grader.judge.launchers import bubblewrap_works, course_traces, launcher_for, python_prefixes
-from grader.judge.linux import CLONE_NEWNET
+from grader.judge.linux import CHILD_OOM_SCORE, CLONE_NEWNET, ZYGOTE_OOM_SCORE
 from grader.judge.sandbox import CallFailed, Sandbox
 from grader.judge.zygote import Zygote
 from grader.labs import ROOT, find_lab
 from grader.runner import grade
 
-from conftest import processes_marked
+from conftest import processes_marked, zygote_pid
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
@@ -482,11 +482,27 @@ def test_a_hopping_daemon_dies_in_the_plain_process_too(probe_lab):
         assert not select.select([beats], [], [], 0)[0], "the daemon still beats after the grading ended"
 
 
+def test_out_of_memory_a_child_goes_before_its_zygote_and_the_judge_last(probe_lab, zygote):
+    """The zygote is the largest process of a submission's group (torch): at its children's OOM
+    score it was the kernel's choice when a child's memory ran out, and every call after lost its
+    sandbox. Children go first, and as root may not lower their score (in bubblewrap, where
+    the judge holds CAP_SYS_RESOURCE, which sets the least they may set); the judge goes last."""
+    box = Sandbox(probe_lab, submission(), zygote)
+    score, lowered = box.call("act", ["oom score"])
+    box.close()
+    zygote_score = int(Path(f"/proc/{zygote_pid(zygote)}/oom_score_adj").read_text())
+    assert zygote_score == ZYGOTE_OOM_SCORE < int(score) == CHILD_OOM_SCORE
+    assert int(Path("/proc/self/oom_score_adj").read_text()) < ZYGOTE_OOM_SCORE
+    effective = int(next(line for line in open("/proc/self/status") if line.startswith("CapEff")).split()[1], 16)
+    if os.getuid() == 0 and (zygote.launcher.name == "process" or effective >> 24 & 1):     # CAP_SYS_RESOURCE
+        assert lowered == "PermissionError"
+
+
 @pytest.mark.slow
 def test_what_a_submission_holds_is_counted_together(probe_lab, monkeypatch):
     """As root with cgroups: memory held in memfds, outside any process's address space, still
     counts against the submission; past its limit the kernel kills in the submission's group
-    (the child, or the zygote and all it runs, which the next call replaces), never elsewhere."""
+    (the child, not its zygote: it goes on), never elsewhere."""
     from grader.judge import cgroup
 
     monkeypatch.setattr(cgroup, "SUBMISSION_MEMORY", 1536 * 2**20)
@@ -495,14 +511,15 @@ def test_what_a_submission_holds_is_counted_together(probe_lab, monkeypatch):
         pytest.skip("no cgroup can be made here (not root, or no writable cgroup filesystem)")
     probe.remove()
     warm = Zygote(launcher_for("auto"))
-    folders = list(warm.cgroup.folders)
+    folders, process = list(warm.cgroup.folders), warm.process
     box = Sandbox(probe_lab, submission(PROBE + HOARD), warm)
     probe_lab.functions["hoard"] = "probe.py"
     try:
         with pytest.raises(CallFailed) as failure:
             box.call("hoard", [3072])
-        assert failure.value.kind == "crashed"
+        assert failure.value.kind == "crashed" and "killed by SIGKILL" in failure.value.message
         assert box.call("slow", [0]) == 0                       # and grading goes on
+        assert warm.process is process and process.poll() is None
     finally:
         del probe_lab.functions["hoard"]
         box.close()

@@ -2,6 +2,7 @@
 answers, and leaves nothing running. Needs bubblewrap; the fallback is tested to say so."""
 import json
 import os
+import platform
 import signal
 import socket
 import subprocess
@@ -141,6 +142,45 @@ def test_groups_of_killed_judges_are_swept(monkeypatch):
     elsewhere.remove()
 
 
+SWEEP = """
+import shutil, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from grader.judge import cgroup
+cgroup.CGROUPS = Path(sys.argv[2])                                   # the staged tree
+cgroup.Cgroup.remove = lambda group: shutil.rmtree(group.folders[0])  # its folders are no groups
+cgroup.Cgroup.sweep()
+"""
+
+
+@pytest.mark.skipif(os.getuid() != 0 or platform.machine() != "x86_64", reason="tests/container.py: root, x86_64")
+def test_a_judge_in_a_container_leaves_the_groups_of_judges_beside_it(tmp_path):
+    """A judge as Docker runs one (root without CAP_SYS_PTRACE, tests/container.py) may not read the
+    PID namespace of a judge with more capabilities: it took every judge beside it for gone, and
+    its start killed what their groups held, their zygotes (exit status -9) mid-grading. Staged: a
+    folder for the cgroup tree, each group holding a process of ours; the live judge's (this one's)
+    is left alone, and a gone judge's is still swept."""
+    gone = subprocess.Popen(["true"])
+    dead = judge_id(gone.pid)
+    gone.wait()
+    held = {}
+    for judge in (judge_id(), dead):
+        held[judge] = subprocess.Popen(["sleep", "60"], start_new_session=True)    # a zygote, say
+        group = tmp_path / "memory" / f"grader-{judge}-0"
+        group.mkdir(parents=True)
+        (group / "cgroup.procs").write_text(f"{held[judge].pid}\n")
+    try:
+        run = subprocess.run([sys.executable, str(ROOT / "tests" / "container.py"), "--", sys.executable, "-I", "-c",
+                              SWEEP, str(ROOT), str(tmp_path)], capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert held[dead].wait(5) == -9 and not (tmp_path / "memory" / f"grader-{dead}-0").exists()
+        assert held[judge_id()].poll() is None, "a live judge's group was swept"
+    finally:
+        for process in held.values():
+            process.kill()
+            process.wait()
+
+
 @pytest.mark.parametrize("mode", ["required", "process"])
 def test_python_under_tmp_stays_whole_in_a_child(tmp_path, monkeypatch, mode):
     """A learner's venv in /tmp: the child's empty /tmp must not hide what Python imports late."""
@@ -218,6 +258,28 @@ def test_a_child_forked_ahead_and_dropped_leaves_no_control_group(mode):
             dropped += zygote._spare[1].groups
             drop()
         assert dropped and not [folder for folder in dropped if folder.exists()]
+    finally:
+        zygote.close()
+
+
+def test_a_zygote_gone_while_it_starts_is_started_once_more(monkeypatch):
+    """A first zygote gone before it was ready (killed by something else: no student code has run)
+    is started again; only a second that cannot start says that this machine runs none (exit 2).
+    Staged: the first closes its channel and waits, as one killed while the judge waits for it."""
+    launcher, starts = launcher_for("process"), []
+    argv = launcher.argv
+
+    def first_gone(scratch, control_fd):
+        starts.append(control_fd)
+        if len(starts) > 1:
+            return argv(scratch, control_fd)
+        return [sys.executable, "-c", f"import os, time; os.close({control_fd}); time.sleep(60)"]
+
+    monkeypatch.setattr(launcher, "argv", first_gone)
+    zygote = Zygote(launcher)
+    try:
+        let_go(zygote.fork("cpu", 1024))
+        assert len(starts) == 2 and zygote.proven
     finally:
         zygote.close()
 

@@ -23,7 +23,8 @@ SUBMISSION_PROCESSES = 512      # processes and threads, the zygote's own includ
 
 def judge_id(pid=None):
     """A judge's PID namespace, pid and start time (ours, by default), as "ns.pid.start": the
-    same pid taken again later, or in another namespace, is another judge. None once gone."""
+    same pid taken again later, or in another namespace, is another judge. None where it cannot
+    be read: gone, or a process we may not inspect."""
     pid = os.getpid() if pid is None else pid
     try:
         namespace = os.stat(f"/proc/{pid}/ns/pid").st_ino
@@ -31,6 +32,24 @@ def judge_id(pid=None):
     except (OSError, IndexError):
         return None
     return f"{namespace}.{pid}.{started}"
+
+
+def gone(judge):
+    """Whether the judge named `judge` ("ns.pid.start") has ended for certain: one of our PID
+    namespace whose pid is free now, a zombie's, or another process's (started at another time).
+    Its namespace link is not read: root without CAP_SYS_PTRACE (a container's, Docker's) may not
+    read that of a process with more capabilities than its own, and such a judge is alive, not
+    gone. A judge of another namespace, or a name that is none, is not ours to judge."""
+    fields = judge.split(".")
+    if len(fields) != 3 or fields[0] != judge_id().split(".")[0] or not fields[1].isdigit():
+        return False
+    try:
+        stat = Path(f"/proc/{fields[1]}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    except OSError:
+        return False
+    return stat[0] in ("Z", "X") or stat[19] != fields[2]
 
 
 class Cgroup:
@@ -107,12 +126,10 @@ class Cgroup:
     def sweep():
         """Kill what is left in the groups of judges that are gone, and remove the groups: a
         judge killed (SIGKILL, a lost node) could not, and a student's daemon may live on there.
-        Only judges of our PID namespace can be seen to be gone; others' groups are theirs."""
-        ours = judge_id().split(".")[0]
+        Only a judge known to be gone (`gone`) loses its groups: the groups of any judge alive
+        beside us, however little of it we may see, hold its zygote."""
         for folder in [*CGROUPS.glob("grader-*-*"), *CGROUPS.glob("*/grader-*-*")]:
-            judge = folder.name.split("-")[1]
-            fields = judge.split(".")
-            if len(fields) == 3 and fields[0] == ours and fields[1].isdigit() and judge_id(fields[1]) != judge:
+            if gone(folder.name.split("-")[1]):
                 left = Cgroup([folder])
                 stop_then_kill(left.pids)
                 left.remove()

@@ -49,7 +49,8 @@ class Child:
         os.set_blocking(output_fd, False)
         self._output, self._dropped = bytearray(), 0
         self.output_limit = OUTPUT_LIMIT
-        self.believe_faults = True          # a fault the child reports is the grader's (see Sandbox)
+        self.believe_faults = True          # a fault the child reports, or its zygote's end, is the
+        #                                     grader's (see Sandbox)
         self._next_id = 0
         self.alive = True
         self._fds = threading.RLock()      # a call's thread and a closing sandbox may both use them
@@ -136,7 +137,7 @@ class Child:
                              f"{limit.clock.wall():.0f} s, of which your code was charged only "
                              f"{limit.clock.charged():.1f} s") from None
         except (EOFError, OSError):
-            raise CallFailed(function, "crashed", self._ended()) from None
+            raise CallFailed(function, *self._ended()) from None
         except wire.WireError as error:
             self.kill()
             raise CallFailed(function, "bad_answer", f"its answer was not plain data: {error}") from None
@@ -211,21 +212,23 @@ class Child:
         return after
 
     def _ended(self):
-        """Why the child is gone, from its wait status (the zygote is its parent)."""
+        """(kind, why) the child is gone, from its wait status (the zygote is its parent): it
+        crashed, or its zygote is gone, the grader's fault when believed (see ZygoteGone)."""
         try:
             status = self.zygote.ask({"op": "status", "pid": self.pid, "timeout": 2.0})["status"]
         except ZygoteGone as gone:
             self.close()
-            return f"the sandbox was stopped while your code ran ({gone})"
+            return "grader_fault" if self.believe_faults else "crashed", \
+                f"the sandbox was stopped while your code ran ({gone})"
         self.kill()
         if status is None:
-            return "the process running your code closed its channel to the grader"
+            return "crashed", "the process running your code closed its channel to the grader"
         if os.WIFSIGNALED(status):
             name = signal.Signals(os.WTERMSIG(status)).name
             hint = " (out of memory?)" if os.WTERMSIG(status) == signal.SIGKILL else ""
-            return f"the process running your code was killed by {name}{hint}"
-        return f"the process running your code exited with status {os.waitstatus_to_exitcode(status)} " \
-               "(sys.exit / os._exit?)"
+            return "crashed", f"the process running your code was killed by {name}{hint}"
+        return "crashed", f"the process running your code exited with status " \
+            f"{os.waitstatus_to_exitcode(status)} (sys.exit / os._exit?)"
 
     def kill(self):
         """Kill the child and everything in its session; idempotent."""

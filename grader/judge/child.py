@@ -90,9 +90,12 @@ def flush():
             pass
 
 
-def unbuffered_output():
-    """stdout and stderr written through to the output pipe as each print comes (python -u): what
-    a call prints reaches the judge during that call, not with a later call's flush."""
+def unbuffered_output(output_fd):
+    """stdout and stderr written through to the output pipe `output_fd` as each print comes
+    (python -u): what a call prints reaches the judge during that call, not with a later call's flush."""
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    os.close(output_fd)
     for fd, name in ((1, "stdout"), (2, "stderr")):
         stream = io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8",
                                   errors="backslashreplace", write_through=True)
@@ -161,12 +164,10 @@ def become_child(order, fds, scratch, wire, sandboxed):
         signal.signal(number, handler)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
     linux.libc.prctl(linux.PR_SET_DUMPABLE, 1)      # ours to map our own user namespace
+    linux.first_to_go()                             # out of memory, the kernel kills us, not the zygote
     linux.libc.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
     os.setsid()
-    os.dup2(output_fd, 1)
-    os.dup2(output_fd, 2)
-    os.close(output_fd)
-    unbuffered_output()
+    unbuffered_output(output_fd)
     if sandboxed:
         linux.fresh_namespaces([str(scratch), *OPEN_TO_ALL], order["scratch_bytes"], python_prefixes)
         linux.drop_privileges()
@@ -312,7 +313,6 @@ def reap(children, pid, timeout):
 def main(argv):
     global plain_uid, offline
     scratch, control_fd, sandboxed = Path(argv[0]), int(argv[1]), argv[2] == "sandboxed"
-    linux.first_to_go()             # out of memory, the kernel kills the sandbox, never the judge
     rest = argv[4:]                 # as root, plain: --offline (no network), Python's folders, and
     offline = "--offline" in rest   # after --hide the course's traces in them
     rest = [arg for arg in rest if arg != "--offline"]

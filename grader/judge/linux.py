@@ -28,6 +28,9 @@ SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 435, 248, 112), "aarch64": (0xC00000
 SOCKET = {"x86_64": 41, "aarch64": 198}
 SHARED_IPC = {"x86_64": (29, 64, 68, 240), "aarch64": (194, 190, 186, 180)}   # shmget semget msgget mq_open
 IO_URING_SETUP, AF_UNIX = 425, 1    # io_uring's own numbers are the same on both
+# OOM scores: the kernel kills the process holding most memory plus score/1000 of all it may give
+# (a group's limit): children first, then their zygote, bigger (torch) but no submission's, the judge last
+CHILD_OOM_SCORE, ZYGOTE_OOM_SCORE = 1000, 500
 libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -65,13 +68,13 @@ def unprivileged(uid):
         os._exit(1)
 
 
-def first_to_go():
-    """Be the first process the kernel kills when memory runs out, and so be all we fork (an
-    OOM score of 1000 is above every other's but another 1000's). Set by root with
-    CAP_SYS_RESOURCE it is also the least any of them may set; a container's root without it
-    sets the score alone, which a process that makes itself dumpable may lower back to 0."""
+def first_to_go(pid="self"):
+    """Make process `pid` (ourselves by default) a child's: the first the kernel kills when memory
+    runs out (CHILD_OOM_SCORE is above every other score but another child's), before its zygote.
+    Set by root with CAP_SYS_RESOURCE it is also the least the process and all it starts may set;
+    without, it is the score alone, which a process able to write its own may lower again."""
     with contextlib.suppress(OSError):
-        Path("/proc/self/oom_score_adj").write_text("1000")
+        Path(f"/proc/{pid}/oom_score_adj").write_text(str(CHILD_OOM_SCORE))
 
 
 def deaf():

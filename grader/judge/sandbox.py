@@ -127,10 +127,10 @@ class Sandbox:
 
         try:
             forked = self.zygote.fork(self.device, self.lab.manifest.memory_mb)
-        except ZygoteGone as gone:
+        except ZygoteGone as gone:      # no student code ran in this child: the grader's fault
             if gone.never_started:
                 raise SetupError(str(gone)) from None
-            raise CallFailed(function, "crashed", str(gone)) from None
+            raise CallFailed(function, "grader_fault" if self.believe_faults else "crashed", str(gone)) from None
         child = Child(self.zygote, *forked, answer_bytes=self.lab.manifest.answer_mb * 2**20)
         child.output_limit, child.believe_faults = self.printed.limit, self.believe_faults
         try:

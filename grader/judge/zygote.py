@@ -23,7 +23,17 @@ from typing import NamedTuple
 from grader.judge.cgroup import Cgroup, forget, judge_id
 from grader.judge.clock import host_pid
 from grader.judge.launchers import ENV, SCRATCH_BYTES
-from grader.judge.linux import PR_SET_CHILD_SUBREAPER, below, libc, processes, remove, signal_all, stop_then_kill
+from grader.judge.linux import (
+    PR_SET_CHILD_SUBREAPER,
+    ZYGOTE_OOM_SCORE,
+    below,
+    first_to_go,
+    libc,
+    processes,
+    remove,
+    signal_all,
+    stop_then_kill,
+)
 
 START_TIMEOUT = 300.0        # wall seconds for the zygote to import torch and say it is ready (a backstop)
 ORDER_TIMEOUT = 30.0         # wall seconds for the zygote to answer an order: past it, it is replaced
@@ -45,11 +55,12 @@ class Forked(NamedTuple):
 
 
 class ZygoteGone(Exception):
-    """The zygote died (student code can kill it) or never started."""
+    """The zygote died or never started: no student's doing, unless it happens again (a child
+    of the judge's own user may kill it; one whose memory ran out might make the kernel do so)."""
 
     def __init__(self, message, never_started=False):
         super().__init__(message)
-        self.never_started = never_started      # this machine cannot run one: no student's doing
+        self.never_started = never_started      # none of ours ever started: the machine cannot run one
 
 
 class Zygote:
@@ -74,7 +85,7 @@ class Zygote:
         argv = self.launcher.argv(self.scratch, theirs.fileno())
         self.cgroup = Cgroup.make(f"grader-{judge_id()}-{next(Zygote._serial)}")
         self.process = subprocess.Popen(
-            self.cgroup.wrap(argv) if self.cgroup else argv, pass_fds=[theirs.fileno()],
+            second_to_go(self.cgroup.wrap(argv) if self.cgroup else argv), pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, env=ENV,
             cwd=self.scratch, start_new_session=True)
         Zygote.live.add(self.process.pid)
@@ -120,7 +131,8 @@ class Zygote:
     def fork(self, device, memory_mb):
         """A new child, waiting for its files on its request pipe: the one forked ahead for this
         device and memory when there is one, else a new one; a zygote that died or stopped
-        answering is replaced first."""
+        answering is replaced first. A first zygote that died starting (killed by something
+        else, a machine out of memory) is replaced once before the machine is said to run none."""
         with self._lock:
             spare, self._spare = self._spare, None
         if spare is not None:
@@ -128,6 +140,11 @@ class Zygote:
                     and _running(spare[1].host_pid):
                 return spare[1]
             self._let_go(spare[1])
+        try:
+            return self._fork(device, memory_mb)
+        except ZygoteGone as gone:
+            if not gone.never_started:
+                raise
         return self._fork(device, memory_mb)
 
     def prepare(self, device, memory_mb):
@@ -189,6 +206,7 @@ class Zygote:
         else:
             pid_here = pid
         groups = self.cgroup.account(pid_here) if self.cgroup else []     # before any student code
+        first_to_go(pid_here)       # by root with CAP_SYS_RESOURCE: the least it may set (no zygote can)
         return Forked(pid, request_w, answer_r, output_r, memory, pid_here, groups)
 
     def reset(self):
@@ -235,6 +253,13 @@ class Zygote:
         self.control.close()
         self._log.close()
         remove(self.scratch)
+
+
+def second_to_go(argv):
+    """`argv` run by a shell that first takes ZYGOTE_OOM_SCORE, then becomes the command (same
+    pid): out of memory, the kernel kills the zygote after its children, before the judge. Root's
+    shell, with CAP_SYS_RESOURCE, also makes it the least the zygote and its children may set."""
+    return ["/bin/sh", "-c", f'echo {ZYGOTE_OOM_SCORE} > /proc/self/oom_score_adj; exec "$@"', "sh", *argv]
 
 
 def let_go(forked):
