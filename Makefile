@@ -44,3 +44,4 @@ bench: $(READY)                 # each script rewrites its own section of docs/f
 	$(BIN)/python benchmarks/batch_bench.py --twelve
 	$(BIN)/python benchmarks/page_bench.py
 	$(BIN)/python benchmarks/quiz_start.py
+	$(BIN)/python benchmarks/experiments_bench.py

@@ -1,4 +1,4 @@
-"""Side-by-side timings behind the README's figures: `python benchmarks/bench.py [--runs N] [-k ROW]`.
+"""Side-by-side timings of gradings: `python benchmarks/bench.py [--runs N] [-k ROW]`, written into docs/figures.md.
 
 Each command runs N times in a fresh process on this machine, alternating with the baseline
 `python -c "import torch"`; medians are compared, with the load average (1 min) seen over the row:
@@ -17,8 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
+from figures import Figures
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -81,10 +80,8 @@ def main():
     parser.add_argument("-k", dest="only", default="", help="only the rows whose name holds this")
     parser.add_argument("--course", type=Path, default=ROOT, help="the checkout whose handout the copy's rows grade")
     args = parser.parse_args()
-    console = Console(width=140)
-    table = Table(title=f"Benchmarks (medians of {args.runs}, {os.cpu_count()} cores)")
-    for column in ("what", "seconds", "import torch", "ratio", "target", "load"):
-        table.add_column(column)
+    table = Figures(__file__, f"Gradings side by side with `import torch` (medians of {args.runs})",
+                    ("what", "seconds", "import torch", "ratio", "target", "load"))
     with tempfile.TemporaryDirectory(prefix="bench-") as work:
         handout = Path(work) / "handout"
         subprocess.run([PYTHON, str(args.course / "grade.py"), "release", "lab2", "--out", str(handout)],
@@ -92,14 +89,14 @@ def main():
         for what, command, cwd, target, first in rows(args.course.resolve(), Path(work), handout):
             if args.only in what:
                 ours, base, loads = median_pair(command, args.runs, cwd, first)
-                table.add_row(what, f"{ours:.2f}", f"{base:.2f}", f"{ours / base:.2f}x", f"<= {target}x",
+                table.row(what, f"{ours:.2f}", f"{base:.2f}", f"{ours / base:.2f}x", f"<= {target}x",
                               f"{min(loads):.1f}-{max(loads):.1f}")
     from grader.judge.launchers import bubblewrap_works
 
     if bubblewrap_works() and args.only in "what bubblewrap adds to a grading":
-        table.add_row("what bubblewrap adds to a grading", f"{sandbox_cost(10 * args.runs):.3f}", "", "",
+        table.row("what bubblewrap adds to a grading", f"{sandbox_cost(10 * args.runs):.3f}", "", "",
                       "< 0.2 s", "")
-    console.print(table)
+    table.publish()
 
 
 if __name__ == "__main__":

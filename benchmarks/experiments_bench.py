@@ -4,7 +4,7 @@ Wall seconds of fresh `grade.py` processes, alternating, medians of ROUNDS: the 
 (both experiments, tables, chart, plots) against `grade.py lab2 -k experiments.py` (the judge
 runs the submission's experiments in children and re-measures them; the recipe it trains itself
 is read from .grade/ after the first grading on a machine, and trained anew when .grade/ lacks
-it: both are timed). The load average is printed with the figures: a busy machine's are labelled so.
+it: both are timed). Written into docs/figures.md with the load average seen over the runs.
 
     python benchmarks/experiments_bench.py [ROUNDS]
 """
@@ -16,6 +16,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from figures import Figures
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,9 +46,12 @@ def main(rounds):
             for memo in Path(work).glob("memo-lab2-recipe-*.pt"):
                 shutil.move(memo, ROOT / ".grade" / memo.name)
             loads.append(os.getloadavg()[0])
-    print(f"load average (1 min) over the runs: {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores")
+    table = Figures(__file__, f"The experiments, the learner's run beside the hidden grading (medians of {rounds})",
+                    ("what", "median seconds", "each run"))
     for name, seconds in times.items():
-        print(f"{name:<30} median {statistics.median(seconds):6.2f} s   ({', '.join(f'{s:.2f}' for s in seconds)})")
+        table.row(name, f"{statistics.median(seconds):.2f}", ", ".join(f"{s:.2f}" for s in seconds))
+    table.note(f"Load average (1 min) over the runs: {min(loads):.1f} to {max(loads):.1f}.")
+    table.publish()
 
 
 if __name__ == "__main__":
