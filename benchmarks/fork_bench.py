@@ -27,6 +27,8 @@ from grader.judge.sandbox import Sandbox  # noqa: E402
 from grader.judge.zygote import Zygote  # noqa: E402
 from grader.labs import find_lab  # noqa: E402
 
+from figures import Figures  # noqa: E402
+
 BASE = linux.CLONE_NEWNS | linux.CLONE_NEWIPC
 KINDS = {"user, mounts, IPC (bubblewrap's child)": linux.CLONE_NEWUSER | BASE,
          "+ network": linux.CLONE_NEWUSER | BASE | linux.CLONE_NEWNET,
@@ -80,10 +82,10 @@ def main():
     parser.add_argument("--runs", type=int, default=50)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {args.runs} runs each")
+    table = Figures(__file__, f"What a child's namespaces cost (medians of {args.runs} children)",
+                    ("what", "milliseconds"))
     for name, ms in kernel_ms(KINDS, args.runs).items():
-        said = f"unshare {ms[0]:.2f} ms, fork to reaped {ms[1]:.1f} ms" if ms else "refused here"
-        print(f"kernel: {name}: {said}")
+        table.row(f"kernel: {name}", f"unshare {ms[0]:.2f}, fork to reaped {ms[1]:.1f}" if ms else "refused here")
     with tempfile.TemporaryDirectory() as folder:
         stub = "def quick():\n    raise NotImplementedError\n"
         for name, text in {"lab.yaml": yaml.safe_dump({"title": "Quick", "handout": "handout",
@@ -92,9 +94,9 @@ def main():
             (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
             (Path(folder) / name).write_text(text)
         for mode in (["required"] if bubblewrap_works() else []) + ["process"]:
-            print(f"grader: fork order to first answer, {launcher_for(mode).name}: "
-                  f"{child_ms(mode, args.runs, folder):.1f} ms")
-
+            table.row(f"grader: fork order to first answer, {launcher_for(mode).name}",
+                      f"{child_ms(mode, args.runs, folder):.1f}")
+    table.publish()
 
 if __name__ == "__main__":
     main()
