@@ -46,4 +46,5 @@ bench: $(READY)                 # each script rewrites its own section of docs/f
 	$(BIN)/python benchmarks/quiz_start.py
 	$(BIN)/python benchmarks/experiments_bench.py
 	$(BIN)/python benchmarks/fork_bench.py
+	$(BIN)/python benchmarks/busy_bench.py
 	$(BIN)/python benchmarks/mutants_figures.py
