@@ -9,6 +9,8 @@ shared by every check that asks for it, and is kept across gradings.
         runs.start(pos, task, seed)      # from any thread: this value will be needed
         runs.get(pos, task, seed)        # in a fixture or check: the value
         runs.keep(value, pos, task, seed)  # keep this for it instead (with what the checks added)
+    build("module:function", *args)    # an argument the child builds itself from its lab's files
+    CallFailed                         # what a call of student code raises when it gives no value
 
 `function(modules, *args)` of the trusted file runs in a process of its own (grader/apart.py:
 spawned, one torch thread, nothing of the judge's state shared, torch's RNG above all), where
@@ -22,7 +24,8 @@ import threading
 from concurrent.futures import Future
 
 from grader import apart, memo
-from grader.judge.channel import CallFailed
+from grader.judge.channel import CallFailed  # (for labs, too)
+from grader.judge.wire import build  # noqa: F401  (for labs: see above)
 from grader.plugin import Reference, grade_of
 
 

@@ -14,8 +14,7 @@ import itertools
 import torch
 
 from grader.checks import CheckFailed, describe, expect, load_beside
-from grader.judge.sandbox import CallFailed
-from grader.judge.wire import build
+from grader.lab_api import CallFailed, build
 
 STARTER = ("return the answer as a bool (e.g. return torch.allclose(...)) rather than assert it, and reorder "
            "x's own positions (x.shape[1] of them), not a fixed 5")

@@ -28,7 +28,7 @@ from grader.checks import (
     expect_unchanged,
     max_error,
 )
-from grader.judge.sandbox import CallFailed
+from grader.lab_api import CallFailed
 
 EPS = 2.0 ** -23
 DEVICE_SLACK = {"cpu": 1.0, "cuda": 4.0}

@@ -9,7 +9,7 @@ import weakref
 import torch
 
 from grader.checks import CheckFailed, load_beside
-from grader.judge.sandbox import CallFailed
+from grader.lab_api import CallFailed
 
 layers = load_beside(__file__, "layers")
 RANDOM_TRIES = 10           # the same seq-2 question again: a random shuffle answers alike 2 times in 1024
