@@ -28,6 +28,7 @@ from grader.results import SCORED
 METADATA = "submission_metadata.json"           # Gradescope's, beside ROOT/submission/
 ZONED = re.compile(r"(.*)\[([A-Za-z0-9_+\-/]+)\]")
 ASSUMED = {"on time": "assumed on time", "late": "assumed late"}
+YEARS = (1900, 2999)                            # a time's year, wherever a course could be due
 
 
 @dataclass
@@ -49,6 +50,8 @@ def parse_time(text, where):
     except (ValueError, ZoneInfoNotFoundError):
         raise UsageError(f"{where}: {text!r} is not a time; expected ISO 8601 with a zone, "
                          "e.g. 2026-12-01T23:59:00+01:00 or 2026-12-01T23:59:00[Europe/Paris]") from None
+    if not YEARS[0] <= when.year <= YEARS[1]:          # else a clock in another zone may not hold it
+        raise UsageError(f"{where}: {text!r}: expected a year from {YEARS[0]} to {YEARS[1]}")
     if zone is not None:
         local = when.replace(tzinfo=zone)
         if when.tzinfo is not None:         # in the hour summer time repeats, either offset is the zone's
