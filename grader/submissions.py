@@ -7,6 +7,8 @@ A student file the submission lacks is graded as the lab's pristine stub (`Lab.s
 whatever the working copy in the handout folder holds.
 """
 import ast
+import hashlib
+import re
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -21,6 +23,9 @@ ZIP_MAX_BYTES = 64 * 2**20          # a submission .zip, as stored
 ZIP_MAX_ENTRIES = 10_000
 ZIP_MAX_UNZIPPED = 512 * 2**20      # what its entries claim to unpack to, all together
 GRADABLE = ("graded", "incomplete", "broken_code")
+FOLDER_MAX_BYTES = 200              # a student's folder name, kept under every disk's 255
+NOT_IN_FOLDERS = re.compile(r'[<>:"/\\|?*]|[. ]$')     # what Windows refuses in a name, or drops at its end
+WINDOWS_DEVICES = re.compile(r"(CON|PRN|AUX|NUL|(COM|LPT)[0-9\u00b9\u00b2\u00b3])(\..*)?", re.IGNORECASE)
 
 
 class Rejected(Exception):
@@ -83,6 +88,18 @@ def disk_name(student):
     return identity(student.upper()).rstrip(". ")
 
 
+def folder_name(student):
+    """The folder of OUT/students/ that holds `student`'s files: the name itself where every disk
+    makes it one folder of its own, else "__", the name's letters and a hash of its disk_name. No
+    submission's name is so made ("__" and "." start names class_entries ignores), and names that
+    share a disk_name (one student) share it."""
+    if not _ignored(student) and len(student.encode()) <= FOLDER_MAX_BYTES and not NOT_IN_FOLDERS.search(student) \
+            and not WINDOWS_DEVICES.fullmatch(student):
+        return student
+    letters = re.sub(r"[^\w-]+", "_", student)[:40]
+    return f"__{letters}-{hashlib.sha256(disk_name(student).encode()).hexdigest()[:16]}"
+
+
 def read_submission(lab, path):
     """The lab's student files in a folder or .zip, and what is wrong: (files, status, detail)."""
     wanted = list(lab.manifest.student_files)
@@ -96,6 +113,8 @@ def read_submission(lab, path):
             raise Rejected(f"{one_line(path.name)} is neither a folder nor a .zip")
     except Rejected as why:
         return {}, "rejected", str(why)
+    except OSError as error:            # e.g. a path the record holds as shown, too long for the disk
+        return {}, "rejected", f"{one_line(path.name)} cannot be read ({error.strerror})"
     misnamed = _case_mismatches(path, wanted, files)
     if not files:
         return {}, "empty", "; ".join(misnamed or [f"none of {', '.join(wanted)} found (expected at the top "

@@ -138,15 +138,35 @@ def test_a_timestamps_file_names_each_student_once_with_a_zoned_time(tmp_path):
         read_timestamps(stamps)
 
 
+
+def test_the_hour_summer_time_repeats_is_late_as_time_passes_and_either_offset_is_read():
+    """Paris's clocks go from 03:00 back to 02:00 on 2026-10-25: 02:10+01:00 is 40 min after
+    02:30+02:00, though its clock reads 20 min before."""
+    policy = Deadline(due=parse_time("2026-10-25T02:30:00[Europe/Paris]", "due"), penalty=10, grace_minutes=30)
+    second = parse_time("2026-10-25T02:10:00+01:00[Europe/Paris]", "t")     # the second 02:10: a real time
+    assert second.utcoffset() == timedelta(hours=1) and second.isoformat().startswith("2026-10-25T02:10:00+01:00")
+    late = lateness(policy, second)
+    assert (late.late_by, late.periods, late.penalty_percent) == (timedelta(minutes=40), 1, 10)
+    assert lateness(policy, parse_time("2026-10-25T00:59:00+00:00", "t")) is None     # 29 min: in the grace
+
+
 @pytest.mark.parametrize("cell, said", [
     ("inf", "'inf' hours: expected a number from 0 to 8784"), ("nan", "'nan' hours"), ("1e12", "'1e12' hours"),
     ("-5", "'-5' hours"), ("soon", "'soon' is neither hours nor a time"),
-    ("2026-12-05 10:00", "'2026-12-05 10:00' is neither hours nor a time")])
+    ("2026-12-05 10:00", "'2026-12-05 10:00' is neither hours nor a time"),
+    ("0001-01-01T00:00:00+01:00", "'0001-01-01T00:00:00\\+01:00' is neither hours nor a time")])
 def test_a_bad_extension_is_a_sentence_naming_its_line_and_column(tmp_path, cell, said):
     (tmp_path / "r.csv").write_text(f"student,extension\nada,48\nbob,{cell}\n")
     with pytest.raises(UsageError, match=f"line 3, column extension: {said}"):
         read_roster(tmp_path / "r.csv")
 
+
+
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00"])
+def test_a_time_no_clock_can_compare_is_a_sentence_naming_its_line(tmp_path, when):
+    (tmp_path / "t.csv").write_text(f"student,submitted_at\nada,{when}\n")
+    with pytest.raises(UsageError, match="line 2, column submitted_at: .* expected a year from 1900 to 2999"):
+        read_timestamps(tmp_path / "t.csv")
 
 def test_what_an_unknown_time_costs_is_the_instructors_choice():
     policy = Deadline(due=DUE, penalty=10, cap=30)

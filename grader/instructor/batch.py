@@ -3,6 +3,7 @@
 `python grade.py batch lab2 SUBMISSIONS --out OUT` writes
     OUT/grades.csv                        one row per student (results.BatchRow), for an LMS gradebook
     OUT/students/<student>/results.json   Gradescope's results.json, as single grading writes it
+                                          (<student>: submissions.folder_name, one folder each on any disk)
     OUT/students/<student>/graded.json    the row, the full results and a hash of what was graded
     OUT/summary.json                      where the class struggles (results.BatchSummary)
     OUT/rows.json                         every row with its submission time: what `grade.py gradebook` reads
@@ -30,7 +31,7 @@ from grader.instructor.workers import grade_all
 from grader.judge.launchers import launcher_for
 from grader.labs import ENGINE, engine_files
 from grader.results import BatchRow, LabResults, StudentRecord, one_line, printable
-from grader.submissions import GRADABLE, class_entries, list_submissions
+from grader.submissions import GRADABLE, class_entries, folder_name, list_submissions
 
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 
@@ -139,8 +140,8 @@ def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
         row = BatchRow(student=sub.student, status="regrade", detail=printable(data)[:500])
         graded.pop(sub.student, None)
         gradescope = None
-    _save(out / STUDENTS / sub.student, StudentRecord(hash=sub.hash, row=row, results=graded.get(sub.student)),
-          gradescope)
+    record = StudentRecord(hash=sub.hash, row=row, results=graded.get(sub.student))
+    _save(out / STUDENTS / folder_name(sub.student), record, gradescope)
     return row
 
 
@@ -183,7 +184,7 @@ def _sort_out(subs, out, fingerprint, sandbox_name, force, only=frozenset()):
     students keep the row they have (pending if none) and only those named are graded."""
     rows, graded, todo = {}, {}, []
     for sub in subs:
-        folder = out / STUDENTS / sub.student
+        folder = out / STUDENTS / folder_name(sub.student)
         if only and sub.student not in only:
             record = _recorded(folder)
             rows[sub.student] = record.row.model_copy(update={"reused": True}) if record else \

@@ -28,6 +28,7 @@ from grader.results import SCORED
 METADATA = "submission_metadata.json"           # Gradescope's, beside ROOT/submission/
 ZONED = re.compile(r"(.*)\[([A-Za-z0-9_+\-/]+)\]")
 ASSUMED = {"on time": "assumed on time", "late": "assumed late"}
+YEARS = (1900, 2999)                            # a time's year, wherever a course could be due
 
 
 @dataclass
@@ -49,10 +50,14 @@ def parse_time(text, where):
     except (ValueError, ZoneInfoNotFoundError):
         raise UsageError(f"{where}: {text!r} is not a time; expected ISO 8601 with a zone, "
                          "e.g. 2026-12-01T23:59:00+01:00 or 2026-12-01T23:59:00[Europe/Paris]") from None
+    if not YEARS[0] <= when.year <= YEARS[1]:          # else a clock in another zone may not hold it
+        raise UsageError(f"{where}: {text!r}: expected a year from {YEARS[0]} to {YEARS[1]}")
     if zone is not None:
         local = when.replace(tzinfo=zone)
-        if when.tzinfo is not None and when.utcoffset() != local.utcoffset():
-            raise UsageError(f"{where}: {text!r}: the offset is not {match.group(2)}'s at that time")
+        if when.tzinfo is not None:         # in the hour summer time repeats, either offset is the zone's
+            local = next((t for t in (local, local.replace(fold=1)) if t.utcoffset() == when.utcoffset()), None)
+            if local is None:
+                raise UsageError(f"{where}: {text!r}: the offset is not {match.group(2)}'s at that time")
         return local
     if when.tzinfo is None:
         raise UsageError(f"{where}: {text!r} has no time zone; add one, e.g. {text}+00:00")
@@ -112,20 +117,21 @@ def due_for(policy, extension):
 
 def lateness(policy, submitted, due=None):
     """What `policy` (a labs.Deadline) makes of a submission at `submitted` against `due` (default:
-    the policy's); None when on time or when there is no time or no policy. Days are counted on
-    the due date's clock, hours as they pass."""
+    the policy's); None when on time or when there is no time or no policy. Whether it is late is
+    a matter of time passed (a clock set back an hour gives no one an hour); days late are counted
+    on the due date's clock, hours as they pass."""
     if policy is None or submitted is None:
         return None
     due = policy.due if due is None else due
+    grace = timedelta(minutes=policy.grace_minutes)
     late_by = submitted.astimezone(timezone.utc) - due.astimezone(timezone.utc)
+    if late_by - grace <= timedelta(0):
+        return None
     if policy.per == "day":
         clock = submitted.astimezone(due.tzinfo).replace(tzinfo=None) - due.replace(tzinfo=None)
-        past_grace, period = clock - timedelta(minutes=policy.grace_minutes), timedelta(days=1)
+        periods = max(1, math.ceil((clock - grace) / timedelta(days=1)))
     else:
-        past_grace, period = late_by - timedelta(minutes=policy.grace_minutes), timedelta(hours=1)
-    if past_grace <= timedelta(0):
-        return None
-    periods = math.ceil(past_grace / period)
+        periods = math.ceil((late_by - grace) / timedelta(hours=1))
     uncapped = periods * policy.penalty
     return Lateness(late_by=late_by, periods=periods, penalty_percent=min(uncapped, policy.cap),
                     zeroed=policy.after_cap == "zero" and uncapped > policy.cap)

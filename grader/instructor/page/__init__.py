@@ -12,7 +12,7 @@ from grader.errors import QuizError, UsageError
 from grader.instructor import similarity
 from grader.instructor.page import classdata, feedback, report
 from grader.labs import find_lab
-from grader.submissions import read_submission
+from grader.submissions import folder_name, read_submission
 
 QUIZ_RESPONSES = "quiz-responses.csv"       # a class quiz found in OUT when none is given
 
@@ -33,7 +33,7 @@ def write_report(out, lab=None, quiz=None):
         notes.append(f"Similarity counts as the learners' own the given code not found here: {', '.join(absent)}.")
     _write(out / "report.html", report.render(klass, found, list(filter(None, notes))))
     for student in klass.students:
-        folder = out / classdata.STUDENTS / student.name
+        folder = out / classdata.STUDENTS / folder_name(student.name)
         _write(folder / "feedback.html", feedback.html(student, klass.summary.title, list(lab.functions)))
         _write(folder / "feedback.md", feedback.markdown(student, klass.summary.title, list(lab.functions)))
     return out / "report.html"

@@ -61,7 +61,8 @@ def load(out):
             continue
         if rows and record.row.student not in rows:
             continue                # a folder this batch no longer has (a student gone, or merged in a collision)
-        students.append(Student(folder.name, rows.get(record.row.student, record.row), record.results))
+        name = record.row.student
+        students.append(Student(name, rows.get(name, record.row), record.results))
     return Class(summary, students)
 
 

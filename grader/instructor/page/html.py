@@ -4,6 +4,8 @@ from html import escape
 from itertools import count
 from urllib.parse import quote
 
+from grader.submissions import folder_name
+
 STYLE = """
 :root { color-scheme: light; --line: #d0d7de; --muted: #57606a; --alike: #fff1c2; }
 * { box-sizing: border-box; }
@@ -81,8 +83,9 @@ def link(href, text):
 
 
 def student_href(name, file="feedback.html", prefix="students/"):
-    """The address of a student's file under OUT, whatever characters the name holds."""
-    return f"{prefix}{quote(name, safe='')}/{file}"
+    """The address of a student's file under OUT (in their submissions.folder_name), whatever
+    characters the name holds."""
+    return f"{prefix}{quote(folder_name(name), safe='')}/{file}"
 
 
 def cell(value, sort=None, html=False, numeric=False, head=False):
