@@ -24,8 +24,8 @@ import re
 
 CANVAS_NOT_ASSIGNMENTS = re.compile("Current Score|Current Points|Current Grade|Final Score|Final Points|"
                                     "Final Grade|Override Score|Override Grade|Override Status")
-TITLE_AND_ID = re.compile(r"\A(.*)\s\((\d+)\)\Z")
-PLAIN_NUMBER = re.compile(r"\A\d+(\.\d+)?\Z")
+TITLE_AND_ID = re.compile(r"\A(.*)\s\(([0-9]+)\)\Z")       # Ruby's \d: 0-9 only
+PLAIN_NUMBER = re.compile(r"\A[0-9]+(\.[0-9]+)?\Z")
 
 
 class Misread(AssertionError):
@@ -142,7 +142,7 @@ def _canvas_student(row, header, people):
     by = {"ID": "id", "SIS User ID": "sis_user_id", "SIS Login ID": "sis_login_id"}
     cells = {field: row[header.index(title)] for title, field in by.items() if title in header}
     given = {field: value for field, value in cells.items() if value}
-    if given.get("id") and not given["id"].isdigit():
+    if given.get("id") and not re.fullmatch("[0-9]+", given["id"]):
         raise Misread(f"Canvas: ID {given['id']!r} is not a user id")
     for field in ("id", "sis_user_id", "sis_login_id"):            # the importer's order
         if field in given:

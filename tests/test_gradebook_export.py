@@ -246,6 +246,7 @@ def test_a_deadline_in_lab_yaml_applies_without_options(graded, tmp_path):
     (["--roster", "{r}", "--column", "Lab 2 (4242)", "--quiz", "{q}", "--quiz-column", "Lab 2 quiz"],
      "--quiz-column 'Lab 2 quiz': expected 'NAME (ID)'"),
     (["--roster", "{r}", "--column", "Final Score (4242)"], "Canvas reads a column so named as its own"),
+    (["--roster", "{r}", "--column", "Lab 2 (\u0664\u0662)"], "give --column 'NAME (ID)'"),   # not Canvas's 0-9
 ])
 def test_canvas_refuses_a_file_it_would_misread(graded, capsys, args, said):
     out, work, _, _ = graded

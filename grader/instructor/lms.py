@@ -12,11 +12,12 @@ feedback shown as HTML.
 import html
 import re
 
+from grader.cells import inert
 from grader.errors import UsageError
 from grader.instructor.gradebook import lesson_complete
 from grader.results import SCORED
 
-TITLE_AND_ID = re.compile(r"(.*)\s\((\d+)\)")
+TITLE_AND_ID = re.compile(r"(.*)\s\(([0-9]+)\)")      # Ruby's \d, as Canvas reads it: 0-9 only
 CANVAS_NOT_ASSIGNMENTS = ("Current Score", "Current Points", "Current Grade", "Final Score", "Final Points",
                           "Final Grade", "Override Score", "Override Grade", "Override Status", "Student", "ID",
                           "SIS User ID", "SIS Login ID", "Section", "Integration ID", "Root Account")
@@ -78,13 +79,23 @@ def _canvas_columns(chosen):
     return chosen
 
 
+def _kept(value):
+    """Whether a cell writes `value` as it is (grader.cells.inert leaves it alone), so that the LMS
+    finds the identifier again."""
+    return inert(value) == value
+
+
 def _identifiers(lines, fields, fmt):
     """Refuses a roster where two students share an identifier of `fields` (the LMS would give both
-    rows to one of them)."""
+    rows to one of them), or one a cell would write otherwise (made inert: no one's)."""
     for name, _ in fields:
         seen = {}
         for line in lines:
             value = getattr(line.entry, name)
+            if not _kept(value):
+                raise UsageError(f"--roster line {line.entry.line}, column {name}: {value!r} would be written as "
+                                 f"{inert(value)!r} (a spreadsheet reads it as a formula), which {fmt.capitalize()} "
+                                 "matches to no one")
             if value and value in seen:
                 raise UsageError(f"--format {fmt}: roster lines {seen[value]} and {line.entry.line} have the same "
                                  f"{name} {value!r}: {fmt.capitalize()} would give both rows to one student")
@@ -95,7 +106,7 @@ def _canvas(lines, max_score, scale, columns):
     _identifiers(lines, CANVAS_IDS, "canvas")
     for line in lines:
         entry = line.entry
-        if entry.id and not entry.id.isdigit():
+        if entry.id and not re.fullmatch("[0-9]+", entry.id):
             raise UsageError(f"--roster line {entry.line}, column id: {entry.id!r} is not a Canvas user id (digits)")
         if not any(getattr(entry, name) for name, _ in CANVAS_IDS):
             raise UsageError(f"--roster line {entry.line} ({entry.student!r}): no id, sis_user_id or sis_login_id, "
@@ -111,12 +122,14 @@ def _canvas(lines, max_score, scale, columns):
 
 
 def _moodle(lines, max_score, scale, columns):
-    fields = [(name, label) for name, label in MOODLE_IDS if all(getattr(line.entry, name) for line in lines)]
+    fields = [(name, label) for name, label in MOODLE_IDS
+              if all(getattr(line.entry, name) and _kept(getattr(line.entry, name)) for line in lines)]
     if not fields:
         counts = ", ".join(f"{name} for {sum(bool(getattr(line.entry, name)) for line in lines)}"
                            for name, _ in MOODLE_IDS)
         raise UsageError(f"--format moodle: Moodle maps every row to its user by one column, filled in every row; "
-                         f"the roster gives {counts} of {len(lines)} students: fill sis_user_id or email for all")
+                         f"the roster gives {counts} of {len(lines)} students: fill sis_user_id or email for all "
+                         "(none starting with =, +, - or @, which a cell writes made inert)")
     _identifiers(lines, fields, "moodle")
     tops = [float(top) for top in _tops(lines, max_score, scale, columns) if top]
     if any(top > MOODLE_MAX for top in tops):
