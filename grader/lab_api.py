@@ -34,19 +34,41 @@ def selected(request):
     return {grade_of(item).function for item in request.session.items}
 
 
+class After(Future):
+    """The Future `after` returns. Asking for its value asks for the first's, then the next's: a
+    call held back until a check asks for it (a hidden one, grader/judge/sandbox.py) starts so."""
+
+    def __init__(self, first):
+        super().__init__()
+        self.first, self.next = first, None
+        self.begun = threading.Event()      # the first is done, and the next started if it had a value
+
+    def exception(self, timeout=None):
+        if self.first.exception(timeout) is None and self.begun.wait(timeout) and self.next is not None:
+            self.next.exception(timeout)
+        return super().exception(timeout)
+
+    def result(self, timeout=None):
+        self.exception(timeout)
+        return super().result(timeout)
+
+
 def after(future, start):
     """A Future of what start()'s Future gives, start() called once `future` has a value; when
     `future` fails, nothing is started and it fails the same (a student's call after another, say)."""
-    out = Future()
+    out = After(future)
 
     def begin(done):
-        if done.exception() is not None:
-            out.set_exception(done.exception())
-            return
         try:
-            apart.then(start(), lambda value: value, out)
+            if done.exception() is not None:
+                out.set_exception(done.exception())
+                return
+            out.next = start()
+            apart.then(out.next, lambda value: value, out)
         except BaseException as error:      # handed on, whatever it is
             out.set_exception(error)
+        finally:
+            out.begun.set()
     future.add_done_callback(begin)
     return out
 

@@ -112,6 +112,20 @@ def test_after_starts_the_next_once_the_first_has_a_value_and_never_after_a_fail
     assert started == [1]
 
 
+class Held(Future):
+    """A call held back until asked for (a hidden call made for a visible check): asking starts it."""
+
+    def exception(self, timeout=None):
+        if not self.done():
+            self.set_result("asked")
+        return super().exception(timeout)
+
+
+def test_asking_for_the_last_of_calls_one_after_another_asks_for_each():
+    """Held-back calls one after another (two hidden seeds, say) start as a check asks for the last."""
+    assert after(after(Held(), Held), Held).result(timeout=5) == "asked"
+
+
 def test_a_value_kept_instead_is_what_the_next_grading_reads(started, monkeypatch):
     with work() as runs:
         assert runs.get(1, 2) == 3

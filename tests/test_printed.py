@@ -111,6 +111,69 @@ def test_each_check_shows_what_its_own_calls_printed(toy, zygote):
     assert after.status == "failed" and "seen [2, 3]" in after.message     # a child that never saw 4096
 
 
+CLOCK = '''import os
+import time
+
+
+def stamp():
+    print("pid", os.getpid(), "at", round(time.monotonic(), 3))
+
+
+def work(seconds):
+    time.sleep(seconds)         # as long as a hidden input says
+    return seconds
+'''
+CLOCK_CHECKS = '''import time
+
+import pytest
+
+
+@pytest.mark.grade(points=1, tags=["stamp"])
+def test_before(student):
+    """before"""
+    student.stamp()
+
+
+@pytest.fixture(scope="module")
+def hidden_work(student):
+    return student.submit("work", 1.5, hidden=True)
+
+
+@pytest.mark.grade(points=1, tags=["stamp"])
+def test_meanwhile(student, hidden_work):
+    """meanwhile"""
+    time.sleep(0.3)             # time for the hidden call to start, were it started now
+    student.stamp()
+
+
+@pytest.mark.grade(points=1, tags=["work"])
+def test_asks(hidden_work):
+    """asks"""
+    assert hidden_work.result(30) == 1.5
+'''
+
+
+def test_a_visible_check_cannot_time_a_hidden_call(tmp_path, zygote):
+    """A call on hidden inputs (lab 2's experiments at the course's seed) submitted by a visible
+    check runs only once a check asks for its value (from then on every visible check's words are
+    hidden) or the hidden room comes: before, the visible checks' calls waited for it, and their
+    output could tell how long it ran, from a clock or from a child replaced."""
+    folder = tmp_path / "clock"
+    stub = "def stamp():\n    raise NotImplementedError\n\n\ndef work(seconds):\n    raise NotImplementedError\n"
+    manifest = {"title": "Clock", "handout": "handout", "student_files": {"clock.py": ["stamp", "work"]}}
+    for name, text in {"lab.yaml": yaml.safe_dump(manifest), "stubs/clock.py": stub, "handout/clock.py": CLOCK,
+                       "public/test_clock.py": CLOCK_CHECKS}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    zygote.reset()
+    results = grade(find_lab(folder), device="cpu", zygote=zygote)
+    checks = {c.test.split("::")[-1]: c for c in results.checks}
+    assert [c.status for c in checks.values()] == ["passed"] * 3
+    (pid, before), (same, meanwhile) = (checks[name].output.split()[1::2] for name in ("test_before", "test_meanwhile"))
+    assert same == pid and float(meanwhile) - float(before) < 1.2, (before, meanwhile)
+    assert checks["test_asks"].inputs_hidden and not checks["test_meanwhile"].inputs_hidden
+
+
 SHARED = '''import ctypes
 import os
 import socket
@@ -181,6 +244,7 @@ def test_a_hidden_call_and_a_visible_one_never_live_at_once(tmp_path, zygote):
     box = Sandbox(shared_state_lab(tmp_path), {"probe.py": SHARED.encode()}, zygote)
     name = f"grader-secret-{os.getpid()}"
     try:
+        box.serve("hidden check", "hidden")     # where a hidden call starts at once
         hidden = box.submit("probe", ["hidden", name], hidden=True)
         box.serve("visible check", "visible")
         assert box.call("probe", ["visible", name]) == []

@@ -261,3 +261,14 @@ def test_page_in_headless_chromium_at_a_desk_and_on_a_phone(lesson, tmp_path):
                  (lesson / "report.html").as_uri())
         assert (artifacts / name).stat().st_size > 10_000
         print(f"screenshot: {artifacts / name} ({width} x {found['height']} px)")
+
+
+def test_a_learner_is_told_a_regrade_without_the_graders_reasons():
+    """A grading the grader could not finish is a row to regrade whose detail is its faults' words,
+    for the instructor: those of any check, a hidden one's or one fed the course's seed (the judge's
+    own runs name their seed). A learner's feedback says only that it will be graded again."""
+    fault = "not graded: the grader's own work (lab2-recipe('learned', 'lookback', 5, 'cpu')) failed: killed"
+    row = BatchRow(student="ada", status="regrade", detail=fault)
+    student = classdata.Student(name="ada", row=row, results=None)
+    for page in (feedback.html(student, "Lab", ["apply_rope"]), feedback.markdown(student, "Lab", ["apply_rope"])):
+        assert "lab2-recipe" not in page and "Status: regrade (the grader could not grade it" in page

@@ -188,6 +188,7 @@ def test_children_alive_together_share_no_socket(toy, warm):
     warm.reset()
     box = Sandbox(toy, {"toy.py": TOY.encode()}, warm)
     try:
+        box.serve("hidden check", "hidden")     # where a hidden call starts at once
         telling = box.submit("tell", [SECRET, 2.5], timeout=10, hidden=True)
         box.serve("visible check", "visible")
         assert box.call("overhear", [2.0], timeout=10) == []

@@ -52,20 +52,24 @@ class Serving(NamedTuple):
 
 class Submitted(Future):
     """A call run apart: its value, and what it printed, which goes to the first check that asks
-    for the value (on the thread that checks run on) in the call's room, or in the hidden one."""
+    for the value (on the thread that checks run on) in the call's room, or in the hidden one.
+    Asking for the value starts a call held back (`start`: a hidden one, not started yet)."""
 
     def __init__(self, sandbox, room):
         super().__init__()
         self._sandbox, self.room = sandbox, room
         self.printed = None         # (bytes, cut) once the call has ended
+        self.start = None           # while held back: what starts it
 
     def result(self, timeout=None):
+        self._sandbox._asked(self)
         try:
             return super().result(timeout)
         finally:
             self._sandbox._hand_over(self)
 
     def exception(self, timeout=None):
+        self._sandbox._asked(self)
         try:
             return super().exception(timeout)
         finally:
@@ -116,6 +120,7 @@ class Sandbox:
         self.believe_faults = True  # a grader fault a child reports: believed on a first try only,
         #                             or a submission could fake one and stay ungraded for ever
         self._main = {}             # room -> the child that serves its checks
+        self._held = []             # hidden calls not started yet (submit)
         self._children = []
         self._lock = threading.Lock()
         self._turn = threading.Condition()      # one room's calls at a time
@@ -161,8 +166,11 @@ class Sandbox:
 
     def serve(self, check, room=None):
         """Make the calls that follow on this thread for `check` (any key), in the main child of
-        `room` (its visibility): what they print is kept for `check` alone."""
+        `room` (its visibility): what they print is kept for `check` alone. The hidden room starts
+        the hidden calls held back."""
         self.serving = Serving(check, room, threading.current_thread())
+        if room == HIDDEN:
+            self._release()
 
     def call(self, function: str, args: Sequence[Any] = (), kwargs: dict | None = None,
              timeout: float | None = None, echo: bool = False) -> Any:
@@ -202,7 +210,10 @@ class Sandbox:
         """Start a call in a child of its own (run in parallel); returns a Future. `replace`: files
         that child gets instead of the submission's (the lab's own, to grade a function on its own).
         `hidden`: its inputs are hidden (a seed only the course's grading uses): what it prints
-        goes to no check but a hidden one, whatever room it was made in."""
+        goes to no check but a hidden one, whatever room it was made in. Made for a check that is
+        not hidden, it starts only once a check asks for its value or the hidden room comes: the
+        visible calls that would wait for it meanwhile could time it (a clock, a child replaced),
+        and its time is taken from the budget of none of them."""
         future = Submitted(self, HIDDEN if hidden else self.serving.room)
 
         def keep(data, cut):
@@ -220,8 +231,26 @@ class Sandbox:
             except BaseException as error:
                 future.set_exception(error)
 
-        threading.Thread(target=run, daemon=True).start()
+        future.start = threading.Thread(target=run, daemon=True).start
+        with self._lock:
+            self._held.append(future)
+        if not hidden or self.serving.room == HIDDEN or self.inputs_seen:
+            self._release([future])
         return future
+
+    def _asked(self, future):
+        """A check asks for a submitted call's value: start it if it is held back."""
+        if threading.current_thread() is self.serving.thread:
+            self._release([future])
+
+    def _release(self, futures=None):
+        """Start the held-back hidden calls `futures` (all by default)."""
+        with self._lock:
+            starting = [f for f in self._held if futures is None or f in futures]
+            self._held = [f for f in self._held if f not in starting]
+        for future in starting:
+            future.start()
+            future.start = None
 
     def _hand_over(self, future):
         """Give what a submitted call printed to the check now asking for its value, once. A value
@@ -231,7 +260,10 @@ class Sandbox:
         check, room, thread = self.serving
         if threading.current_thread() is not thread:
             return
-        self.inputs_seen = self.inputs_seen or (future.room == HIDDEN and room != HIDDEN)
+        if future.room == HIDDEN and room != HIDDEN and not self.inputs_seen:
+            with self._lock:
+                self.inputs_seen = True     # nothing a check says from now on is shown: none waits
+            self._release()
         if room in (future.room, HIDDEN) and future.printed:
             printed, future.printed = future.printed, None
             self.printed.keep(check, *printed)

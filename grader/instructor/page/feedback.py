@@ -10,6 +10,8 @@ from grader.instructor.page.html import e, page
 
 WORDS = {"passed": "passed", "failed": "failed", "not attempted": "not attempted (the stub is as given)",
          "not run": "not run (it needs something above first)"}
+REGRADE = "the grader could not grade it, through no fault of yours: it will be graded again"
+#           a regrade's detail is the grader's own words, for the instructor: any check's, a hidden one's too
 
 
 def _sections(student, functions):
@@ -27,7 +29,8 @@ def _sections(student, functions):
 
 def _headline(student):
     row = student.row
-    lines = [f"Status: {row.status}" + (f" ({row.detail})" if row.detail else "")]
+    lines = [f"Status: {row.status}" + (f" ({REGRADE})" if row.status == "regrade" else
+                                          f" ({row.detail})" if row.detail else "")]
     if row.score is not None and row.max_score:
         lines.append(f"Score: {row.score:g} / {row.max_score:g} ({row.percent:.0f}%)")
     lines += _timing(row) if row.timing else [f"{k.replace('_', ' ')}: {v}" for k, v in student.late.items()]
