@@ -1,5 +1,6 @@
 """The probe lab's student module (tests/test_isolation.py): what a hostile submission can try.
 It runs only inside the sandbox, sent as a submission; the tests judge what it returns."""
+import contextlib
 import ctypes
 import os
 import signal
@@ -119,6 +120,17 @@ def act(what):
                 return [score, "lowered"]
             except OSError as error:
                 return [score, type(error).__name__]
+        elif what == "user":
+            return os.getuid()
+        elif what == "crowd":                   # as many processes as our user may have, left running
+            started = 0
+            with contextlib.suppress(OSError):
+                while started < 1000:
+                    subprocess.Popen(["/bin/sh", "-c", "sleep 60; true  # isolation-daemon"])
+                    started += 1
+            return started
+        elif what == "start":
+            subprocess.run(["/bin/true"], check=True)
         elif what == "capabilities":
             return [line for line in open("/proc/self/status") if line.startswith("Cap")]
         elif what == "new session":             # a scheduler's autogroup of its own, out of the clock's sight

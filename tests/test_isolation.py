@@ -4,10 +4,14 @@ the next one's grading, a submission cannot hold the grader, and every limit is 
 A probe lab (one student file, `probe.py`) is built in a temporary folder; each test sends the
 probe's source as a student's submission, calls it through the real zygote and children, and
 judges what the probe saw from the values it returned."""
+import ast
 import ctypes
 import os
 import select
+import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -15,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.judge.launchers import bubblewrap_works, course_traces, launcher_for, python_prefixes
+from grader.judge.launchers import bubblewrap_works, course_traces, launcher_for, namespace_works, python_prefixes
 from grader.judge.linux import CHILD_OOM_SCORE, CLONE_NEWNET, ZYGOTE_OOM_SCORE
 from grader.judge.sandbox import CallFailed, Sandbox
 from grader.judge.zygote import Zygote
@@ -32,6 +36,7 @@ FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_ge
 # What the probe can do (tests/probe.py); each test's submission is that module, as a student would send it.
 PROBE = Path(__file__).with_name("probe.py").read_text()
 # A child's /tmp is empty but for the way to Python's own folders, when Python lives there
+CLONE_NEWPID = 0x20000000
 PYTHON_IN_TMP = sorted({Path(p).parts[2] for p in python_prefixes() if Path(p).is_relative_to("/tmp")})
 
 
@@ -538,3 +543,69 @@ def hoard(megabytes):
         KEEP.append(fd)
     return len(KEEP) * 16
 '''
+
+
+# A judge as Gradescope runs one, in a container of its own: PID 1 of a fresh PID namespace. It
+# grades the probe in the process sandbox, says what each `act` gave, then waits for its stdin to close.
+CONTAINED_JUDGE = """
+import sys
+from pathlib import Path
+from grader.judge.launchers import ProcessLauncher
+from grader.judge.sandbox import Sandbox
+from grader.judge.zygote import Zygote
+from grader.labs import find_lab
+lab, probe, *acts = sys.argv[1:]
+zygote = Zygote(ProcessLauncher())
+box = Sandbox(find_lab(lab), {"probe.py": Path(probe).read_bytes()}, zygote)
+for what in acts:
+    print(repr(box.call("act", [what])), flush=True)
+sys.stdin.read()
+box.close()
+zygote.close()
+"""
+
+
+def contained_judge(probe_lab, *acts):
+    if os.getuid() != 0 or not namespace_works(CLONE_NEWPID) or not shutil.which("unshare"):
+        pytest.skip("needs root and PID namespaces, as a container host has")
+    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", CONTAINED_JUDGE,
+                             str(probe_lab.folder), str(Path(__file__).with_name("probe.py")), *acts],
+                            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+def test_judges_in_two_containers_share_no_user(probe_lab):
+    """Gradescope grades many submissions at once on one host, each judge in a container of its
+    own, where its pid is the same small number. The kernel counts a user's processes across the
+    whole host (RLIMIT_NPROC), so a sandbox user made of the judge's pid was every container's,
+    and one student who started all the processes that user may have left the next student's
+    code unable to start one."""
+    crowded = contained_judge(probe_lab, "user", "crowd")
+    try:
+        crowded_user, started = (ast.literal_eval(crowded.stdout.readline()) for _ in range(2))
+        assert started > 0
+        other = contained_judge(probe_lab, "user", "start")
+        other_user, start = (ast.literal_eval(line) for line in other.communicate("", timeout=300)[0].splitlines())
+    finally:
+        crowded.communicate("", timeout=120)
+    assert crowded_user != other_user and start == "done"
+    assert daemons() == []
+
+
+def test_a_user_that_runs_a_process_anywhere_is_not_drawn_for_the_sandbox(monkeypatch):
+    """The sandbox's user runs no process on the machine, in this container or another: one
+    that does (started here as that user) is passed over for the next drawn."""
+    if os.getuid() != 0:
+        pytest.skip("a user of its own is drawn as root only")
+    from grader.judge import launchers
+
+    taken, free = 7_000_001, 7_000_002
+    draws = iter([taken - launchers.SANDBOX_UID_BASE, free - launchers.SANDBOX_UID_BASE])
+    monkeypatch.setattr(launchers.secrets, "randbelow", lambda _: next(draws))
+    running = subprocess.Popen(["/bin/sleep", "30"], user=taken, group=taken, extra_groups=[], cwd="/")
+    try:
+        assert launchers._drawn_uid(-1) == free                 # -1: no judge's, a draw of its own
+    finally:
+        running.kill()
+        running.wait()
+        launchers._drawn_uid.cache_clear()

@@ -9,6 +9,8 @@ import functools
 import json
 import os
 import platform
+import resource
+import secrets
 import shutil
 import subprocess
 import sys
@@ -23,7 +25,8 @@ CHILD = Path(__file__).with_name("child.py")
 IN_SANDBOX = [CHILD, *(CHILD.with_name(n) for n in ("wire.py", "linux.py", "trap.py", "meaning.py"))]
 HOME = "/home/student"       # where children work inside bubblewrap
 SCRATCH_BYTES = 256 * 2**20  # what sandboxed children may write, in their home and in /tmp
-SANDBOX_UID_BASE = 1_000_000  # as root, the sandbox runs as this + the judge's pid: a user of its own
+SANDBOX_UID_BASE = 1_000_000  # as root, the sandbox runs as this + a number drawn below SANDBOX_UIDS
+SANDBOX_UIDS = 2**30
 ENV = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
        "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
 
@@ -33,7 +36,7 @@ class ProcessLauncher:
     """The zygote as a plain process (no OS sandbox): the fallback everywhere. It protects the
     judge's memory, kills every process a child starts, and gives children no socket but unix
     ones (seccomp), but does not hide the host's files. As root its children become a user of
-    their own (SANDBOX_UID_BASE + the judge's pid), who can signal neither the judge nor the
+    their own (`sandbox_uid`), who can signal neither the judge nor the
     zygote, with fresh mounts where the kernel gives root a mount namespace, and a network
     namespace of each child's own where it gives one (no unix socket named in the abstract of
     the host's or of another child's); a container without CAP_SYS_ADMIN gives neither.
@@ -46,7 +49,7 @@ class ProcessLauncher:
         self.offline = self.own_user and namespace_works(CLONE_NEWNET)     # the zygote's, each child's
 
     def argv(self, scratch, control_fd):
-        own = [str(SANDBOX_UID_BASE + os.getpid()), *["--offline"] * self.offline, *python_prefixes(),
+        own = [str(sandbox_uid()), *["--offline"] * self.offline, *python_prefixes(),
                "--hide", *course_traces()] if self.own_user else []
         return [sys.executable, "-I", str(CHILD), str(scratch), str(control_fd), "plain", *own]
 
@@ -61,7 +64,7 @@ class ProcessLauncher:
 class BubblewrapLauncher:
     """The zygote in bubblewrap: read-only system, Python and /proc/sys, no network, its own PID
     namespace with the zygote as PID 1, no capabilities but those it needs to lose its user.
-    As root, the zygote becomes a user of its own (SANDBOX_UID_BASE + the judge's pid) before
+    As root, the zygote becomes a user of its own (`sandbox_uid`) before
     anything else; either way it then makes a user namespace of its own, and each child gets
     fresh mounts and network and drops every capability (grader/judge/child.py). Children get the handout and
     submission files down their own pipe and see nothing of the grader, the reference or the
@@ -101,10 +104,43 @@ class BubblewrapLauncher:
                 "--remount-ro", "/dev", "--remount-ro", "/",
                 "--chdir", HOME, "--setenv", "HOME", HOME,
                 python_executable(), "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",
-                str(SANDBOX_UID_BASE + os.getpid()), *python_prefixes()]
+                str(sandbox_uid()), *python_prefixes()]
 
     def facts(self):
         return {"sandbox": self.name, "user": "own", "mounts": "own", "network": "none"}
+
+
+def sandbox_uid():
+    """As root, the user the sandbox runs as, the same for this judge process's life (what its
+    children leave is found by it): drawn at random, and one that runs no process anywhere on
+    the machine. Never made of the judge's pid: judges in containers of one host (each its own
+    PID namespace) have the same pids, and the kernel counts a user's processes, pipes and
+    signals across the whole host, so one student's crowd of processes left another's code
+    unable to start one."""
+    return _drawn_uid(os.getpid())
+
+
+@functools.cache
+def _drawn_uid(pid):
+    for _ in range(8):
+        uid = SANDBOX_UID_BASE + secrets.randbelow(SANDBOX_UIDS)
+        if _runs_nothing(uid):
+            return uid
+    raise SetupError("no user of its own for the sandbox: every user drawn runs processes here, or none "
+                     "could be taken or start a process")
+
+
+def _runs_nothing(uid):
+    """Whether no process of `uid` runs on this machine, in any container: one of that user's,
+    allowed two processes of its user, can start a second. (The limit is set between fork and
+    exec by a C function on arguments made beforehand: nothing there takes a lock.)"""
+    two_processes = functools.partial(resource.setrlimit, resource.RLIMIT_NPROC, (2, 2))
+    try:
+        probe = subprocess.run(["/bin/sh", "-c", "/bin/true; /bin/true"], user=uid, group=uid, extra_groups=[],
+                               preexec_fn=two_processes, cwd="/", env={}, capture_output=True)
+    except (OSError, subprocess.SubprocessError):     # no such user may be had here (a user namespace's root)
+        return False
+    return probe.returncode == 0
 
 
 def python_executable():
