@@ -104,6 +104,15 @@ def test_sorted_losses_lose_and_start_0_is_named(grade_lab2, tmp_path):
                 ["your numbers match evaluate(..., start=0)", "(start=TRAIN_LEN)"])
 
 
+def test_rounded_numbers_are_named(grade_lab2, tmp_path):
+    """evaluate()'s numbers rounded to 3 decimals (the docstring: unrounded), within the float noise
+    a reproduction allows: named, at the reproduction check only; unrounded ones are not."""
+    results = grade_lab2(assemble(tmp_path, experiments="rounded_numbers"), EXPERIMENTS)
+    expect_slip(results, "extrapolation_runs", "test_extrapolation_reproduces",
+                ["your numbers are evaluate()'s rounded (3 decimals)"])
+    assert checks_of(results, "measure_loss_gap") == ({}, True)
+
+
 def hidden_seed_named(results):
     """The visible messages and hints that name the course's hidden seed (hidden/seed.py) as a number."""
     seed = re.compile(rf"(?<![\w.]){HIDDEN_SEED}(?![\w.])")
