@@ -208,3 +208,24 @@ def test_each_set_of_weights_is_measured_once_and_only_for_itself(monkeypatch):
     nudged = model.build_model(model.Config(pos="learned"), weights)
     scores = provenance.remeasure(reference, nudged, "lookback", lengths, 6)
     assert len(measured) == 4 + len(lengths) and scores[0].loss == float(next(nudged.parameters()).detach().sum())
+
+
+def test_models_in_each_others_fields_are_named_so():
+    """Extrapolation(rope, learned) for Extrapolation(learned, rope): the hint says which model is
+    where, not that the models were built wrong; a config changed otherwise keeps that hint."""
+    spec = importlib.util.spec_from_file_location("provenance_under_test",
+                                                  ROOT / "grader/labs/lab2/public/provenance.py")
+    provenance = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(provenance)
+    from dataclasses import asdict
+
+    from grader.checks import CheckFailed
+
+    model, tasks = load_handout()
+    given = SimpleNamespace(model=model, tasks=tasks)
+    for config, hint in ((asdict(model.Config(pos="rope")), "this is the pos='rope' model: learned holds the "
+                          "pos='learned' one"), (asdict(model.Config(pos="learned", d_model=64)), "nothing changed")):
+        run = SimpleNamespace(config=config, task="lookback", eval_lengths=[24])
+        with pytest.raises(CheckFailed) as failed:
+            provenance.rebuild(given, run, "learned", "learned", "lookback", [24], "cpu")
+        assert hint in failed.value.hint
