@@ -104,6 +104,15 @@ def test_sorted_losses_lose_and_start_0_is_named(grade_lab2, tmp_path):
                 ["your numbers match evaluate(..., start=0)", "(start=TRAIN_LEN)"])
 
 
+def test_rounded_numbers_are_named(grade_lab2, tmp_path):
+    """evaluate()'s numbers rounded to 3 decimals (the docstring: unrounded), within the float noise
+    a reproduction allows: named, at the reproduction check only; unrounded ones are not."""
+    results = grade_lab2(assemble(tmp_path, experiments="rounded_numbers"), EXPERIMENTS)
+    expect_slip(results, "extrapolation_runs", "test_extrapolation_reproduces",
+                ["your numbers are evaluate()'s rounded (3 decimals)"])
+    assert checks_of(results, "measure_loss_gap") == ({}, True)
+
+
 def hidden_seed_named(results):
     """The visible messages and hints that name the course's hidden seed (hidden/seed.py) as a number."""
     seed = re.compile(rf"(?<![\w.]){HIDDEN_SEED}(?![\w.])")
@@ -199,3 +208,24 @@ def test_each_set_of_weights_is_measured_once_and_only_for_itself(monkeypatch):
     nudged = model.build_model(model.Config(pos="learned"), weights)
     scores = provenance.remeasure(reference, nudged, "lookback", lengths, 6)
     assert len(measured) == 4 + len(lengths) and scores[0].loss == float(next(nudged.parameters()).detach().sum())
+
+
+def test_models_in_each_others_fields_are_named_so():
+    """Extrapolation(rope, learned) for Extrapolation(learned, rope): the hint says which model is
+    where, not that the models were built wrong; a config changed otherwise keeps that hint."""
+    spec = importlib.util.spec_from_file_location("provenance_under_test",
+                                                  ROOT / "grader/labs/lab2/public/provenance.py")
+    provenance = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(provenance)
+    from dataclasses import asdict
+
+    from grader.checks import CheckFailed
+
+    model, tasks = load_handout()
+    given = SimpleNamespace(model=model, tasks=tasks)
+    for config, hint in ((asdict(model.Config(pos="rope")), "this is the pos='rope' model: learned holds the "
+                          "pos='learned' one"), (asdict(model.Config(pos="learned", d_model=64)), "nothing changed")):
+        run = SimpleNamespace(config=config, task="lookback", eval_lengths=[24])
+        with pytest.raises(CheckFailed) as failed:
+            provenance.rebuild(given, run, "learned", "learned", "lookback", [24], "cpu")
+        assert hint in failed.value.hint

@@ -299,11 +299,13 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
     "apply_rope": {"float32_rope": "FORCED_FLOAT32", "zeros_shape_rope": "MADE_ON_CPU",
                    "promoted_rope": "type promotion", "ignores_cos_sin": "the cos and sin it is given are not used"},
     "rope_frequencies": {"cpu_positions": "PART_ON_CPU", "device_ignored": "pass device=device to torch.arange",
-                         "integer_exponent": "is integer division", "exponent_slip": "the exponent uses i / head_dim"},
+                         "integer_exponent": "is integer division", "exponent_slip": "the exponent uses i / head_dim",
+                         "exponent_from_one": "counts pairs from 1"},
     "is_permutation_invariant": {
         "mistakes_a": "random", "transpositions_only": "transpositions", "rotations_only": "rotations",
         "first_row_only": "first_row", "mean_not_sum": "mean", "exact_equality": "exact",
-        "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy"},
+        "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy", "total_sum": "total",
+        "unmoved_position": "unmoved", "first_positions_only": "unmoved"},
 }
 
 
@@ -325,8 +327,9 @@ def test_each_slip_gets_its_hint_and_no_other_slips(graded_one, lab2, function, 
     own = hint_words(lab2, function, group[submission])
     assert points(results, function)[0] < points(results, function)[1]
     assert any(own in hint for hint in hints), hints
-    others = [hint_words(lab2, function, words) for name, words in group.items() if name != submission]
+    others = [hint_words(lab2, function, words) for name, words in group.items() if group[name] != group[submission]]
     assert not [o for o in others for hint in hints if o in hint], hints
+    assert not [hint for hint in hints if hint and own not in hint], hints      # no check names another slip
 
 
 MUTANTS = [     # (a correct file, its function, a mutant's description, the words of the hint naming it)

@@ -25,10 +25,13 @@ def check_invariant_one(student, x, atol=1e-5):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_order(student, device):
-    """compares the summed output: reversing the output keeps the sum, so True"""
+    """compares the summed output elementwise: reversing the output keeps the sum, so True; weighting positions
+    changes it even where the features' total stays 0"""
     x = inputs(2, 5, 4, 0, device)
     check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
     check(student, "a layer that weights position t by 1 + t/2", x)
+    check(student, "a layer that weights position t by 1 + t/2, on tokens whose features sum to 0",
+          layers.zero_total(inputs(3, 5, 4, 26, device)), ["total"], weights=weighted(5))
 
 
 @pytest.mark.grade(points=2, tags=["is_permutation_invariant"])

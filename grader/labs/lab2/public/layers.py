@@ -76,6 +76,12 @@ def sum_sized(x, atol, times=3.0):
     return weighted(x.shape[1], scale=times * atol / worst)
 
 
+def zero_total(x):
+    """x with each token's features summing to 0: a position-weighted layer's output then sums to 0
+    over positions and features whatever the order, while its sums over positions do not."""
+    return x - x.mean(-1, keepdim=True)
+
+
 def gated(seq, d, seed, device):
     """A position-weighted layer opened by <x summed over positions, gate>, and three inputs: one
     that keeps it shut in every row (invariant there), one that opens it in every row (not

@@ -16,7 +16,8 @@ from typing import NamedTuple
 
 from grader.checks import CheckFailed
 
-REPRODUCE = 2e-3                # reported vs re-measured on the same data: rounding only
+REPRODUCE = 2e-3                # reported vs re-measured on the same data: float noise, with room to spare
+ROUNDED = "your numbers are evaluate()'s rounded"
 
 
 class Reported(NamedTuple):
@@ -44,24 +45,37 @@ def close(reported, measured):
 def reproduction(given, seed, runs, remeasure):
     """{label: (problem, slip)} for the runs (Reported) whose numbers are not the documented
     measurement: a slip (CheckFailed) when a usual mistake gives them, else a problem."""
-    wrong = [r for r in runs if not matches(pairs(r.run), r.documented)]
+    wrong = [r for r in runs if not matches(pairs(r.run), r.documented) or rounded(r)]
     data = None
     out = {}
     for r in wrong:
-        hint = in_another_order(r)
+        hint = rounded(r) or in_another_order(r)
         if hint is None:
             data = data_slip(given, seed, runs, remeasure) if data is None else data
             hint = data or run_slip(given, seed, r, remeasure)
         reported = pairs(r.run)
-        i = next(i for i, (a, b) in enumerate(zip(reported, r.documented)) if not matches([a], [b]))
+        i = next((i for i, (a, b) in enumerate(zip(reported, r.documented)) if not matches([a], [b])), 0)
         expected = (f"{r.label}'s reported numbers to be evaluate()'s for the returned weights on the documented "
                     f"data (seed=seed + 1, start=TRAIN_LEN past TRAIN_LEN)")
-        seen = (f"at length {r.run.eval_lengths[i]} reported loss {reported[i][0]:.4f}, accuracy {reported[i][1]:.4f}; "
-                f"the grader measured {r.documented[i].loss:.4f}, {r.documented[i].accuracy:.4f}")
+        number = repr if hint and hint.startswith(ROUNDED) else "{:.4f}".format   # rounding shows in every digit
+        seen = (f"at length {r.run.eval_lengths[i]} reported loss {number(reported[i][0])}, accuracy "
+                f"{number(reported[i][1])}; the grader measured {number(r.documented[i].loss)}, "
+                f"{number(r.documented[i].accuracy)}")
         out[r.label] = (None, CheckFailed(expected, seen, hint)) if hint else (CheckFailed(
             expected, seen + ": these numbers do not come from the returned weights",
             "report exactly what evaluate() returned for the model you return"), None)
     return out
+
+
+def rounded(r):
+    """The hint when the run's losses are evaluate()'s rounded to a few decimals (an unrounded loss
+    has every digit of a float), else None."""
+    losses = [loss for loss, _ in pairs(r.run)]
+    places = next((k for k in range(7) if all(isinstance(v, float) and v == round(v, k) for v in losses)), None)
+    if places is None or not all(abs(v - truth.loss) <= 0.5 * 10 ** -places + REPRODUCE
+                                 for v, truth in zip(losses, r.documented)):
+        return None
+    return f"{ROUNDED} ({places} decimals): report the numbers evaluate() returned as they are"
 
 
 def in_another_order(r):

@@ -81,6 +81,12 @@ def frequency_mistakes(head_dim, seq_len, base):
             turned(exact_angles(head_dim, seq_len, base, exponents=lambda i, d: 2 * i // d)),
         "the exponent is rounded to a whole number: -2i // head_dim is integer division (rounding down); "
         "use / (true division)": turned(exact_angles(head_dim, seq_len, base, exponents=lambda i, d: -(-2 * i // d))),
+        "the exponent counts pairs from 1, 2(i + 1) / head_dim: pair 0 has exponent 0 (frequency 1), pair i "
+        "turns at base ** (-2i / head_dim)":
+            turned(exact_angles(head_dim, seq_len, base, exponents=lambda i, d: (2 * i + 2) / d)),
+        "the exponent is (2i + 1) / head_dim: torch.arange(1, head_dim, 2) starts at 1; the exponents are "
+        "torch.arange(0, head_dim, 2) / head_dim":
+            turned(exact_angles(head_dim, seq_len, base, exponents=lambda i, d: (2 * i + 1) / d)),
         "the frequencies grow with i; pair i turns at base ** (-2i / head_dim), slower for larger i":
             turned(exact_angles(head_dim, seq_len, 1 / base)),
         "every angle is 0: each position must turn by p * base ** (-2i / head_dim)":

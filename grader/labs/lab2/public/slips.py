@@ -19,11 +19,15 @@ HINTS = {
     "exact": "exact equality (== or torch.equal) fails on float noise: summed in another order, the same numbers "
              "differ in their last bits; compare with torch.allclose(..., rtol=0, atol=atol)",
     "positionwise": "compare attn(x).sum(1), not the outputs position by position",
+    "total": "compare attn(x).sum(1) elementwise, one number per row and feature, not one total: here the total "
+             "stays the same under every reordering while its parts change",
     "atol": "compare with atol=atol, the argument, whose default is 1e-5",
     "mean": "compare sums over positions (.sum(1)), not means: a change the mean keeps within atol is seq times "
             "larger in the sum",
     "first_row": "every row of the batch counts: here row 0 keeps its sum under every reordering and row 1 does "
                  "not; compare all of attn(x).sum(1), not its first row",
+    "unmoved": "some position is never moved: reorder every position, 0 .. seq - 1 (permutations of range(1, seq) "
+               "or range(seq - 1), or of a few positions only, leave the others in place); ",
     "transpositions": "no swap of two positions changes this layer's sum on this x, but a 3-cycle does: swaps one "
                       "at a time are not every reordering; ",
     "rotations": "this layer ignores rotations but not other reorderings: ",
@@ -32,7 +36,7 @@ HINTS = {
     "no_reorder": "shuffle the positions of x along dim 1 before calling attn again",
 }
 ORDER = list(HINTS)                         # the most telling first: a random shuffle fails anything
-EVERY = {"random", "transpositions", "rotations", "few"}    # hints that end with layers.EVERY_ORDER
+EVERY = {"random", "unmoved", "transpositions", "rotations", "few"}    # hints that end with layers.EVERY_ORDER
 STOP = "stop"
 SEEN = weakref.WeakKeyDictionary()          # student -> {question: answer}: one grading's, gone with it
 
@@ -87,9 +91,17 @@ def _noisy(device):
     return layers.toy(3), torch.tensor([1.0, 2.0 ** -24, 2.0 ** -24])[None, :, None].expand(1, 3, 2).to(device), 1e-5
 
 
-def _sum_sized(device):
-    x = layers.inputs(2, 6, 3, 45, device)
-    return layers.sum_sized(x, 1e-2), x, 1e-2
+def _sum_sized(batch, seq, seed, times):
+    """A layer whose summed output some reordering changes by `times` atol: its mean by times / seq."""
+    def question(device):
+        x = layers.inputs(batch, seq, 3, seed, device)
+        return layers.sum_sized(x, 1e-2, times), x, 1e-2
+    return question
+
+
+def _zero_total(device):
+    """The position-weighted layer on tokens whose features sum to 0 (so does its output, in any order)."""
+    return layers.weighted(3), layers.zero_total(layers.inputs(2, 3, 4, 50, device)), 1e-5
 
 
 def _gated(which):
@@ -108,21 +120,29 @@ QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers
     "one token": lambda d: (layers.toy(3), layers.inputs(2, 3, 3, 43, d, "aaa"), 1e-5),             # True
     "atol 1": lambda d: (layers.weighted(3, scale=0.002), layers.inputs(1, 3, 3, 44, d), 1.0),       # True
     "default atol": lambda d: (layers.weighted(3, scale=0.002), layers.inputs(1, 3, 3, 44, d), None),  # False
-    "sum sized": _sum_sized,                                                                        # False
+    "sum sized": _sum_sized(2, 6, 45, 3.0),                                                         # False
+    "sum sized 3": _sum_sized(1, 3, 51, 2.5),                                                       # False
+    "zero total": _zero_total,                                                                      # False
+    **{f"weighted at {t} of {seq}": lambda d, t=t, seq=seq: (layers.toy(seq, gain=torch.eye(seq)[t] / 2),  # False
+                                                            layers.inputs(2, seq, 3, 52, d), 1e-5)
+       for t, seq in ((0, 3), (1, 3), (2, 3), (3, 4))},
     "opened": _gated("opened"),                                                                     # False
     "row 1 opened": _gated("mixed"),                                                                # False
     "3-cycle": lambda d: (*layers.three_cycle(3, 2, 3, 47, d), 1e-5),                               # False
     "rotations": lambda d: (layers.LAYERS[layers.ROTATIONS](4), layers.inputs(2, 4, 3, 48, d), 1e-5),  # False
     "aab": lambda d: (layers.toy(3, gain=[0.0, 0.5, 0.0]), layers.inputs(2, 3, 3, 49, d, "aab"), 1e-5),  # False
 }
+WEIGHTED_AT = [n for n in QUESTIONS if n.startswith("weighted at")]   # False from a function that tries every swap
 SLIPS = {       # slip -> does what the function answered show it? (a right function: never)
     "random": lambda ask: len({ask("positional 2", again) for again in range(RANDOM_TRIES)}) > 1,
     "exact": lambda ask: not ask("noisy") and ask("reversal, whole numbers"),
     "positionwise": lambda ask: not ask("reversal, whole numbers") and ask("one token"),
     "atol": lambda ask: (not ask("atol 1") and ask("noisy")) or (ask("default atol") and not ask("positional 3")),
-    "mean": lambda ask: ask("sum sized") and not ask("positional 3"),
+    "total": lambda ask: ask("zero total") and not ask("positional 3"),
+    "mean": lambda ask: ask("sum sized") and ask("sum sized 3") and not ask("positional 3"),
     "first_row": lambda ask: ask("row 1 opened") and not ask("opened"),
-    "transpositions": lambda ask: ask("3-cycle") and not ask("positional 3"),
+    "unmoved": lambda ask: any(ask(name) for name in WEIGHTED_AT) and not ask("positional 3"),
+    "transpositions": lambda ask: ask("3-cycle") and not ask("positional 3") and not any(map(ask, WEIGHTED_AT)),
     "rotations": lambda ask: ask("rotations") and not ask("positional 3"),
     "few": lambda ask: ask("aab") and not ask("positional 3"),
     "no_reorder": lambda ask: ask("positional 3"),

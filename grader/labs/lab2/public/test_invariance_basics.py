@@ -24,10 +24,13 @@ def test_position_free_and_positional(student, device):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_summed_output(student, device):
-    """compares summed outputs: a layer that reverses positions keeps the sum, so True"""
+    """compares summed outputs elementwise: a layer that reverses positions keeps the sum, so True; one that
+    weights them changes it even where the features' total stays 0, so False"""
     x = inputs(3, 4, 2, 101, device)
     check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
     check(student, POSITIONAL, x)
+    check(student, POSITIONAL + ", on tokens whose features sum to 0", layers.zero_total(inputs(2, 4, 3, 110, device)),
+          ["total"], weights=layers.weighted(4))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
