@@ -8,23 +8,14 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from test_deadlines import stand_in
 
 from grader.instructor import batch
 from grader.labs import find_lab
-from grader.results import Check, LabResults
 from grader.submissions import disk_name, folder_name
 
 REFERENCE = Path(__file__).parent.parent / "reference" / "lab2"
 ODD = ["\u200b..", "\u200b.", "\u200b__init", "\x01" * 200, "é" * 120, "CON", "nul.txt", "a:b", "ada.", "x?"]
-
-
-def stand_in(lab, todo, workers, options, done):
-    check = Check(name="all", test="hidden/test_x.py::test_all", tags=[next(iter(lab.functions))], points=50,
-                  score=40, status="failed", visibility="hidden")
-    for sub in todo:
-        done(sub, "graded", LabResults(lab=lab.name, title="t", submission="", device="cpu", sandbox="process",
-                                       execution_time=0, checks=[check], done_when=[]).model_dump(mode="json"))
-    return 1
 
 
 @pytest.mark.parametrize("name", ODD)
