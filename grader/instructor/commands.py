@@ -1,4 +1,4 @@
-"""The instructor's commands (batch, release, report, export, gradebook): grader/cli.py finds them
+"""The instructor's commands (batch, release, report, export, gradebook, adjust): grader/cli.py finds them
 here, so that a learner's copy, which ships no grader/instructor/, has none of them."""
 import argparse
 import functools
@@ -7,7 +7,9 @@ from rich.markup import escape
 
 from grader.cli import NOT_GRADED_STATUS, grading_options
 from grader.errors import LabError, UsageError
+from grader.identity import identity
 from grader.labs import find_lab
+from grader.results import one_line
 
 COMMANDS = {}
 
@@ -184,6 +186,7 @@ def run_export(args, console):
     names = gradescope.export_gradescope(lab, args.gradescope, sandbox=args.sandbox)
     console.print(f"[green]wrote[/] {escape(args.gradescope)}: {len(names)} files; upload it as the "
                   "autograder of a Gradescope programming assignment (Ubuntu base image)")
+    console.print(f"total: {escape(gradescope.total_in_words(lab.manifest.score_visibility))}", soft_wrap=True)
     return 0
 
 
@@ -272,3 +275,62 @@ def _show_gradebook(args, console, dest, lines, unmatched, columns):
 
 
 COMMANDS["gradebook"] = (gradebook_parser, run_gradebook)
+
+
+def adjust_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py adjust", description="Give a student points back (or take some) after grading, with the "
+        "reason: recorded in OUT/adjustments.json with when, added to the final score after the late policy, "
+        "shown on the learner's feedback and the class page, and kept through a regrade. grades.csv, the page "
+        "and the feedback are written again; run grade.py gradebook again for the LMS. Exit status: 0 "
+        "recorded, 2 bad input.")
+    parser.add_argument("out", metavar="OUT", help="the --out folder of grade.py batch")
+    one = parser.add_argument_group("one adjustment")
+    one.add_argument("--student", metavar="NAME", help="the student (as any file of the class names them)")
+    one.add_argument("--points", metavar="N", help="points to add (negative to take), e.g. 5 or -2.5")
+    one.add_argument("--reason", metavar="TEXT", help="why, in words the student reads")
+    parser.add_argument("--file", metavar="CSV", help="many at once: a CSV with the columns student, points, reason")
+    return parser
+
+
+def run_adjust(args, console):
+    from grader.instructor import export, paths, record
+
+    out = paths.existing_folder("OUT", args.out, "a batch's --out folder")
+    given = [name for name in ("student", "points", "reason") if getattr(args, name) is not None]
+    if args.file and given:
+        raise UsageError("give either --file CSV or --student, --points and --reason, not both")
+    if not args.file and len(given) < 3:
+        missing = [f"--{name}" for name in ("student", "points", "reason") if name not in given]
+        raise UsageError(f"give --student, --points and --reason (missing {', '.join(missing)}), or --file CSV")
+    decided = record.load(out)
+    if decided is None:
+        raise UsageError(f"{out}: no {record.RECORD}, the record of its final grades: run grade.py batch (again) "
+                         "first")
+    students = {identity(row.student): row.student for row in decided.rows}
+    if args.file:
+        new = record.read_adjustments_csv(paths.existing_file("--file", args.file), students)
+        if not new:
+            raise UsageError(f"--file {args.file}: no adjustment in it")
+    else:
+        new = [record.adjustment(args.student, args.points, args.reason, "--student", students)]
+    record.add_adjustments(out, new)
+    decided = record.again(out, "grade.py adjust")
+    record.save(out, decided)
+    export.follow(out, find_lab(decided_lab(out)), decided)
+    finals = {row.student: row.final_score for row in decided.rows}
+    for a in new:
+        final = finals.get(a.student)
+        console.print(f"[green]adjusted[/] {escape(one_line(a.student))}: {a.points:+g} ({escape(one_line(a.reason))})"
+                      f"; final score {'-' if final is None else f'{final:g}'}", soft_wrap=True)
+    console.print("grades.csv, the class page and the feedback follow; run grade.py gradebook again for the LMS")
+    return 0
+
+
+def decided_lab(out):
+    from grader.instructor.export import load_batch
+
+    return load_batch(out)[0].lab
+
+
+COMMANDS["adjust"] = (adjust_parser, run_adjust)
