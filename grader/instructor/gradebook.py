@@ -79,7 +79,7 @@ def write_csv(path, lab, rows, max_score, quiz=None):
                       row.submitted_at.isoformat() if row.submitted_at else "", row.time_source,
                       _number(row.late_by_hours), _number(row.penalty_percent), _number(row.final_score), row.timing,
                       _number(row.adjusted if row.adjustments else None),
-                      "; ".join(f"{a.points:+g}: {a.reason}" for a in row.adjustments),
+                      "; ".join(f"{a.reason}: {a.points:+g}" for a in row.adjustments),
                       *([_number(taken and taken.score), _number(taken and taken.max), lesson_complete(row, taken)]
                         if lesson else [])])
     part = path.with_name(path.name + ".part")
