@@ -177,12 +177,13 @@ def _curves(xs, lines, reference, claim, x_label, key, title):
 
 def _titles(words):
     """One title per chart, no two alike: a check's name, with as many of its further words (the
-    measurement, the kind of chart, the test) as it takes to tell it from the others."""
-    for used in range(1, len(words[0]) + 1 if words else 1):
-        titles = [": ".join(w[:used]) for w in words]
-        if len(set(titles)) == len(titles):
-            return titles
-    return [": ".join(w) for w in words]
+    measurement, the kind of chart, the test) as it takes to tell that chart from the others."""
+    def title(i):
+        for used in range(1, len(words[i]) + 1):
+            if all(words[j][:used] != words[i][:used] for j in range(len(words)) if j != i):
+                return ": ".join(words[i][:used])
+        return ": ".join(words[i]) + f" ({i + 1})"
+    return [title(i) for i in range(len(words))]
 
 
 def _experiments(klass):
