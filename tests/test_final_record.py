@@ -208,3 +208,25 @@ def test_no_deadline_no_late_tile(tmp_path):
     grade(subs, tmp_path / "out")
     page = (tmp_path / "out" / "report.html").read_text()
     assert "</b>late<" not in page and "<th" in page and ">final<" not in page
+
+
+def test_batch_says_who_the_roster_matched_and_the_quiz_s_duplicate_rows(tmp_path, capsys, monkeypatch):
+    from grader.instructor import workers
+
+    monkeypatch.setattr(workers, "grade_all", stand_in)
+    subs = tmp_path / "subs"
+    for student in ("ontime", "late", "stray"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "positions.py").write_text("x = 1\n")
+    SCORES["stray"] = 10
+    quiz = write_csv(tmp_path / "quiz.csv", [["student", "score", "max", "passed", "status"],
+                                             ["ontime", "1", "5", "no", "graded"], ["late", "2", "5", "no", "graded"],
+                                             ["ontime", "5", "5", "yes", "graded"]])
+    try:
+        assert main(["batch", "lab2", str(subs), "--out", str(tmp_path / "out"), "--roster",
+                     str(write_csv(tmp_path / "roster.csv", ROSTER)), "--quiz", str(quiz)]) == 0
+    finally:
+        del SCORES["stray"]
+    said = " ".join(capsys.readouterr().out.split())
+    assert "roster: 4 students, 2 with a submission, 1 with an extension; not on it: stray" in said
+    assert "quiz: 2 students' rows counted, 1 duplicate row(s) left out (ontime: row 4 counts (the last))" in said

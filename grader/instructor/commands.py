@@ -91,6 +91,7 @@ def run_batch(args, console):
         raise
     report.show_batch(summary, console, args.out)
     show_timing(summary.timing, console)
+    show_lists(lab, args.out, timing.get("roster"), quiz, console)
     return NOT_GRADED_STATUS if summary.statuses.get("regrade") else 0
 
 
@@ -101,6 +102,45 @@ def show_timing(counts, console):
         console.print("late policy: " + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
                       + (f"[yellow]; {unknown} with no mark until their time is known (give --timestamps FILE, "
                          "or choose --assume-on-time or --assume-late)[/]" if unknown else ""), soft_wrap=True)
+
+
+def show_lists(lab, out, roster, quiz, console):
+    """A line on the roster (who matched, who is not on it, extensions) and one on the quiz's rows
+    (how many counted, each student's duplicate rows and which one counts), where given."""
+    from pathlib import Path
+
+    from grader.instructor import record
+    from grader.instructor.roster import read_roster
+
+    decided = record.load(Path(out))
+    graded = {identity(row.student): row.student for row in decided.rows} if decided else {}
+    if roster:
+        entries = read_roster(roster)
+        strays = [name for key, name in graded.items() if key not in entries]
+        extended = sum(bool(entry.extension) for entry in entries.values())
+        console.print(f"roster: {len(entries)} students, {sum(key in graded for key in entries)} with a submission"
+                      f", {extended} with an extension" + (f"; [yellow]not on it: "
+                                                           f"{escape(', '.join(map(one_line, strays[:10])))}[/]"
+                                                           if strays else ""), soft_wrap=True)
+    if quiz and lab.quiz:
+        from grader.errors import QuizError
+        from grader.quiz.model import load_quiz
+        from grader.quiz.responses import read_class
+
+        try:
+            answers = read_class(quiz, load_quiz(lab.quiz), lab.name)
+        except QuizError:
+            return                      # the batch read it already: said there
+        doubles = [row for row in answers.rows if row.status.startswith("duplicate")]
+        left = [row for row in answers.rows if row.result is None and row not in doubles]
+        said = [f"quiz: {len(answers.counted())} students' rows counted"]
+        if doubles:
+            said.append(f"[yellow]{len(doubles)} duplicate row(s) left out[/] (" + escape("; ".join(
+                f"{one_line(row.student)}: {row.status.removeprefix('duplicate: ')}" for row in doubles[:5])) + ")")
+        if left:
+            said.append(f"{len(left)} row(s) that count for nothing (" + escape("; ".join(
+                f"row {row.row}: {one_line(row.status)}" for row in left[:5])) + ")")
+        console.print(", ".join(said), soft_wrap=True)
 
 
 COMMANDS["batch"] = (batch_parser, run_batch)
