@@ -230,3 +230,14 @@ def test_batch_says_who_the_roster_matched_and_the_quiz_s_duplicate_rows(tmp_pat
     said = " ".join(capsys.readouterr().out.split())
     assert "roster: 4 students, 2 with a submission, 1 with an extension; not on it: stray" in said
     assert "quiz: 2 students' rows counted, 1 duplicate row(s) left out (ontime: row 4 counts (the last))" in said
+
+
+def test_the_plain_gradebook_carries_the_adjustment(klass, tmp_path):
+    work, out, _ = klass
+    dest = tmp_path / "plain.csv"
+    assert main(["gradebook", str(out), "--out", str(dest), "--roster", str(work / "roster.csv"), *POLICY]) == 0
+    rows = {row["student"]: row for row in csv.DictReader(dest.open())}
+    assert (rows["adjusted"]["raw_score"], rows["adjusted"]["adjustment"], rows["adjusted"]["final_score"]) == \
+        ("35", "5", "40")
+    assert "adjusted +5: test 3 was wrong" in rows["adjusted"]["note"]
+    assert {s: float(rows[s]["final_score"]) for s in SCORES} == FINAL

@@ -125,7 +125,7 @@ def follow(out, lab, decided, quiz=None):
 
     if lab is not None:
         write_grades(out, lab, decided)
-        write_report(out, lab, quiz)
+        write_report(out, lab, quiz if lab.quiz else None)
 
 
 # -- the command ------------------------------------------------------------------------------------------
