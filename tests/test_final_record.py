@@ -167,9 +167,15 @@ def test_an_adjustment_says_who_what_why_and_when(klass):
     assert logged["at"]
 
 
-def test_a_regrade_keeps_the_adjustments_and_the_policy(klass):
+def test_a_regrade_keeps_the_adjustments_and_the_policy(klass, capsys, monkeypatch):
+    from grader.instructor import workers
+
     _, out, subs = klass
-    grade(subs, out)                                    # no timestamps given again: the record's stand
+    monkeypatch.setattr(workers, "grade_all", stand_in)
+    assert main(["batch", "lab2", str(subs), "--out", str(out), "--force"]) == 0    # no timestamps: the record's
+    said = " ".join(capsys.readouterr().out.split())
+    assert "late policy: the one grade.py gradebook was given (due 2026-12-01T23:59:00+01:00, -10% per day)" in said
+    assert "adjustments: 1 student(s)' kept" in said
     assert page_finals(out) == FINAL and {s: feedback_final(out, s) for s in SCORES} == FINAL
     assert float(grades_csv(out)["adjusted"]["final_score"]) == 40
 

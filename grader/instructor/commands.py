@@ -114,6 +114,12 @@ def show_lists(lab, out, roster, quiz, console):
 
     decided = record.load(Path(out))
     graded = {identity(row.student): row.student for row in decided.rows} if decided else {}
+    if decided and decided.policy_from == "command line":
+        console.print(f"late policy: the one grade.py gradebook was given (due {decided.deadline().due.isoformat()}, "
+                      f"-{decided.policy.penalty:g}% per {decided.policy.per}), kept from {record.RECORD}")
+    adjusted = sum(bool(row.adjustments) for row in decided.rows) if decided else 0
+    if adjusted:
+        console.print(f"adjustments: {adjusted} student(s)' kept (grade.py adjust)")
     if roster:
         entries = read_roster(roster)
         strays = [name for key, name in graded.items() if key not in entries]
