@@ -247,3 +247,16 @@ def test_the_plain_gradebook_carries_the_adjustment(klass, tmp_path):
         ("35", "5", "40")
     assert "adjusted +5: test 3 was wrong" in rows["adjusted"]["note"]
     assert {s: float(rows[s]["final_score"]) for s in SCORES} == FINAL
+
+
+def test_a_gradebook_without_the_policy_says_it_gives_way(klass, tmp_path, capsys):
+    import shutil
+
+    _, out, _ = klass
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    assert main(["gradebook", str(copy), "--out", str(tmp_path / "plain.csv")]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "the late policy given before (due 2026-12-01T23:59:00+01:00, -10% per day) gives way to lab.yaml's (none)" \
+        in said
+    assert page_finals(copy)["late"] == 40                  # what the record now says, everywhere

@@ -293,6 +293,14 @@ def run_gradebook(args, console):
         raise error if args.lab else UsageError(f"{error}; name the batch's lab with --lab") from None
     columns = {kind: title for kind, title in (("lab", args.column), ("quiz", args.quiz_column),
                                                ("lesson", args.lesson_column)) if title}
+    from grader.instructor import record
+
+    earlier = record.load(out)
+    if earlier and earlier.policy_from == "command line" and not overrides:
+        console.print(f"[yellow]note:[/] the late policy given before (due {earlier.deadline().due.isoformat()}, "
+                      f"-{earlier.policy.penalty:g}% per {earlier.policy.per}) gives way to lab.yaml's "
+                      f"({'none' if lab.manifest.deadline is None else 'its deadline'}) in the record, the page and "
+                      "the feedback: give --due and --penalty again to keep it", soft_wrap=True)
     lines, unmatched, strays = export.gradebook(out, args.format, dest, lab, overrides=overrides, scale=args.scale,
                                                 columns=columns, missing=args.missing, assume=args.assume, **files)
     if strays:
