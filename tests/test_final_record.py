@@ -146,7 +146,8 @@ def test_report_again_keeps_what_the_gradebook_decided(klass):
     late = (out / "students" / "late" / "feedback.md").read_text()
     assert "- Lateness: 1 d 10.0 h late: -20%" in late and "- Final score: 30 / 50 (after the late penalty)" in late
     page = (out / "report.html").read_text()
-    assert re.search(r"<b>1</b>late<", page)
+    assert re.search(r"<b>1</b>late<", page) and "extension 48 h" in page
+    assert "- Extension: 48 h\n- Lateness: on time" in (out / "students" / "extended" / "feedback.md").read_text()
     record = json.loads((out / "final.json").read_text())
     assert (record["decided_by"], record["policy_from"], record["policy"]["penalty"]) == \
         ("grade.py gradebook", "command line", 10.0)

@@ -68,6 +68,9 @@ def _timing(row):
     source = {"timestamps": "the course's record of submission times", "gradescope": "Gradescope"}
     lines = [f"Submitted: {row.submitted_at.isoformat(' ', 'minutes')} (from {source.get(row.time_source, '?')})"
              if row.submitted_at else "Submitted: time unknown"]
+    if row.extension:
+        lines.append("Extension: " + (f"{row.extension:g} h" if isinstance(row.extension, float | int)
+                                      else f"due {row.extension.isoformat(' ', 'minutes')}"))
     lines.append(f"Lateness: {row.timing}")
     return lines
 

@@ -59,7 +59,7 @@ def _students(klass):
     rows = []
     for s in klass.students:
         row = s.row
-        detail = "; ".join(filter(None, [row.detail, *row.incidents,
+        detail = "; ".join(filter(None, [row.detail, *row.incidents, _extension(row),
                                          *(f"adjusted {said}" for said in record.in_words(row))]))
         rows.append([cell(link(student_href(s.name), s.name), html=True, head=True), cell(row.status),
                      cell("-" if row.score is None else f"{row.score:g}", sort=row.score or 0, numeric=True),
@@ -78,6 +78,14 @@ def _students(klass):
     numeric = tuple(range(2, 5 + final + len(functions) + bool(klass.questions)))
     return _section("students", table("One row per student, points per function; the name opens their feedback "
                                       "page", headers, rows, numeric=numeric, kind="students"))
+
+
+def _extension(row):
+    """The roster's extension of the row in words ('' where none)."""
+    if not row.extension:
+        return ""
+    return f"extension {row.extension:g} h" if isinstance(row.extension, float | int) else \
+        f"extension to {row.extension.isoformat(' ', 'minutes')}"
 
 
 def _folded(text, shown=48):
