@@ -82,7 +82,8 @@ def run_grade(args, console):
 # Subcommands: name -> (parser builder, runner). `python grade.py LAB ...` grades. Staff commands
 # live with the staff's code, which a learner's copy does not ship: name -> the module holding it.
 COMMANDS = {}
-STAFF = {**dict.fromkeys(("batch", "release", "report", "export", "gradebook"), "grader.instructor.commands"),
+STAFF = {**dict.fromkeys(("batch", "release", "report", "export", "gradebook", "adjust"),
+                         "grader.instructor.commands"),
          **dict.fromkeys(("check-lab", "mutants"), "grader.author.commands")}
 
 

@@ -186,6 +186,15 @@ TimeSource = Literal["", "timestamps", "gradescope", "unknown"]  # the instructo
 SCORED = ("graded", "incomplete", "broken_code")   # rows the grader scored: the class statistics
 
 
+class Adjustment(BaseModel):
+    """Points an instructor gave or took after grading (grade.py adjust): who, what, why, when."""
+    student: str                            # as the instructor wrote it (grader.identity.shown)
+    points: float                           # added to the score after the late policy
+    reason: str
+    at: datetime                            # when it was recorded
+    source: str = ""                        # where it was given: "--student", "adjustments.csv line 3"
+
+
 class BatchRow(BaseModel):
     """One student's line of the gradebook.
 
@@ -214,6 +223,8 @@ class BatchRow(BaseModel):
     penalty_percent: float | None = None    # of the lab's points, under its late policy
     final_score: float | None = None        # the score after the penalty; None: no mark (time unknown)
     timing: str = ""                        # all of it in words: "1 d 10.0 h late: -20%", "time unknown: ..."
+    extension: float | datetime | None = None   # the roster's: hours, or the student's own due time
+    adjustments: list[Adjustment] = []      # the instructor's, in final_score (grader/instructor/record.py)
 
     @model_validator(mode="before")
     @classmethod
@@ -227,6 +238,11 @@ class BatchRow(BaseModel):
     @property
     def percent(self):
         return 100 * self.score / self.max_score if self.score is not None and self.max_score else None
+
+    @property
+    def adjusted(self):
+        """The points the instructor's adjustments add up to (0.0 where none)."""
+        return sum(a.points for a in self.adjustments) + 0.0
 
 
 class StudentRecord(BaseModel):

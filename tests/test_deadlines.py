@@ -81,14 +81,14 @@ def test_days_late_are_counted_on_the_due_dates_clock_across_a_change_of_summer_
 def test_gradescope_metadata_is_read_beside_the_submission_never_inside_it(tmp_path):
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "submission_metadata.json").write_text(json.dumps({"created_at": "2020-01-01T00:00Z"}))
-    assert gradescope_time(tmp_path) == (None, None)               # the student's own file
+    assert gradescope_time(tmp_path) == (None, [])                 # the student's own file
     (tmp_path / "submission_metadata.json").write_text(json.dumps({"created_at": "2026-12-01T22:59:00Z", "id": 1}))
-    assert gradescope_time(tmp_path) == (DUE, None)
+    assert gradescope_time(tmp_path) == (DUE, [])
     (tmp_path / "submission_metadata.json").write_text("{not json")
-    assert gradescope_time(tmp_path) == (None, None)
+    assert gradescope_time(tmp_path) == (None, [])
     (tmp_path / "submission_metadata.json").unlink()
     (tmp_path / "submission_metadata.json").symlink_to(tmp_path / "submission" / "submission_metadata.json")
-    assert gradescope_time(tmp_path) == (None, None)
+    assert gradescope_time(tmp_path) == (None, [])
 
 
 def test_gradescope_s_due_time_is_the_student_s_own_extension_included(tmp_path):
@@ -97,11 +97,37 @@ def test_gradescope_s_due_time_is_the_student_s_own_extension_included(tmp_path)
     metadata = {"created_at": "2026-12-03T10:00:00Z", "assignment": {"due_date": "2026-12-01T23:59:00+01:00"},
                 "users": [{"email": "a@example.com", "assignment": {"due_date": "2026-12-04T23:59:00+01:00"}}]}
     (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata))
-    submitted, due = gradescope_time(tmp_path)
-    assert due == DUE + timedelta(days=3) and lateness(Deadline(due=DUE, penalty=10), submitted, due) is None
+    submitted, [member] = gradescope_time(tmp_path)
+    assert member.due == DUE + timedelta(days=3)
+    assert lateness(Deadline(due=DUE, penalty=10), submitted, member.due) is None
     del metadata["users"][0]["assignment"]
     (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata))
-    assert gradescope_time(tmp_path)[1] == DUE
+    assert gradescope_time(tmp_path)[1][0].due == DUE
+
+
+GROUP = {"created_at": "2026-12-03T10:00:00Z", "assignment": {"due_date": "2026-12-01T23:59:00+01:00"},
+         "users": [{"name": "Ada", "assignment": {"due_date": "2026-12-04T23:59:00+01:00"}},      # an extension
+                   {"name": "Bob", "assignment": {"due_date": "not a date"}},                   # the assignment's
+                   {"name": "Cy"}]}
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (1, 0, 2), (2, 1, 0), (2, 0, 1)])
+def test_a_group_is_judged_the_same_in_any_order_each_member_against_their_own_due(tmp_path, order):
+    """One member's extension never covers a late partner, whoever Gradescope lists first; a due
+    date that does not parse is not the group's either."""
+    from grader.instructor.gradescope import late_policy
+    from grader.results import GradescopeResults
+
+    metadata = {**GROUP, "users": [GROUP["users"][i] for i in order]}
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata))
+    submitted, members = gradescope_time(tmp_path)
+    assert [(m.name, m.due) for m in members] == [("Ada", DUE + timedelta(days=3)), ("Bob", DUE), ("Cy", DUE)]
+    report = GradescopeResults(score=80, execution_time=1, output="80/100", tests=[])
+    late_policy(report, Deadline(due=DUE, penalty=10, per="day", cap=50), submitted, members, 100)
+    assert report.score == 60 and report.extra_data["timing"] == "1 d 11.0 h late: -20%"
+    assert report.extra_data["members"].startswith("Ada: on time (due 2026-12-04T23:59:00+01:00); Bob: 1 d 11.0 h "
+                                                   "late: -20%")
+    assert "The group's score carries the largest penalty" in report.output
 
 
 def test_the_bundle_applies_the_late_policy_at_gradescopes_time_only():

@@ -34,7 +34,7 @@ def test_odd_names_each_get_a_folder_inside_students_and_a_row_on_the_page(tmp_p
         shutil.copytree(REFERENCE, subs / name)
     out = tmp_path / "out"
     batch.grade_class(find_lab("lab2"), subs, out, Console(file=io.StringIO()), backend=stand_in)
-    assert sorted(p.name for p in out.iterdir()) == ["grades.csv", "report.html", "rows.json", "students",
+    assert sorted(p.name for p in out.iterdir()) == ["final.json", "grades.csv", "report.html", "rows.json", "students",
                                                     "summary.json"]
     rows = json.loads((out / "rows.json").read_text())
     folders = {json.loads((f / "graded.json").read_text())["row"]["student"]: f for f in (out / "students").iterdir()}

@@ -61,7 +61,7 @@ def test_the_page_counts_a_student_years_late_as_late(out):
 def test_each_feedback_says_when_and_what_it_cost(out):
     years = (out / "students" / "years" / "feedback.md").read_text()
     assert "- Submitted: 2023-01-01 00:00+00:00 (from the course's record of submission times)" in years
-    assert "- Lateness: 730 d 0.0 h late: -50%" in years and "- Score after the late penalty: 15 / 50" in years
+    assert "- Lateness: 730 d 0.0 h late: -50%" in years and "- Final score: 15 / 50 (after the late penalty)" in years
     assert "- Submitted: time unknown" in (out / "students" / "nostamp" / "feedback.md").read_text()
     assert "Lateness: time unknown" in (out / "students" / "nostamp" / "feedback.html").read_text()
 

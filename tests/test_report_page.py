@@ -272,3 +272,29 @@ def test_a_learner_is_told_a_regrade_without_the_graders_reasons():
     student = classdata.Student(name="ada", row=row, results=None)
     for page in (feedback.html(student, "Lab", ["apply_rope"]), feedback.markdown(student, "Lab", ["apply_rope"])):
         assert "lab2-recipe" not in page and "Status: regrade (the grader could not grade it" in page
+
+
+def test_a_long_hint_shows_once_and_is_referred_to_after():
+    from grader.results import Check, LabResults
+
+    hint = "hint: the angle of position p is p times the frequency, not p plus it; " * 2
+    checks = [Check(name=f"angles {i}", test=f"visible/t.py::test_{i}", tags=["f"], points=1, score=0,
+                    status="failed", visibility="visible", hint=hint, message=f"expected 1, saw {i}\n{hint}")
+              for i in range(5)]
+    results = LabResults(lab="l", title="L", submission="", device="cpu", sandbox="process", execution_time=0,
+                         checks=checks, done_when=[])
+    student = classdata.Student("ada", BatchRow(student="ada", status="graded", score=0, max_score=5), results)
+    for text in (feedback.markdown(student, "L", ["f"]), feedback.html(student, "L", ["f"])):
+        assert text.count("not p plus it") == 2 and text.count("the same hint as for") == 4       # once: the hint
+        assert all(f"saw {i}" in text for i in range(5))                                          # each its own
+
+
+def test_two_charts_never_share_a_title():
+    from grader.instructor.page.report import _titles
+
+    words = [["loss", "gap", "dots", "a::1"], ["loss", "gap", "curves", "a::1"], ["loss", "acc", "dots", "b::2"],
+             ["loss", "acc", "dots", "c::3"], ["rope", "acc", "dots", "d::4"]]
+    titles = _titles(words)
+    assert titles == ["loss: gap: dots", "loss: gap: curves", "loss: acc: dots: b::2", "loss: acc: dots: c::3",
+                      "rope"]
+    assert _titles([["a", "x"], ["b", "x"]]) == ["a", "b"]

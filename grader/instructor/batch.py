@@ -24,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from grader import memo
 from grader.errors import UsageError
 from grader.identity import identity
-from grader.instructor import deadlines, gradebook
+from grader.instructor import deadlines, gradebook, record
 from grader.instructor.page import write_report
 from grader.instructor.roster import read_quiz, read_roster
 from grader.instructor.workers import grade_all
@@ -146,34 +146,44 @@ def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
 
 
 def _timing(timing):
-    """({identity: time} or None, {identity: RosterEntry}, assume) from the batch's timing options."""
+    """({identity: time} or None, {identity: extension} or None, assume) from the batch's timing
+    options; None where the option was not given (the record's earlier decision stands)."""
     stamps, roster = timing.get("timestamps"), timing.get("roster")
-    return (deadlines.read_timestamps(stamps) if stamps else None, read_roster(roster) if roster else {},
-            timing.get("assume"))
+    extensions = {key: entry.extension for key, entry in read_roster(roster).items()} if roster else None
+    return deadlines.read_timestamps(stamps) if stamps else None, extensions, timing.get("assume")
 
 
-def _assessed(lab, rows, timing):
-    """Each row with its time (the timestamps file's, else unknown), lateness and final score under
-    lab.yaml's late policy, each student's extension moving their due time."""
-    stamps, roster, assume = timing
-    policy = lab.manifest.deadline
-    assessed = {}
-    for student, row in sorted(rows.items()):
-        key = identity(student)
-        when = (stamps or {}).get(key)
-        due = deadlines.due_for(policy, roster[key].extension) if policy and key in roster else None
-        assessed[student] = deadlines.assess(row, policy, when, "timestamps", due, assume)
-    return assessed
+def _decided(lab, out, rows, max_score, timing, quiz):
+    """The class's FinalRecord (grader/instructor/record.py): lab.yaml's late policy, or the one a
+    gradebook gave on its command line before (kept through a regrade, as are the adjustments),
+    with this batch's times and extensions where given, else those the record had."""
+    stamps, extensions, assume = timing
+    earlier = record.load(out)
+    policy, origin = lab.manifest.deadline, "lab.yaml"
+    if earlier and earlier.policy_from == "command line":
+        policy, origin = earlier.deadline(), "command line"
+    kept = {identity(r.student): r for r in earlier.rows} if earlier else {}
+    if stamps is None and kept:
+        stamps = {key: r.submitted_at for key, r in kept.items() if r.time_source == "timestamps" and r.submitted_at}
+    if extensions is None and kept:
+        extensions = {key: r.extension for key, r in kept.items() if r.extension}
+    marks = {key: record.QuizMark(score=q.score, max=q.max, passed=q.passed) for key, q in quiz.items()} \
+        if quiz is not None else None
+    return record.decide(rows.values(), policy, origin, "grade.py batch", times=stamps, extensions=extensions or {},
+                         assume=assume if assume or not earlier else earlier.assume,
+                         adjustments=record.read_adjustments(out), max_score=max_score, quiz=marks, earlier=earlier)
 
 
 def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrupted, extras):
-    """grades.csv, rows.json, summary.json as the rows stand (the rest pending), with submission times."""
+    """grades.csv, rows.json, final.json, summary.json as the rows stand (the rest pending)."""
     timing, ignored, quiz = extras
-    rows = _assessed(lab, rows, timing)
-    summary = gradebook.summarize(lab, list(rows.values()), graded, graded_now, used, seconds, interrupted)
-    summary.ignored, summary.timing = ignored, deadlines.tally(rows.values())
-    gradebook.write_csv(out / "grades.csv", lab, list(rows.values()), summary.max_score, quiz)
-    _write(out / "rows.json", gradebook.ROWS.dump_json(list(rows.values()), indent=2).decode())
+    top = next((result.max_score for result in graded.values() if result is not None), None)
+    decided = _decided(lab, out, rows, top, timing, quiz)
+    summary = gradebook.summarize(lab, decided.rows, graded, graded_now, used, seconds, interrupted)
+    summary.ignored, summary.timing = ignored, deadlines.tally(decided.rows)
+    record.save(out, decided)
+    gradebook.write_grades(out, lab, decided)
+    _write(out / "rows.json", gradebook.ROWS.dump_json(decided.rows, indent=2).decode())
     _write(out / "summary.json", summary.model_dump_json(indent=2))
     return summary
 

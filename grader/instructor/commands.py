@@ -1,4 +1,4 @@
-"""The instructor's commands (batch, release, report, export, gradebook): grader/cli.py finds them
+"""The instructor's commands (batch, release, report, export, gradebook, adjust): grader/cli.py finds them
 here, so that a learner's copy, which ships no grader/instructor/, has none of them."""
 import argparse
 import functools
@@ -7,7 +7,9 @@ from rich.markup import escape
 
 from grader.cli import NOT_GRADED_STATUS, grading_options
 from grader.errors import LabError, UsageError
+from grader.identity import identity
 from grader.labs import find_lab
+from grader.results import one_line
 
 COMMANDS = {}
 
@@ -89,6 +91,7 @@ def run_batch(args, console):
         raise
     report.show_batch(summary, console, args.out)
     show_timing(summary.timing, console)
+    show_lists(lab, args.out, timing.get("roster"), quiz, console)
     return NOT_GRADED_STATUS if summary.statuses.get("regrade") else 0
 
 
@@ -99,6 +102,51 @@ def show_timing(counts, console):
         console.print("late policy: " + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
                       + (f"[yellow]; {unknown} with no mark until their time is known (give --timestamps FILE, "
                          "or choose --assume-on-time or --assume-late)[/]" if unknown else ""), soft_wrap=True)
+
+
+def show_lists(lab, out, roster, quiz, console):
+    """A line on the roster (who matched, who is not on it, extensions) and one on the quiz's rows
+    (how many counted, each student's duplicate rows and which one counts), where given."""
+    from pathlib import Path
+
+    from grader.instructor import record
+    from grader.instructor.roster import read_roster
+
+    decided = record.load(Path(out))
+    graded = {identity(row.student): row.student for row in decided.rows} if decided else {}
+    if decided and decided.policy_from == "command line":
+        console.print(f"late policy: the one grade.py gradebook was given (due {decided.deadline().due.isoformat()}, "
+                      f"-{decided.policy.penalty:g}% per {decided.policy.per}), kept from {record.RECORD}")
+    adjusted = sum(bool(row.adjustments) for row in decided.rows) if decided else 0
+    if adjusted:
+        console.print(f"adjustments: {adjusted} student(s)' kept (grade.py adjust)")
+    if roster:
+        entries = read_roster(roster)
+        strays = [name for key, name in graded.items() if key not in entries]
+        extended = sum(bool(entry.extension) for entry in entries.values())
+        console.print(f"roster: {len(entries)} students, {sum(key in graded for key in entries)} with a submission"
+                      f", {extended} with an extension" + (f"; [yellow]not on it: "
+                                                           f"{escape(', '.join(map(one_line, strays[:10])))}[/]"
+                                                           if strays else ""), soft_wrap=True)
+    if quiz and lab.quiz:
+        from grader.errors import QuizError
+        from grader.quiz.model import load_quiz
+        from grader.quiz.responses import read_class
+
+        try:
+            answers = read_class(quiz, load_quiz(lab.quiz), lab.name)
+        except QuizError:
+            return                      # the batch read it already: said there
+        doubles = [row for row in answers.rows if row.status.startswith("duplicate")]
+        left = [row for row in answers.rows if row.result is None and row not in doubles]
+        said = [f"quiz: {len(answers.counted())} students' rows counted"]
+        if doubles:
+            said.append(f"[yellow]{len(doubles)} duplicate row(s) left out[/] (" + escape("; ".join(
+                f"{one_line(row.student)}: {row.status.removeprefix('duplicate: ')}" for row in doubles[:5])) + ")")
+        if left:
+            said.append(f"{len(left)} row(s) that count for nothing (" + escape("; ".join(
+                f"row {row.row}: {one_line(row.status)}" for row in left[:5])) + ")")
+        console.print(", ".join(said), soft_wrap=True)
 
 
 COMMANDS["batch"] = (batch_parser, run_batch)
@@ -184,6 +232,7 @@ def run_export(args, console):
     names = gradescope.export_gradescope(lab, args.gradescope, sandbox=args.sandbox)
     console.print(f"[green]wrote[/] {escape(args.gradescope)}: {len(names)} files; upload it as the "
                   "autograder of a Gradescope programming assignment (Ubuntu base image)")
+    console.print(f"total: {escape(gradescope.total_in_words(lab.manifest.score_visibility))}", soft_wrap=True)
     return 0
 
 
@@ -244,6 +293,14 @@ def run_gradebook(args, console):
         raise error if args.lab else UsageError(f"{error}; name the batch's lab with --lab") from None
     columns = {kind: title for kind, title in (("lab", args.column), ("quiz", args.quiz_column),
                                                ("lesson", args.lesson_column)) if title}
+    from grader.instructor import record
+
+    earlier = record.load(out)
+    if earlier and earlier.policy_from == "command line" and not overrides:
+        console.print(f"[yellow]note:[/] the late policy given before (due {earlier.deadline().due.isoformat()}, "
+                      f"-{earlier.policy.penalty:g}% per {earlier.policy.per}) gives way to lab.yaml's "
+                      f"({'none' if lab.manifest.deadline is None else 'its deadline'}) in the record, the page and "
+                      "the feedback: give --due and --penalty again to keep it", soft_wrap=True)
     lines, unmatched, strays = export.gradebook(out, args.format, dest, lab, overrides=overrides, scale=args.scale,
                                                 columns=columns, missing=args.missing, assume=args.assume, **files)
     if strays:
@@ -272,3 +329,62 @@ def _show_gradebook(args, console, dest, lines, unmatched, columns):
 
 
 COMMANDS["gradebook"] = (gradebook_parser, run_gradebook)
+
+
+def adjust_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py adjust", description="Give a student points back (or take some) after grading, with the "
+        "reason: recorded in OUT/adjustments.json with when, added to the final score after the late policy, "
+        "shown on the learner's feedback and the class page, and kept through a regrade. grades.csv, the page "
+        "and the feedback are written again; run grade.py gradebook again for the LMS. Exit status: 0 "
+        "recorded, 2 bad input.")
+    parser.add_argument("out", metavar="OUT", help="the --out folder of grade.py batch")
+    one = parser.add_argument_group("one adjustment")
+    one.add_argument("--student", metavar="NAME", help="the student (as any file of the class names them)")
+    one.add_argument("--points", metavar="N", help="points to add (negative to take), e.g. 5 or -2.5")
+    one.add_argument("--reason", metavar="TEXT", help="why, in words the student reads")
+    parser.add_argument("--file", metavar="CSV", help="many at once: a CSV with the columns student, points, reason")
+    return parser
+
+
+def run_adjust(args, console):
+    from grader.instructor import export, paths, record
+
+    out = paths.existing_folder("OUT", args.out, "a batch's --out folder")
+    given = [name for name in ("student", "points", "reason") if getattr(args, name) is not None]
+    if args.file and given:
+        raise UsageError("give either --file CSV or --student, --points and --reason, not both")
+    if not args.file and len(given) < 3:
+        missing = [f"--{name}" for name in ("student", "points", "reason") if name not in given]
+        raise UsageError(f"give --student, --points and --reason (missing {', '.join(missing)}), or --file CSV")
+    decided = record.load(out)
+    if decided is None:
+        raise UsageError(f"{out}: no {record.RECORD}, the record of its final grades: run grade.py batch (again) "
+                         "first")
+    students = {identity(row.student): row.student for row in decided.rows}
+    if args.file:
+        new = record.read_adjustments_csv(paths.existing_file("--file", args.file), students)
+        if not new:
+            raise UsageError(f"--file {args.file}: no adjustment in it")
+    else:
+        new = [record.adjustment(args.student, args.points, args.reason, "--student", students)]
+    record.add_adjustments(out, new)
+    decided = record.again(out, "grade.py adjust")
+    record.save(out, decided)
+    export.follow(out, find_lab(decided_lab(out)), decided)
+    finals = {row.student: row.final_score for row in decided.rows}
+    for a in new:
+        final = finals.get(a.student)
+        console.print(f"[green]adjusted[/] {escape(one_line(a.student))}: {a.points:+g} ({escape(one_line(a.reason))})"
+                      f"; final score {'-' if final is None else f'{final:g}'}", soft_wrap=True)
+    console.print("grades.csv, the class page and the feedback follow; run grade.py gradebook again for the LMS")
+    return 0
+
+
+def decided_lab(out):
+    from grader.instructor.export import load_batch
+
+    return load_batch(out)[0].lab
+
+
+COMMANDS["adjust"] = (adjust_parser, run_adjust)

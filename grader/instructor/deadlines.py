@@ -64,27 +64,51 @@ def parse_time(text, where):
     return when
 
 
+@dataclass(frozen=True)
+class Member:
+    """One member of a Gradescope submission (a group has several) and their own due time."""
+    name: str
+    due: datetime | None            # their own (an extension), else the assignment's; None: lab.yaml's
+
+
 def gradescope_time(root):
-    """(submission time, due time) of the bundle at `root` from Gradescope's metadata
-    (ROOT/submission_metadata.json, which Gradescope writes beside ROOT/submission/): the due time
-    is the student's own where Gradescope gives one (an extension), else the assignment's, else None.
-    (None, None) when the file is not there or not readable."""
+    """(submission time, [Member]) of the bundle at `root` from Gradescope's metadata
+    (ROOT/submission_metadata.json, which Gradescope writes beside ROOT/submission/): each member
+    with their own due time where Gradescope gives one, else the assignment's, else None. The
+    members come sorted by name, so nothing depends on the order Gradescope lists them in.
+    (None, []) when the file is not there or not readable."""
     metadata = Path(root) / METADATA
     try:
         if metadata.is_symlink() or not metadata.is_file():
-            return None, None
+            return None, []
         data = json.loads(metadata.read_text(encoding="utf-8"))
         submitted = parse_time(data["created_at"], METADATA)
     except (OSError, ValueError, KeyError, TypeError, UsageError):
-        return None, None
-    dues = [user.get("assignment", {}).get("due_date") for user in data.get("users") or [] if isinstance(user, dict)]
-    dues += [(data.get("assignment") or {}).get("due_date")]
-    for due in dues:
-        try:
-            return submitted, parse_time(due, METADATA)
-        except UsageError:
-            continue
-    return submitted, None
+        return None, []
+    assignment = _due((data.get("assignment") or {}) if isinstance(data.get("assignment"), dict) else {})
+    users = [user for user in data.get("users") or [] if isinstance(user, dict)]
+    members = [Member(shown(str(user.get("name") or user.get("email") or user.get("id") or f"member {i}")),
+                      _due(user.get("assignment") if isinstance(user.get("assignment"), dict) else {}) or assignment)
+               for i, user in enumerate(users, 1)]
+    latest = datetime.max.replace(tzinfo=timezone.utc)
+    return submitted, sorted(members, key=lambda m: (identity(m.name), m.due or latest))
+
+
+def _due(assignment):
+    """The due time of one of Gradescope's "assignment" objects, or None where it has none that parses."""
+    try:
+        return parse_time(assignment["due_date"], METADATA)
+    except (KeyError, UsageError):
+        return None
+
+
+def group_lateness(policy, submitted, members):
+    """[(Member, Lateness or None)] of each member, each against their own due time (no one's
+    extension covers another), and the one the group's single score carries: the largest
+    penalty, whatever the members' order. Without members, one judged against the policy's due."""
+    judged = [(member, lateness(policy, submitted, member.due)) for member in members or [Member("", None)]]
+    worst = max(judged, key=lambda j: (j[1] is not None and j[1].zeroed, j[1].penalty_percent if j[1] else -1))
+    return judged, worst[1]
 
 
 def read_timestamps(path):

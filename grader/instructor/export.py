@@ -20,14 +20,12 @@ from dataclasses import dataclass, field
 
 from grader.errors import GraderError, UsageError
 from grader.identity import identity
-from grader.instructor import deadlines, lms
+from grader.instructor import deadlines, lms, record
 from grader.instructor.roster import RosterEntry, read_quiz, read_roster
 from grader.results import BatchRow
 
 NOT_SCORED = {"pending": "not graded yet: rerun the batch",
               "regrade": "the grader could not grade it: rerun the batch"}
-TRUSTED = ("timestamps",)      # a batch's row keeps its time from these (no batch reads Gradescope's; an
-#                               older batch wrote "gradescope" from a file in the student's own folder)
 
 
 @dataclass
@@ -62,10 +60,9 @@ def _by_identity(rows):
     return merged
 
 
-def build(rows, roster, quiz, policy, max_score, missing="zero", timestamps=None, assume=None):
-    """The gradebook's Lines: roster order first, then submissions not on the roster, then quiz
-    takers who are in neither. `timestamps` ({identity: time}), when given, is the only source of
-    times; else a row keeps a time it has from a trusted source."""
+def build(rows, roster, quiz, max_score, missing="zero"):
+    """The gradebook's Lines of decided rows (the class's FinalRecord's): roster order first, then
+    submissions not on the roster, then quiz takers who are in neither."""
     rows = _by_identity(rows)
     keys = list(roster or rows) + [k for k in rows if roster and k not in roster]
     keys += [k for k in quiz if k not in keys]
@@ -79,27 +76,22 @@ def build(rows, roster, quiz, policy, max_score, missing="zero", timestamps=None
         if entry and row and entry.student != row.student:
             line.matched = f"roster {ascii(entry.student)} is submission {ascii(row.student)} (one name in " \
                            "another case or Unicode form)"
-        _score(line, policy, max_score, missing, timestamps, assume)
+        _score(line, missing)
         lines.append(line)
     return lines
 
 
-def _score(line, policy, max_score, missing, timestamps, assume):
+def _score(line, missing):
     row = line.row
     if row is None:
         line.final = 0.0 if missing == "zero" else None
         line.notes.append("no submission")
         return
-    if timestamps is not None:
-        when, source = timestamps.get(identity(row.student)), "timestamps"
-    else:
-        when, source = (row.submitted_at, row.time_source) if row.time_source in TRUSTED else (None, "unknown")
-    due = deadlines.due_for(policy, line.entry.extension) if policy and line.entry else None
-    line.row = deadlines.assess(row, policy, when, source, due, assume, max_score)
-    line.final = line.row.final_score
-    line.notes += [n for n in (line.row.timing if line.row.timing != "on time" else "",
+    line.final = row.final_score
+    line.notes += [n for n in (row.timing if row.timing != "on time" else "",
                                NOT_SCORED.get(row.status, "") or (f"{row.status}: {row.detail}" if row.status
-                                                                   in ("empty", "rejected") else "")) if n]
+                                                                   in ("empty", "rejected") else ""),
+                               *(f"adjusted {said}" for said in record.in_words(row))) if n]
 
 
 # -- writing ------------------------------------------------------------------------------------------------
@@ -124,6 +116,16 @@ def _write(path, table):
     part = path.with_name(path.name + ".part")
     part.write_text(csv_text(table), encoding="utf-8", newline="")
     os.replace(part, path)
+
+
+def follow(out, lab, decided, quiz=None):
+    """grades.csv, the class page and each feedback page made again from the record just decided."""
+    from grader.instructor.gradebook import write_grades
+    from grader.instructor.page import write_report
+
+    if lab is not None:
+        write_grades(out, lab, decided)
+        write_report(out, lab, quiz if lab.quiz else None)
 
 
 # -- the command ------------------------------------------------------------------------------------------
@@ -174,8 +176,10 @@ def policy(lab, overrides):
 
 def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None, overrides=None,
               scale="points", columns=None, missing="zero", assume=None):
-    """Read, build and write one gradebook (paths already checked); returns (Lines, unmatched Lines,
-    the timestamps file's names that match no submission)."""
+    """Read, decide, build and write one gradebook (paths already checked): the late policy given
+    here is decided once into the class's record (OUT/final.json), and grades.csv, the page and
+    the feedback follow it. Returns (Lines, unmatched Lines, the timestamps file's names that
+    match no submission)."""
     summary, rows = load_batch(out)
     deadline = policy(lab, overrides or {})
     stamps = deadlines.read_timestamps(timestamps) if timestamps else None
@@ -183,7 +187,15 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
     quiz_rows = read_quiz(quiz, lab or _batch_lab(summary), [*(row.student for row in rows),
                                                              *(e.student for e in (roster or {}).values())]) \
         if quiz else {}
-    lines = build(rows, roster, quiz_rows, deadline, summary.max_score, missing, stamps, assume)
+    marks = {key: record.QuizMark(score=q.score, max=q.max, passed=q.passed) for key, q in quiz_rows.items()}
+    extensions = {key: entry.extension for key, entry in roster.items()} if roster is not None else None
+    decided = record.decide(rows, deadline, "command line" if overrides else "lab.yaml", "grade.py gradebook",
+                            times=stamps, extensions=extensions, assume=assume,
+                            adjustments=record.read_adjustments(out), max_score=summary.max_score,
+                            quiz=marks if quiz else None, earlier=record.load(out))
+    record.save(out, decided)
+    follow(out, lab or _batch_lab(summary), decided, quiz)
+    lines = build(decided.rows, roster, quiz_rows, summary.max_score, missing)
     strays = sorted(set(stamps or {}) - {identity(row.student) for row in rows})
     columns = {"lab": summary.lab, **(columns or {})}
     if fmt != "canvas":
@@ -191,4 +203,3 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
     if not quiz:
         columns["quiz"] = columns["lesson"] = None
     return lines, write(dest, fmt, lines, summary.max_score, scale, columns), strays
-

@@ -55,16 +55,21 @@ def _number(value, digits=None):
     return "" if value is None else f"{round(value, digits):g}" if digits is not None else f"{value:g}"
 
 
+def write_grades(out, lab, record):
+    """OUT/grades.csv from the class's record (grader/instructor/record.py), its quiz where it has one."""
+    write_csv(out / "grades.csv", lab, record.rows, record.max_score, record.quiz or None)
+
+
 def write_csv(path, lab, rows, max_score, quiz=None):
     """The gradebook: one row per student; per-function points after the totals, then when it came
-    in and what that cost (deadlines.assess). A row graded before the lab's points were known (not
-    gradable) is out of `max_score`. With the class quiz ({identity: roster.Quiz}): its score and
-    whether the lesson is complete."""
+    in, what that cost (deadlines.assess), the instructor's adjustments and the final score. A row
+    graded before the lab's points were known (not gradable) is out of `max_score`. With the class
+    quiz ({identity: a score, max and passed}): its score and whether the lesson is complete."""
     functions = list(lab.functions)
     lesson = ["quiz_score", "quiz_max", "lesson_complete"] if quiz is not None else []
     table = [["student", "status", "score", "max_score", "percent", "passed", *functions, "incidents", "detail",
               "seconds", "submitted_at", "time_source", "late_by_hours", "penalty_percent", "final_score", "timing",
-              *lesson]]
+              "adjustment", "adjustments", *lesson]]
     for row in (out_of(row, max_score) for row in rows):
         known, taken = row.score is not None, (quiz or {}).get(identity(row.student))
         table.append([row.student, row.status, _number(row.score), _number(row.max_score), _number(row.percent, 1),
@@ -73,6 +78,8 @@ def write_csv(path, lab, rows, max_score, quiz=None):
                       "; ".join(row.incidents), row.detail, f"{row.seconds:.1f}",
                       row.submitted_at.isoformat() if row.submitted_at else "", row.time_source,
                       _number(row.late_by_hours), _number(row.penalty_percent), _number(row.final_score), row.timing,
+                      _number(row.adjusted if row.adjustments else None),
+                      "; ".join(f"{a.reason}: {a.points:+g}" for a in row.adjustments),
                       *([_number(taken and taken.score), _number(taken and taken.max), lesson_complete(row, taken)]
                         if lesson else [])])
     part = path.with_name(path.name + ".part")

@@ -20,6 +20,7 @@ from grader.errors import SetupError
 from grader.instructor import deadlines
 from grader.instructor.release import CPU_TORCH, dependencies, stage
 from grader.labs import find_lab
+from grader.results import GradescopeTest
 
 # No index is waited on for minutes, nothing built from source, nothing compiled ahead (the
 # smoke grading imports what grading needs, and its compiled copies stay in the image)
@@ -222,7 +223,7 @@ def autograde(root, lab_name, sandbox="auto"):
 
     root = Path(root)
     lock_judge_files(root)          # before any student code runs
-    submitted, due = deadlines.gradescope_time(root)     # Gradescope's, read before any student code runs
+    submitted, members = deadlines.gradescope_time(root)     # Gradescope's, read before any student code runs
     lab = find_lab(lab_name)
     verdict = root / "source" / VERDICT
     try:
@@ -245,22 +246,52 @@ def autograde(root, lab_name, sandbox="auto"):
                 zygote.close()
         if results.faults:
             return _grader_fault("; ".join(dict.fromkeys(c.message for c in results.faults)))
-        report = results.gradescope(lab.manifest.score_visibility)
+        report = students_total(results, lab.manifest.score_visibility)
         if status == "broken_code":
             report.output += f"\n{detail}"
-        late_policy(report, lab.manifest.deadline, submitted, due, results.max_score)
+        late_policy(report, lab.manifest.deadline, submitted, members, results.max_score)
     report.extra_data.update(launcher.facts())
     (root / "results" / "results.json").write_text(report.model_dump_json(indent=2))
     print(report.summary(), flush=True)         # run_autograder's stdout: what a failed run shows
     return 0
 
 
-def late_policy(report, policy, submitted, due, max_score):
+def students_total(results, score_visibility):
+    """results.json for Gradescope, where students see their total by default: Gradescope hides it
+    while any test is hidden, so the hidden checks are one visible line with their points and no
+    detail, as the terminal shows them. `score_visibility` (lab.yaml's), where set, keeps each
+    hidden check hidden and the total as it says (e.g. hidden, after_due_date)."""
+    report = results.gradescope(score_visibility)
+    hidden = [t for t in report.tests if t.visibility == "hidden"]
+    if score_visibility is not None or not hidden:
+        return report
+    shown = [t for t in report.tests if t.visibility != "hidden"]
+    line = GradescopeTest(name=f"{len(hidden)} hidden checks", number=str(len(shown) + 1),
+                          score=sum(t.score for t in hidden), max_score=sum(t.max_score for t in hidden),
+                          status="passed" if all(t.status == "passed" for t in hidden) else "failed",
+                          output="Their points count; their details stay hidden.", visibility="visible", tags=[])
+    rest = report.output.split("\n")[1:]
+    return report.model_copy(update={
+        "tests": [*shown, line],
+        "output": "\n".join([f"{results.title}: {results.score:g}/{results.max_score:g} points", *rest])})
+
+
+def total_in_words(score_visibility):
+    """What `export` says of the total students see on Gradescope."""
+    if score_visibility is None:
+        return "students see their total; the hidden checks show as one line with their points (set " \
+            "score_visibility in lab.yaml to hide the total)"
+    return f"the total is {score_visibility.replace('_', ' ')} to students (lab.yaml's score_visibility), " \
+        "each hidden check hidden"
+
+
+def late_policy(report, policy, submitted, members, max_score):
     """The lab's late policy (lab.yaml's deadline) applied to `report` at Gradescope's own time of
-    the submission and against its due time (`due`: the student's on Gradescope, extensions
-    included; None: lab.yaml's), both from its metadata beside the submission, never from a file
-    the student sent: the score cut, said in the output and in extra_data. No policy, nothing; no
-    time, said, not cut."""
+    the submission, each member (deadlines.Member) against their own due time on Gradescope (an
+    extension included; None: lab.yaml's), both from its metadata beside the submission, never
+    from a file the student sent. A group's one score carries the largest penalty of its members,
+    whatever their order, and the output says each member's. No policy, nothing; no time, said,
+    not cut."""
     if policy is None:
         return
     report.extra_data["time_source"] = "gradescope" if submitted else "unknown"
@@ -269,11 +300,26 @@ def late_policy(report, policy, submitted, due, max_score):
         report.output += "\nThe submission time is unknown here: no late policy was applied."
         return
     report.extra_data["submitted_at"] = submitted.isoformat()
-    late = deadlines.lateness(policy, submitted, due)
+    judged, late = deadlines.group_lateness(policy, submitted, members)
+    if len(judged) > 1:
+        each = "; ".join(f"{member.name}: {_verdict(member_late)} (due {(member.due or policy.due).isoformat()})"
+                         for member, member_late in judged)
+        report.extra_data["members"] = each
+        report.output += f"\nEach member against their own due time: {each}."
+        if late is not None:
+            report.output += " The group's score carries the largest penalty."
     if late is None:
         report.extra_data["timing"] = "on time"
         return
-    cut = "score 0 past the late policy's cap" if late.zeroed else f"-{late.penalty_percent:g}%"
-    report.extra_data["timing"] = f"{deadlines.describe(late)}: {cut}"
+    cut = _verdict(late)
+    report.extra_data["timing"] = cut
     report.score = 0.0 if late.zeroed else max(report.score - (max_score or 0) * late.penalty_percent / 100, 0.0)
-    report.output += f"\nSubmitted {deadlines.describe(late)}: {cut} under the lab's late policy."
+    report.output += f"\nSubmitted {cut} under the lab's late policy."
+
+
+def _verdict(late):
+    """'on time', or '1 d 2.0 h late: -20%' (or the score 0 past the cap)."""
+    if late is None:
+        return "on time"
+    return f"{deadlines.describe(late)}: " + ("score 0 past the late policy's cap" if late.zeroed
+                                              else f"-{late.penalty_percent:g}%")

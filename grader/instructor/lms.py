@@ -145,8 +145,8 @@ def _moodle(lines, max_score, scale, columns):
 
 def _plain(lines, max_score):
     table = [["student", "id", "sis_user_id", "email", "section", "status", "raw_score", "max_score",
-              "submitted_at", "time_source", "late_by_hours", "penalty_percent", "final_score", "final_percent",
-              "quiz_score", "quiz_max", "lesson_complete", "note"]]
+              "submitted_at", "time_source", "late_by_hours", "penalty_percent", "adjustment", "final_score",
+              "final_percent", "quiz_score", "quiz_max", "lesson_complete", "note"]]
     for line in lines:
         entry, row, quiz = line.entry, line.row, line.quiz
         raw = row.score if row and row.status in SCORED else None
@@ -154,7 +154,8 @@ def _plain(lines, max_score):
                                                                                     "section")),
                       line.status, _number(raw), _number(max_score),
                       row.submitted_at.isoformat() if row and row.submitted_at else "", row.time_source if row else "",
-                      _number(row and row.late_by_hours), _number(row and row.penalty_percent), _number(line.final),
+                      _number(row and row.late_by_hours), _number(row and row.penalty_percent),
+                      _number(row.adjusted if row and row.adjustments else None), _number(line.final),
                       _number(_scaled(line.final, max_score, "percent")), _number(quiz.score) if quiz else "",
                       _number(quiz.max) if quiz else "", lesson_complete(row, quiz),
                       "; ".join(filter(None, [*line.notes, line.matched]))])

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import UsageError
+from grader.instructor import record
 from grader.instructor.gradebook import ROWS
 from grader.results import BatchRow, BatchSummary, LabResults, StudentRecord
 
@@ -40,6 +41,7 @@ class Student:
 class Class:
     summary: BatchSummary
     students: list[Student]
+    policy: object = None           # the late policy in force (labs.Deadline), from the class's record
     quiz_title: str = ""
     questions: list = field(default_factory=list)      # the quiz's questions, when a class quiz was read
 
@@ -52,23 +54,25 @@ def load(out):
     except (OSError, ValueError) as error:
         raise UsageError(f"{out}: no batch's summary.json to report on ({type(error).__name__}); "
                          "run grade.py batch LAB SUBMISSIONS --out OUT first") from None
-    rows = _rows(out)
+    decided = record.load(out)
+    rows = {row.student: row for row in decided.rows} if decided else _rows(out)
     students = []
     for folder in sorted((out / STUDENTS).iterdir() if (out / STUDENTS).is_dir() else []):
         try:
-            record = StudentRecord.model_validate_json((folder / "graded.json").read_text(encoding="utf-8"))
+            graded = StudentRecord.model_validate_json((folder / "graded.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if rows and record.row.student not in rows:
+        if rows and graded.row.student not in rows:
             continue                # a folder this batch no longer has (a student gone, or merged in a collision)
-        name = record.row.student
-        students.append(Student(name, rows.get(name, record.row), record.results))
-    return Class(summary, students)
+        name = graded.row.student
+        students.append(Student(name, rows.get(name, graded.row), graded.results))
+    return Class(summary, students, decided.policy if decided else None)
 
 
 def _rows(out):
-    """{student: row} of OUT/rows.json, which holds what a student's graded.json cannot: the time
-    and lateness of this run (its timestamps file and late policy); {} where there is none."""
+    """{student: row} of OUT/rows.json, for a batch from before the class's record (OUT/final.json,
+    which holds what a student's graded.json cannot: the time, lateness, adjustments and final
+    score last decided); {} where there is none."""
     try:
         return {row.student: row for row in ROWS.validate_json((out / "rows.json").read_text(encoding="utf-8"))}
     except (OSError, ValueError):
@@ -80,9 +84,13 @@ def glance(klass):
     rows = [s.row for s in klass.students]
     counts = {"submitted": len(rows),
               "graded": sum(r.status not in NOT_GRADED for r in rows),
-              "not graded (rejected, empty, error)": sum(r.status in NOT_GRADED for r in rows),
-              "late": sum(s.is_late for s in klass.students),
-              "lab passed": sum(r.passed for r in rows)}
+              "not graded (rejected, empty, error)": sum(r.status in NOT_GRADED for r in rows)}
+    if klass.policy is not None or any(s.is_late for s in klass.students):     # no deadline, no "0 late"
+        counts["late"] = sum(s.is_late for s in klass.students)
+    counts["lab passed"] = sum(r.passed for r in rows)
+    adjusted = sum(bool(r.adjustments) for r in rows)
+    if adjusted:
+        counts["adjusted by the instructor"] = adjusted
     unknown = sum(s.row.time_source == "unknown" and bool(s.row.timing) for s in klass.students)
     if unknown:
         counts["time unknown"] = unknown

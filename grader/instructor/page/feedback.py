@@ -6,20 +6,23 @@ Nothing names another student."""
 import re
 
 from grader.cells import markdown as md
+from grader.instructor import record
 from grader.instructor.page.html import e, page
 
 WORDS = {"passed": "passed", "failed": "failed", "not attempted": "not attempted (the stub is as given)",
          "not run": "not run (it needs something above first)"}
+LONG_HINT = 80                  # characters: a hint this long is shown once a page, then referred to
 REGRADE = "the grader could not grade it, through no fault of yours: it will be graded again"
 #           a regrade's detail is the grader's own words, for the instructor: any check's, a hidden one's too
 
 
 def _sections(student, functions):
-    """[(function, score, max, [visible checks], (hidden passed points, hidden points, hidden count))]."""
+    """[(function, score, max, [visible checks], (hidden passed points, hidden points, hidden count))];
+    a long hint met again is referred to, not repeated (_once)."""
     results = student.results
-    sections = []
+    sections, said = [], {}
     for function, (score, top) in results.by_function(functions).items():
-        checks = [c.for_learner() for c in results.checks if c.function == function]
+        checks = [_once(c.for_learner(), said) for c in results.checks if c.function == function]
         shown = [c for c in checks if c.visibility == "visible"]
         hidden = [c for c in checks if c.visibility != "visible"]
         sections.append((function, score, top, shown,
@@ -27,13 +30,33 @@ def _sections(student, functions):
     return sections
 
 
+def _once(check, said):
+    """The check with a long hint it shares with a check shown before replaced by a reference to
+    that check (`said`: {hint: the first visible check's name that gave it})."""
+    hint = check.hint
+    if check.visibility != "visible" or len(hint) < LONG_HINT or hint not in check.message:
+        return check
+    if hint not in said:
+        said[hint] = check.name
+        return check
+    return check.model_copy(update={"message": check.message.replace(hint, f"(the same hint as for {said[hint]!r}, "
+                                                                           "above)")})
+
+
 def _headline(student):
     row = student.row
     lines = [f"Status: {row.status}" + (f" ({REGRADE})" if row.status == "regrade" else
                                           f" ({row.detail})" if row.detail else "")]
+    final = row.final_score is not None and row.max_score and abs(row.final_score - (row.score or 0)) > 1e-9
     if row.score is not None and row.max_score:
-        lines.append(f"Score: {row.score:g} / {row.max_score:g} ({row.percent:.0f}%)")
+        lines.append(f"{'Autograded score' if final else 'Score'}: {row.score:g} / {row.max_score:g} "
+                     f"({row.percent:.0f}%)")
     lines += _timing(row) if row.timing else [f"{k.replace('_', ' ')}: {v}" for k, v in student.late.items()]
+    lines += [f"Adjusted by your instructor: {said}" for said in record.in_words(row)]
+    if final:
+        why = " and ".join(filter(None, ["the late penalty" if row.penalty_percent else "",
+                                         "your instructor's adjustment" if row.adjustments else ""]))
+        lines.append(f"Final score: {row.final_score:g} / {row.max_score:g}" + (f" (after {why})" if why else ""))
     if student.quiz:
         verdict = "passed" if student.quiz["passed"] else "not passed"
         lines.append(f"Lesson test: {student.quiz['score']}/{student.quiz['max']}, {verdict}")
@@ -45,9 +68,10 @@ def _timing(row):
     source = {"timestamps": "the course's record of submission times", "gradescope": "Gradescope"}
     lines = [f"Submitted: {row.submitted_at.isoformat(' ', 'minutes')} (from {source.get(row.time_source, '?')})"
              if row.submitted_at else "Submitted: time unknown"]
+    if row.extension:
+        lines.append("Extension: " + (f"{row.extension:g} h" if isinstance(row.extension, float | int)
+                                      else f"due {row.extension.isoformat(' ', 'minutes')}"))
     lines.append(f"Lateness: {row.timing}")
-    if row.final_score is not None and row.penalty_percent and row.max_score:
-        lines.append(f"Score after the late penalty: {row.final_score:g} / {row.max_score:g}")
     return lines
 
 

@@ -1,5 +1,8 @@
 """OUT/report.html, read at a glance: the class, the students, the hardest checks, the common
 mistakes, the quiz, the experiments, similar code last; what is long is folded (<details>)."""
+import functools
+
+from grader.instructor import record
 from grader.instructor.page import classdata, similar, svg
 from grader.instructor.page.html import cell, details, e, link, names, page, student_href, table
 
@@ -52,13 +55,17 @@ def _class(klass):
 def _students(klass):
     functions = list(klass.summary.functions)
     late = any(s.late for s in klass.students)
+    final = klass.policy is not None or any(s.row.adjustments for s in klass.students)
     rows = []
     for s in klass.students:
         row = s.row
-        detail = "; ".join(filter(None, [row.detail, *row.incidents]))
+        detail = "; ".join(filter(None, [row.detail, *row.incidents, _extension(row),
+                                         *(f"adjusted {said}" for said in record.in_words(row))]))
         rows.append([cell(link(student_href(s.name), s.name), html=True, head=True), cell(row.status),
                      cell("-" if row.score is None else f"{row.score:g}", sort=row.score or 0, numeric=True),
                      cell("-" if row.percent is None else f"{row.percent:.0f}%", sort=row.percent or 0, numeric=True),
+                     *([cell("-" if row.final_score is None else f"{row.final_score:g}", sort=row.final_score or 0,
+                             numeric=True)] if final else []),
                      *(cell(f"{row.functions.get(f, 0):g}", sort=row.functions.get(f, 0), numeric=True)
                        for f in functions),
                      *([cell(f"{s.quiz['score']}/{s.quiz['max']}" if s.quiz else "-",
@@ -66,11 +73,19 @@ def _students(klass):
                      cell(f"{row.seconds:.1f}", sort=row.seconds, numeric=True),
                      *([cell("; ".join(f"{k}: {v}" for k, v in s.late.items()) or "-")] if late else []),
                      cell(_folded(detail), html=True)])
-    headers = ["student", "status", "score", "percent", *functions, *(["quiz"] if klass.questions else []),
-               "seconds", *(["late"] if late else []), "detail"]
-    numeric = tuple(range(2, 5 + len(functions) + bool(klass.questions)))
+    headers = ["student", "status", "score", "percent", *(["final"] if final else []), *functions,
+               *(["quiz"] if klass.questions else []), "seconds", *(["late"] if late else []), "detail"]
+    numeric = tuple(range(2, 5 + final + len(functions) + bool(klass.questions)))
     return _section("students", table("One row per student, points per function; the name opens their feedback "
                                       "page", headers, rows, numeric=numeric, kind="students"))
+
+
+def _extension(row):
+    """The roster's extension of the row in words ('' where none)."""
+    if not row.extension:
+        return ""
+    return f"extension {row.extension:g} h" if isinstance(row.extension, float | int) else \
+        f"extension to {row.extension.isoformat(' ', 'minutes')}"
 
 
 def _folded(text, shown=48):
@@ -160,22 +175,44 @@ def _quiz(klass):
         ["question", "prompt", "right", "common wrong answers"], rows, numeric=(2,)))
 
 
+def _dots(scalars, reference, claim, key, title):
+    return svg.dots(scalars, reference, claim, f"{title}: the class and the reference", key)
+
+
+def _curves(xs, lines, reference, claim, x_label, key, title):
+    return svg.curves(xs, lines, reference, claim, f"{title}: the class's curves and the reference's", x_label, key)
+
+
+def _titles(words):
+    """One title per chart, no two alike: a check's name, with as many of its further words (the
+    measurement, the kind of chart, the test) as it takes to tell that chart from the others."""
+    def title(i):
+        for used in range(1, len(words[i]) + 1):
+            if all(words[j][:used] != words[i][:used] for j in range(len(words)) if j != i):
+                return ": ".join(words[i][:used])
+        return ": ".join(words[i]) + f" ({i + 1})"
+    return [title(i) for i in range(len(words))]
+
+
 def _experiments(klass):
     found = classdata.experiments(klass)
     if not found:
         return _section("experiments", "<p class=note>No check of this lab recorded measurements (Check.data).</p>")
-    figures = []
+    charts = []                 # (words that may title it, how to draw it under a title)
     for x in found:
         for key, by_student in x.values.items():
             scalars = {s: v for s, v in by_student.items() if isinstance(v, float | int)}
             lines = [v for v in by_student.values() if isinstance(v, list) and len(v) == len(x.xs)]
             if scalars:
-                figures.append((x.check.name, svg.dots(scalars, x.reference.get(key), x.claims.get(key),
-                                                       f"{key}: the class and the reference", key)))
+                charts.append(([x.check.name, key, "each learner's value", x.check.test], functools.partial(
+                    _dots, scalars, x.reference.get(key), x.claims.get(key), key)))
             if lines and x.xs:
-                figures.append((x.check.name, svg.curves(x.xs, lines, x.reference.get(key), x.claims.get(key),
-                                                         f"{key}: the class's curves and the reference's",
-                                                         x.x_label or "x", key)))
+                charts.append(([x.check.name, key, "curves", x.check.test], functools.partial(
+                    _curves, x.xs, lines, x.reference.get(key), x.claims.get(key), x.x_label or "x", key)))
+    titles = _titles([words for words, _ in charts])
+    kinds = [tuple(words[1:3]) for words, _ in charts]  # a chart's own title: its measurement's, unless it repeats
+    figures = [(title, draw(kind[0] if kinds.count(kind) == 1 else f"{kind[0]}, {title}"))
+               for title, kind, (_, draw) in zip(titles, kinds, charts)]
     plots = "".join(f"<figure><figcaption>{e(name)}</figcaption>{plot}</figure>" for name, plot in figures)
     return _section("experiments", "<p>Measured by the grader from each learner's returned models, on data of its "
                     "own; the reference is the grader's own run of the lab's recipe; the claim is the lab's "

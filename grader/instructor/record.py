@@ -1,0 +1,172 @@
+"""The one record of a class's final grades: OUT/final.json (a FinalRecord).
+
+Lateness, penalty, extension and the instructor's adjustments are decided once, by the command
+given the policy (`batch` with lab.yaml's deadline, `gradebook` with --due/--penalty/...), and
+`adjust` with its points; each writes the record, and grades.csv, every LMS file, the class page
+and each feedback page read it, never working a grade out again on their own.
+
+    OUT/final.json          the decision: the policy in force, who decided it and when, one row per
+                            student (its time, extension, lateness, adjustments and final score)
+    OUT/adjustments.json    every adjustment given, in order: kept through any regrade
+"""
+import math
+import os
+from datetime import datetime, timezone
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, TypeAdapter
+
+from grader.errors import UsageError
+from grader.identity import identity, shown
+from grader.instructor import deadlines
+from grader.labs import Deadline
+from grader.results import Adjustment, BatchRow
+
+RECORD = "final.json"
+ADJUSTMENTS = "adjustments.json"
+LOG = TypeAdapter(list[Adjustment])
+Assume = Literal["on time", "late"] | None
+
+
+class QuizMark(BaseModel):
+    score: float
+    max: float
+    passed: bool
+
+
+class FinalRecord(BaseModel):
+    """OUT/final.json: what every file made for people or an LMS shows of a student's grade."""
+    decided_by: str                         # the command whose policy is in force: "grade.py gradebook"
+    decided_at: datetime
+    policy: Deadline | None = None          # the late policy in force (lab.yaml's, or the command line's)
+    policy_from: Literal["", "lab.yaml", "command line"] = ""
+    zone: str = ""                          # the due time's named zone, where it had one (days late on its clock)
+    assume: Assume = None                   # what an unknown time was taken as
+    max_score: float | None = None
+    rows: list[BatchRow]
+    quiz: dict[str, QuizMark] = {}          # identity -> the class quiz's mark, where one was read
+
+    def deadline(self):
+        """The policy with its due time on its own named clock again (JSON keeps only the offset)."""
+        if self.policy is None or not self.zone:
+            return self.policy
+        return self.policy.model_copy(update={"due": self.policy.due.astimezone(ZoneInfo(self.zone))})
+
+
+def decide(rows, policy, policy_from, decided_by, *, times=None, extensions=None, assume=None, adjustments=(),
+           max_score=None, quiz=None, earlier=None):
+    """The FinalRecord of `rows` (a batch's BatchRows) under `policy` (a labs.Deadline or None).
+
+    `times` ({identity: time}): the only source of times where given; else a row keeps one from
+    the instructor's timestamps. `extensions` ({identity: hours or time}, the roster's) where
+    given; else a row keeps the extension it has. `earlier`: the record before (its quiz kept)."""
+    by_student = {}
+    for a in adjustments:
+        by_student.setdefault(identity(a.student), []).append(a)
+    decided = []
+    for row in sorted(rows, key=lambda r: r.student):
+        key = identity(row.student)
+        if times is not None:
+            when, source = times.get(key), "timestamps"
+        else:
+            when, source = (row.submitted_at, row.time_source) if row.time_source == "timestamps" else (None, "")
+        extension = extensions.get(key) if extensions is not None else row.extension
+        due = deadlines.due_for(policy, extension) if policy is not None and extension else None
+        assessed = deadlines.assess(row, policy, when, source, due, assume, max_score)
+        decided.append(_adjusted(assessed.model_copy(update={"extension": extension}), by_student.get(key, []),
+                                 max_score))
+    zone = policy.due.tzinfo.key if policy is not None and isinstance(policy.due.tzinfo, ZoneInfo) else ""
+    return FinalRecord(decided_by=decided_by, decided_at=datetime.now(timezone.utc), policy=policy,
+                       policy_from=policy_from if policy is not None else "", zone=zone, assume=assume,
+                       max_score=max_score, rows=decided,
+                       quiz=quiz if quiz is not None else earlier.quiz if earlier else {})
+
+
+def _adjusted(row, adjustments, max_score):
+    """The row with the instructor's adjustments added to its final score, kept within 0 and the
+    lab's points. A row with no mark (its time unknown, not graded yet) keeps none."""
+    row = row.model_copy(update={"adjustments": list(adjustments)})
+    if not adjustments or row.final_score is None:
+        return row
+    top = row.max_score or max_score
+    final = max(row.final_score + row.adjusted, 0.0)
+    return row.model_copy(update={"final_score": round(min(final, top) if top else final, 4) + 0.0})
+
+
+def again(out, decided_by):
+    """The record in `out` decided again with its own policy, times and extensions and the
+    adjustments as they stand now (after grade.py adjust)."""
+    record = load(out)
+    if record is None:
+        raise UsageError(f"{out}: no {RECORD} (a batch's record of its final grades): run grade.py batch first")
+    return decide(record.rows, record.deadline(), record.policy_from, decided_by, assume=record.assume,
+                  adjustments=read_adjustments(out), max_score=record.max_score, earlier=record)
+
+
+def load(out):
+    """OUT/final.json, or None where there is none (a batch from before the record)."""
+    try:
+        return FinalRecord.model_validate_json((out / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def save(out, record):
+    _write(out / RECORD, record.model_dump_json(indent=2))
+
+
+def read_adjustments(out):
+    """Every adjustment given so far, oldest first."""
+    path = out / ADJUSTMENTS
+    if not path.is_file():
+        return []
+    try:
+        return LOG.validate_json(path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise UsageError(f"{path}: not a list of adjustments (it is grade.py adjust's: fix or remove it)") from None
+
+
+def add_adjustments(out, new):
+    """Append `new` to OUT/adjustments.json."""
+    _write(out / ADJUSTMENTS, LOG.dump_json([*read_adjustments(out), *new], indent=2).decode())
+
+
+def adjustment(student, points, reason, source, students):
+    """An Adjustment from what the instructor typed (`source`: where, for an error), its student
+    one of `students` ({identity: name}) in their one normal form; UsageError in one sentence."""
+    name = students.get(identity(student or ""))
+    if name is None:
+        raise UsageError(f"{source}: {shown(student or '')!r} is no student of this batch")
+    try:
+        value = float(str(points).strip())
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value == 0:
+        raise UsageError(f"{source}: points {shown(str(points))!r}: expected a number of points, e.g. 5 or -2.5")
+    if not " ".join(shown(reason or "").split()):
+        raise UsageError(f"{source}: give the reason (it is shown to the student)")
+    return Adjustment(student=name, points=value, reason=" ".join(shown(reason).split()),
+                      at=datetime.now(timezone.utc), source=source)
+
+
+def read_adjustments_csv(path, students):
+    """[Adjustment] from a CSV with the columns student, points, reason; each bad line refused in
+    one sentence naming the file and line."""
+    from grader.instructor.roster import _csv_rows
+
+    return [adjustment(cells.get("student"), cells.get("points", ""), cells.get("reason", ""),
+                       f"--file {path} line {line}", students)
+            for line, cells in _csv_rows(path, "--file", ["student", "points", "reason"])
+            if any(cells.values())]
+
+
+def in_words(row):
+    """Each of the row's adjustments in words: '+5: regrade of test 3 (2026-12-07)'."""
+    return [f"{a.points:+g}: {a.reason} ({a.at.date().isoformat()})" for a in row.adjustments]
+
+
+def _write(path, text):
+    part = path.with_name(path.name + ".part")
+    part.write_text(text, encoding="utf-8")
+    os.replace(part, path)
