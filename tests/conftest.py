@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 signal.signal(signal.SIGINT, signal.default_int_handler)
 collect_ignore = ["labs"]           # labs as data (the guide's example): graded by the tests, not collected
 LAB2_QUIZ = ROOT / "quizzes" / "lab2.yaml"
+EXAMPLE = ROOT / "tests" / "labs" / "example"
 RIGHT = {"table-size": 38.6, "order": ["a", "b", "e"], "methods": "d", "rope-score": "m - n", "tied": "c"}
 
 
@@ -30,6 +31,18 @@ def zygote():
     warm = Zygote(launcher_for("auto"))
     yield warm
     warm.close()
+
+
+def lab_in_form(form: str, into: Path) -> Path:
+    """The example lab as written in an earlier form: the example's checks, handout and reference,
+    with the form's own files of tests/labs/forms/FORM/ (lab.yaml, its quiz) laid over them. A form
+    whose lab.yaml names `stubs: stubs` gets the handout's pristine stub there."""
+    lab = into / form
+    shutil.copytree(EXAMPLE, lab, ignore=shutil.ignore_patterns("__pycache__", "lab.yaml", "*quiz.yaml"))
+    shutil.copytree(ROOT / "tests" / "labs" / "forms" / form, lab, dirs_exist_ok=True)
+    if yaml.safe_load((lab / "lab.yaml").read_text()).get("stubs") == "stubs":
+        shutil.copytree(lab / "handout", lab / "stubs", ignore=shutil.ignore_patterns("README.md"))
+    return lab
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,8 @@ from grader.author.check_lab import check_lab, manifest_fields
 from grader.cli import main
 from grader.labs import find_lab
 
+from conftest import lab_in_form
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "tests" / "labs" / "example"
 
@@ -117,28 +119,29 @@ FORMS = {"first_form": "lab.yaml has no stubs: and the lab no stubs/ (an earlier
          "reject_form": "`answer: [...]` with `reject: [...]` is an earlier form"}
 
 
-def test_labs_of_every_earlier_form_still_grade(zygote):
-    """tests/labs/ keeps a lab in each earlier form of lab.yaml and the quiz: each is sound (its
-    reference graded to full marks, its stubs to 0), with a note on what was translated."""
+def test_labs_of_every_earlier_form_still_grade(zygote, tmp_path):
+    """tests/labs/forms/ keeps the example lab's lab.yaml and quiz in each earlier form: each is sound
+    (its reference graded to full marks, its stubs to 0), with a note on what was translated."""
     for name, note in FORMS.items():
-        problems, notes = check_lab(find_lab(ROOT / "tests" / "labs" / name), zygote)
+        problems, notes = check_lab(find_lab(lab_in_form(name, tmp_path)), zygote)
         assert problems == [], (name, problems)
         assert any(note in n for n in notes), (name, notes)
 
 
 def test_the_earlier_quiz_forms_are_read_as_they_meant():
+    forms = ROOT / "tests" / "labs" / "forms"
     from grader.quiz.answers import parse_answer
     from grader.quiz.grading import check
     from grader.quiz.model import load_quiz
 
-    text = load_quiz(ROOT / "tests" / "labs" / "reject_form" / "quiz.yaml").questions[4]
+    text = load_quiz(forms / "reject_form" / "quiz.yaml").questions[4]
     marks = {answer: check(text, parse_answer(text, answer))[0]
              for answer in ["s - t", "t-s", "their difference", "s + t", "the sum", "s - t or s + t"]}
     assert marks == {"s - t": True, "t-s": True, "their difference": True, "s + t": False, "the sum": False,
                      "s - t or s + t": False}
-    first = load_quiz(ROOT / "tests" / "labs" / "first_form" / "quiz.yaml").questions[4]
+    first = load_quiz(forms / "first_form" / "quiz.yaml").questions[4]
     assert check(first, parse_answer(first, "minus infinity"))[0] and not check(first, parse_answer(first, "0"))[0]
-    exam = load_quiz(ROOT / "tests" / "labs" / "reject_form" / "exam.yaml")
+    exam = load_quiz(forms / "reject_form" / "exam.yaml")
     assert not exam.keyed and exam.hard_questions[0].reveal is None and "reveals are dropped" in exam.notes[0]
 
 

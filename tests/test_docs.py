@@ -27,4 +27,11 @@ def test_every_link_resolves():
             if not (page.parent / target.split("#")[0]).exists():
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert not broken
-    assert len(PAGES) >= 6         # README, learners, instructors, authoring, how-it-works, figures
+
+
+def test_the_readme_opens_every_page_of_docs():
+    """Each guide is there, and the README, the door, links every page of docs/."""
+    pages = {page.name for page in PAGES[1:]}
+    assert {"learners.md", "instructors.md", "authoring.md", "how-it-works.md", "figures.md"} <= pages
+    linked = {Path(target.split("#")[0]).name for target in LINK.findall((ROOT / "README.md").read_text())}
+    assert pages <= linked, f"docs/ pages the README does not link: {sorted(pages - linked)}"

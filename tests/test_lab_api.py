@@ -88,9 +88,10 @@ def test_failed_work_is_a_grader_fault(started):
 
 def test_nothing_starts_once_the_block_is_left(started):
     with work() as runs:
-        pass
-    runs.start(1, 2)                # a student's call that returns after the grading
-    assert started == []
+        runs.start(1, 2)            # inside the block: it starts
+    assert started == [("add", (1, 2))]
+    runs.start(3, 4)                # a student's call that returns after the grading
+    assert started == [("add", (1, 2))]
 
 
 def test_after_starts_the_next_once_the_first_has_a_value_and_never_after_a_failure():
