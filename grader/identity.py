@@ -89,3 +89,15 @@ def as_read(name):
     sets apart a name that looks like another."""
     letters = foreign_letters(name)
     return repr(shown(name)) + (f" ({letters})" if letters else "")
+
+
+def how_alike(one, other):
+    """Why two names of one identity that differ are one: 'one name in another Unicode form' where
+    they read the same ('José' composed and decomposed), else in another case or spacing."""
+    def nfc(text):
+        return unicodedata.normalize("NFC", shown(text))
+    if nfc(one) == nfc(other):
+        return "one name, its letters encoded in another Unicode form" if one != other else "one name"
+    if " ".join(nfc(one).split()) == " ".join(nfc(other).split()):
+        return "one name, spaced otherwise"
+    return "one name in another case, spacing or Unicode form"

@@ -70,7 +70,9 @@ def list_submissions(lab, folder, out=None):
     alike (grader.identity.look_alikes), are a collision: one rejected row names them all, and
     neither is graded over the other."""
     by_student = {}
-    for path in class_entries(lab, folder, out)[0]:
+    candidates, ignored = class_entries(lab, folder, out)
+    _a_class_folder(lab, folder, candidates, ignored)
+    for path in candidates:
         name = path.stem if path.suffix.lower() == ".zip" and path.is_file() else path.name
         student = shown(name) if identity(name) else ascii(name)
         by_student.setdefault(disk_name(student), []).append((student, path))
@@ -91,7 +93,23 @@ def list_submissions(lab, folder, out=None):
             submissions.append(Submission(student, path, {}, "rejected", detail, collision=names))
         else:
             submissions.append(Submission(student, path, *read_submission(lab, path)))
+    if submissions and all(sub.status == "empty" for sub in submissions):
+        raise UsageError(f"SUBMISSIONS {one_line(str(folder))}: none of its {len(submissions)} entries holds "
+                         f"{' or '.join(lab.manifest.student_files)}, at any depth: is it the class's folder?")
     return submissions
+
+
+def _a_class_folder(lab, folder, candidates, ignored):
+    """UsageError, in a sentence, for a folder that is no class: empty, or one student's own."""
+    own = [name for name in lab.manifest.student_files if (Path(folder) / name).is_file()]
+    if own:
+        raise UsageError(f"SUBMISSIONS {one_line(str(folder))} holds {', '.join(own)} itself: it is one student's "
+                         f"submission, not a class's folder (one folder or .zip per student); grade it with "
+                         f"python grade.py {lab.name} --submission {one_line(str(folder))}")
+    if not candidates:
+        held = f" (it holds only {', '.join(ignored[:3])}{', ...' if len(ignored) > 3 else ''})" if ignored else ""
+        raise UsageError(f"SUBMISSIONS {one_line(str(folder))} holds no submission{held}: expected one folder or "
+                         ".zip per student, as an LMS's download unpacks")
 
 
 def disk_name(student):
@@ -143,6 +161,13 @@ def read_submission(lab, path):
     return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
 
 
+def handin_sources(lab, folder):
+    """({name: bytes} to hand in, {student file: bytes} the course grades of them) from the learner's
+    `folder`, as read_submission finds them: the student files, or the archive that holds them."""
+    found = _locate(_Folder(folder), list(lab.manifest.student_files))
+    return found.sources, found.files
+
+
 def _case_mismatches(names, wanted, found):
     """'found Positions.py, expected positions.py' for each missing student file that the
     submission holds under a name differing only in case (names are case-sensitive)."""
@@ -168,6 +193,7 @@ def _too_big(name, size):
 class _Found:
     files: dict                     # {student file: bytes}
     names: list                     # every path seen where the files were looked for (case hints)
+    sources: dict                   # {name: bytes} of what holds them at the top: the files, or their archive
 
 
 class _Folder:
@@ -302,13 +328,13 @@ def _locate(tree, wanted, depth=0):
             if len(data) > MAX_FILE_BYTES:
                 raise Rejected(tree.too_big(name, path))
             files[name] = data
-        return _Found(files, names)
+        return _Found(files, names, dict(files))
     shallowest = [p for p in archives if p.count("/") == min((a.count("/") for a in archives), default=0)]
     if len(shallowest) > 1:
         raise Rejected(f"none of {', '.join(wanted)} found, and {len(shallowest)} archives that may hold them "
                        f"({', '.join(map(repr, shallowest))}): a submission holds one student's files; keep one")
     if not shallowest:
-        return _Found({}, names)
+        return _Found({}, names, {})
     if depth >= NEST_MAX:
         raise Rejected(f"archives nested more than {NEST_MAX} deep ({shallowest[0]!r}); zip the files themselves")
     inner = shallowest[0]
@@ -319,7 +345,7 @@ def _locate(tree, wanted, depth=0):
         found = _locate(nested, wanted, depth + 1)
     finally:
         getattr(nested, "__exit__", lambda *exc: None)(None, None, None)
-    return _Found(found.files, names + found.names)
+    return _Found(found.files, names + found.names, {PurePosixPath(inner).name: data} if found.files else {})
 
 
 def _not_python(name, data):
