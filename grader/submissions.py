@@ -93,9 +93,11 @@ def list_submissions(lab, folder, out=None):
             submissions.append(Submission(student, path, {}, "rejected", detail, collision=names))
         else:
             submissions.append(Submission(student, path, *read_submission(lab, path)))
-    if submissions and all(sub.status == "empty" for sub in submissions):
-        raise UsageError(f"SUBMISSIONS {one_line(str(folder))}: none of its {len(submissions)} entries holds "
-                         f"{' or '.join(lab.manifest.student_files)}, at any depth: is it the class's folder?")
+    if len(submissions) == 1 and submissions[0].status == "rejected" and submissions[0].path.is_dir():
+        inner = submissions[0].path
+        if sum(read_submission(lab, entry)[1] in GRADABLE for entry in class_entries(lab, inner)[0]) > 1:
+            raise UsageError(f"SUBMISSIONS {one_line(str(folder))} holds only {one_line(inner.name)!r}, which holds "
+                             f"the submissions of several students: give {one_line(str(inner))} instead")
     return submissions
 
 
