@@ -62,7 +62,7 @@ def read_table(path, columns=(), option="", error=UsageError):
     else:
         separator = sniff(text)
     csv.field_size_limit(2**31 - 1)             # a form's export may hold a very long answer
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator, strict=True)
     records, line = [], 1
     try:
         for cells in reader:
