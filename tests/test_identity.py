@@ -244,3 +244,14 @@ def test_a_name_canvas_would_read_as_its_points_row_is_written_otherwise(klass, 
     (tmp_path / "c.csv").write_text(text, newline="")
     with pytest.raises(Misread, match="read as the points"):
         check_canvas(tmp_path / "c.csv", {"1"}, table)
+
+
+def test_look_alike_rows_of_a_quiz_export_are_noted(tmp_path):
+    from grader.quiz.responses import read_class
+
+    (tmp_path / "quiz.csv").write_text("student,score,max,passed\nAda,5,5,yes\n\u0410da,0,5,no\nbob,3,5,yes\n")
+    answers = read_class(tmp_path / "quiz.csv")
+    assert answers.get("Ada").notes == ["'Ada' looks like row 3's 'Аda' (its А is Cyrillic): one student, or two "
+                                        "to tell apart?"]
+    assert answers.get("\u0410da").notes[0].startswith("'Аda' (its А is Cyrillic) looks like row 2's 'Ada'")
+    assert answers.get("bob").notes == []

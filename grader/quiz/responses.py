@@ -21,7 +21,7 @@ from pydantic import BaseModel, PrivateAttr
 from grader import csvfile
 from grader.cells import as_written
 from grader.errors import QuizError, UsageError
-from grader.identity import identity
+from grader.identity import as_read, identity, look_alikes
 from grader.quiz.answers import AnswerError, in_key_form, parse_answer, why_wrong
 from grader.quiz.grading import grade
 from grader.quiz.model import QuestionResult, QuizResult
@@ -70,8 +70,8 @@ class ClassAnswers(BaseModel):
 
 
 # -- the file -------------------------------------------------------------------------------------------
-def read_table(path, option):
-    """(header, [(line, cells)]) of a class's answers file, read by grader.csvfile's reader."""
+def _table(path, option):
+    """(header, [(line, cells)], Table) of a class's answers file, read by grader.csvfile's reader."""
     try:
         table = csvfile.read_table(path, (), option, QuizError)
     except FileNotFoundError:
@@ -87,7 +87,7 @@ def _plain(cell):
 def read_class(path, quiz=None, name="", option="--quiz"):
     """Every row of a class's answers file, graded (a responses export) or as graded (a gradebook).
     `quiz`: the keyed quiz, needed for a responses export; QuizError when the file cannot be used."""
-    header, lines, table = read_table(path, option)
+    header, lines, table = _table(path, option)
     ids = [question.id for question in quiz.questions] if quiz else []
     if all(column in header for column in GRADEBOOK):
         answers = _read_gradebook(header, lines, quiz, name, Path(path))
@@ -102,11 +102,22 @@ def read_class(path, quiz=None, name="", option="--quiz"):
         got = ", ".join(header) or "an empty file"
         raise QuizError(f"{option} {path}: no column {missing!r}; expected a header with {expected}"
                         f"{', '.join(GRADEBOOK)} (a gradebook of grade.py quiz --class); got {got[:200]}")
+    _note_look_alikes(answers["rows"])
     answers = ClassAnswers(path=str(path), **answers)
     if not answers.counted():
         raise QuizError(f"{option} {path}: no row of it holds a student's answers ({len(answers.rows)} rows: "
                         f"{', '.join(dict.fromkeys(row.status for row in answers.rows)) or 'none'})")
     return answers
+
+
+def _note_look_alikes(rows):
+    """A note on each counted row whose name renders like another student's (grader.identity):
+    the two are never silently two students."""
+    counted = {row.student: row for row in rows if row.result is not None}
+    for group in look_alikes(counted):
+        for name in group:
+            others = ", ".join(f"row {counted[other].row}'s {as_read(other)}" for other in group if other != name)
+            counted[name].notes.append(f"{as_read(name)} looks like {others}: one student, or two to tell apart?")
 
 
 def _cells(header, cells, names):
