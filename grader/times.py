@@ -104,7 +104,7 @@ def _iso(text, where, order):
         readable = orders(body)
         if order is None and len(readable) > 1 and a != b:
             raise NotATime(f"{where}: {text!r} is {a:02d}/{b:02d} day-first, {b:02d}/{a:02d} month-first; write "
-                             f"it as ISO 8601, {EXAMPLE}")
+                           f"it as ISO 8601, {EXAMPLE}")
         order = order if order is not None else next(iter(readable), Order.DAY_FIRST)
         day, month = (a, b) if order is Order.DAY_FIRST else (b, a)
     hour, minute = int(slashed.group("h") or 0), slashed.group("m") or "00"
