@@ -20,6 +20,7 @@ from grader.errors import UsageError
 from grader.identity import identity, shown
 
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
+WORKBOOKS = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")           # .xlsx and .ods are zips; .xls is OLE2
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ def read_table(path, columns=(), option="", error=UsageError):
 def decode(data, where, error=UsageError):
     """The text of a file in whichever encoding a spreadsheet or a form wrote it."""
     sample = data[:400]
+    if data.startswith(WORKBOOKS):
+        raise error(f"{where} is a spreadsheet workbook, not CSV: save it as CSV (in Excel: Save As, CSV UTF-8)")
     if data.startswith(codecs.BOM_UTF8):
         encodings = ["utf-8-sig"]
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):

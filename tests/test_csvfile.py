@@ -71,6 +71,9 @@ def test_a_file_that_is_no_text_is_a_sentence_in_the_caller_s_kind(tmp_path):
     (tmp_path / "q.csv").write_bytes(b"\xff\xfes\x00t\x00u")          # UTF-16 cut in the middle of a character
     with pytest.raises(QuizError, match="q.csv: not text in UTF-8, UTF-16 or cp1252"):
         read_table(tmp_path / "q.csv", (), "--quiz", QuizError)
+    (tmp_path / "r.xlsx").write_bytes(b"PK\x03\x04\x14\x00" + bytes(range(256)))
+    with pytest.raises(UsageError, match="r.xlsx is a spreadsheet workbook, not CSV: save it as CSV"):
+        read_table(tmp_path / "r.xlsx", ["student"], "--roster")
 
 
 @pytest.fixture(scope="module")
