@@ -72,10 +72,7 @@ class ClassAnswers(BaseModel):
 # -- the file -------------------------------------------------------------------------------------------
 def _table(path, option):
     """(header, [(line, cells)], Table) of a class's answers file, read by grader.csvfile's reader."""
-    try:
-        table = csvfile.read_table(path, (), option, QuizError)
-    except FileNotFoundError:
-        raise QuizError(f"{option} {path} does not exist") from None
+    table = csvfile.read_table(path, (), option, QuizError)
     return table.columns, [(row.line, row.cells) for row in table.rows], table
 
 
