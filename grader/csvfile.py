@@ -128,11 +128,15 @@ def _check_header(header, raw, columns, where, error):
 def _row(header, line, cells, where, separator, error):
     if len(cells) < len(header):
         lacking = header[len(cells)] or f"number {len(cells) + 1}"
-        raise error(f"{where} line {line}: {len(cells)} cells where the header has {len(header)}: none for column "
+        raise error(f"{where} line {line}: {_cells(len(cells))} where the header has {len(header)}: none for column "
                     f"{lacking!r}")
     extra = [cell for cell in cells[len(header):] if cell.strip()]
     if extra:
-        raise error(f"{where} line {line}: {len(cells)} cells where the header has {len(header)}: an extra cell "
+        raise error(f"{where} line {line}: {_cells(len(cells))} where the header has {len(header)}: an extra cell "
                     f"{shown(extra[0])[:60]!r} after column {header[-1]!r} (a cell holding a "
                     f"{SEPARATORS[separator]} needs quotes around it)")
     return Row(line=line, cells={name: cell.strip() for name, cell in zip(header, cells) if name})
+
+
+def _cells(count):
+    return f"{count} cell" + ("" if count == 1 else "s")

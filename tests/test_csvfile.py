@@ -49,7 +49,7 @@ def test_excel_s_sep_line_and_blank_lines(tmp_path):
     ("student,id,email\nada,1\n", "r.csv line 2: 2 cells where the header has 3: none for column 'email'"),
     ("student,id\nLiddell, Alice,7\n", "r.csv line 2: 3 cells where the header has 2: an extra cell '7' after "
                                        "column 'id' (a cell holding a comma needs quotes around it)"),
-    ('student,id\n"multi\nline",1\nbob\n', "r.csv line 4: 1 cells where the header has 2: none for column 'id'"),
+    ('student,id\n"multi\nline",1\nbob\n', "r.csv line 4: 1 cell where the header has 2: none for column 'id'"),
     ("name,id\nada,1\n", "r.csv: no column 'student'; expected a header line with student (it has 'name', 'id')"),
     ("", "r.csv is empty; expected a header line with student"),
     ("student,Student\nada,ada\n", "r.csv line 1: two columns are named 'student'"),
