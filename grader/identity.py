@@ -47,9 +47,10 @@ def identity(name):
 
 
 def skeletons(name):
-    """How the name's identity may render, small and in capitals, as Latin letters where another
-    script's look alike (UTS #39's skeleton on a small table): two identities sharing one render alike."""
-    key = identity(name)
+    """How the name's identity may render, small and in capitals, in its compatibility form and
+    with Latin letters for another script's that look alike (UTS #39's skeleton, on a small
+    table): two identities sharing one render alike."""
+    key = unicodedata.normalize("NFKC", identity(name))      # compatibility forms too: Ａｄａ, ﬁ
     return {unicodedata.normalize("NFC", "".join(CONFUSABLE.get(c, c) for c in unicodedata.normalize("NFD", text)))
             .casefold() for text in (key, key.upper())}
 

@@ -84,6 +84,7 @@ def test_names_that_render_alike_are_found_and_said_apart():
     assert identity(cyrillic) != identity("Ada")
     assert look_alikes(["Ada", "bob", cyrillic, greek, "ada", "Bob"]) == [["Ada", cyrillic, greek, "ada"]]
     assert look_alikes(["\u041d\u041e\u0412", "hob"]) != []            # НОВ in capitals is HOB in Latin ones
+    assert look_alikes(["Ada", "\uff21\uff44\uff41"]) != []              # full-width Ａｄａ
     assert look_alikes(["José", "Jose", "Иван", "Ivan", "Ali", "All"]) == []     # different names stay apart
     assert as_read(cyrillic) == f"'{cyrillic}' (its \u0410 is Cyrillic)" and as_read(NFD) == f"'{NFD}'"
 
