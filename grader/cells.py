@@ -5,7 +5,8 @@ import re
 from grader.results import one_line, printable
 
 FORMULA = "=+-@\uff1d\uff0b\uff0d\uff20"            # and their full-width forms, which some spreadsheets take
-STARTS = re.compile(rf"(^|[;,])(\s*)(?=[{re.escape(FORMULA)}])")     # a cell, or a part a ; or , begins
+STARTS = re.compile(rf"(^|[;,])(\s*)(?='*[{re.escape(FORMULA)}])")   # a cell, or a part a ; or , begins
+MADE_INERT = re.compile(rf"(^|[;,])(\s*)'(?='*[{re.escape(FORMULA)}])")
 QUOTED = re.compile(r'[,;"]|^\s|\s$')
 MARKDOWN = re.compile(r"([\\`*_{}\[\]<>#|~!&$@])|(?<=\w)(:)(?=//)|(?<=\bwww)(\.)", re.IGNORECASE)
 
@@ -13,9 +14,16 @@ MARKDOWN = re.compile(r"([\\`*_{}\[\]<>#|~!&$@])|(?<=\w)(:)(?=//)|(?<=\bwww)(\.)
 def inert(text):
     """A CSV cell a spreadsheet shows as text: no control character (a tab or line break is a
     space), and a ' before every part that would start a formula (=, +, -, @), at the start of the
-    cell or after a ; or , (where a spreadsheet set to split there would start a cell)."""
+    cell or after a ; or , (where a spreadsheet set to split there would start a cell), also where
+    quotes come first ('=1 is ''=1), so that `as_written` can take exactly these off again."""
     text = printable(str(text)).replace("\n", " ").replace("\t", " ")
     return STARTS.sub(r"\1\2'", text)
+
+
+def as_written(cell):
+    """The text `inert` made `cell` from, less only what no name's identity holds (control
+    characters, tabs and line breaks): identity(as_written(inert(x))) == identity(x)."""
+    return MADE_INERT.sub(r"\1\2", cell)
 
 
 def csv_text(rows):

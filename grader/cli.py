@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader import handin
 from grader.errors import GraderError, UsageError
 from grader.labs import find_lab
 
@@ -179,3 +180,4 @@ def run_quiz(args, console):
 
 
 COMMANDS["quiz"] = (quiz_parser, run_quiz)
+COMMANDS["pack"] = (handin.parser, handin.run)

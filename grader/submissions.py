@@ -3,11 +3,17 @@ learner's copy), a class of folders and .zips (batch), Gradescope's upload (grad
 
 Only the lab's student files are read, each a regular file inside the submission (a symbolic
 link is refused: it could point at the reference), with caps on sizes and no path leaving a zip.
+They are found at any depth of folders and archives nested as LMS downloads nest them (`_locate`:
+the shallowest folder holding any of them; else the one archive inside, searched alike). The kinds
+of archive are `NESTED`, by suffix: a reader of one more kind (a notebook holding the student's
+code) is one entry there, and `grade.py pack` (grader/handin.py) then hands in what it holds.
 A student file the submission lacks is graded as the lab's pristine stub (`Lab.stubs`), never as
 whatever the working copy in the handout folder holds.
 """
 import ast
 import hashlib
+import io
+import os
 import re
 import zipfile
 import zlib
@@ -15,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from grader.errors import UsageError
-from grader.identity import identity, shown
+from grader.identity import as_read, identity, look_alikes, shown
 from grader.results import one_line
 
 MAX_FILE_BYTES = 2**20              # the largest student file accepted
@@ -25,7 +31,8 @@ ZIP_MAX_UNZIPPED = 512 * 2**20      # what its entries claim to unpack to, all t
 GRADABLE = ("graded", "incomplete", "broken_code")
 FOLDER_MAX_BYTES = 200              # a student's folder name, kept under every disk's 255
 NOT_IN_FOLDERS = re.compile(r'[<>:"/\\|?*]|[. ]$')     # what Windows refuses in a name, or drops at its end
-WINDOWS_DEVICES = re.compile(r"(CON|PRN|AUX|NUL|(COM|LPT)[0-9\u00b9\u00b2\u00b3])(\..*)?", re.IGNORECASE)
+WINDOWS_DEVICES = re.compile(r"(CON|PRN|AUX|NUL|CONIN\$|CONOUT\$|CLOCK\$|(COM|LPT)[0-9\u00b9\u00b2\u00b3])[ .]*(\..*)?",
+                             re.IGNORECASE)     # Windows' reserved names, with any extension
 
 
 class Rejected(Exception):
@@ -63,23 +70,52 @@ def class_entries(lab, folder, out=None):
 def list_submissions(lab, folder, out=None):
     """Every student in `folder` (a subfolder or a .zip each, named by student id), read. A
     student's name is the folder's or the zip's as grader.identity.shown writes it. Entries that are
-    one student (one identity, or one folder on a disk that ignores case) are a collision: one
-    rejected row names them all, and neither is graded over the other."""
+    one student (one identity, or one folder on a disk that ignores case), or whose names render
+    alike (grader.identity.look_alikes), are a collision: one rejected row names them all, and
+    neither is graded over the other."""
     by_student = {}
-    for path in class_entries(lab, folder, out)[0]:
+    candidates, ignored = class_entries(lab, folder, out)
+    _a_class_folder(lab, folder, candidates, ignored)
+    for path in candidates:
         name = path.stem if path.suffix.lower() == ".zip" and path.is_file() else path.name
         student = shown(name) if identity(name) else ascii(name)
         by_student.setdefault(disk_name(student), []).append((student, path))
+    for group in look_alikes(same[0][0] for same in by_student.values()):     # "Ada" and "Аda": one row
+        keys = [disk_name(student) for student in group]
+        by_student[keys[0]] = [entry for key in keys for entry in by_student.pop(key)]
     submissions = []
     for same in by_student.values():
         (student, path), names = same[0], tuple(one_line(p.name) for _, p in same)
-        if len(same) > 1:
+        if len({identity(s) for s, _ in same}) > 1 and len({disk_name(s) for s, _ in same}) > 1:
+            shown_names = ", ".join(as_read(s) for s, _ in same)
+            detail = (f"{len(same)} submissions whose names look alike: {shown_names}; keep one (or rename one, "
+                      "if they are two students)")
+            submissions.append(Submission(student, path, {}, "rejected", detail, collision=names))
+        elif len(same) > 1:
             detail = (f"{len(same)} submissions for one student: {', '.join(map(repr, names))} (names are compared "
                       "in any case and Unicode form): keep one")
             submissions.append(Submission(student, path, {}, "rejected", detail, collision=names))
         else:
             submissions.append(Submission(student, path, *read_submission(lab, path)))
+    if len(submissions) == 1 and submissions[0].status == "rejected" and submissions[0].path.is_dir():
+        inner = submissions[0].path
+        if sum(read_submission(lab, entry)[1] in GRADABLE for entry in class_entries(lab, inner)[0]) > 1:
+            raise UsageError(f"SUBMISSIONS {one_line(str(folder))} holds only {one_line(inner.name)!r}, which holds "
+                             f"the submissions of several students: give {one_line(str(inner))} instead")
     return submissions
+
+
+def _a_class_folder(lab, folder, candidates, ignored):
+    """UsageError, in a sentence, for a folder that is no class: empty, or one student's own."""
+    own = [name for name in lab.manifest.student_files if (Path(folder) / name).is_file()]
+    if own:
+        raise UsageError(f"SUBMISSIONS {one_line(str(folder))} holds {', '.join(own)} itself: it is one student's "
+                         f"submission, not a class's folder (one folder or .zip per student); grade it with "
+                         f"python grade.py {lab.name} --submission {one_line(str(folder))}")
+    if not candidates:
+        held = f" (it holds only {', '.join(ignored[:3])}{', ...' if len(ignored) > 3 else ''})" if ignored else ""
+        raise UsageError(f"SUBMISSIONS {one_line(str(folder))} holds no submission{held}: expected one folder or "
+                         ".zip per student, as an LMS's download unpacks")
 
 
 def disk_name(student):
@@ -101,24 +137,29 @@ def folder_name(student):
 
 
 def read_submission(lab, path):
-    """The lab's student files in a folder or .zip, and what is wrong: (files, status, detail)."""
+    """The lab's student files in a folder or .zip, and what is wrong: (files, status, detail).
+    The files are found at any depth, in folders and archives nested as LMS downloads nest them
+    (a zip in a student's folder, a folder in that zip): the shallowest folder holding any of
+    them is the submission, and two such folders at one depth are refused (one student's files)."""
     wanted = list(lab.manifest.student_files)
     path = Path(path)
     try:
         if path.is_dir():
-            files = _read_folder(path, wanted)
+            found = _locate(_Folder(path), wanted)
         elif path.is_file() and path.suffix.lower() == ".zip":
-            files = _read_zip(path, wanted)
+            _check_zip_size(path.name, path.stat().st_size)
+            with _Zip(path.name, path) as tree:
+                found = _locate(tree, wanted)
         else:
             raise Rejected(f"{one_line(path.name)} is neither a folder nor a .zip")
     except Rejected as why:
         return {}, "rejected", str(why)
     except OSError as error:            # e.g. a path the record holds as shown, too long for the disk
         return {}, "rejected", f"{one_line(path.name)} cannot be read ({error.strerror})"
-    misnamed = _case_mismatches(path, wanted, files)
+    files, misnamed = found.files, _case_mismatches(found.names, wanted, found.files)
     if not files:
-        return {}, "empty", "; ".join(misnamed or [f"none of {', '.join(wanted)} found (expected at the top "
-                                                   "of the submission, or in one folder inside it)"])
+        return {}, "empty", "; ".join(misnamed or [f"none of {', '.join(wanted)} found (in the submission, "
+                                                   "its folders or the zips inside it)"])
     problems = [p for name, data in files.items() if (p := _not_python(name, data))]
     missing = [name for name in wanted if name not in files]
     detail = "; ".join(problems + misnamed + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
@@ -126,18 +167,16 @@ def read_submission(lab, path):
     return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
 
 
-def _case_mismatches(path, wanted, found):
+def handin_sources(lab, folder):
+    """({name: bytes} to hand in, {student file: bytes} the course grades of them) from the learner's
+    `folder`, as read_submission finds them: the student files, or the archive that holds them."""
+    found = _locate(_Folder(folder), list(lab.manifest.student_files))
+    return found.sources, found.files
+
+
+def _case_mismatches(names, wanted, found):
     """'found Positions.py, expected positions.py' for each missing student file that the
     submission holds under a name differing only in case (names are case-sensitive)."""
-    try:
-        if path.is_dir():
-            folders = [path, *(d for d in path.iterdir() if d.is_dir() and not d.is_symlink())]
-            names = [p.name for folder in folders for p in folder.iterdir()]
-        else:
-            with zipfile.ZipFile(path) as archive:
-                names = archive.namelist()[:ZIP_MAX_ENTRIES]
-    except (OSError, ValueError, zipfile.BadZipFile):
-        return []
     by_lower = {PurePosixPath(n).name.lower(): PurePosixPath(n).name for n in names}
     return [f"found {one_line(by_lower[name.lower()])!r}, expected {name!r}: file names are case-sensitive, "
             "rename it" for name in wanted if name not in found and by_lower.get(name.lower(), name) != name]
@@ -155,74 +194,164 @@ def _too_big(name, size):
     return f"{name} is {_mib(size)}; a student file may have at most {_mib(MAX_FILE_BYTES)}"
 
 
-def _read_folder(folder, wanted):
-    root = folder
-    if not any((folder / name).exists() or (folder / name).is_symlink() for name in wanted):
-        inner = [p for p in folder.iterdir() if p.is_dir() and not _ignored(p.name)]
-        if len(inner) == 1 and not inner[0].is_symlink():
-            root = inner[0]                  # one wrapping folder
-    files = {}
-    for name in wanted:
-        path = root / name
-        if path.is_symlink() or (path.exists() and not path.resolve().is_relative_to(root.resolve())):
-            raise Rejected(f"{name} is a symbolic link; submit the file itself")
-        if not path.exists():
-            continue
-        if not path.is_file():
-            raise Rejected(f"{name} is not a regular file")
-        with open(path, "rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            raise Rejected(_too_big(name, path.stat().st_size))
-        files[name] = data
-    return files
+# -- where a submission's files are: folders and archives, nested --------------------------------------
+@dataclass
+class _Found:
+    files: dict                     # {student file: bytes}
+    names: list                     # every path seen where the files were looked for (case hints)
+    sources: dict                   # {name: bytes} of what holds them at the top: the files, or their archive
 
 
-def _read_zip(path, wanted):
-    size = path.stat().st_size
+class _Folder:
+    """A folder's regular files, shallowest first, symbolic links listed but never followed."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+
+    def entries(self):
+        """(relative POSIX path, kind: file, link or other), shallowest first; junk folders
+        (.git, __MACOSX) are not entered."""
+        queue, seen = [(self.root, "")], 0
+        while queue:
+            folder, prefix = queue.pop(0)
+            with os.scandir(folder) as listing:
+                found = sorted(listing, key=lambda entry: entry.name)
+            for entry in found:
+                seen += 1
+                if seen > ZIP_MAX_ENTRIES:
+                    raise Rejected(f"the folder holds more than {ZIP_MAX_ENTRIES} files and folders")
+                if entry.is_symlink():
+                    yield prefix + entry.name, "link"
+                elif entry.is_dir(follow_symlinks=False):
+                    if not _ignored(entry.name):
+                        queue.append((Path(entry.path), prefix + entry.name + "/"))
+                else:
+                    yield prefix + entry.name, "file" if entry.is_file(follow_symlinks=False) else "other"
+
+    def too_big(self, name, path):
+        return _too_big(name, os.lstat(self.root / path).st_size)
+
+    def read(self, name, limit):
+        """Up to `limit` + 1 bytes of a regular file, never through a link."""
+        descriptor = os.open(self.root / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(descriptor, "rb") as file:
+            return file.read(limit + 1)
+
+
+class _Zip:
+    """A zip's files (from a path, or bytes when nested), each path checked to stay inside it."""
+
+    def __init__(self, name, source):
+        self.name = name
+        try:
+            self.archive = zipfile.ZipFile(source)
+            infos = self.archive.infolist()
+        except ZIP_ERRORS as error:
+            raise Rejected(f"{one_line(name)} is not a readable zip ({error})") from None
+        if len(infos) > ZIP_MAX_ENTRIES:
+            raise Rejected(f"the zip holds {len(infos)} entries; at most {ZIP_MAX_ENTRIES}")
+        self.members = {}
+        for info in infos:
+            path = info.filename.replace("\\", "/")
+            parts = PurePosixPath(path).parts
+            if path.startswith("/") or ".." in parts or (parts and ":" in parts[0]):
+                raise Rejected(f"unsafe path in the zip: {info.filename!r} (absolute, or leaving "
+                               "the folder with ..); zip the files themselves")
+            if not info.is_dir():
+                self.members["/".join(p for p in parts if p != ".")] = info
+        declared = sum(info.file_size for info in infos)
+        if declared > ZIP_MAX_UNZIPPED:
+            raise Rejected(f"the zip unpacks to {_mib(declared)} (a zip bomb?); at most {_mib(ZIP_MAX_UNZIPPED)}")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.archive.close()
+
+    def entries(self):
+        names = sorted(self.members, key=lambda name: (name.count("/"), name))
+        return ((name, "file") for name in names if not any(_ignored(p) for p in name.split("/")[:-1]))
+
+    def too_big(self, name, path):
+        return (f"{name} unzips to more than {_mib(MAX_FILE_BYTES)} (a zip bomb?); a student file may have at most "
+                f"{_mib(MAX_FILE_BYTES)}")
+
+    def read(self, name, limit):
+        try:
+            with self.archive.open(self.members[name]) as member:      # streamed, capped: headers lie
+                return member.read(limit + 1)
+        except ZIP_ERRORS as error:
+            raise Rejected(f"{one_line(self.name)} is not a readable zip ({error})") from None
+
+
+ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError,
+              OSError, ValueError)
+NEST_MAX = 4                        # archives inside archives: deeper is refused, not searched
+
+
+def _nested_zip(name, data):
+    _check_zip_size(name, len(data))
+    return _Zip(name, io.BytesIO(data))
+
+
+# The archives a submission may hold its files in, by suffix: (name, bytes) -> a tree of files with
+# entries() and read(); a notebook that holds the student's code can be one more kind.
+NESTED = {".zip": _nested_zip}
+
+
+def _check_zip_size(name, size):
     if size > ZIP_MAX_BYTES:
-        raise Rejected(f"{path.name} is {_mib(size)}; a submission .zip may have at most {_mib(ZIP_MAX_BYTES)}")
+        raise Rejected(f"{one_line(name)} is {_mib(size)}; a submission .zip may have at most {_mib(ZIP_MAX_BYTES)}")
+
+
+def _locate(tree, wanted, depth=0):
+    """The student files in `tree`: those in the shallowest folder holding any of them; else, where
+    the tree holds none, those in its one archive (the shallowest), searched the same way."""
+    places, names, archives, at = {}, [], [], None
+    for path, kind in tree.entries():
+        level = path.count("/")
+        if at is not None and level > at:
+            break
+        names.append(path)
+        name = PurePosixPath(path).name
+        if name in wanted:
+            if kind == "link":
+                raise Rejected(f"{name} is a symbolic link; submit the file itself")
+            places.setdefault(path[:-len(name)], []).append((name, path, kind))
+            at = level
+        elif kind == "file" and PurePosixPath(path).suffix.lower() in NESTED:
+            archives.append(path)
+    if len(places) > 1:
+        raise Rejected(f"the lab's files are in {len(places)} folders ({', '.join(map(repr, sorted(places)))}): "
+                       "a submission holds one student's files; keep one")
+    if places:
+        files = {}
+        for name, path, kind in next(iter(places.values())):
+            if kind != "file":
+                raise Rejected(f"{name} is not a regular file")
+            data = tree.read(path, MAX_FILE_BYTES)
+            if len(data) > MAX_FILE_BYTES:
+                raise Rejected(tree.too_big(name, path))
+            files[name] = data
+        return _Found(files, names, dict(files))
+    shallowest = [p for p in archives if p.count("/") == min((a.count("/") for a in archives), default=0)]
+    if len(shallowest) > 1:
+        raise Rejected(f"none of {', '.join(wanted)} found, and {len(shallowest)} archives that may hold them "
+                       f"({', '.join(map(repr, shallowest))}): a submission holds one student's files; keep one")
+    if not shallowest:
+        return _Found({}, names, {})
+    if depth >= NEST_MAX:
+        raise Rejected(f"archives nested more than {NEST_MAX} deep ({shallowest[0]!r}); zip the files themselves")
+    inner = shallowest[0]
+    data = tree.read(inner, ZIP_MAX_BYTES)
+    kind = NESTED[PurePosixPath(inner).suffix.lower()]
+    nested = kind(inner, data)
     try:
-        with zipfile.ZipFile(path) as archive:
-            entries = archive.infolist()
-            if len(entries) > ZIP_MAX_ENTRIES:
-                raise Rejected(f"the zip holds {len(entries)} entries; at most {ZIP_MAX_ENTRIES}")
-            members = {}
-            for info in entries:
-                name = info.filename.replace("\\", "/")
-                parts = PurePosixPath(name).parts
-                if name.startswith("/") or ".." in parts or (parts and ":" in parts[0]):
-                    raise Rejected(f"unsafe path in the zip: {info.filename!r} (absolute, or leaving "
-                                   "the folder with ..); zip the files themselves")
-                if not info.is_dir():
-                    members["/".join(p for p in parts if p != ".")] = info
-            declared = sum(info.file_size for info in entries)
-            if declared > ZIP_MAX_UNZIPPED:
-                raise Rejected(f"the zip unpacks to {_mib(declared)} (a zip bomb?); at most "
-                               f"{_mib(ZIP_MAX_UNZIPPED)}")
-            root = _zip_root(members, wanted)
-            files = {}
-            for name in wanted:
-                if root + name not in members:
-                    continue
-                with archive.open(members[root + name]) as member:   # streamed, capped: headers lie
-                    data = member.read(MAX_FILE_BYTES + 1)
-                if len(data) > MAX_FILE_BYTES:
-                    raise Rejected(f"{name} unzips to more than {_mib(MAX_FILE_BYTES)} (a zip bomb?); "
-                                   f"a student file may have at most {_mib(MAX_FILE_BYTES)}")
-                files[name] = data
-            return files
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, RuntimeError, NotImplementedError,
-            EOFError, OSError, ValueError) as error:
-        raise Rejected(f"{path.name} is not a readable zip ({error})") from None
-
-
-def _zip_root(members, wanted):
-    """'' when student files sit at the top of the zip; 'top/' when all is in one folder."""
-    if any(name in members for name in wanted):
-        return ""
-    tops = {name.split("/")[0] for name in members if "/" in name and not _ignored(name.split("/")[0])}
-    return f"{tops.pop()}/" if len(tops) == 1 else ""
+        found = _locate(nested, wanted, depth + 1)
+    finally:
+        getattr(nested, "__exit__", lambda *exc: None)(None, None, None)
+    return _Found(found.files, names + found.names, {PurePosixPath(inner).name: data} if found.files else {})
 
 
 def _not_python(name, data):
@@ -294,7 +423,7 @@ def submission_files(lab, submission=None, pristine=True):
         raise UsageError(f"{where} is a file, not a folder" if folder.exists() else f"{where} does not exist")
     wanted = list(lab.manifest.student_files)
     try:
-        found = _read_folder(folder, wanted)
+        found = _locate(_Folder(folder), wanted).files
     except Rejected as why:
         raise UsageError(f"{folder}: {why}") from None
     files = {str(p.relative_to(lab.handout)): p.read_bytes() for p in sorted(lab.handout.rglob("*.py"))

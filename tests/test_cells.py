@@ -5,7 +5,8 @@ import io
 
 import pytest
 
-from grader.cells import csv_text, inert, markdown
+from grader.cells import as_written, csv_text, inert, markdown
+from grader.identity import identity
 
 
 @pytest.mark.parametrize("text, cell", [
@@ -29,3 +30,24 @@ def test_markdown_renders_as_the_text():
     assert markdown("<b>*x*</b> [a](b) # `c` $m$ a_b www.x.com http://y ~~s~~ |t|") == \
         r"\<b\>\*x\*\</b\> \[a\](b) \# \`c\` \$m\$ a\_b www\.x.com http\://y \~\~s\~\~ \|t\|"
     assert markdown("line\nbreak\x1b") == "line break\ufffd"
+
+
+NAMES = ["x;=1+1;y", "'=x", "''=1", "a, -b", "=cmd", "O'Brien", "+1,-2; @3", "Liddell, Alice", " =pad"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_neutralised_cell_reads_back_as_the_name_it_was(name):
+    assert identity(as_written(inert(name))) == identity(name)
+    cell = next(csv.reader(io.StringIO(csv_text([[name]]))))[0]
+    assert identity(as_written(cell.strip())) == identity(name)
+
+
+def test_a_quiz_gradebook_finds_every_student_it_was_written_for(tmp_path):
+    """quiz.csv writes `x;=1+1;y` as `x;'=1+1;y`: read back, it is still that student."""
+    from grader.quiz.responses import read_class
+
+    (tmp_path / "quiz.csv").write_text(csv_text([["student", "score", "max", "passed"],
+                                                 *([name, "4", "5", "yes"] for name in NAMES)]), newline="")
+    answers = read_class(tmp_path / "quiz.csv")
+    assert all(answers.get(name) is not None for name in NAMES)
+    assert {identity(row.student) for row in answers.counted()} == {identity(name) for name in NAMES}

@@ -157,7 +157,7 @@ def test_a_timestamps_file_names_each_student_once_with_a_zoned_time(tmp_path):
     times = read_timestamps(stamps)
     assert times["josé"] == DUE and set(times) == {"josé", "ada"}
     stamps.write_text("student,submitted_at\nAda,2026-12-01T22:59:00Z\n ada ,2026-12-01T23:00:00+01:00\n")
-    with pytest.raises(UsageError, match="line 3: ' ada ' is listed twice \\(line 2 too\\)"):
+    with pytest.raises(UsageError, match="line 3: 'ada' is listed twice \\(line 2 too\\)"):
         read_timestamps(stamps)
     stamps.write_text("student,submitted_at\nada,2026-12-01 23:00\n")
     with pytest.raises(UsageError, match="line 2, column submitted_at: '2026-12-01 23:00' has no time zone"):

@@ -15,7 +15,9 @@ from grader.labs import find_lab
 from grader.submissions import disk_name, folder_name
 
 REFERENCE = Path(__file__).parent.parent / "reference" / "lab2"
-ODD = ["\u200b..", "\u200b.", "\u200b__init", "\x01" * 200, "é" * 120, "CON", "nul.txt", "a:b", "ada.", "x?"]
+ODD = ["\u200b..", "\u200b.", "\u200b__init", "\x01" * 200, "é" * 120, "CON", "nul.txt", "a:b", "ada.", "x?",
+       "CONIN$", "conout$.txt", "Con .txt", "lpt\u00b9"]
+RESERVED = ("CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "LPT\u00b9")
 
 
 @pytest.mark.parametrize("name", ODD)
@@ -23,7 +25,7 @@ def test_a_folder_name_is_one_folder_of_its_own_on_every_disk(name):
     folder = folder_name(name)
     assert folder not in (".", "..") and "/" not in folder and "\\" not in folder and ":" not in folder
     assert len(folder.encode()) <= 255 and folder == folder.rstrip(". ")
-    assert folder.split(".")[0].upper() not in ("CON", "PRN", "AUX", "NUL")
+    assert folder.split(".")[0].rstrip(" ").upper() not in RESERVED
     assert folder_name("ada") == "ada" and folder_name("José ✓") == "José ✓"      # a plain name is kept
     assert disk_name(folder) != disk_name("ada")
 

@@ -176,7 +176,7 @@ def test_moodle_every_cell_in_percent_with_missing_blank(graded):
         ["S104", "dave@uni.edu", "90", ""],
         ["S105", "erin@uni.edu", "0", "rejected: erin.zip is not a readable zip (File is not a zip file)"],
         ["S106", "frank@uni.edu", "0", "empty: none of positions.py, invariance.py, experiments.py found "
-                                       "(expected at the top of the submission, or in one folder inside it)"],
+                                       "(in the submission, its folders or the zips inside it)"],
         ["S107", "grace@uni.edu", "0", "7 d 10.0 h late: score 0 past the cap"],
         ["S108", "heidi@uni.edu", "70", ""],
         ["S110", "judy@uni.edu", "", "no submission"],

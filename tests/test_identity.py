@@ -12,10 +12,11 @@ from lms_checkers import Misread, check_canvas, check_moodle
 from rich.console import Console
 
 from grader.cli import main
-from grader.identity import identity, shown
+from grader.identity import as_read, identity, look_alikes, shown
 from grader.instructor import batch
 from grader.labs import find_lab
 from grader.results import Check, LabResults
+from grader.submissions import list_submissions
 
 NFC, NFD = unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")
 SCORES = {identity(NFC): 40, "ada": 30, "bob": 20, "zed": 10, "lin": 50}
@@ -69,6 +70,37 @@ def test_the_normal_form():
         assert identity(shown(name)) == identity(name)
 
 
+BLANKS = ["\u034f", "\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\ufe0f", "\U000e0041", "\u180e", "\u00ad"]
+
+
+@pytest.mark.parametrize("mark", BLANKS)
+def test_a_blank_or_default_ignorable_mark_makes_no_new_student(mark):
+    for name in (f"Ada{mark}", f"{mark}Ada", f"A{mark}da"):
+        assert identity(name) == identity("Ada") and shown(name) == "Ada"
+
+
+def test_names_that_render_alike_are_found_and_said_apart():
+    cyrillic, greek = "\u0410da", "\u0391da"             # А and Α, capital A of Cyrillic and Greek
+    assert identity(cyrillic) != identity("Ada")
+    assert look_alikes(["Ada", "bob", cyrillic, greek, "ada", "Bob"]) == [["Ada", cyrillic, greek, "ada"]]
+    assert look_alikes(["\u041d\u041e\u0412", "hob"]) != []            # НОВ in capitals is HOB in Latin ones
+    assert look_alikes(["Ada", "\uff21\uff44\uff41"]) != []              # full-width Ａｄａ
+    assert look_alikes(["José", "Jose", "Иван", "Ivan", "Ali", "All"]) == []     # different names stay apart
+    assert as_read(cyrillic) == f"'{cyrillic}' (its \u0410 is Cyrillic)" and as_read(NFD) == f"'{NFD}'"
+
+
+def test_look_alike_submissions_are_one_rejected_row_naming_each(tmp_path):
+    cyrillic = "\u0410da"
+    for name in ("Ada", cyrillic, "A\u2800da\u3164", "bob"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "positions.py").write_text("x = 1\n")
+    found = {sub.student: sub for sub in list_submissions(find_lab("lab2"), tmp_path)}
+    assert sorted(found) == ["Ada", "bob"] and found["bob"].status == "incomplete"
+    row = found["Ada"]
+    assert row.status == "rejected" and len(row.collision) == 3
+    assert row.detail.startswith("3 submissions whose names look alike: 'Ada', 'Ada', 'Аda' (its А is Cyrillic)")
+
+
 def test_a_collision_is_one_row_naming_both_and_folders_are_one_per_student(klass):
     work, _ = klass
     rows = {r["student"]: r for r in csv.DictReader(io.StringIO((work / "out" / "grades.csv").read_text()))}
@@ -95,9 +127,11 @@ def test_the_terminal_says_which_roster_name_matched_which_submission(klass, cap
     work, roster = klass
     assert main(["gradebook", str(work / "out"), "--out", str(work / "plain.csv"), "--roster", str(roster)]) == 0
     said = " ".join(capsys.readouterr().out.split())
-    assert f"roster {ascii(NFC)} is submission {ascii(NFD)}" in said and "'Ada', 'ada'" in said
+    match = f"roster '{NFC}' is submission '{NFD}' (one name, its letters encoded in another Unicode form)"
+    assert match in said and "'Ada', 'ada'" in said and "\\x" not in said and "\\u" not in said
     rows = {row["student"]: row for row in csv.DictReader(open(work / "plain.csv", newline="", encoding="utf-8"))}
     assert rows[NFD]["id"] == "201" and rows["zed"]["note"] == "not on the roster"
+    assert match in rows[NFD]["note"]                   # in the CSV as on screen: as people read it
 
 
 def test_a_roster_listing_one_student_twice_is_refused(klass, capsys):
@@ -211,3 +245,14 @@ def test_a_name_canvas_would_read_as_its_points_row_is_written_otherwise(klass, 
     (tmp_path / "c.csv").write_text(text, newline="")
     with pytest.raises(Misread, match="read as the points"):
         check_canvas(tmp_path / "c.csv", {"1"}, table)
+
+
+def test_look_alike_rows_of_a_quiz_export_are_noted(tmp_path):
+    from grader.quiz.responses import read_class
+
+    (tmp_path / "quiz.csv").write_text("student,score,max,passed\nAda,5,5,yes\n\u0410da,0,5,no\nbob,3,5,yes\n")
+    answers = read_class(tmp_path / "quiz.csv")
+    assert answers.get("Ada").notes == ["'Ada' looks like row 3's 'Аda' (its А is Cyrillic): one student, or two "
+                                        "to tell apart?"]
+    assert answers.get("\u0410da").notes[0].startswith("'Аda' (its А is Cyrillic) looks like row 2's 'Ada'")
+    assert answers.get("bob").notes == []

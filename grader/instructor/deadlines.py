@@ -12,23 +12,20 @@ The download names of Canvas and Moodle hold no time (Canvas marks a late file L
 Times compare as aware datetimes; days late are counted on the due date's clock (its zone, DST
 included, where the due names one: 2026-03-29T23:59:00[Europe/Paris]).
 """
-import csv
 import json
 import math
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from grader.csvfile import read_table
 from grader.errors import UsageError
-from grader.identity import identity, shown
+from grader.identity import as_read, identity, look_alikes, shown
 from grader.results import SCORED
+from grader.times import parse_time, read_column
 
 METADATA = "submission_metadata.json"           # Gradescope's, beside ROOT/submission/
-ZONED = re.compile(r"(.*)\[([A-Za-z0-9_+\-/]+)\]")
 ASSUMED = {"on time": "assumed on time", "late": "assumed late"}
-YEARS = (1900, 2999)                            # a time's year, wherever a course could be due
 
 
 @dataclass
@@ -37,31 +34,6 @@ class Lateness:
     periods: int                    # started days or hours past due + grace
     penalty_percent: float          # of the lab's points
     zeroed: bool                    # past the cap with after_cap: zero
-
-
-def parse_time(text, where):
-    """An ISO 8601 time with its zone (an offset, or an IANA zone in brackets after it); a naive one
-    is refused (its zone would be a guess)."""
-    text = str(text).strip()
-    match = ZONED.fullmatch(text)
-    try:
-        when = datetime.fromisoformat((match.group(1) if match else text).replace("Z", "+00:00"))
-        zone = ZoneInfo(match.group(2)) if match else None
-    except (ValueError, ZoneInfoNotFoundError):
-        raise UsageError(f"{where}: {text!r} is not a time; expected ISO 8601 with a zone, "
-                         "e.g. 2026-12-01T23:59:00+01:00 or 2026-12-01T23:59:00[Europe/Paris]") from None
-    if not YEARS[0] <= when.year <= YEARS[1]:          # else a clock in another zone may not hold it
-        raise UsageError(f"{where}: {text!r}: expected a year from {YEARS[0]} to {YEARS[1]}")
-    if zone is not None:
-        local = when.replace(tzinfo=zone)
-        if when.tzinfo is not None:         # in the hour summer time repeats, either offset is the zone's
-            local = next((t for t in (local, local.replace(fold=1)) if t.utcoffset() == when.utcoffset()), None)
-            if local is None:
-                raise UsageError(f"{where}: {text!r}: the offset is not {match.group(2)}'s at that time")
-        return local
-    if when.tzinfo is None:
-        raise UsageError(f"{where}: {text!r} has no time zone; add one, e.g. {text}+00:00")
-    return when
 
 
 @dataclass(frozen=True)
@@ -112,24 +84,30 @@ def group_lateness(policy, submitted, members):
 
 
 def read_timestamps(path):
-    """{identity: time} from a CSV with the columns student and submitted_at; a student listed
-    twice (in any case or Unicode form) or a time without a zone is refused, naming the line."""
-    with open(path, newline="", encoding="utf-8-sig") as file:
-        reader = csv.DictReader(file)
-        if not {"student", "submitted_at"} <= set(reader.fieldnames or []):
-            raise UsageError(f"--timestamps {path}: expected the columns student and submitted_at "
-                             f"(got {', '.join(map(shown, reader.fieldnames or [])) or 'an empty file'})")
-        times, lines = {}, {}
-        for line, row in enumerate(reader, 2):
-            key = identity(row["student"] or "")
-            if not key:
-                continue
-            if key in times:
-                raise UsageError(f"--timestamps {path} line {line}: {shown(row['student'])!r} is listed "
-                                 f"twice (line {lines[key]} too): keep the time of the submission graded")
-            times[key] = parse_time(row["submitted_at"] or "", f"--timestamps {path} line {line}, column submitted_at")
-            lines[key] = line
-        return times
+    """{identity: time} from a CSV with the columns student and submitted_at (grader.csvfile's
+    reader; its dates in one order, grader.times); a student listed twice (in any case or Unicode
+    form), names that look alike, or a time without a zone is refused, naming the line."""
+    table = read_table(path, ["student", "submitted_at"], "--timestamps")
+    rows = [row for row in table.rows if identity(row.cells["student"])]
+    lines = {}
+    for row in rows:
+        key = identity(row.cells["student"])
+        if key in lines:
+            raise UsageError(f"{table.where} line {row.line}: {shown(row.cells['student'])!r} is listed "
+                             f"twice (line {lines[key].line} too): keep the time of the submission graded")
+        lines[key] = row
+    for group in look_alikes(row.cells["student"] for row in rows):
+        first, second = (lines[identity(name)] for name in group[:2])
+        raise UsageError(f"{table.where} line {second.line}: {as_read(group[1])} looks like {as_read(group[0])} of "
+                         f"line {first.line}: two students whose names render alike; rename one")
+    def at(line):
+        return table.at(line, "submitted_at")
+
+    times = read_column([(row.line, row.cells["submitted_at"]) for row in rows], at).one(at)
+    missing = next((row for row in rows if times[row.line] is None), None)
+    if missing:
+        raise UsageError(f"{at(missing.line)}: no time for {shown(missing.cells['student'])!r}")
+    return {key: times[row.line] for key, row in lines.items()}
 
 
 def due_for(policy, extension):

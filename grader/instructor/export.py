@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 
 from grader.errors import GraderError, UsageError
-from grader.identity import identity
+from grader.identity import as_read, how_alike, identity
 from grader.instructor import deadlines, lms, record
 from grader.instructor.roster import RosterEntry, read_quiz, read_roster
 from grader.results import BatchRow
@@ -74,8 +74,8 @@ def build(rows, roster, quiz, max_score, missing="zero"):
         if roster is not None and entry is None:
             line.notes.append("not on the roster")
         if entry and row and entry.student != row.student:
-            line.matched = f"roster {ascii(entry.student)} is submission {ascii(row.student)} (one name in " \
-                           "another case or Unicode form)"
+            line.matched = f"roster {as_read(entry.student)} is submission {as_read(row.student)} " \
+                           f"({how_alike(entry.student, row.student)})"
         _score(line, missing)
         lines.append(line)
     return lines

@@ -153,12 +153,11 @@ def adjustment(student, points, reason, source, students):
 def read_adjustments_csv(path, students):
     """[Adjustment] from a CSV with the columns student, points, reason; each bad line refused in
     one sentence naming the file and line."""
-    from grader.instructor.roster import _csv_rows
+    from grader.csvfile import read_table
 
-    return [adjustment(cells.get("student"), cells.get("points", ""), cells.get("reason", ""),
-                       f"--file {path} line {line}", students)
-            for line, cells in _csv_rows(path, "--file", ["student", "points", "reason"])
-            if any(cells.values())]
+    return [adjustment(row.cells.get("student"), row.cells.get("points", ""), row.cells.get("reason", ""),
+                       f"--file {path} line {row.line}", students)
+            for row in read_table(path, ["student", "points", "reason"], "--file").rows]
 
 
 def in_words(row):

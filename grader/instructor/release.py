@@ -169,6 +169,7 @@ def readme(lab, quiz="practice"):
         commands.append((f"{python} {lab.name} --experiments", "run your experiments: progress, tables, plots"))
     if lab.quiz:
         commands.append((f"{python} quiz {lab.name}", QUIZ_LINE[quiz]))
+    commands.append((f"{python} pack {lab.name}", f"the zip to hand in: {lab.name}-submission.zip, your files only"))
     width = max(len(command) for command, _ in commands)
     lines = "\n".join(f"    {command:<{width}}   # {what}" for command, what in commands)
     return README % {"title": lab.manifest.title, "lab": lab.name, "file": file, "commands": lines, "cpu": CPU_TORCH}

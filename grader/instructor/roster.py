@@ -1,17 +1,17 @@
 """The class's own lists, read once for every command: the roster (who the LMS knows, by which
 ids, with what extension) and the class quiz's gradebook. Students are keyed by
-grader.identity.identity, so a name matches in any case or Unicode form; each bad cell is refused
-in a sentence naming its line and column."""
-import csv
+grader.identity.identity, so a name matches in any case or Unicode form; the files are read by
+grader.csvfile's reader, and each bad cell is refused in a sentence naming its line and column."""
 import math
 from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import BaseModel
 
+from grader.csvfile import read_table
 from grader.errors import QuizError, UsageError
-from grader.identity import identity, shown
-from grader.instructor.deadlines import parse_time
+from grader.identity import as_read, identity, look_alikes, shown
+from grader.times import NotATime, read_column
 
 YEAR_HOURS = 366 * 24                   # the longest extension given in hours
 FIELDS = ("name", "id", "sis_user_id", "sis_login_id", "email", "section")
@@ -36,49 +36,61 @@ class Quiz:
     passed: bool
 
 
-def _csv_rows(path, option, required):
-    with open(path, newline="", encoding="utf-8-sig") as file:
-        reader = csv.DictReader(file)
-        missing = [c for c in required if c not in (reader.fieldnames or [])]
-        if missing:
-            got = ", ".join(map(shown, reader.fieldnames or [])) or "an empty file"
-            raise UsageError(f"{option} {path}: no column {missing[0]!r}; expected a header with "
-                             f"{', '.join(required)} (got {got})")
-        return [(line, {k: (v or "").strip() for k, v in cells.items() if k}) for line, cells in enumerate(reader, 2)]
-
-
-def extension(text, where):
-    """Hours (a finite number from 0 to a year's) or an aware time, from a roster cell."""
+def extension(text, where, when=None):
+    """Hours (a finite number from 0 to a year's) or an aware time, from a roster cell; `when`:
+    the cell as its column's order of day and month read it (grader.times.read_column)."""
     if not text:
         return 0.0
     try:
         hours = float(text)
     except ValueError:
-        try:
-            return parse_time(text, where)
-        except UsageError:
-            raise UsageError(f"{where}: {shown(text)!r} is neither hours nor a time; expected hours past the due "
-                             "time (e.g. 48) or the student's own due time (e.g. 2026-12-03T23:59:00+01:00)") from None
+        if when is not None:
+            return when
+        raise UsageError(f"{where}: {shown(text)!r} is neither hours nor a time; expected hours past the due "
+                         "time (e.g. 48) or the student's own due time (e.g. 2026-12-03T23:59:00+01:00)") from None
     if not math.isfinite(hours) or not 0 <= hours <= YEAR_HOURS:
         raise UsageError(f"{where}: {shown(text)!r} hours: expected a number from 0 to {YEAR_HOURS} (a year)")
     return hours
 
 
+def _hours(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def read_roster(path):
-    """{identity: RosterEntry} from the roster CSV; a student listed twice, in any form, is refused."""
-    roster = {}
-    for line, cells in _csv_rows(path, "--roster", ["student"]):
-        key = identity(cells.get("student", ""))
-        if not key:
-            continue
-        if key in roster:
-            raise UsageError(f"--roster {path} line {line}: {shown(cells['student'])!r} is listed twice "
-                             f"(line {roster[key].line} too, as {roster[key].student!r})")
-        where = f"--roster {path} line {line}, column extension"
-        roster[key] = RosterEntry(student=shown(cells["student"]), line=line,
-                                  extension=extension(cells.get("extension", ""), where),
-                                  **{name: shown(cells.get(name, "")) for name in FIELDS})
-    return roster
+    """{identity: RosterEntry} from the roster CSV (grader.csvfile's reader); a student listed twice,
+    in any form, or two whose names render alike, are refused."""
+    table = read_table(path, ["student"], "--roster")
+    rows, lines = [row for row in table.rows if identity(row.cells["student"])], {}
+    for row in rows:
+        key = identity(row.cells["student"])
+        if key in lines:
+            raise UsageError(f"{table.where} line {row.line}: {shown(row.cells['student'])!r} is listed twice "
+                             f"(line {lines[key].line} too, as {shown(lines[key].cells['student'])!r})")
+        lines[key] = row
+    for group in look_alikes(row.cells["student"] for row in rows):
+        first, second = (lines[identity(name)] for name in group[:2])
+        raise UsageError(f"{table.where} line {second.line}: {as_read(group[1])} looks like {as_read(group[0])} of "
+                         f"line {first.line}: two students whose names render alike; rename one")
+
+    def at(line):
+        return table.at(line, "extension")
+
+    cells = {row.line: row.cells.get("extension", "") for row in rows}
+    try:
+        times = read_column([(line, text) for line, text in cells.items() if not _hours(text)], at).one(at)
+    except NotATime as error:
+        if error.line is not None:
+            extension(cells[error.line], at(error.line))        # says so in the roster's words
+        raise
+    return {key: RosterEntry(student=shown(row.cells["student"]), line=row.line,
+                             extension=extension(cells[row.line], at(row.line), times.get(row.line)),
+                             **{name: shown(row.cells.get(name, "")) for name in FIELDS})
+            for key, row in lines.items()}
 
 
 def read_quiz(path, lab, students):

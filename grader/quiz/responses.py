@@ -6,29 +6,28 @@ It reads either form, recognised by its header:
              optionally a timestamp; graded here against the keyed quiz
   gradebook  what `quiz --class` wrote: student, score, max, passed (status, a 0/1 column per
              question and notes where it has them); read as graded
-in any common encoding (UTF-8 with or without BOM, UTF-16, Latin-1/cp1252), separator (comma,
-tab, semicolon) and cell length. A cell that cannot be read costs that answer only, and is noted
-on its row. A student's names compare in one normal form (grader.identity); a student's duplicate
-rows are noted, and the latest by timestamp counts (else the last).
+read by the one reader of instructors' CSV files (grader.csvfile: any common encoding, separator
+and cell length; a row with a missing or extra cell is refused, naming it). A cell that cannot be
+read costs that answer only, and is noted on its row. A student's names compare in one normal form
+(grader.identity); a student's duplicate rows are noted, and the latest by timestamp counts (else
+the last), the timestamps' order of day and month decided for the whole column (grader.times).
 """
-import codecs
-import csv
-import io
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, PrivateAttr
 
-from grader.errors import QuizError
-from grader.identity import identity
+from grader import csvfile
+from grader.cells import as_written
+from grader.errors import QuizError, UsageError
+from grader.identity import as_read, identity, look_alikes
 from grader.quiz.answers import AnswerError, in_key_form, parse_answer, why_wrong
 from grader.quiz.grading import grade
 from grader.quiz.model import QuestionResult, QuizResult
+from grader.times import read_column
 
 TIMESTAMPS = ("timestamp", "completion time", "submitted at", "submitted", "time")
-TIME_FORMATS = ("%Y/%m/%d %I:%M:%S %p", "%Y/%m/%d %H:%M:%S", "%m/%d/%Y %H:%M:%S", "%m/%d/%Y %I:%M:%S %p",
-                "%d/%m/%Y %H:%M:%S", "%m/%d/%y %H:%M:%S", "%d.%m.%Y %H:%M:%S", "%Y-%m-%d %H:%M")
 GRADEBOOK = ("student", "score", "max", "passed")       # the columns that make a file a gradebook
 
 
@@ -71,75 +70,36 @@ class ClassAnswers(BaseModel):
 
 
 # -- the file -------------------------------------------------------------------------------------------
-def decode(data, path):
-    """The text of a responses file in whichever of the common encodings it is."""
-    sample = data[:400]
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encodings = ["utf-16"]
-    elif sample[1::2].count(0) > len(sample) // 4:          # UTF-16 without its BOM: ASCII's high bytes
-        encodings = ["utf-16-le"]
-    elif sample[0::2].count(0) > len(sample) // 4:
-        encodings = ["utf-16-be"]
-    else:
-        encodings = ["utf-8-sig", "cp1252", "latin-1"]
-    for encoding in encodings:
-        try:
-            return data.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    raise QuizError(f"{path}: not text in UTF-8, UTF-16 or Latin-1 (export it again as CSV)")
-
-
-def _delimiter(text):
-    """The separator of the header line (comma, tab or semicolon), counting none inside quotes."""
-    counts, quoted = dict.fromkeys(",\t;", 0), False
-    for char in text.split("\n", 1)[0]:
-        quoted ^= char == '"'
-        if not quoted and char in counts:
-            counts[char] += 1
-    return max(counts, key=counts.get)
-
-
-def read_table(path, option):
-    """(header casefolded, [(row number, cells)]) of a CSV or tab-separated file; empty rows left out."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise QuizError(f"{option} {path}: cannot be read ({error.strerror or type(error).__name__})") from None
-    text = decode(data, f"{option} {path}")
-    csv.field_size_limit(2**31 - 1)             # a form's export may hold a very long answer
-    try:
-        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text)))
-    except csv.Error as error:
-        raise QuizError(f"{option} {path}: not a CSV file ({error})") from None
-    header = [" ".join(cell.split()).casefold() for cell in rows[0]] if rows else []
-    return header, [(number, cells) for number, cells in enumerate(rows[1:], 2) if any(c.strip() for c in cells)]
+def _table(path, option):
+    """(header, [(line, cells)], Table) of a class's answers file, read by grader.csvfile's reader."""
+    table = csvfile.read_table(path, (), option, QuizError)
+    return table.columns, [(row.line, row.cells) for row in table.rows], table
 
 
 def _plain(cell):
-    """A cell as its writer meant it: a gradebook's inert prefix (a quote before = + - @) taken off."""
-    cell = cell.strip()
-    return cell[1:] if cell[:1] == "'" and cell[1:].lstrip()[:1] in ("=", "+", "-", "@") else cell
+    """A cell as its writer meant it: the gradebook's inert marks taken off (grader.cells.as_written)."""
+    return as_written(cell.strip())
 
 
 def read_class(path, quiz=None, name="", option="--quiz"):
     """Every row of a class's answers file, graded (a responses export) or as graded (a gradebook).
     `quiz`: the keyed quiz, needed for a responses export; QuizError when the file cannot be used."""
-    header, lines = read_table(path, option)
+    header, lines, table = _table(path, option)
     ids = [question.id for question in quiz.questions] if quiz else []
     if all(column in header for column in GRADEBOOK):
         answers = _read_gradebook(header, lines, quiz, name, Path(path))
-    elif "student" in header and ids and all(i.casefold() in header for i in ids):
+    elif "student" in header and ids and all(csvfile.column(i) in header for i in ids):
         if not quiz.keyed:
             raise QuizError(f"{option} {path}: the quiz here is an exam form with no answer key: grade the "
                             "responses with the keyed quiz file")
-        answers = _grade_responses(header, lines, quiz, name)
+        answers = _grade_responses(header, lines, quiz, name, table)
     else:
-        missing = next(column for column in ["student", *ids, *GRADEBOOK] if column.casefold() not in header)
+        missing = next(column for column in ["student", *ids, *GRADEBOOK] if csvfile.column(column) not in header)
         expected = f"student, {', '.join(ids)} (a form's responses) or " if ids else ""
         got = ", ".join(header) or "an empty file"
         raise QuizError(f"{option} {path}: no column {missing!r}; expected a header with {expected}"
                         f"{', '.join(GRADEBOOK)} (a gradebook of grade.py quiz --class); got {got[:200]}")
+    _note_look_alikes(answers["rows"])
     answers = ClassAnswers(path=str(path), **answers)
     if not answers.counted():
         raise QuizError(f"{option} {path}: no row of it holds a student's answers ({len(answers.rows)} rows: "
@@ -147,23 +107,34 @@ def read_class(path, quiz=None, name="", option="--quiz"):
     return answers
 
 
+def _note_look_alikes(rows):
+    """A note on each counted row whose name renders like another student's (grader.identity):
+    the two are never silently two students."""
+    counted = {row.student: row for row in rows if row.result is not None}
+    for group in look_alikes(counted):
+        for name in group:
+            others = ", ".join(f"row {counted[other].row}'s {as_read(other)}" for other in group if other != name)
+            counted[name].notes.append(f"{as_read(name)} looks like {others}: one student, or two to tell apart?")
+
+
 def _cells(header, cells, names):
-    """{name: the row's cell under that column, stripped} for each of `names` in the header."""
-    at = {column: header.index(column.casefold()) for column in names if column.casefold() in header}
-    return {column: cells[i].strip() if i < len(cells) else "" for column, i in at.items()}
+    """{name: the row's cell under that column} for each of `names` in the header."""
+    return {name: cells[csvfile.column(name)] for name in names if csvfile.column(name) in header}
 
 
 # -- a responses export, graded here ------------------------------------------------------------------
-def _grade_responses(header, lines, quiz, name):
+def _grade_responses(header, lines, quiz, name, table):
     ids = [question.id for question in quiz.questions]
     stamp = next((column for column in TIMESTAMPS if column in header), None)
-    rows, times = [], {}
-    for number, cells in lines:
-        row = _cells(header, cells, ["student", *ids, *([stamp] if stamp else [])])
-        rows.append(_grade_row(quiz, name, number, row))
-        if stamp:
-            times[number] = _time(row[stamp])
-    _settle_duplicates(rows, times if stamp else {})
+    rows = [_grade_row(quiz, name, number, _cells(header, cells, ["student", *ids])) for number, cells in lines]
+    readings, at = None, lambda line: table.at(line, stamp)
+    if stamp:
+        try:
+            readings = read_column([(number, cells[stamp]) for number, cells in lines], at, zoned=False,
+                                   strict=False).readings
+        except UsageError as error:
+            raise QuizError(str(error)) from None
+    _settle_duplicates(rows, readings, at)
     return {"kind": "responses", "marks": True, "rows": rows}
 
 
@@ -186,33 +157,32 @@ def _grade_row(quiz, name, number, cells):
     return ClassRow(row=number, student=student, status="graded", notes=notes, result=grade(quiz, answers, name))
 
 
-def _time(text):
-    """A timestamp as a number to order by, or None when it cannot be read."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    text = text.split(" GMT")[0].split(" UTC")[0].strip()
-    for parse in [datetime.fromisoformat, *(lambda t, f=f: datetime.strptime(t, f) for f in TIME_FORMATS)]:
-        try:
-            return parse(text).timestamp()
-        except ValueError:
-            continue
-    return None
+def _order(when):
+    """A time to order by: a form's (no zone: its own clock) as it reads, one with a zone in UTC."""
+    return when.replace(tzinfo=None) if when.utcoffset() is None else when.astimezone(timezone.utc).replace(tzinfo=None)
 
 
-def _settle_duplicates(rows, times):
-    """One counted row per student (names in their normal form): the latest by timestamp when all
-    can be read, else the last."""
+def _settle_duplicates(rows, readings, at=None):
+    """One counted row per student (names in their normal form): the latest by timestamp when
+    every row of the student has one, else the last. `readings`: the timestamp column under each
+    order of day and month that reads it (grader.times); where those would count different rows,
+    QuizError says so."""
     by_student = {}
     for row in rows:
         if row.result is not None:
             by_student.setdefault(identity(row.student), []).append(row)
     for same in (group for group in by_student.values() if len(group) > 1):
-        stamps = [times.get(row.row) for row in same]
-        by_time = bool(times) and None not in stamps
-        counted = max(same, key=lambda row: (times[row.row], row.row)) if by_time else same[-1]
-        how = "the latest by timestamp" if by_time else "the last" + (" (timestamps unreadable)" if times else "")
+        by_time = bool(readings) and all(times[row.row] is not None for times in readings.values() for row in same)
+        if by_time:
+            latest = {order: max(same, key=lambda row: (_order(times[row.row]), row.row))
+                      for order, times in readings.items()}
+            if len(set(map(id, latest.values()))) > 1:
+                raise QuizError(f"{at(same[0].row)}: its dates read both day-first and month-first, and the two "
+                                f"count different rows of {same[0].student!r} ({', '.join(str(r.row) for r in same)});"
+                                " write them as ISO 8601 (2026-10-01 14:05:00)")
+        counted = next(iter(latest.values())) if by_time else same[-1]
+        how = "the latest by timestamp" if by_time else \
+            "the last" + (" (timestamps missing or unreadable)" if readings else "")
         numbers = ", ".join(str(row.row) for row in same)
         for row in same:
             if row is counted:
@@ -230,7 +200,7 @@ def _read_gradebook(header, lines, quiz, name, path):
     for number, cells in lines:
         row = _cells(header, cells, [*GRADEBOOK, "status", "notes", *(ids if marks else [])])
         rows.append(_gradebook_row(quiz, name, number, row, ids if marks else [], when, path))
-    _settle_duplicates(rows, {})
+    _settle_duplicates(rows, None)
     return {"kind": "gradebook", "marks": marks, "rows": rows}
 
 

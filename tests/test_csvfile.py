@@ -1,0 +1,101 @@
+"""The one reader of instructors' CSV files (grader/csvfile.py): what Excel and forms write, in
+each encoding and separator, reads alike; a bad row or file is one sentence naming its line and
+column, never an internal error; rosters and timestamps files go through it."""
+import csv
+import io
+
+import pytest
+from rich.console import Console
+from test_deadlines import stand_in
+
+from grader.cli import main
+from grader.csvfile import read_table
+from grader.errors import QuizError, UsageError
+from grader.instructor import batch
+from grader.instructor.roster import read_roster
+from grader.labs import find_lab
+
+ROWS = [["Student", "ID", "Extension"], ["José Müller", "201", "48"], ["Liddell, Alice", "202", ""]]
+ENCODINGS = ["utf-8", "utf-8-sig", "cp1252", "utf-16", "utf-16-le", "utf-16-be"]
+
+
+def text(separator, rows=ROWS):
+    quote = (lambda cell: f'"{cell}"' if separator in cell else cell)
+    return "\r\n".join(separator.join(map(quote, row)) for row in rows) + "\r\n"
+
+
+@pytest.mark.parametrize("separator", [",", ";", "\t"])
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_every_encoding_and_separator_of_excel_and_forms_reads_alike(tmp_path, encoding, separator):
+    data = text(separator).encode(encoding)
+    if encoding == "utf-16":
+        assert data[:2] in (b"\xff\xfe", b"\xfe\xff")
+    (tmp_path / "r.csv").write_bytes(data)
+    table = read_table(tmp_path / "r.csv", ["student", "id"], "--roster")
+    assert table.columns == ["student", "id", "extension"]
+    assert [(row.line, row.cells["student"], row.cells["extension"]) for row in table.rows] == \
+        [(2, "José Müller", "48"), (3, "Liddell, Alice", "")]
+    roster = read_roster(tmp_path / "r.csv")
+    assert roster["josé müller"].extension == 48 and roster["liddell, alice"].id == "202"
+
+
+def test_excel_s_sep_line_and_blank_lines(tmp_path):
+    (tmp_path / "r.csv").write_text("sep=;\nstudent;id\n\nada;1,5\n")
+    table = read_table(tmp_path / "r.csv", ["student"])
+    assert [(row.line, row.cells) for row in table.rows] == [(4, {"student": "ada", "id": "1,5"})]
+
+
+@pytest.mark.parametrize("content, said", [
+    ("student,id,email\nada,1\n", "r.csv line 2: 2 cells where the header has 3: none for column 'email'"),
+    ("student,id\nLiddell, Alice,7\n", "r.csv line 2: 3 cells where the header has 2: an extra cell '7' after "
+                                       "column 'id' (a cell holding a comma needs quotes around it)"),
+    ('student,id\n"multi\nline",1\nbob\n', "r.csv line 4: 1 cell where the header has 2: none for column 'id'"),
+    ("name,id\nada,1\n", "r.csv: no column 'student'; expected a header line with student (it has 'name', 'id')"),
+    ("", "r.csv is empty; expected a header line with student"),
+    ("student,Student\nada,ada\n", "r.csv line 1: two columns are named 'student'"),
+    ('student\n"a"b\n', "r.csv line 2: not CSV"),
+])
+def test_a_bad_row_or_header_is_a_sentence_naming_line_and_column(tmp_path, content, said):
+    (tmp_path / "r.csv").write_text(content)
+    with pytest.raises(UsageError) as error:
+        read_table(tmp_path / "r.csv", ["student"], "--roster")
+    assert said in str(error.value)
+
+
+def test_trailing_empty_cells_are_no_extra_cell(tmp_path):
+    (tmp_path / "r.csv").write_text("student,id\nada,1,,\n")
+    assert read_table(tmp_path / "r.csv", ["student"]).rows[0].cells == {"student": "ada", "id": "1"}
+
+
+def test_a_file_that_is_no_text_is_a_sentence_in_the_caller_s_kind(tmp_path):
+    (tmp_path / "q.csv").write_bytes(b"\xff\xfes\x00t\x00u")          # UTF-16 cut in the middle of a character
+    with pytest.raises(QuizError, match="q.csv: not text in UTF-8, UTF-16 or cp1252"):
+        read_table(tmp_path / "q.csv", (), "--quiz", QuizError)
+    (tmp_path / "r.xlsx").write_bytes(b"PK\x03\x04\x14\x00" + bytes(range(256)))
+    with pytest.raises(UsageError, match="r.xlsx is a spreadsheet workbook, not CSV: save it as CSV"):
+        read_table(tmp_path / "r.xlsx", ["student"], "--roster")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    work = tmp_path_factory.mktemp("class")
+    (work / "subs" / "José").mkdir(parents=True)
+    (work / "subs" / "José" / "positions.py").write_text("x = 1\n")
+    batch.grade_class(find_lab("lab2"), work / "subs", work / "out", Console(file=io.StringIO()), backend=stand_in)
+    return work
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "utf-16"])
+def test_rosters_and_timestamps_in_excel_s_encodings_reach_the_gradebook(graded, capsys, encoding):
+    """Once a crash ("the grader itself failed: UnicodeDecodeError"): now read, or one sentence."""
+    (graded / "t.csv").write_bytes("student;submitted_at\r\nJosé;2026-12-01T10:00:00+01:00\r\n".encode(encoding))
+    (graded / "r.csv").write_bytes("student,id\r\nJosé,201\r\n".encode(encoding))
+    args = ["gradebook", str(graded / "out"), "--roster", str(graded / "r.csv"), "--out", str(graded / "g.csv")]
+    assert main([*args, "--timestamps", str(graded / "t.csv")]) == 0
+    rows = list(csv.DictReader(open(graded / "g.csv", encoding="utf-8")))
+    assert [(row["student"], row["id"], row["submitted_at"][:16]) for row in rows] == \
+        [("José", "201", "2026-12-01T10:00")]
+    (graded / "r.csv").write_bytes("student,id\r\nJosé,201,9\r\n".encode(encoding))
+    assert main(args) == 2
+    said = " ".join(capsys.readouterr().out.split())
+    assert "r.csv line 2: 3 cells where the header has 2: an extra cell '9' after column 'id'" in said
