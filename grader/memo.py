@@ -17,12 +17,12 @@ tensors and plain data, no code.
 import hashlib
 import io
 import os
-import tempfile
 import threading
 from concurrent.futures import Future
 from pathlib import Path
 
 from grader.apart import then
+from grader.files import write_atomic
 from grader.root import ROOT
 
 STATE = ROOT / ".grade"
@@ -160,17 +160,9 @@ def _load(path, key):
 
 
 def _store(path, data):
-    """Write atomically and durably: a whole file or none, synced before it takes the name."""
+    """Write atomically and durably: a whole file or none, synced before it takes the name; a
+    memory that cannot be written is only not kept."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".part")
+        write_atomic(path, data, durable=True)
     except OSError:
-        return
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except OSError:
-        Path(temporary).unlink(missing_ok=True)
+        pass

@@ -19,6 +19,14 @@ Moodle, "Import grades from CSV" (grade/import/csv, csv_import_reader):
   - one column mapped to the user: a blank cell leaves the row to the student of the row before,
     an unknown value stops the import
   - a grade: '' or '-' for none, else a number, at most 100 (gradepointmax, by default)
+Blackboard Learn, the Grade Center's upload ("Working Offline", its instructors' help):
+  - a header row, then one record a line; comma-separated data inside a quote character
+  - a student found by the Username column: the upload fails on a row without one, and a user
+    not enrolled in the course is not processed; name columns are never changed
+  - a column found by its column id, written as the download writes it, "Title [Total Pts: N
+    Score] |ID"; a column without an id is added as a new text column of 0 points; Total and
+    Weighted Total are not processed
+  - a grade: a number, or blank
 """
 import re
 
@@ -185,4 +193,51 @@ def check_moodle(path, id_column, roster, roster_field):
             if value not in ("", "-") and not (PLAIN_NUMBER.match(value) and float(value) <= 100):
                 raise Misread(f"Moodle: grade {value!r} is not a number from 0 to 100")
         grades[student] = {header[i]: (row[i] or "").strip() for i in grade_columns}
+    return grades
+
+
+BLACKBOARD_COLUMN = re.compile(r"\A(.+) \[Total Pts: ([0-9]+(?:\.[0-9]+)?)(?: [A-Za-z/ ]+)?\] \|([0-9]+)\Z")
+BLACKBOARD_NOT_GRADES = {"Last Name", "First Name", "Username", "Student ID", "Last Access", "Availability",
+                         "Total", "Weighted Total"}
+
+
+def check_blackboard(path, column_ids, roster):
+    """The Blackboard file at `path` gives each grade to the roster student (found by sis_login_id,
+    the Username) and the Grade Center column meant. Returns {roster student: {column id: grade}}."""
+    lines = [line for line in _lines(path) if line != ""]
+    for line in lines:
+        if not line.startswith('"') or not line.endswith('"') or len(parse_line(line, ",")) != \
+                len(line.split('","')):
+            raise Misread(f"Blackboard: a comma-separated value outside quotes: {line!r}")
+    rows = [parse_line(line, ",") for line in lines]
+    header = rows[0]
+    if "Username" not in header:
+        raise Misread(f"Blackboard: no Username column in {header}")
+    columns = {}
+    for index, title in enumerate(header):
+        if title in BLACKBOARD_NOT_GRADES:
+            continue
+        found = BLACKBOARD_COLUMN.match(title or "")
+        if not found or found.group(3) not in column_ids:
+            raise Misread(f"Blackboard: column {title!r} is a new text column, not one of {sorted(column_ids)}")
+        columns[index] = found.group(3)
+    if len(set(columns.values())) != len(columns):
+        raise Misread("Blackboard: two columns for one Grade Center column")
+    people = {p["sis_login_id"]: p for p in (dict(zip(roster[0], r)) for r in roster[1:]) if p.get("sis_login_id")}
+    grades = {}
+    for row in rows[1:]:
+        if len(row) != len(header):
+            raise Misread(f"Blackboard: {len(row)} values, the header has {len(header)}: {row}")
+        username = row[header.index("Username")] or ""
+        if not username:
+            raise Misread("Blackboard: a row without a Username fails the upload")
+        if username not in people:
+            raise Misread(f"Blackboard: {username!r} is not enrolled: the row is not processed")
+        student = people[username]["student"]
+        if student in grades:
+            raise Misread(f"Blackboard: two rows for {student!r}")
+        for index in columns:
+            if row[index] and not PLAIN_NUMBER.match(row[index]):
+                raise Misread(f"Blackboard: grade {row[index]!r} is not a number")
+        grades[student] = {columns[i]: row[i] or "" for i in columns}
     return grades

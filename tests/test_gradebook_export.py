@@ -9,7 +9,7 @@ import os
 import zipfile
 
 import pytest
-from lms_checkers import check_canvas, check_moodle
+from lms_checkers import Misread, check_blackboard, check_canvas, check_moodle
 from rich.console import Console
 
 from grader.cli import main
@@ -163,6 +163,47 @@ def test_canvas_every_cell(graded):
     assert set(unmatched) == {"'=cmd", "ivan"} and unmatched["ivan"][2] == "20"
 
 
+def test_blackboard_every_cell(graded):
+    _, work, _, _ = graded
+    table = export(work, "blackboard", "--column", "Lab 2 |7001", "--quiz-column", "Lab 2 quiz |7002",
+                   "--quiz", str(work / "quiz.csv"), "--assume-on-time")
+    assert table == [
+        ["Username", "Lab 2 [Total Pts: 50 Score] |7001", "Lab 2 quiz [Total Pts: 5 Score] |7002"],
+        ["alice", "50", "5"], ["bob", "40", "2"], ["carol", "30", ""], ["dave", "45", ""], ["erin", "0", ""],
+        ["frank", "0", ""], ["grace", "0", ""], ["heidi", "35", ""], ["judy", "0", "3"], ["kim", "50", "4"],
+        ["leo", "10", ""]]
+    graded_as = check_blackboard(work / "blackboard.csv", {"7001", "7002"}, ROSTER)
+    assert graded_as["carol"] == {"7001": "30", "7002": ""} and graded_as["judy"] == {"7001": "0", "7002": "3"}
+    unmatched = {row[0] for row in read_csv(work / "blackboard.unmatched.csv")[1:]}
+    assert unmatched == {"'=cmd", "ivan"}
+
+
+def test_the_blackboard_checker_refuses_what_blackboard_would_misread(tmp_path):
+    """The checker's own positive and negative controls: a column without its id, a row without a
+    Username, a user not enrolled, a value outside quotes."""
+    roster = [["student", "sis_login_id"], ["ann", "ann1"]]
+    good = '"Username","Lab [Total Pts: 10 Score] |5"\r\n"ann1","7"\r\n'
+    for text, said in [(good, None), (good.replace(" |5", ""), "new text column"),
+                       (good.replace('"ann1"', '""'), "without a Username"),
+                       (good.replace("ann1", "bob"), "not enrolled"), (good.replace('"7"', "7"), "outside quotes")]:
+        (tmp_path / "b.csv").write_text(text, newline="")
+        if said is None:
+            assert check_blackboard(tmp_path / "b.csv", {"5"}, roster) == {"ann": {"5": "7"}}
+        else:
+            with pytest.raises(Misread, match=said):
+                check_blackboard(tmp_path / "b.csv", {"5"}, roster)
+
+
+def test_blackboard_refuses_a_column_without_its_id_and_a_student_without_a_username(graded, capsys, tmp_path):
+    out, work, _, _ = graded
+    roster = write_csv(tmp_path / "roster.csv", [*ROSTER[:2], [*ROSTER[2][:4], "", *ROSTER[2][5:]]])
+    for column, said in [("Lab 2", "give --column 'NAME |ID'"), ("Lab 2 |7001", "no sis_login_id, the Blackboard "
+                                                                                 "Username")]:
+        assert main(["gradebook", str(out), "--format", "blackboard", "--roster", str(roster), "--out",
+                     str(tmp_path / "b.csv"), "--column", column]) == 2
+        assert said in " ".join(capsys.readouterr().out.split())
+
+
 def test_moodle_every_cell_in_percent_with_missing_blank(graded):
     _, work, _, _ = graded
     table = export(work, "moodle", "--scale", "percent", "--missing", "blank", "--column", "Lab 2")
@@ -258,14 +299,14 @@ def test_canvas_refuses_a_file_it_would_misread(graded, capsys, args, said):
 
 def test_moodle_feedback_is_text_in_the_html_moodle_shows_it_as():
     from grader.instructor.export import Line
-    from grader.instructor.lms import table
+    from grader.instructor.lms import FORMATS
     from grader.instructor.roster import RosterEntry
     from grader.results import BatchRow
 
     row = BatchRow(student="a", status="rejected", score=0, detail="unsafe path in the zip: '<img src=x>'")
     line = Line("a", RosterEntry(student="a", sis_user_id="S1", line=2), row, final=0.0,
                 notes=["rejected: " + row.detail, "=1+1"])
-    feedback = table("moodle", [line], 50, "points", {"lab": "Lab"})[1][-1]
+    feedback = FORMATS["moodle"].table([line], 50, "points", {"lab": "Lab"})[1][-1]
     assert feedback == "rejected: unsafe path in the zip: '&lt;img src=x&gt;'; =1+1"     # csv_text makes it inert
 
 

@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from grader import memo
 from grader.errors import UsageError
+from grader.files import write_atomic
 from grader.identity import identity
 from grader.instructor import deadlines, gradebook, record
 from grader.instructor.page import write_report
@@ -183,8 +184,8 @@ def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrup
     summary.ignored, summary.timing = ignored, deadlines.tally(decided.rows)
     record.save(out, decided)
     gradebook.write_grades(out, lab, decided)
-    _write(out / "rows.json", gradebook.ROWS.dump_json(decided.rows, indent=2).decode())
-    _write(out / "summary.json", summary.model_dump_json(indent=2))
+    write_atomic(out / "rows.json", gradebook.ROWS.dump_json(decided.rows, indent=2).decode())
+    write_atomic(out / "summary.json", summary.model_dump_json(indent=2))
     return summary
 
 
@@ -238,11 +239,6 @@ def _reusable(folder, digest):
     return record
 
 
-def _write(path, text):
-    """Write atomically: a reader (or an interrupted run) sees the old file or the new one."""
-    part = path.with_name(path.name + ".part")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, path)
 
 
 def _save(folder, record, gradescope):
@@ -251,7 +247,7 @@ def _save(folder, record, gradescope):
     if gradescope is None:
         (folder / "results.json").unlink(missing_ok=True)
     else:
-        _write(folder / "results.json", gradescope.model_dump_json(indent=2))
-    _write(folder / "graded.json", record.model_dump_json(indent=2))     # last: it marks the grade done
+        write_atomic(folder / "results.json", gradescope.model_dump_json(indent=2))
+    write_atomic(folder / "graded.json", record.model_dump_json(indent=2))     # last: it marks the grade done
 
 

@@ -8,6 +8,7 @@ from rich.markup import escape
 from grader.cli import NOT_GRADED_STATUS, grading_options
 from grader.errors import LabError, UsageError
 from grader.identity import identity
+from grader.instructor.lms import FORMATS
 from grader.labs import find_lab
 from grader.results import one_line
 
@@ -245,7 +246,8 @@ def gradebook_parser():
         "folder: Canvas's or Moodle's CSV, or a plain CSV with lateness, penalty, quiz and lesson. "
         "Exit status: 0 written, 2 bad input.")
     parser.add_argument("batch_out", metavar="OUT", help="the --out folder of grade.py batch")
-    parser.add_argument("--format", choices=("canvas", "moodle", "csv"), default="csv")
+    parser.add_argument("--format", choices=FORMATS, default="csv",
+                        help="; ".join(f"{fmt.name}: {fmt.summary}" for fmt in FORMATS.values()))
     parser.add_argument("--out", required=True, metavar="FILE", help="the CSV to write")
     parser.add_argument("--roster", metavar="FILE", help="CSV: student, id, sis_user_id, sis_login_id, email, "
                         "section, optional name and extension (hours, or the student's own due time)")
@@ -281,8 +283,9 @@ def run_gradebook(args, console):
     files = {option: paths.existing_file(f"--{option}", getattr(args, option)) if getattr(args, option) else None
              for option in ("roster", "quiz", "timestamps")}
     dest = paths.new_file("--out", args.out)
-    if args.format != "csv" and not args.roster:
-        raise UsageError(f"--format {args.format} matches students by the LMS's ids: give --roster FILE")
+    fmt = FORMATS[args.format]
+    if fmt.needs_roster and not args.roster:
+        raise UsageError(f"--format {fmt.name} matches students by the LMS's ids: give --roster FILE")
     overrides = {k: getattr(args, k) for k in ("due", "grace_minutes", "penalty", "per", "cap", "after_cap")
                  if getattr(args, k) is not None}
     if "due" in overrides:
@@ -301,7 +304,7 @@ def run_gradebook(args, console):
                       f"-{earlier.policy.penalty:g}% per {earlier.policy.per}) gives way to lab.yaml's "
                       f"({'none' if lab.manifest.deadline is None else 'its deadline'}) in the record, the page and "
                       "the feedback: give --due and --penalty again to keep it", soft_wrap=True)
-    lines, unmatched, strays = export.gradebook(out, args.format, dest, lab, overrides=overrides, scale=args.scale,
+    lines, unmatched, strays = export.gradebook(out, fmt, dest, lab, overrides=overrides, scale=args.scale,
                                                 columns=columns, missing=args.missing, assume=args.assume, **files)
     if strays:
         console.print(f"[yellow]--timestamps: {len(strays)} name(s) match no submission:[/] "
@@ -318,10 +321,12 @@ def _show_gradebook(args, console, dest, lines, unmatched, columns):
     for line in (line for line in lines if line.notes or line.matched):
         said = "; ".join(filter(None, [*line.notes, line.matched]))
         console.print(f"[yellow]note:[/] {escape(one_line(line.student))}: {escape(one_line(said))}", soft_wrap=True)
-    if args.format == "canvas" and args.quiz:
-        left = [f"{kind} (give --{kind}-column 'NAME (ID)')" for kind in ("quiz", "lesson") if kind not in columns]
+    if FORMATS[args.format].column_ids and args.quiz:
+        left = [f"{kind} (give --{kind}-column with its {args.format.capitalize()} id)" for kind in ("quiz", "lesson")
+                if kind not in columns]
         if left:
-            console.print(f"[yellow]left out of the Canvas file:[/] {escape(', '.join(left))}", soft_wrap=True)
+            console.print(f"[yellow]left out of the {args.format.capitalize()} file:[/] {escape(', '.join(left))}",
+                          soft_wrap=True)
     show_timing(tally(line.row for line in lines if line.row), console)
     console.print(f"[green]wrote[/] {escape(str(dest))} ({args.format}): {len(lines) - len(unmatched)} students"
                   + (f"; [bold yellow]{len(unmatched)} not on the roster[/], left out of it and listed in "

@@ -1,26 +1,22 @@
 """`grade.py gradebook`: a batch's rows (OUT/rows.json), a roster, the late policy and the class
 quiz into the CSV an LMS imports.
 
-    canvas   Student, ID, SIS User ID, SIS Login ID, Section, then one column per assignment,
-             each titled "Name (assignment id)" as Canvas's importer reads it, after a "Points
-             Possible" row; Canvas finds each row's student by ID, SIS User ID or SIS Login ID
-    moodle   the identifier columns every row has (ID number, Email address), one column per grade
-             item, Feedback ("Import grades from CSV": map the identifier to the user, each
-             column to its item)
-    csv      everything: status, raw score, time and its source, lateness, penalty, final score,
-             quiz, lesson complete, and a note
+Each format is a module of grader/instructor/lms/ (csv, canvas, moodle, blackboard), which says
+how its LMS reads the file.
 
 Students match in one normal form (grader.identity). An LMS file holds only rows of the roster,
 each with the roster's identifier: an LMS cannot match any other row (Moodle applies a row without
 one to the student of the row before). Submissions not on the roster go to FILE.unmatched.csv
 and the terminal. Every cell is inert (grader.cells).
 """
-import os
 from dataclasses import dataclass, field
 
+from grader.cells import csv_text
 from grader.errors import GraderError, UsageError
+from grader.files import write_atomic
 from grader.identity import as_read, how_alike, identity
 from grader.instructor import deadlines, lms, record
+from grader.instructor.lms import LmsFormat
 from grader.instructor.roster import RosterEntry, read_quiz, read_roster
 from grader.results import BatchRow
 
@@ -95,27 +91,21 @@ def _score(line, missing):
 
 
 # -- writing ------------------------------------------------------------------------------------------------
-def write(path, fmt, lines, max_score, scale="points", columns=None):
-    """The gradebook in `fmt` (canvas, moodle, csv) at `path`, and for an LMS the lines it cannot
-    match at FILE.unmatched.csv; written atomically. `columns`: {"lab", "quiz", "lesson": title or
-    None (left out)}. Returns the unmatched Lines."""
-    unmatched = [line for line in lines if line.entry is None] if fmt != "csv" else []
-    _write(path, lms.table(fmt, [line for line in lines if line.entry or fmt == "csv"], max_score, scale, columns))
-    if fmt != "csv":
-        _write(unmatched_path(path), lms.unmatched(unmatched, max_score))
+def write(path, fmt: LmsFormat, lines, max_score, scale="points", columns=None):
+    """The gradebook in `fmt` at `path`, and for an LMS the lines it cannot match at
+    FILE.unmatched.csv; written atomically. `columns`: {"lab", "quiz", "lesson": title or None (left
+    out)}. Returns the unmatched Lines."""
+    chosen = {kind: title for kind, title in (columns or {"lab": "lab"}).items() if title}
+    unmatched = [line for line in lines if line.entry is None] if fmt.needs_roster else []
+    table = fmt.table([line for line in lines if line.entry or not fmt.needs_roster], max_score, scale, chosen)
+    write_atomic(path, fmt.text(table))
+    if fmt.needs_roster:
+        write_atomic(unmatched_path(path), csv_text(lms.unmatched(unmatched, max_score)))
     return unmatched
 
 
 def unmatched_path(path):
     return path.with_name(path.stem + ".unmatched.csv")
-
-
-def _write(path, table):
-    from grader.cells import csv_text
-
-    part = path.with_name(path.name + ".part")
-    part.write_text(csv_text(table), encoding="utf-8", newline="")
-    os.replace(part, path)
 
 
 def follow(out, lab, decided, quiz=None):
@@ -198,7 +188,7 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
     lines = build(decided.rows, roster, quiz_rows, summary.max_score, missing)
     strays = sorted(set(stamps or {}) - {identity(row.student) for row in rows})
     columns = {"lab": summary.lab, **(columns or {})}
-    if fmt != "canvas":
+    if not fmt.column_ids:
         columns = {"quiz": f"{columns['lab']} quiz", "lesson": f"{columns['lab']} lesson complete", **columns}
     if not quiz:
         columns["quiz"] = columns["lesson"] = None

@@ -1,7 +1,6 @@
 """The class's gradebook: one row per student, the CSV an LMS imports, and the summary of where
 the class struggles. Pure functions of the rows and results: nothing here grades or writes
 anything but the file it is asked for."""
-import os
 import statistics
 from collections import Counter
 
@@ -9,6 +8,7 @@ from pydantic import TypeAdapter
 from rich.markup import escape
 
 from grader.cells import csv_text
+from grader.files import write_atomic
 from grader.identity import identity
 from grader.results import (
     SCORED,
@@ -82,9 +82,7 @@ def write_csv(path, lab, rows, max_score, quiz=None):
                       "; ".join(f"{a.reason}: {a.points:+g}" for a in row.adjustments),
                       *([_number(taken and taken.score), _number(taken and taken.max), lesson_complete(row, taken)]
                         if lesson else [])])
-    part = path.with_name(path.name + ".part")
-    part.write_text(csv_text(table), encoding="utf-8", newline="")
-    os.replace(part, path)
+    write_atomic(path, csv_text(table))
 
 
 def lesson_complete(row, quiz):

@@ -10,7 +10,6 @@ and each feedback page read it, never working a grade out again on their own.
     OUT/adjustments.json    every adjustment given, in order: kept through any regrade
 """
 import math
-import os
 from datetime import datetime, timezone
 from typing import Literal
 from zoneinfo import ZoneInfo
@@ -18,6 +17,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, TypeAdapter
 
 from grader.errors import UsageError
+from grader.files import write_atomic
 from grader.identity import identity, shown
 from grader.instructor import deadlines
 from grader.labs import Deadline
@@ -113,7 +113,7 @@ def load(out):
 
 
 def save(out, record):
-    _write(out / RECORD, record.model_dump_json(indent=2))
+    write_atomic(out / RECORD, record.model_dump_json(indent=2))
 
 
 def read_adjustments(out):
@@ -129,7 +129,7 @@ def read_adjustments(out):
 
 def add_adjustments(out, new):
     """Append `new` to OUT/adjustments.json."""
-    _write(out / ADJUSTMENTS, LOG.dump_json([*read_adjustments(out), *new], indent=2).decode())
+    write_atomic(out / ADJUSTMENTS, LOG.dump_json([*read_adjustments(out), *new], indent=2).decode())
 
 
 def adjustment(student, points, reason, source, students):
@@ -165,7 +165,3 @@ def in_words(row):
     return [f"{a.points:+g}: {a.reason} ({a.at.date().isoformat()})" for a in row.adjustments]
 
 
-def _write(path, text):
-    part = path.with_name(path.name + ".part")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, path)

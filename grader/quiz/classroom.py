@@ -2,11 +2,10 @@
 (grader/quiz/responses.py) reads and grades them, one row per row of the file. Every cell of the
 gradebook is inert in a spreadsheet (no formula).
 """
-import os
 import unicodedata
-from pathlib import Path
 
 from grader.cells import csv_text
+from grader.files import write_atomic
 from grader.quiz.responses import read_class
 
 
@@ -26,11 +25,7 @@ def _write_gradebook(path, ids, answers):
         score = [result.score, result.max, "yes" if result.passed else "no"] if result else ["", len(ids), ""]
         table.append([_visible(row.student), *score, row.status, *(marks.get(i, "") for i in ids),
                       "; ".join(row.notes)])
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
-    part.write_bytes(csv_text(table).encode("utf-8"))
-    os.replace(part, path)
+    write_atomic(path, csv_text(table))
 
 
 def _visible(name):

@@ -5,10 +5,10 @@
     OUT/students/<student>/feedback.html    what the learner may read of their grade
     OUT/students/<student>/feedback.md      the same in Markdown
 """
-import os
 from pathlib import Path
 
 from grader.errors import QuizError, UsageError
+from grader.files import write_atomic
 from grader.instructor import similarity
 from grader.instructor.page import classdata, feedback, report
 from grader.labs import find_lab
@@ -31,11 +31,11 @@ def write_report(out, lab=None, quiz=None):
     absent = [path.name for path in lab.given_code if not path.is_file()]
     if absent:
         notes.append(f"Similarity counts as the learners' own the given code not found here: {', '.join(absent)}.")
-    _write(out / "report.html", report.render(klass, found, list(filter(None, notes))))
+    write_atomic(out / "report.html", report.render(klass, found, list(filter(None, notes))))
     for student in klass.students:
         folder = out / classdata.STUDENTS / folder_name(student.name)
-        _write(folder / "feedback.html", feedback.html(student, klass.summary.title, list(lab.functions)))
-        _write(folder / "feedback.md", feedback.markdown(student, klass.summary.title, list(lab.functions)))
+        write_atomic(folder / "feedback.html", feedback.html(student, klass.summary.title, list(lab.functions)))
+        write_atomic(folder / "feedback.md", feedback.markdown(student, klass.summary.title, list(lab.functions)))
     return out / "report.html"
 
 
@@ -80,8 +80,3 @@ def _similar(lab, klass):
     return similarity.similarity(sources, lab.functions, given, reference or None), missing
 
 
-def _write(path, text):
-    """Atomically: a reader sees the old file or the new one."""
-    part = path.with_name(path.name + ".part")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, path)

@@ -1,0 +1,23 @@
+"""The plain CSV: every student, on the roster or not, with everything the record decided."""
+from grader.instructor.gradebook import lesson_complete
+from grader.instructor.lms.common import number, scaled
+from grader.results import SCORED
+
+
+def table(lines, max_score, scale, columns):
+    rows = [["student", "id", "sis_user_id", "email", "section", "status", "raw_score", "max_score",
+             "submitted_at", "time_source", "late_by_hours", "penalty_percent", "adjustment", "final_score",
+             "final_percent", "quiz_score", "quiz_max", "lesson_complete", "note"]]
+    for line in lines:
+        entry, row, quiz = line.entry, line.row, line.quiz
+        raw = row.score if row and row.status in SCORED else None
+        rows.append([line.student, *(getattr(entry, f) if entry else "" for f in ("id", "sis_user_id", "email",
+                                                                                   "section")),
+                     line.status, number(raw), number(max_score),
+                     row.submitted_at.isoformat() if row and row.submitted_at else "", row.time_source if row else "",
+                     number(row and row.late_by_hours), number(row and row.penalty_percent),
+                     number(row.adjusted if row and row.adjustments else None), number(line.final),
+                     number(scaled(line.final, max_score, "percent")), number(quiz.score) if quiz else "",
+                     number(quiz.max) if quiz else "", lesson_complete(row, quiz),
+                     "; ".join(filter(None, [*line.notes, line.matched]))])
+    return rows
