@@ -133,13 +133,14 @@ def test_numbers_with_units_and_suffixes(typed):
     assert check(question, parse_answer(question, typed))[0], parse_answer(question, typed)
 
 
-@pytest.mark.parametrize("typed", ["lots", "nan", "inf", "1e999", "forty"])
+@pytest.mark.parametrize("typed", ["lots", "nan", "inf", "1e999", "fourty", "thirty-eihgt point six"])
 def test_not_numbers(typed):
+    """No typo is forgiven in a number: a misspelt number word is no number."""
     with pytest.raises(AnswerError, match="is not a number: type digits"):
         parse_answer(QUESTIONS["table-size"], typed)
 
 
-@pytest.mark.parametrize("typed", ["38.6 thousand", "39M", "38", "386", "3.86e6"])
+@pytest.mark.parametrize("typed", ["38.6 thousand", "39M", "38", "386", "3.86e6", "forty", "thirty-eight"])
 def test_numbers_in_the_wrong_unit_are_wrong(typed):
     assert not check(QUESTIONS["table-size"], parse_answer(QUESTIONS["table-size"], typed))[0]
 

@@ -18,17 +18,22 @@ import unicodedata
 
 from grader.quiz.choices import AnswerError, Reading
 from grader.quiz.expressions import parse_at, value
+from grader.quiz.number_words import read_runs
 from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, negator_at
 
 UNITS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 SUFFIXES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mio": 1e6, "mn": 1e6, "million": 1e6, "millions": 1e6,
             "b": 1e9, "bn": 1e9, "g": 1e9, "billion": 1e9, "billions": 1e9}
+MEASURES = dict.fromkeys(["%", "‰", "percent", "percentage", "pct"], "a percentage") | dict.fromkeys(
+    ["byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "kilobytes", "megabytes", "gigabytes",
+     "terabytes", "bit", "bits"], "a memory size")
 SUPERSCRIPT = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
-TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,3}}(?:[,\u00a0\u202f _']\d{{3}})+(?!\d)(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)
-        (?:e[+-]?\d+(?![\w.]))?)
+SEPARATORS = ",. '’_"                    # between groups of three digits (spaces are NFKC-folded)
+TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,3}}(?P<sep>[{SEPARATORS}])\d{{3}}(?:(?P=sep)\d{{3}})*(?!\d)(?!(?P=sep)\d)
+            (?:(?!(?P=sep))[.,]\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:e[+-]?\d+(?![\w.]))?)
     |(?P<eq>~=|=>|->|[=≈≃≅→])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
-    |(?P<word>[^\W\d_]+)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
+    |(?P<word>[^\W\d_]{{2,}}\d+|[^\W\d_]+|%|‰)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
 WORD_OPERATORS = {"times": "*", "x": "*", "plus": "+", "minus": "-"}
 RANGES = {"to", "and", "between", "from"}
 CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus", "therefore", "gives", "giving", "makes",
@@ -36,33 +41,89 @@ CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus
 
 
 def _tokens(raw):
-    """[(kind, text)], numbers as plain float text, suffixes folded into their number."""
+    """[(kind, text, what)]: numbers as plain float text, number words and suffixes folded into
+    their number; a number's `what` is "suffixed" (a count: "12.5M"), a measure after it (MEASURES:
+    "38.6%", "38.6 GB") or None."""
     text = SUPERSCRIPT.sub(lambda m: "^" + m.group().translate(SUPERSCRIPTS), str(raw))
     text = unicodedata.normalize("NFKC", text).casefold()
-    found = [(m.lastgroup, m.group()) for m in TOKEN.finditer(text)]
+    found = _said([(m.lastgroup, m.group()) for m in TOKEN.finditer(text)])
+    decimal = _decimal_mark([word for kind, word in found if kind == "num"])
     out = []
     for at, (kind, word) in enumerate(found):
         if kind == "num":
-            out.append(("num", _digits(word)))
-        elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num":
+            out.append(("num", _digits(word, decimal), None))
+        elif kind == "said":
+            out.append(("num", word[0], word[1]))
+        elif kind == "word" and out and out[-1][0] == "num" and _measure(word, found[at + 1:at + 2]):
+            out[-1] = ("num", out[-1][1], (_measure(word, found[at + 1:at + 2]), f"{float(out[-1][1]):g} {word}"))
+        elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num" and out[-1][2] is None:
             out[-1] = ("num", repr(float(out[-1][1]) * SUFFIXES[word]), "suffixed")
         elif kind == "word" and word in WORD_OPERATORS and out and out[-1][0] in ("num", "close") and \
-                at + 1 < len(found) and found[at + 1][0] in ("num", "open"):
-            out.append(("op", WORD_OPERATORS[word]))
+                at + 1 < len(found) and found[at + 1][0] in ("num", "open", "said"):
+            out.append(("op", WORD_OPERATORS[word], None))
         elif kind == "op":
-            out.append(("op", {"**": "^", "+": "+", "/": "/", "^": "^"}.get(word, "*")))
+            out.append(("op", {"**": "^", "+": "+", "/": "/", "^": "^"}.get(word, "*"), None))
         else:
             if kind == "open" and out and out[-1][0] in ("num", "close"):
-                out.append(("stop", " "))       # "12.5M (5000 × 2500)": an aside, never a product
-            out.append((kind, word))
+                out.append(("stop", " ", None))     # "12.5M (5000 × 2500)": an aside, never a product
+            out.append((kind, word, None))
     return out
 
 
-def _digits(text):
-    """'12,500,000' -> '12500000.0'; '12,5' -> '12.5'."""
-    if re.search(r"\d[,\u00a0\u202f _']\d{3}(?!\d)", text):
-        text = re.sub(r"[,\u00a0\u202f _']", "", text)
-    return repr(float(text.replace(",", ".")))
+def _said(found):
+    """`found` with each number said in words as one ("said", (value text, "suffixed" or None));
+    a single small word ("one", "two") only where the answer holds no other number."""
+    runs = read_runs([word if kind == "word" or word == "," else "-" if word in "-\u2010\u2011" else ""
+                      for kind, word in found])
+    alone = not any(kind == "num" for kind, _ in found) and len(runs) == 1
+    out, at = [], 0
+    for start, stop, number, scaled, words in runs:
+        if words > 1 or scaled or alone:
+            out += found[at:start] + [("said", (repr(number), "suffixed" if scaled else None))]
+            at = stop
+    return out + found[at:]
+
+
+def _measure(word, after):
+    """What the word after a number makes it, when not a count: "a percentage", "a memory size"."""
+    if word in ("per", "pro") and after and after[0][1] == "cent":
+        word = "percent"
+    return MEASURES.get(word)
+
+
+def _decimal_mark(numerals):
+    """The decimal mark the answer's own numbers show, "," or ".", or None where they show none
+    or both: a mark between groups of three repeated ("38.597.376") or before the other mark
+    ("38,597.5") separates thousands, so the other is decimal; a mark followed by other than three
+    digits ("38,6"), or after a leading zero or four digits ("0,597", "3859,737"), is decimal."""
+    shown = set()
+    for numeral in numerals:
+        mantissa = numeral.split("e")[0]
+        marks = re.findall(r"[.,]", mantissa)
+        if len(set(marks)) == 2:
+            shown.add(marks[-1])
+        elif len(marks) >= 2:
+            shown.add(({",", "."} - set(marks)).pop())
+        elif marks and re.fullmatch(r"[1-9]\d{0,2}[.,]\d{3}", mantissa) is None:
+            shown.add(marks[0])
+    return shown.pop() if len(shown) == 1 else None
+
+
+def _digits(text, decimal):
+    """'12,500,000' -> '12500000.0', '38.597.376' -> '38597376.0', '12,5' -> '12.5'; '38,597' is
+    38597 and '38.597' is 38.597, unless the answer's other numbers show the other `decimal` mark."""
+    mantissa, _, exponent = text.partition("e")
+    mantissa = re.sub(r"[ '’_]", "", mantissa)
+    marks = re.findall(r"[.,]", mantissa)
+    if len(set(marks)) == 2 or len(marks) >= 2:
+        point = marks[-1] if len(set(marks)) == 2 else None
+    elif marks and re.fullmatch(r"[1-9]\d{0,2}[.,]\d{3}", mantissa):
+        point = marks[0] if marks[0] == (decimal or ".") else None
+    else:
+        point = marks[0] if marks else None
+    whole, _, fraction = mantissa.rpartition(point) if point else (mantissa, "", "")
+    number = re.sub(r"[.,]", "", whole) + ("." + fraction if point else "")
+    return repr(float(number + ("e" + exponent if exponent else "")))
 
 
 def _dashes(toks):
@@ -94,7 +155,8 @@ def _rising(out, toks, at):
 
 
 def _values(toks, unit):
-    """[(value in the unit, mode, the words since the value before, the plain number or None)]."""
+    """[(value in the unit, mode, the words since the value before, the plain number or None, the
+    measure it is given in or None)]."""
     found, mode, at, since = [], "assert", 0, []
     words = [token[1] for token in toks]
     while at < len(toks):
@@ -104,9 +166,13 @@ def _values(toks, unit):
             if parsed:
                 tree, stop = parsed
                 number = value(tree, {})
-                counted = any(len(token) > 2 for token in toks[at:stop]) or abs(number) >= unit
-                plain = number if tree[0] == "num" and stop == at + 1 and len(toks[at]) == 2 else None
-                found.append((number / unit if unit > 1 and counted else number, mode, since, plain))
+                whats = [token[2] for token in toks[at:stop] if token[0] == "num" and token[2]]
+                counted = "suffixed" in whats or abs(number) >= unit
+                plain = number if tree[0] == "num" and stop == at + 1 and not whats else None
+                measure = next((what for what in whats[-1:] if isinstance(what, tuple)), None)
+                if measure and stop > at + 1:
+                    measure = (measure[0], None)
+                found.append((number / unit if unit > 1 and counted else number, mode, since, plain, measure))
                 at, since = stop, []
                 continue
         if word in SENTENCE_ENDS or word in (",", "but"):
@@ -124,11 +190,11 @@ def _values(toks, unit):
 def _chains(found):
     """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated."""
     chains = []
-    for number, mode, since, plain in found:
+    for number, mode, since, plain, measure in found:
         if chains and set(since) & CHAINERS:
-            chains[-1] = (number, chains[-1][1], chains[-1][2], None)
+            chains[-1] = (number, chains[-1][1], chains[-1][2], None, measure)
         else:
-            chains.append((number, mode, since, plain))
+            chains.append((number, mode, since, plain, measure))
     return chains
 
 
@@ -141,6 +207,11 @@ def read_number(question, raw):
     chains = _chains(found)
     asserted = [chain for chain in chains if chain[1] == "assert"]
     quoted = {float(token[1]) for token in _tokens(question.prompt) if token[0] == "num"}
+    measured = [chain for chain in asserted if chain[4]] if question.unit in UNITS else []
+    asserted = [chain for chain in asserted if chain not in measured]
+    if measured and not asserted:               # "38.6%", "38.6 GB": what it gives is not a count
+        kind, shown = measured[-1][4]
+        return Reading(None, f"it gives {kind}{f' ({shown})' if shown else ''}, not a count in {question.unit}s")
     working = [chain for chain in asserted if chain[3] is not None and chain[3] in quoted]
     if len(asserted) > len(working):            # the prompt's numbers quoted beside an answer
         asserted = [chain for chain in asserted if chain not in working]
