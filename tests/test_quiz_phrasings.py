@@ -15,6 +15,7 @@ from conftest import LAB2_QUIZ, RIGHT, answers_file, run_cli
 QUESTIONS = {question.id: question for question in load_quiz(LAB2_QUIZ).questions}
 TWO, RULED_OUT, LETTER = "names more than one choice", "but names no choice", "its letter names"
 NUMBERS, RANGE, NO_NUMBER = "more than one number", "is not one number", "but gives no number"
+MEASURE = "not a count in millions"
 
 # (question, answer, right, for a wrong answer judged as written: a fragment of its reason)
 TABLE = [
@@ -77,6 +78,48 @@ TABLE = [
     ("table-size", "38.6-40", False, RANGE), ("table-size", "38.6 - 40", False, RANGE),
     ("table-size", "38–39", False, RANGE), ("table-size", "between 38 and 39", False, RANGE),
     ("table-size", "not 38.6", False, NO_NUMBER),
+    # round four: thousands separators by the answer's own evidence
+    ("table-size", "38.597.376", True, ""), ("table-size", "38 597 376", True, ""),
+    ("table-size", "38'597'376", True, ""), ("table-size", "38\u2009597\u2009376", True, ""),
+    ("table-size", "38.597.376,0", True, ""), ("table-size", "38,597,376.0", True, ""),
+    ("table-size", "38.597", True, ""), ("table-size", "38,597", False, ""),
+    ("table-size", "38.597.376 ≈ 38,6 Mio", True, ""), ("table-size", "38,597 (38.597.376)", True, ""),
+    ("table-size", "38.597.376 ≈ 38.597 thousand", True, ""), ("table-size", "38.597.3761", False, ""),
+    ("table-size", "3.859.737", False, ""), ("table-size", "385.973.760", False, ""),
+    # numbers in words: no typo forgiven in one
+    ("table-size", "thirty-eight point six million", True, ""), ("table-size", "about 38.6 million", True, ""),
+    ("table-size", "thirty eight million five hundred ninety-seven thousand three hundred seventy-six", True, ""),
+    ("table-size", "thirty-eight million, five hundred and ninety-seven thousand, three hundred and seventy-six",
+     True, ""),
+    ("table-size", "thirty-eight point six", True, ""), ("table-size", "38.6M, i.e. one table", True, ""),
+    ("table-size", "thirty-eight point six thousand", False, ""), ("table-size", "seventy-seven point two million",
+                                                                    False, ""),
+    ("table-size", "thirty-nine million", False, ""), ("table-size", "a million", False, ""),
+    ("table-size", "thirty-eight million and thirty-nine million", False, RANGE),
+    ("table-size", "thirty-eight million or thirty-nine million", False, NUMBERS),
+    ("table-size", "thirty-eight point six or seventy-seven point two", False, NUMBERS),
+    ("table-size", "the one with thirty-eight point six million", True, ""), ("table-size", "38,597 or 38,6", True, ""),
+    ("table-size", "38,597 or 37,5", False, NUMBERS),
+    # units decide: a percentage or a memory size is not a count
+    ("table-size", "38.6 million params", True, ""), ("table-size", "38.6M (154 MB in float32)", True, ""),
+    ("table-size", "38.6%", False, MEASURE), ("table-size", "38.6 percent", False, MEASURE),
+    ("table-size", "38.6 GB", False, MEASURE), ("table-size", "38.6 MB", False, MEASURE),
+    ("table-size", "38.6MiB", False, MEASURE), ("table-size", "38.6 million bytes", False, MEASURE),
+    ("table-size", "38.6 %", False, MEASURE),
+    # negations scoped to the choices they name; a reason names no choice
+    ("order", "a, b, e - c and d are false", True, ""), ("order", "a, b, e — c and d are wrong", True, ""),
+    ("order", "a, b, e while c and d are false", True, ""), ("order", "c and d are false - a, b, e", True, ""),
+    ("order", "a (because bag of words) and b and e", True, ""),
+    ("order", "a, b, e - c and d are true", False, ""), ("order", "a, b - c, d and e are false", False, ""),
+    ("order", "a, b, e, c and d are false", False, RULED_OUT), ("order", "a, b, e - not c", True, ""),
+    ("tied", "c (because unlike b, it has nothing to do with word arithmetic)", True, ""),
+    ("tied", "c (since unlike sentence embeddings it is reused for the output)", True, ""),
+    ("tied", "c (because, unlike a, it is weight tying)", True, ""),
+    ("tied", "a (because unlike c, it is a fixed meaning)", False, ""),
+    ("tied", "c (because unlike b) and d", False, TWO),
+    ("methods", "d (because unlike c, which rotates, it adds linear biases)", True, ""),
+    ("methods", "c (because unlike ALiBi it rotates)", False, ""),
+    ("methods", "d (because it adds a bias) or c", False, TWO),
     # text: dashes by context
     ("rope-score", "Their difference — m−n", True, ""), ("rope-score", "m — n", True, ""),
     ("rope-score", "difference - m-n", True, ""), ("rope-score", "the query-key offset", True, ""),

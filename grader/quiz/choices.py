@@ -1,13 +1,16 @@
 """Which choices an answer names, asserted or ruled out: by letter, by text, or both.
 
 A letter is a choice's key standing as a letter: bracketed or before ")", ":", a dash or the
-end ("(d) Adam", "d)", "d - Adam", "d."), after a cue ("option d", "the answer is a"), in a list
-of keys ("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than
-standing alone, since they are words too. A choice is named by text when the answer holds one of
-its `aliases`, enough of the words only it has (one of up to three, else two), or only words of
-it ("stochastic gradient descent"). In a sentence, what follows "not", "unlike", "rather than"...
-up to the next comma is ruled out, what follows "because", "which"... up to the sentence's end
-explains and names nothing, and after "all" an "except" or "but" takes choices out of all of them.
+end ("(d) Adam", "d)", "d - Adam", "d."), first before a bracket ("a (because…)"), after a cue
+("option d", "the answer is a"), in a list of keys ("a, c and d", "a c d", "acd"), or alone
+("d because..."); "a" and "i" need more than standing alone, since they are words too. A choice
+is named by text when the answer holds one of its `aliases`, enough of the words only it has (one
+of up to three, else two), or only words of it ("stochastic gradient descent"). In a sentence,
+what follows "not", "unlike", "rather than"... up to the next comma is ruled out; what follows
+"because", "which"... up to the sentence's end (or its bracket's close) explains and names
+nothing, not even what it rules out ("b (because, unlike a, it…)" names b); "c and d are false"
+rules out the mentions of its own clause only ("a, b, e - c and d are false"); after "all" an
+"except" or "but" takes choices out of all of them.
 
 The reading: one choice named (single) or the set named (multiple) is the answer; two named for
 one answer, a letter whose text is another choice's, only choices ruled out, or "x or y" for a
@@ -15,7 +18,7 @@ set is judged wrong with the reason; nothing named is an AnswerError that says w
 """
 from typing import NamedTuple
 
-from grader.quiz.wording import EXPLAINERS, SENTENCE_ENDS, STOPWORDS, fold, negator_at, stem, tokens
+from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, STOPWORDS, fold, negator_at, stem, tokens
 
 CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter", "letters", "pick", "picked",
         "choose", "chose", "chosen", "select", "selected", "go", "statement", "statements", "item", "items"}
@@ -48,7 +51,8 @@ def _letters(toks, keys):
         listed = (after[0] == "word" and at + 1 in found) or \
             (at + 2 < len(toks) and words[at + 1] in JOINS and at + 2 in found)
         formal = after[0] in ("close", "dash", "end", "glue") or after[1] in (":", ",", ";", ".", "!", "?") \
-            or (before[0] == "open" and after[0] == "close") or _after_cue(words, at) or listed
+            or (before[0] == "open" and after[0] == "close") or (before[0] == "start" and after[0] == "open") \
+            or _after_cue(words, at) or listed
         if formal or (words[at] not in WORDLIKE and not _inside_word_run(toks, at, keys)):
             found.add(at)
     return found
@@ -73,16 +77,25 @@ def _inside_word_run(toks, at, keys):
 
 def _modes(toks, letters):
     """Each token's mode: "assert", "negate" (ruled out), "explain" (names nothing) or "exclude"
-    (taken out of all the choices)."""
+    (taken out of all the choices). A negation lasts to the next comma, then the mode before it
+    goes on; within an explanation nothing is named, not even what it rules out ("c (because,
+    unlike a, it is tied)"); a bracket's modes end at its close."""
     words = [fold(text) if kind == "word" else text for kind, text in toks]
-    modes, mode, seen_all, at = [], "assert", False, 0
+    modes, mode, before, seen_all, at, outside = [], "assert", "assert", False, 0, []
     while at < len(toks):
         word = words[at]
         if word in SENTENCE_ENDS:
-            mode, seen_all = "assert", False
+            mode, seen_all, outside = "assert", False, []
+        elif word in ("(", "["):
+            outside.append((mode, before))
+        elif word in (")", "]") and outside:
+            mode, before = outside.pop()
         elif word in (",", ":") and mode == "negate" and at + 1 not in letters:
-            mode = "assert"
+            mode = before
+        elif mode == "explain":
+            pass
         elif (length := negator_at(words, at)) or (word == "but" and seen_all):
+            before = mode if mode in ("assert", "explain") else before
             mode = "exclude" if seen_all and word in ("except", "but", "excluding", "apart", "other", "save") \
                 else "negate"
             modes += [mode] * (length or 1)
@@ -99,13 +112,16 @@ def _modes(toks, letters):
 
 
 def _ruled_out_after(words, letters, modes):
-    """Mentions ruled out by what follows them in their clause: "c and d are false", "(c is wrong)"."""
+    """Mentions ruled out by what follows them in their clause: "c and d are false", "(c is wrong)".
+    The clause starts after a sentence's end, a bracket, a dash, "but", ":", an explanation or a
+    comma that does not join two letters: in "a, b, e - c and d are false" only c and d are."""
     for at, word in enumerate(words):
         after_not = word == "not" and words[at + 1:at + 2] and words[at + 1] in ("true", "correct", "right", "apply")
-        if word not in FALSE and not after_not:
+        if word not in FALSE and not after_not or modes[at] == "explain":
             continue
         back = at - 1
-        while back >= 0 and not (words[back] in SENTENCE_ENDS | {"(", ")", "[", "]", "but", ":"} or
+        while back >= 0 and not (words[back] in SENTENCE_ENDS | {"(", ")", "[", "]", "but", ":"} | set(DASH) or
+                                 modes[back] == "explain" or
                                  words[back] == "," and not (back - 1 in letters and back + 1 in letters)):
             if modes[back] == "assert":
                 modes[back] = "negate"
