@@ -120,13 +120,29 @@ TABLE = [
     ("methods", "d (because unlike c, which rotates, it adds linear biases)", True, ""),
     ("methods", "c (because unlike ALiBi it rotates)", False, ""),
     ("methods", "d (because it adds a bias) or c", False, TWO),
+    # one-edit typos in a word the answer needs, never in a letter or a number
+    ("methods", "alibl", True, ""), ("tied", "wieght tying", True, ""),
+    ("order", "bag of vecotrs, permutation equivraiant, position must be injcted", True, ""),
+    ("methods", "sinusiodal", False, ""), ("methods", "rotray", False, ""), ("tied", "sentense embeddings", False, ""),
+    ("rope-score", "the differnce", True, ""), ("rope-score", "their distnace", True, ""),
+    ("rope-score", "relatve position", True, ""), ("rope-score", "the seperation", True, ""),
+    ("rope-score", "the positon of the key minus the positon of the query", True, ""),
+    ("rope-score", "the diffrnce", False, "names none"), ("rope-score", "not the differnce", False, "rules out"),
+    ("rope-score", "the differnce or the summ", False, "more than one candidate"),
+    ("rope-score", "the summ", False, "is not the quantity asked for"),
+    ("rope-score", "the prodcut", False, "is not the quantity asked for"),
+    # symbols written together are multiplied
+    ("rope-score", "mθ - nθ", True, ""), ("rope-score", "m θ - n θ", True, ""), ("rope-score", "nθ − mθ", True, ""),
+    ("rope-score", "mtheta - ntheta", True, ""), ("rope-score", "2mθ - 2nθ", True, ""),
+    ("rope-score", "mθ + nθ", False, "is not m - n"), ("rope-score", "mθ·nθ", False, "is not m - n"),
+    ("rope-score", "mθ - nθ + 1", False, "is not m - n"), ("rope-score", "mn - nm", False, "names none"),
     # text: dashes by context
     ("rope-score", "Their difference — m−n", True, ""), ("rope-score", "m — n", True, ""),
     ("rope-score", "difference - m-n", True, ""), ("rope-score", "the query-key offset", True, ""),
     ("rope-score", "m – n", True, ""), ("rope-score", "m + n — not their difference", False, "rules out"),
 ]
-REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("table-size", "lots"),
-           ("table-size", "nan"), ("rope-score", "   ")]
+REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
+           ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
 
 
 def test_the_table_is_large_and_mixed():

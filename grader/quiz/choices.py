@@ -5,7 +5,8 @@ end ("(d) Adam", "d)", "d - Adam", "d."), first before a bracket ("a (because…
 ("option d", "the answer is a"), in a list of keys ("a, c and d", "a c d", "acd"), or alone
 ("d because..."); "a" and "i" need more than standing alone, since they are words too. A choice
 is named by text when the answer holds one of its `aliases`, enough of the words only it has (one
-of up to three, else two), or only words of it ("stochastic gradient descent"). In a sentence,
+of up to three, else two), or only words of it ("stochastic gradient descent"), a word of five
+letters or more one edit from one of theirs counting as it ("wieght tying"). In a sentence,
 what follows "not", "unlike", "rather than"... up to the next comma is ruled out; what follows
 "because", "which"... up to the sentence's end (or its bracket's close) explains and names
 nothing, not even what it rules out ("b (because, unlike a, it…)" names b); "c and d are false"
@@ -18,7 +19,7 @@ set is judged wrong with the reason; nothing named is an AnswerError that says w
 """
 from typing import NamedTuple
 
-from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, STOPWORDS, fold, negator_at, stem, tokens
+from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, STOPWORDS, fold, negator_at, one_edit, stem, tokens
 
 CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter", "letters", "pick", "picked",
         "choose", "chose", "chosen", "select", "selected", "go", "statement", "statements", "item", "items"}
@@ -140,6 +141,15 @@ class Choices:
         self.own = {k: ws - set().union(*(self.words[j] for j in self.words if j != k)) for k, ws in self.words.items()}
         self.aliases = {k: [tuple(stem(t) for kind, t in tokens(a) if kind == "word" and fold(t) not in STOPWORDS)
                             for a in (getattr(question, "aliases", None) or {}).get(k, [])] for k in self.choices}
+        self.vocabulary = set().union(*self.words.values(), *(alias for k in self.aliases for alias in self.aliases[k]))
+
+    def mended(self, word):
+        """`word`, or the one word of the choices and aliases it is a typo of (one edit, both five
+        letters or more, so that no letter or short word is taken for another)."""
+        if len(word) < 5 or word in self.vocabulary:
+            return word
+        near = [known for known in self.vocabulary if len(known) >= 5 and one_edit(word, known)]
+        return near[0] if len(near) == 1 else word
 
     def shown(self, key):
         text = self.choices[key]
@@ -168,8 +178,9 @@ class Choices:
         modes = _modes(toks, letters)
         named = {mode: {self.keys[fold(toks[i][1])] for i in letters if modes[i] == mode}
                  for mode in ("assert", "negate", "exclude")}
-        content = [(i, stem(text)) for i, (kind, text) in enumerate(toks) if kind == "word" and i not in letters
-                   and fold(text) not in STOPWORDS | CUES and modes[i] != "explain"]
+        content = [(i, self.mended(stem(text))) for i, (kind, text) in enumerate(toks)
+                   if kind == "word" and i not in letters and fold(text) not in STOPWORDS | CUES
+                   and modes[i] != "explain"]
         conflict = self._text(named, content, modes, letters, toks)
         whole = {fold(text) for kind, text in toks if kind == "word"}
         if many and whole and whole <= ALL | SETS and whole & ALL and not named["exclude"]:

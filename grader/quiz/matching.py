@@ -9,7 +9,10 @@ where products are candidates).
 An answer is read as tokens: case folded, "minus", "plus", "times", "over", "divided by" as
 operators, a dash (any: - – — −) as a minus or a sign, except after a word, where it is punctuation
 ("their difference — a − b"), and between two words, where it is a hyphen; "'s" and plural "s"
-dropped, articles dropped in names. Scanning it, every phrase
+dropped, articles dropped in names; symbols written together are multiplied ("mθ" is m·θ, never
+"mn", as "m n" is two words); a word one edit from a word of the key's phrases is that word
+("differnce"), from five letters up where it could make an answer right, four where it names
+another candidate ("summ"), and never a letter or a number. Scanning it, every phrase
 of the key and every expression in its variables is a mention of a candidate: the answer, one of
 the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
 "rather than", "instead of"... up to the next punctuation or "but" is ruled out; one in the
@@ -20,7 +23,7 @@ not a bare list of three or more phrases; when wrong, `why` says which of these 
 import re
 
 from grader.quiz.expressions import FUNCTIONS, SYMBOLS, is_operation, parse_at, same_quantity, symbols_of
-from grader.quiz.wording import HYPHEN
+from grader.quiz.wording import HYPHEN, one_edit
 
 DASHES = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d"   # minus sign, hyphens, dashes
 TIMES = "×·⋅∙✕"
@@ -35,6 +38,7 @@ PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio 
 GLUE = {"and", "or", "&"}                                              # what a bare list has between items
 ARTICLES = {"the", "a", "an"}
 MATH = {"num", "sym", "fn", "op", "open", "bar"}
+MENDED = 5                              # letters: a word that may make an answer right may carry a typo
 
 
 def lex(text):
@@ -129,12 +133,47 @@ class Rules:
         self.phrases = {_words(phrase): "answer" for phrase in key.words}
         self.phrases |= {_words(phrase): other for other, phrases in key.others.items() for phrase in phrases}
         self.phrases |= {_words(phrase): None for phrase in key.neutral}
+        self.vocabulary = {word for phrase in self.phrases for word in phrase} | \
+            {word for phrases in key.names.values() for phrase in phrases for word in _words(phrase)} | \
+            {word for phrase in [*NEGATORS, *WORD_OPERATORS] for word in phrase} | BOUNDARIES | PREPOSITIONS | \
+            GLUE | ARTICLES | SYMBOLS | set(FUNCTIONS) | set(self.variables)
+        self.others = {word for phrases in key.others.values() for phrase in phrases for word in _words(phrase)} - \
+            {word for phrase in [*key.words, *key.neutral] for word in _words(phrase)}
         self.phrases = _index(self.phrases)
 
     def tokens(self, text):
-        """The answer's tokens with names replaced by their variables, symbols and functions marked."""
-        kept = [token for token in lex(text) if not (token[1] in ARTICLES and token[1] not in self.variables)]
+        """The answer's tokens with typos mended, symbols written together split ("mθ" is m θ),
+        names replaced by their variables, symbols and functions marked."""
+        kept = []
+        for kind, word in lex(text):
+            if kind == "word" and word not in self.vocabulary:
+                kept += [("word", part) for part in self._symbols(word) or [self._mended(word)]]
+            elif not (word in ARTICLES and word not in self.variables):
+                kept.append((kind, word))
         return dashes(_mark(_replace(kept, self.names), lambda word: word in self.variables or word in SYMBOLS))
+
+    def _symbols(self, word):
+        """The variables and symbols `word` is written of, with one symbol at least ("mθ", "nθ",
+        "mtheta"), else None: "mn" stays a word, as "m n" is two."""
+        pieces = sorted(set(self.variables) | SYMBOLS, key=len, reverse=True)
+        ways = {len(word): []}                          # {start: the pieces from there to the end}
+        for start in range(len(word) - 1, -1, -1):
+            ways[start] = next(([piece] + ways[start + len(piece)] for piece in pieces
+                                if word.startswith(piece, start) and start + len(piece) in ways), None)
+            if ways[start] is None:
+                del ways[start]
+        split = ways.get(0)
+        return split if split and len(split) > 1 and set(split) & SYMBOLS else None
+
+    def _mended(self, word):
+        """`word`, or the one word of the key's phrases it is a typo of (one edit). A word that may
+        make an answer right is mended from five letters up, so that no letter, name or short
+        word is taken for another; another candidate's ("summ" for "sum") from four."""
+        if len(word) < 4:
+            return word
+        near = [known for known in self.vocabulary if one_edit(word, known) and
+                (len(known) >= MENDED and len(word) >= MENDED or len(known) >= 3 and known in self.others)]
+        return near[0] if len(near) == 1 else word
 
     def tree(self, tokens):
         """The one expression `tokens` hold (the key's; every word a symbol), or SyntaxError."""
