@@ -105,7 +105,8 @@ TABLE = [
     ("table-size", "38.6%", False, MEASURE), ("table-size", "38.6 percent", False, MEASURE),
     ("table-size", "38.6 GB", False, MEASURE), ("table-size", "38.6 MB", False, MEASURE),
     ("table-size", "38.6MiB", False, MEASURE), ("table-size", "38.6 million bytes", False, MEASURE),
-    ("table-size", "38.6 %", False, MEASURE),
+    ("table-size", "38.6 %", False, MEASURE), ("table-size", "38.6M params (about 15% of GPT-2)", True, ""),
+    ("table-size", "386 hundred thousand", True, ""), ("table-size", "38.6 hundred thousand", False, ""),
     # negations scoped to the choices they name; a reason names no choice
     ("order", "a, b, e - c and d are false", True, ""), ("order", "a, b, e — c and d are wrong", True, ""),
     ("order", "a, b, e while c and d are false", True, ""), ("order", "c and d are false - a, b, e", True, ""),

@@ -1,8 +1,14 @@
 """The number an answer gives, in the question's unit, with the working people write around it.
 
-Numbers as typed: "12.5", "12,500,000", "12 500 000", "12,5" (a decimal comma), "1.25e7", with a
-suffix ("12.5M", "12.5 million", "12k", "0.0125B") or "× 10^7" / "·10⁷". A plain count (at least
-one unit, or with a suffix) is read in the question's unit: in millions "12,500,000" is 12.5.
+Numbers as typed: "12.5", "12,500,000", "12 500 000", "12'500'000", "12.500.000", "12,5" (a
+decimal comma), "1.25e7", in words ("twelve point five million": grader/quiz/number_words.py),
+with a suffix ("12.5M", "12.5 million", "12k", "0.0125B") or "× 10^7" / "·10⁷". Which mark
+separates thousands is read from the answer's own numbers: several groups of three ("12.500.000")
+or both marks ("12.500,5") show it, and so does a decimal mark ("38,6"); "12,500" alone is a
+thousands comma and "12.500" a decimal point. A plain count (at least one unit, or with a suffix)
+is read in the question's unit: in millions "12,500,000" is 12.5. Units decide: where the
+question counts (thousands, millions, billions), a percentage or a memory size ("12.5%",
+"12.5 GB") is no count, and beside a count it is an aside ("12.5M (50 MB in float32)").
 Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2500" is a count;
 in "5000 × 2500 = 12,500,000 ≈ 12.5M" the last value of the chain is the one stated. Numbers after
 "because", "since"... explain, and those of the prompt quoted beside another number are working.
@@ -10,7 +16,8 @@ A dash between numbers is a minus, except an en or em dash, or "-" from a smalle
 larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out.
 
 One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range,
-or only numbers ruled out is judged wrong with the reason; no number at all is an AnswerError.
+only numbers ruled out, or only a percentage or memory size is judged wrong with the reason; no
+number at all is an AnswerError.
 """
 import math
 import re
@@ -22,7 +29,7 @@ from grader.quiz.number_words import read_runs
 from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, negator_at
 
 UNITS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-SUFFIXES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mio": 1e6, "mn": 1e6, "million": 1e6, "millions": 1e6,
+SUFFIXES = {"hundred": 1e2, "k": 1e3, "thousand": 1e3, "m": 1e6, "mio": 1e6, "mn": 1e6, "million": 1e6, "millions": 1e6,
             "b": 1e9, "bn": 1e9, "g": 1e9, "billion": 1e9, "billions": 1e9}
 MEASURES = dict.fromkeys(["%", "‰", "percent", "percentage", "pct"], "a percentage") | dict.fromkeys(
     ["byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "kilobytes", "megabytes", "gigabytes",
@@ -33,7 +40,7 @@ SEPARATORS = ",. '’_"                    # between groups of three digits (spa
 TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,3}}(?P<sep>[{SEPARATORS}])\d{{3}}(?:(?P=sep)\d{{3}})*(?!\d)(?!(?P=sep)\d)
             (?:(?!(?P=sep))[.,]\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:e[+-]?\d+(?![\w.]))?)
     |(?P<eq>~=|=>|->|[=≈≃≅→])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
-    |(?P<word>[^\W\d_]{{2,}}\d+|[^\W\d_]+|%|‰)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
+    |(?P<word>[^\W\d_]{{2,}}-?\d+(?![.,]?\d)|[^\W\d_]+|%|‰)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
 WORD_OPERATORS = {"times": "*", "x": "*", "plus": "+", "minus": "-"}
 RANGES = {"to", "and", "between", "from"}
 CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus", "therefore", "gives", "giving", "makes",
@@ -56,7 +63,8 @@ def _tokens(raw):
             out.append(("num", word[0], word[1]))
         elif kind == "word" and out and out[-1][0] == "num" and _measure(word, found[at + 1:at + 2]):
             out[-1] = ("num", out[-1][1], (_measure(word, found[at + 1:at + 2]), f"{float(out[-1][1]):g} {word}"))
-        elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num" and out[-1][2] is None:
+        elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num" and \
+                out[-1][2] in (None, "suffixed"):                   # "12.5M", "125 hundred thousand"
             out[-1] = ("num", repr(float(out[-1][1]) * SUFFIXES[word]), "suffixed")
         elif kind == "word" and word in WORD_OPERATORS and out and out[-1][0] in ("num", "close") and \
                 at + 1 < len(found) and found[at + 1][0] in ("num", "open", "said"):
