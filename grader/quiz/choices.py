@@ -93,7 +93,7 @@ def _modes(toks, letters):
             mode, before = outside.pop()
         elif word in (",", ":") and mode == "negate" and at + 1 not in letters:
             mode = before
-        elif mode == "explain":
+        elif mode == "explain" and word != "but":
             pass
         elif (length := negator_at(words, at)) or (word == "but" and seen_all):
             before = mode if mode in ("assert", "explain") else before
@@ -114,15 +114,16 @@ def _modes(toks, letters):
 
 def _ruled_out_after(words, letters, modes):
     """Mentions ruled out by what follows them in their clause: "c and d are false", "(c is wrong)".
-    The clause starts after a sentence's end, a bracket, a dash, "but", ":", an explanation or a
-    comma that does not join two letters: in "a, b, e - c and d are false" only c and d are."""
+    The clause starts after a sentence's end, a bracket, "but", ":", an explanation, a dash before a
+    letter or a comma that does not join two letters: in "a, b, e - c and d are false" only c and d
+    are; in "d - more heads - is false" d is."""
     for at, word in enumerate(words):
         after_not = word == "not" and words[at + 1:at + 2] and words[at + 1] in ("true", "correct", "right", "apply")
         if word not in FALSE and not after_not or modes[at] == "explain":
             continue
         back = at - 1
-        while back >= 0 and not (words[back] in SENTENCE_ENDS | {"(", ")", "[", "]", "but", ":"} | set(DASH) or
-                                 modes[back] == "explain" or
+        while back >= 0 and not (words[back] in SENTENCE_ENDS | {"(", ")", "[", "]", "but", ":"} or
+                                 words[back] in DASH and back + 1 in letters or modes[back] == "explain" or
                                  words[back] == "," and not (back - 1 in letters and back + 1 in letters)):
             if modes[back] == "assert":
                 modes[back] = "negate"
