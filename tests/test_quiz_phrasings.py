@@ -134,6 +134,7 @@ TABLE = [
     ("rope-score", "the diffrnce", False, "names none"), ("rope-score", "not the differnce", False, "rules out"),
     ("rope-score", "the differnce or the summ", False, "more than one candidate"),
     ("rope-score", "the summ", False, "is not the quantity asked for"),
+    ("rope-score", "the differnce, either way", True, ""),
     ("rope-score", "the prodcut", False, "is not the quantity asked for"),
     # symbols written together are multiplied
     ("rope-score", "mθ - nθ", True, ""), ("rope-score", "m θ - n θ", True, ""), ("rope-score", "nθ − mθ", True, ""),

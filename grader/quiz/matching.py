@@ -133,10 +133,10 @@ class Rules:
         self.phrases = {_words(phrase): "answer" for phrase in key.words}
         self.phrases |= {_words(phrase): other for other, phrases in key.others.items() for phrase in phrases}
         self.phrases |= {_words(phrase): None for phrase in key.neutral}
-        self.vocabulary = {word for phrase in self.phrases for word in phrase} | \
-            {word for phrases in key.names.values() for phrase in phrases for word in _words(phrase)} | \
-            {word for phrase in [*NEGATORS, *WORD_OPERATORS] for word in phrase} | BOUNDARIES | PREPOSITIONS | \
-            GLUE | ARTICLES | SYMBOLS | set(FUNCTIONS) | set(self.variables)
+        self.targets = {word for phrase in self.phrases for word in phrase} | \
+            {word for phrases in key.names.values() for phrase in phrases for word in _words(phrase)}
+        self.vocabulary = self.targets | {word for phrase in [*NEGATORS, *WORD_OPERATORS] for word in phrase} | \
+            BOUNDARIES | PREPOSITIONS | GLUE | ARTICLES | SYMBOLS | set(FUNCTIONS) | set(self.variables)
         self.others = {word for phrases in key.others.values() for phrase in phrases for word in _words(phrase)} - \
             {word for phrase in [*key.words, *key.neutral] for word in _words(phrase)}
         self.phrases = _index(self.phrases)
@@ -166,12 +166,13 @@ class Rules:
         return split if split and len(split) > 1 and set(split) & SYMBOLS else None
 
     def _mended(self, word):
-        """`word`, or the one word of the key's phrases it is a typo of (one edit). A word that may
-        make an answer right is mended from five letters up, so that no letter, name or short
-        word is taken for another; another candidate's ("summ" for "sum") from four."""
+        """`word`, or the one word of the key's phrases and names it is a typo of (one edit; never
+        a negation: "either" stays itself). A word that may make an answer right is mended from five
+        letters up, so that no letter, name or short word is taken for another; another
+        candidate's ("summ" for "sum") from four."""
         if len(word) < 4:
             return word
-        near = [known for known in self.vocabulary if one_edit(word, known) and
+        near = [known for known in self.targets if one_edit(word, known) and
                 (len(known) >= MENDED and len(word) >= MENDED or len(known) >= 3 and known in self.others)]
         return near[0] if len(near) == 1 else word
 
