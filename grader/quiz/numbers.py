@@ -61,8 +61,9 @@ def _tokens(raw):
             out.append(("num", _digits(word, decimal), None))
         elif kind == "said":
             out.append(("num", word[0], word[1]))
-        elif kind == "word" and out and out[-1][0] == "num" and _measure(word, found[at + 1:at + 2]):
-            out[-1] = ("num", out[-1][1], (_measure(word, found[at + 1:at + 2]), f"{float(out[-1][1]):g} {word}"))
+        elif kind == "word" and out and out[-1][0] == "num" and (measure := _measure(word, found[at + 1:at + 2])):
+            shown = f"{float(out[-1][1]):g}{'' if word in '%‰' else ' '}{word}" if out[-1][2] is None else None
+            out[-1] = ("num", out[-1][1], (measure, shown))
         elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num" and \
                 out[-1][2] in (None, "suffixed"):                   # "12.5M", "125 hundred thousand"
             out[-1] = ("num", repr(float(out[-1][1]) * SUFFIXES[word]), "suffixed")
