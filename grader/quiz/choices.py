@@ -9,7 +9,9 @@ of up to three, else two), or only words of it ("stochastic gradient descent"), 
 letters or more one edit from one of theirs counting as it ("wieght tying"). In a sentence,
 what follows "not", "unlike", "rather than"... up to the next comma is ruled out; what follows
 "because", "which"... up to the sentence's end (or its bracket's close) explains and names
-nothing, not even what it rules out ("b (because, unlike a, it…)" names b); "c and d are false"
+nothing, not even what it rules out ("b (because, unlike a, it…)" names b), and so does a bracket
+that gives a reason rather than a choice's name ("d (RoPE rotates instead)"; "d (rotary)" and
+"d (RoPE works too)" name c); a letter's text is only what is asserted after it; "c and d are false"
 rules out the mentions of its own clause only ("a, b, e - c and d are false"); after "all" an
 "except" or "but" takes choices out of all of them.
 
@@ -27,6 +29,9 @@ WORDLIKE = {"a", "i"}                   # keys that are also words: a letter onl
 JOINS = {"and", "or", "nor", "&", "/", "+", ","}
 ALL = {"all", "every", "everything", "each"}
 FALSE = {"false", "wrong", "incorrect", "untrue"}
+AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
+           "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
+           "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
         "is", "true", "correct", "right", "apply", "applies", "these", "one", "two", "three", "four", "five", "six"}
 
@@ -176,7 +181,7 @@ class Choices:
             toks = [("word", c) for c in toks[0][1]]         # "acd": the letters together
             letters = set(range(len(toks)))
         self._refuse_unknown_letters(toks, letters, many)
-        modes = _modes(toks, letters)
+        modes = self._reasons(toks, letters, _modes(toks, letters))
         named = {mode: {self.keys[fold(toks[i][1])] for i in letters if modes[i] == mode}
                  for mode in ("assert", "negate", "exclude")}
         content = [(i, self.mended(stem(text))) for i, (kind, text) in enumerate(toks)
@@ -194,6 +199,26 @@ class Choices:
             named["assert"] |= set(self.choices) - named["negate"]
         return self._verdict(named, conflict, many, toks, letters)
 
+    def _reasons(self, toks, letters, modes):
+        """`modes` with each bracket that gives a reason made "explain": one with no letter and no
+        word that hedges or affirms ("or", "also", "correct"...), whose words are not all one
+        choice's ("d (RoPE rotates instead)"; "d (rotary)" names c, "d (RoPE works too)" hedges)."""
+        words = [fold(text) if kind == "word" else text for kind, text in toks]
+        at = 0
+        while at < len(toks):
+            close = next((i for i in range(at + 1, len(toks)) if words[i] in (")", "]", "(", "[")), None) \
+                if words[at] in ("(", "[") else None
+            if close is None or words[close] not in (")", "]"):
+                at += 1
+                continue
+            inside = range(at + 1, close)
+            stems = {stem(toks[i][1]) for i in inside if toks[i][0] == "word" and words[i] not in STOPWORDS | CUES}
+            gloss = any(stems <= self.words[k] | {w for alias in self.aliases[k] for w in alias} for k in self.choices)
+            if stems and not gloss and not any(i in letters or words[i] in AFFIRMS for i in inside):
+                modes[at:close + 1] = ["explain"] * (close + 1 - at)
+            at = close + 1
+        return modes
+
     def _text(self, named, content, modes, letters, toks):
         """Add the choices named by text to `named`; returns (letter, key its text names) where a
         letter's own words name another choice, else None."""
@@ -204,7 +229,7 @@ class Choices:
                 for i in range(at + 1, len(toks)):
                     if i in letters or toks[i][0] == "stop" and toks[i][1] != ":" or modes[i] == "explain":
                         break
-                    segment += [(j, s) for j, s in content if j == i]
+                    segment += [(j, s) for j, s in content if j == i and modes[j] == "assert"]
                 key, others = self.keys[fold(toks[at][1])], self.named_by_text(segment)
                 if others and key not in others and conflict is None:
                     conflict = (key, sorted(others)[0])
