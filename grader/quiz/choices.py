@@ -2,8 +2,9 @@
 
 A letter is a choice's key standing as a letter: bracketed or before ")", ":", a dash or the
 end ("(d) Adam", "d)", "d - Adam", "d."), first before a bracket ("a (because…)"), after a cue
-("option d", "the answer is a"), in a list of keys ("a, c and d", "a c d", "acd"), or alone
-("d because..."); "a" and "i" need more than standing alone, since they are words too. A choice
+("option d", "the answer is a"), before a verdict ("a true, c is false"), in a list of keys
+("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than standing
+alone, since they are words too. A choice
 is named by text when the answer holds one of its `aliases`, enough of the words only it has (one
 of up to three, else two), or only words of it ("stochastic gradient descent"), a word of five
 letters or more one edit from one of theirs counting as it ("wieght tying"). In a sentence,
@@ -29,6 +30,7 @@ WORDLIKE = {"a", "i"}                   # keys that are also words: a letter onl
 JOINS = {"and", "or", "nor", "&", "/", "+", ","}
 ALL = {"all", "every", "everything", "each"}
 FALSE = {"false", "wrong", "incorrect", "untrue"}
+TRUE = {"true", "correct", "right", "apply", "applies"}
 AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
            "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
            "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
@@ -58,10 +60,17 @@ def _letters(toks, keys):
             (at + 2 < len(toks) and words[at + 1] in JOINS and at + 2 in found)
         formal = after[0] in ("close", "dash", "end", "glue") or after[1] in (":", ",", ";", ".", "!", "?") \
             or (before[0] == "open" and after[0] == "close") or (before[0] == "start" and after[0] == "open") \
-            or _after_cue(words, at) or listed
+            or _after_cue(words, at) or listed or _verdict_after(toks, words, at, found)
         if formal or (words[at] not in WORDLIKE and not _inside_word_run(toks, at, keys)):
             found.add(at)
     return found
+
+
+def _verdict_after(toks, words, at, found):
+    """Whether words[at] is followed by a verdict that ends its clause ("a true, b is false")."""
+    verdict = at + 2 if words[at + 1:at + 2] in (["is"], ["are"]) else at + 1
+    ends = verdict + 1 >= len(toks) or toks[verdict + 1][0] in ("stop", "close", "dash") or verdict + 1 in found
+    return verdict < len(toks) and words[verdict] in TRUE | FALSE and ends
 
 
 def _after_cue(words, at):
@@ -111,6 +120,8 @@ def _modes(toks, letters):
             mode = "assert"
         elif word in EXPLAINERS and mode != "exclude":
             mode = "explain"
+        elif word in FALSE and words[at + 1:at + 2] == [":"]:     # "false: c, d"
+            mode = "negate"
         seen_all = seen_all or word in ALL
         modes.append(mode)
         at += 1
@@ -118,16 +129,20 @@ def _modes(toks, letters):
 
 
 def _ruled_out_after(words, letters, modes):
-    """Mentions ruled out by what follows them in their clause: "c and d are false", "(c is wrong)".
-    The clause starts after a sentence's end, a bracket, "but", ":", an explanation, a dash before a
-    letter or a comma that does not join two letters: in "a, b, e - c and d are false" only c and d
-    are; in "d - more heads - is false" d is."""
+    """Mentions ruled out by what follows them in their clause: "c and d are false", "(c is wrong)",
+    "c: false", "c and d are not", "c and d don't". The clause starts after a sentence's end, a
+    bracket, "but", ":", an explanation, a verdict ("a, b, e are true and c, d are false"), a dash
+    before a letter or a comma that does not join two letters: in "a, b, e - c and d are false" only
+    c and d are; in "d - more heads - is false" d is."""
     for at, word in enumerate(words):
-        after_not = word == "not" and words[at + 1:at + 2] and words[at + 1] in ("true", "correct", "right", "apply")
+        ahead = words[at + 1] if at + 1 < len(words) else "."
+        after_not = word == "not" and (ahead in TRUE or ahead in SENTENCE_ENDS | {",", ")", "]"})
         if word not in FALSE and not after_not or modes[at] == "explain":
             continue
         back = at - 1
-        while back >= 0 and not (words[back] in SENTENCE_ENDS | {"(", ")", "[", "]", "but", ":"} or
+        while back >= 0 and words[back] in (":", ")", "]", "-", "=", "is", "are", "do", "does"):
+            back -= 1                               # "c: false", "c) false", "c is false"
+        while back >= 0 and not (words[back] in SENTENCE_ENDS | TRUE | FALSE | {"(", ")", "[", "]", "but", ":"} or
                                  words[back] in DASH and back + 1 in letters or modes[back] == "explain" or
                                  words[back] == "," and not (back - 1 in letters and back + 1 in letters)):
             if modes[back] == "assert":
