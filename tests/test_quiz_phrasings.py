@@ -107,7 +107,12 @@ TABLE = [
     ("table-size", "38.6MiB", False, MEASURE), ("table-size", "38.6 million bytes", False, MEASURE),
     ("table-size", "38.6 %", False, MEASURE), ("table-size", "38.6M params (about 15% of GPT-2)", True, ""),
     ("table-size", "386 hundred thousand", True, ""),
-    ("table-size", "0.386 hundred million", True, ""), ("table-size", "38.6 hundred thousand", False, ""),
+    ("table-size", "0.386 hundred million", True, ""), ("table-size", "38.6 M parameters ≈ 154 MB", True, ""),
+    ("table-size", "38.6M is 31% of 124M", True, ""), ("table-size", "3.86 crore", True, ""),
+    ("table-size", "50257 × 768 × 4 bytes = 154 MB", False, MEASURE), ("table-size", "31% of 124M", False, MEASURE),
+    ("table-size", "38.6 GFLOPs", False, "an amount of compute"), ("table-size", "38,6 Mrd", False, ""),
+    ("table-size", "38.6 trillion", False, ""), ("table-size", "77.2M is 62% of 124M", False, ""),
+    ("table-size", "38.6 hundred thousand", False, ""),
     # negations scoped to the choices they name; a reason names no choice
     ("order", "a, b, e - c and d are false", True, ""), ("order", "a, b, e — c and d are wrong", True, ""),
     ("order", "a, b, e while c and d are false", True, ""), ("order", "c and d are false - a, b, e", True, ""),

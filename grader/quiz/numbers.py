@@ -29,11 +29,16 @@ from grader.quiz.number_words import read_runs
 from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, negator_at
 
 UNITS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-SUFFIXES = {"hundred": 1e2, "k": 1e3, "thousand": 1e3, "m": 1e6, "mio": 1e6, "mn": 1e6, "million": 1e6, "millions": 1e6,
-            "b": 1e9, "bn": 1e9, "g": 1e9, "billion": 1e9, "billions": 1e9}
+SUFFIXES = {"hundred": 1e2, "k": 1e3, "thousand": 1e3, "thousands": 1e3, "lakh": 1e5, "lakhs": 1e5,
+            "m": 1e6, "mio": 1e6, "mn": 1e6, "mln": 1e6, "million": 1e6, "millions": 1e6, "millionen": 1e6,
+            "millones": 1e6, "milioni": 1e6, "miljoen": 1e6, "mega": 1e6, "crore": 1e7, "crores": 1e7,
+            "b": 1e9, "bn": 1e9, "g": 1e9, "billion": 1e9, "billions": 1e9, "mrd": 1e9, "mia": 1e9, "milliard": 1e9,
+            "milliards": 1e9, "milliarden": 1e9, "giga": 1e9, "tn": 1e12, "trillion": 1e12, "trillions": 1e12,
+            "tera": 1e12}
 MEASURES = dict.fromkeys(["%", "‰", "percent", "percentage", "pct"], "a percentage") | dict.fromkeys(
-    ["byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "kilobytes", "megabytes", "gigabytes",
-     "terabytes", "bit", "bits"], "a memory size")
+    ["byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "kilobyte", "kilobytes", "megabyte",
+     "megabytes", "gigabyte", "gigabytes", "terabyte", "terabytes", "bit", "bits"], "a memory size") | dict.fromkeys(
+    ["flop", "flops", "mflops", "gflops", "tflops", "pflops", "flos"], "an amount of compute")
 SUPERSCRIPT = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 SEPARATORS = ",. '’_"                    # between groups of three digits (spaces are NFKC-folded)
@@ -181,7 +186,9 @@ def _values(toks, unit):
                 measure = next((what for what in whats[-1:] if isinstance(what, tuple)), None)
                 if measure and stop > at + 1:
                     measure = (measure[0], None)
-                found.append((number / unit if unit > 1 and counted else number, mode, since, plain, measure))
+                whole = found and found[-1][4] and found[-1][4][0] == "a percentage" and since == ["of"]
+                found.append((number / unit if unit > 1 and counted else number, "explain" if whole else mode,
+                              since, plain, measure))                 # "31% of 124M": 124M explains
                 at, since = stop, []
                 continue
         if word in SENTENCE_ENDS or word in (",", "but"):
@@ -197,10 +204,11 @@ def _values(toks, unit):
 
 
 def _chains(found):
-    """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated."""
+    """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated; a
+    count and a measure never chain ("38.6M ≈ 154 MB" states both)."""
     chains = []
     for number, mode, since, plain, measure in found:
-        if chains and set(since) & CHAINERS:
+        if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]):
             chains[-1] = (number, chains[-1][1], chains[-1][2], None, measure)
         else:
             chains.append((number, mode, since, plain, measure))
