@@ -163,6 +163,9 @@ TABLE = [
     # symbols written together are multiplied
     ("rope-score", "mθ - nθ", True, ""), ("rope-score", "m θ - n θ", True, ""), ("rope-score", "nθ − mθ", True, ""),
     ("rope-score", "mtheta - ntheta", True, ""), ("rope-score", "2mθ - 2nθ", True, ""),
+    ("rope-score", "mθ-nθ", True, ""), ("rope-score", "mθ−nθ, the relative position", True, ""),
+    ("rope-score", "mθ+nθ", False, "is not m - n"),
+    ("rope-score", "the relative distance, mθ+nθ", False, "more than one"),
     ("rope-score", "mθ + nθ", False, "is not m - n"), ("rope-score", "mθ·nθ", False, "is not m - n"),
     ("rope-score", "mθ - nθ + 1", False, "is not m - n"), ("rope-score", "mn - nm", False, "names none"),
     # text: dashes by context

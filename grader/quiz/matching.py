@@ -23,7 +23,7 @@ not a bare list of three or more phrases; when wrong, `why` says which of these 
 import re
 
 from grader.quiz.expressions import FUNCTIONS, SYMBOLS, is_operation, parse_at, same_quantity, symbols_of
-from grader.quiz.wording import HYPHEN, one_edit
+from grader.quiz.wording import DASH, one_edit
 
 DASHES = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d"   # minus sign, hyphens, dashes
 TIMES = "×·⋅∙✕"
@@ -38,6 +38,8 @@ PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio 
 GLUE = {"and", "or", "&"}                                              # what a bare list has between items
 ARTICLES = {"the", "a", "an"}
 MATH = {"num", "sym", "fn", "op", "open", "bar"}
+LETTER = r"[^\W\d_\u0370-\u03ff]"          # a letter, not Greek: "mθ-nθ" is a difference, "query-key" one word
+HYPHEN = re.compile(rf"(?<={LETTER}{{2}})[{DASH}](?={LETTER}{{2}})")
 MENDED = 5                              # letters: a word that may make an answer right may carry a typo
 
 
