@@ -95,6 +95,7 @@ TABLE = [
     ("table-size", "thirty-eight point six thousand", False, ""), ("table-size", "seventy-seven point two million",
                                                                     False, ""),
     ("table-size", "thirty-nine million", False, ""), ("table-size", "a million", False, ""),
+    ("table-size", "thrity-eight point six million", False, ""), ("table-size", "thirty-eight point sixx", False, ""),
     ("table-size", "thirty-eight million and thirty-nine million", False, RANGE),
     ("table-size", "thirty-eight million or thirty-nine million", False, NUMBERS),
     ("table-size", "thirty-eight point six or seventy-seven point two", False, NUMBERS),
