@@ -227,7 +227,8 @@ class Choices:
                 at += 1
                 continue
             inside = range(at + 1, close)
-            stems = {stem(toks[i][1]) for i in inside if toks[i][0] == "word" and words[i] not in STOPWORDS | CUES}
+            stems = {self.mended(stem(toks[i][1])) for i in inside
+                     if toks[i][0] == "word" and words[i] not in STOPWORDS | CUES}
             gloss = any(stems <= self.words[k] | {w for alias in self.aliases[k] for w in alias} for k in self.choices)
             if stems and not gloss and not any(i in letters or words[i] in AFFIRMS for i in inside):
                 modes[at:close + 1] = ["explain"] * (close + 1 - at)
