@@ -7,13 +7,13 @@ end ("(d) Adam", "d)", "d - Adam", "d."), first before a bracket ("a (because…
 alone, since they are words too. A choice
 is named by text when the answer holds one of its `aliases`, enough of the words only it has (one
 of up to three, else two), or only words of it ("stochastic gradient descent"), a word of five
-letters or more one edit from one of theirs counting as it ("wieght tying"). In a sentence,
+letters or more one edit from one of theirs counting as it ("stochastic gradeint descent"). In a sentence,
 what follows "not", "unlike", "rather than"... up to the next comma is ruled out; what follows
 "because", "which"... up to the sentence's end (or its bracket's close) explains and names
 nothing, not even what it rules out ("b (because, unlike a, it…)" names b), and so does a bracket
-that gives a reason rather than a choice's name ("d (RoPE rotates instead)"; "d (rotary)" and
-"d (RoPE works too)" name c); a letter's text is only what is asserted after it; "c and d are false"
-rules out the mentions of its own clause only ("a, b, e - c and d are false"); after "all" an
+that gives a reason rather than a choice's name ("d (SGD would be slower)"; "d (SGD)" and
+"d (SGD works too)" name b); a letter's text is only what is asserted after it; "b and e are false"
+rules out the mentions of its own clause only ("a, c, d - b and e are false"); after "all" an
 "except" or "but" takes choices out of all of them.
 
 The reading: one choice named (single) or the set named (multiple) is the answer; two named for
@@ -131,9 +131,9 @@ def _modes(toks, letters):
 def _ruled_out_after(words, letters, modes):
     """Mentions ruled out by what follows them in their clause: "c and d are false", "(c is wrong)",
     "c: false", "c and d are not", "c and d don't". The clause starts after a sentence's end, a
-    bracket, "but", ":", an explanation, a verdict ("a, b, e are true and c, d are false"), a dash
-    before a letter or a comma that does not join two letters: in "a, b, e - c and d are false" only
-    c and d are; in "d - more heads - is false" d is."""
+    bracket, "but", ":", an explanation, a verdict ("a, c are true and b, d are false"), a dash
+    before a letter or a comma that does not join two letters: in "a, c, d - b and e are false" only
+    b and e are; in "d - plain SGD - is false" d is."""
     for at, word in enumerate(words):
         ahead = words[at + 1] if at + 1 < len(words) else "."
         after_not = word == "not" and (ahead in TRUE or ahead in SENTENCE_ENDS | {",", ")", "]"})
@@ -217,7 +217,7 @@ class Choices:
     def _reasons(self, toks, letters, modes):
         """`modes` with each bracket that gives a reason made "explain": one with no letter and no
         word that hedges or affirms ("or", "also", "correct"...), whose words are not all one
-        choice's ("d (RoPE rotates instead)"; "d (rotary)" names c, "d (RoPE works too)" hedges)."""
+        choice's ("d (SGD would be slower)"; "d (SGD)" names b, "d (SGD works too)" hedges)."""
         words = [fold(text) if kind == "word" else text for kind, text in toks]
         at = 0
         while at < len(toks):

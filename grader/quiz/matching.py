@@ -9,8 +9,8 @@ where products are candidates).
 An answer is read as tokens: case folded, "minus", "plus", "times", "over", "divided by" as
 operators, a dash (any: - – — −) as a minus or a sign, except after a word, where it is punctuation
 ("their difference — a − b"), and between two words, where it is a hyphen; "'s" and plural "s"
-dropped, articles dropped in names; symbols written together are multiplied ("mθ" is m·θ, never
-"mn", as "m n" is two words); a word one edit from a word of the key's phrases is that word
+dropped, articles dropped in names; symbols written together are multiplied ("aω" is a·ω, never
+"ab", as "a b" is two words); a word one edit from a word of the key's phrases is that word
 ("differnce"), from five letters up where it could make an answer right, four where it names
 another candidate ("summ"), and never a letter or a number. Scanning it, every phrase
 of the key and every expression in its variables is a mention of a candidate: the answer, one of
@@ -38,7 +38,7 @@ PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio 
 GLUE = {"and", "or", "&"}                                              # what a bare list has between items
 ARTICLES = {"the", "a", "an"}
 MATH = {"num", "sym", "fn", "op", "open", "bar"}
-LETTER = r"[^\W\d_\u0370-\u03ff]"          # a letter, not Greek: "mθ-nθ" is a difference, "query-key" one word
+LETTER = r"[^\W\d_\u0370-\u03ff]"          # a letter, not Greek: "aω-bω" is a difference, "x-axis" one word
 HYPHEN = re.compile(rf"(?<={LETTER}{{2}})[{DASH}](?={LETTER}{{2}})")
 MENDED = 5                              # letters: a word that may make an answer right may carry a typo
 
@@ -144,7 +144,7 @@ class Rules:
         self.phrases = _index(self.phrases)
 
     def tokens(self, text):
-        """The answer's tokens with typos mended, symbols written together split ("mθ" is m θ),
+        """The answer's tokens with typos mended, symbols written together split ("aω" is a ω),
         names replaced by their variables, symbols and functions marked."""
         kept = []
         for kind, word in lex(text):
@@ -155,8 +155,8 @@ class Rules:
         return dashes(_mark(_replace(kept, self.names), lambda word: word in self.variables or word in SYMBOLS))
 
     def _symbols(self, word):
-        """The variables and symbols `word` is written of, with one symbol at least ("mθ", "nθ",
-        "mtheta"), else None: "mn" stays a word, as "m n" is two."""
+        """The variables and symbols `word` is written of, with one symbol at least ("aω", "bω",
+        "aomega"), else None: "ab" stays a word, as "a b" is two."""
         pieces = sorted(set(self.variables) | SYMBOLS, key=len, reverse=True)
         ways = {len(word): []}                          # {start: the pieces from there to the end}
         for start in range(len(word) - 1, -1, -1):

@@ -1,9 +1,9 @@
 """Numbers written in English words, for the number reader (grader/quiz/numbers.py).
 
-"thirty-eight point six million" is 38.6e6, "three hundred and seventy-six" is 376, "a million"
-is 1e6, "thirty eight million five hundred ninety-seven thousand three hundred seventy-six" is
-38597376. Words are read left to right as people say a number; where the next word cannot go
-on with the number said so far ("eight thirty", "twenty twenty"), a new number starts.
+"twelve point five million" is 12.5e6, "three hundred and seventy-six" is 376, "a million" is
+1e6, "twelve million four hundred ninety-one thousand three hundred twenty-two" is 12491322.
+Words are read left to right as people say a number; where the next word cannot go on with the
+number said so far ("eight thirty", "twenty twenty"), a new number starts.
 """
 UNITS = {word: n for n, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -72,8 +72,8 @@ class Said:
 
 
 def _scale_ahead(words):
-    """The scale word the number words ahead reach (0.0 if none): "and" before "thirty-nine
-    million" after "thirty-eight million" joins two numbers, not the parts of one."""
+    """The scale word the number words ahead reach (0.0 if none): "and" before "thirteen
+    million" after "twelve million" joins two numbers, not the parts of one."""
     for word in words:
         if word in SCALES:
             return SCALES[word]
@@ -84,10 +84,10 @@ def _scale_ahead(words):
 
 def read_runs(words):
     """[(start, stop, value, scaled, how many number words)] of the numbers said in `words`
-    (casefolded tokens; a dash is "-": "thirty-eight"; a comma "," may follow a scale word:
-    "thirty-eight million, five hundred…"). `scaled`: said with thousand, million or billion, so a
-    count rather than a number in the question's unit. Where a scale word does not fall ("thirty-
-    eight million thirty-nine million"), the number ends at the scale word before it."""
+    (casefolded tokens; a dash is "-": "twenty-two"; a comma "," may follow a scale word:
+    "twelve million, five hundred…"). `scaled`: said with thousand, million or billion, so a
+    count rather than a number in the question's unit. Where a scale word does not fall ("twelve
+    million thirteen million"), the number ends at the scale word before it."""
     runs, at = [], 0
     while at < len(words):
         said, stop, kept = Said(), at, None
@@ -95,7 +95,7 @@ def read_runs(words):
             word, ahead = words[stop], words[stop + 1:]
             if word == "-" and said.last == "tens" and 0 < UNITS.get(ahead[0] if ahead else "", 0) < 10 or \
                     word == "," and said.last == "scale" and ahead and said.takes(ahead[0], ahead[1:]):
-                stop += 1                               # "thirty-eight", "a million, two hundred…"
+                stop += 1                               # "twenty-two", "a million, two hundred…"
                 continue
             if not said.takes(word, ahead):
                 if word in SCALES and kept and said.last != "scale":

@@ -4,7 +4,7 @@ Numbers as typed: "12.5", "12,500,000", "12 500 000", "12'500'000", "12.500.000"
 decimal comma), "1.25e7", in words ("twelve point five million": grader/quiz/number_words.py),
 with a suffix ("12.5M", "12.5 million", "12k", "0.0125B") or "× 10^7" / "·10⁷". Which mark
 separates thousands is read from the answer's own numbers: several groups of three ("12.500.000")
-or both marks ("12.500,5") show it, and so does a decimal mark ("38,6"); "12,500" alone is a
+or both marks ("12.500,5") show it, and so does a decimal mark ("12,5"); "12,500" alone is a
 thousands comma and "12.500" a decimal point. A plain count (at least one unit, or with a suffix)
 is read in the question's unit: in millions "12,500,000" is 12.5. Units decide: where the
 question counts (thousands, millions, billions), a percentage or a memory size ("12.5%",
@@ -55,7 +55,7 @@ CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus
 def _tokens(raw):
     """[(kind, text, what)]: numbers as plain float text, number words and suffixes folded into
     their number; a number's `what` is "suffixed" (a count: "12.5M"), a measure after it (MEASURES:
-    "38.6%", "38.6 GB") or None."""
+    "12.5%", "12.5 GB") or None."""
     text = SUPERSCRIPT.sub(lambda m: "^" + m.group().translate(SUPERSCRIPTS), str(raw))
     text = unicodedata.normalize("NFKC", text).casefold()
     found = _said([(m.lastgroup, m.group()) for m in TOKEN.finditer(text)])
@@ -107,9 +107,9 @@ def _measure(word, after):
 
 def _decimal_mark(numerals):
     """The decimal mark the answer's own numbers show, "," or ".", or None where they show none
-    or both: a mark between groups of three repeated ("38.597.376") or before the other mark
-    ("38,597.5") separates thousands, so the other is decimal; a mark followed by other than three
-    digits ("38,6"), or after a leading zero or four digits ("0,597", "3859,737"), is decimal."""
+    or both: a mark between groups of three repeated ("12.500.000") or before the other mark
+    ("12,500.5") separates thousands, so the other is decimal; a mark followed by other than three
+    digits ("12,5"), or after a leading zero or four digits ("0,125", "1250,125"), is decimal."""
     shown = set()
     for numeral in numerals:
         mantissa = numeral.split("e")[0]
@@ -124,8 +124,8 @@ def _decimal_mark(numerals):
 
 
 def _digits(text, decimal):
-    """'12,500,000' -> '12500000.0', '38.597.376' -> '38597376.0', '12,5' -> '12.5'; '38,597' is
-    38597 and '38.597' is 38.597, unless the answer's other numbers show the other `decimal` mark."""
+    """'12,500,000' -> '12500000.0', '12.500.000' -> '12500000.0', '12,5' -> '12.5'; '12,500' is
+    12500 and '12.500' is 12.5, unless the answer's other numbers show the other `decimal` mark."""
     mantissa, _, exponent = text.partition("e")
     mantissa = re.sub(r"[ '’_]", "", mantissa)
     marks = re.findall(r"[.,]", mantissa)
@@ -188,7 +188,7 @@ def _values(toks, unit):
                     measure = (measure[0], None)
                 whole = found and found[-1][4] and found[-1][4][0] == "a percentage" and since == ["of"]
                 found.append((number / unit if unit > 1 and counted else number, "explain" if whole else mode,
-                              since, plain, measure))                 # "31% of 124M": 124M explains
+                              since, plain, measure))                 # "10% of 125M": 125M explains
                 at, since = stop, []
                 continue
         if word in SENTENCE_ENDS or word in (",", "but"):
@@ -205,7 +205,7 @@ def _values(toks, unit):
 
 def _chains(found):
     """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated; a
-    count and a measure never chain ("38.6M ≈ 154 MB" states both)."""
+    count and a measure never chain ("12.5M ≈ 50 MB" states both)."""
     chains = []
     for number, mode, since, plain, measure in found:
         if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]):
@@ -226,7 +226,7 @@ def read_number(question, raw):
     quoted = {float(token[1]) for token in _tokens(question.prompt) if token[0] == "num"}
     measured = [chain for chain in asserted if chain[4]] if question.unit in UNITS else []
     asserted = [chain for chain in asserted if chain not in measured]
-    if measured and not asserted:               # "38.6%", "38.6 GB": what it gives is not a count
+    if measured and not asserted:               # "12.5%", "12.5 GB": what it gives is not a count
         kind, shown = measured[-1][4]
         return Reading(None, f"it gives {kind}{f' ({shown})' if shown else ''}, not a count in {question.unit}s")
     working = [chain for chain in asserted if chain[3] is not None and chain[3] in quoted]
