@@ -1,20 +1,20 @@
 """Which choices an answer names, asserted or ruled out: by letter, by text, or both.
 
-A letter is a choice's key standing as a letter: bracketed or before ")", ":", a dash or the
-end ("(d) Adam", "d)", "d - Adam", "d."), first before a bracket ("a (because…)"), after a cue
+A letter is a choice's key standing as a letter: bracketed or before ")", ":", a dash or the end
+("(d) Adam", "d)", "d - Adam", "d."), first before a bracket ("a (because…)"), after a cue
 ("option d", "the answer is a"), before a verdict ("a true, c is false"), in a list of keys
 ("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than standing
-alone, since they are words too. A choice
-is named by text when the answer holds one of its `aliases`, enough of the words only it has (one
-of up to three, else two), or only words of it ("stochastic gradient descent"), a word of five
-letters or more one edit from one of theirs counting as it ("stochastic gradeint descent"). In a sentence,
-what follows "not", "unlike", "rather than"... up to the next comma is ruled out; what follows
-"because", "which"... up to the sentence's end (or its bracket's close) explains and names
-nothing, not even what it rules out ("b (because, unlike a, it…)" names b), and so does a bracket
-that gives a reason rather than a choice's name ("d (SGD would be slower)"; "d (SGD)" and
-"d (SGD works too)" name b); a letter's text is only what is asserted after it; "b and e are false"
-rules out the mentions of its own clause only ("a, c, d - b and e are false"); after "all" an
-"except" or "but" takes choices out of all of them.
+alone, since they are words too. A choice is named by text when the answer holds one of its
+`aliases`, enough of the words only it has (one of up to three, else two), or only words of it
+("stochastic gradient descent"), a word of five letters or more one edit from one of theirs
+counting as it ("stochastic gradeint descent"). In a sentence, what follows "not", "unlike",
+"rather than"... up to the next comma is ruled out; what follows "because", "which"... up to the
+sentence's end (or its bracket's close) explains and names nothing, not even what it rules out
+("b (because, unlike a, it…)" names b), and so does a bracket that gives a reason rather than a
+choice's name ("d (SGD would be slower)"; "d (SGD)" and "d (SGD works too)" name b); a letter's
+text is only what is asserted after it; "b and e are false" rules out the mentions of its own
+clause only ("a, c, d - b and e are false"); after "all" an "except" or "but" takes choices out
+of all of them.
 
 The reading: one choice named (single) or the set named (multiple) is the answer; two named for
 one answer, a letter whose text is another choice's, only choices ruled out, or "x or y" for a

@@ -139,8 +139,9 @@ class Rules:
             {word for phrases in key.names.values() for phrase in phrases for word in _words(phrase)}
         self.vocabulary = self.targets | {word for phrase in [*NEGATORS, *WORD_OPERATORS] for word in phrase} | \
             BOUNDARIES | PREPOSITIONS | GLUE | ARTICLES | SYMBOLS | set(FUNCTIONS) | set(self.variables)
-        self.others = {word for phrases in key.others.values() for phrase in phrases for word in _words(phrase)} - \
-            {word for phrase in [*key.words, *key.neutral] for word in _words(phrase)}
+        self.other_words = {word for phrases in key.others.values() for phrase in phrases
+                            for word in _words(phrase)} - {word for phrase in [*key.words, *key.neutral]
+                                                           for word in _words(phrase)}
         self.phrases = _index(self.phrases)
 
     def tokens(self, text):
@@ -175,7 +176,7 @@ class Rules:
         if len(word) < 4:
             return word
         near = [known for known in self.targets if one_edit(word, known) and
-                (len(known) >= MENDED and len(word) >= MENDED or len(known) >= 3 and known in self.others)]
+                (len(known) >= MENDED and len(word) >= MENDED or len(known) >= 3 and known in self.other_words)]
         return near[0] if len(near) == 1 else word
 
     def tree(self, tokens):
