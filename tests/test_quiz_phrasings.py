@@ -2,9 +2,10 @@
 sets, numbers, arithmetic, dashes and hedges; thousands separators by the answer's own evidence,
 numbers in words, units that are no count, negations and verdicts scoped to their own choices,
 reasons that name no choice, symbols multiplied, one-edit typos: each marked as a teacher would,
-every leniency beside wrong answers it must still refuse. An answer a teacher
-would mark is never refused: a hedge, a choice ruled out or a letter whose text is another choice's
-is judged wrong with its reason, the same at the terminal, in an answers file and in a class export."""
+every leniency beside wrong answers it must still refuse. An answer a teacher would mark is never
+refused: a hedge, a choice ruled out, a letter whose text is another choice's or a percentage given
+for a count is judged wrong with its reason, the same at the terminal, in an answers file and in a
+class export."""
 import csv
 
 import pytest
