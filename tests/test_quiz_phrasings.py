@@ -87,6 +87,8 @@ TABLE = [
     ("table-size", "38'597'376", True, ""), ("table-size", "38\u2009597\u2009376", True, ""),
     ("table-size", "38.597.376,0", True, ""), ("table-size", "38,597,376.0", True, ""),
     ("table-size", "38.597", True, ""), ("table-size", "38,597", False, ""),
+    ("table-size", "38,597 Mio.", True, ""), ("table-size", "38.597 Mio.", True, ""),
+    ("table-size", "38,597 Millionen Parameter", True, ""), ("table-size", "38,597 million", False, ""),
     ("table-size", "38.597.376 ≈ 38,6 Mio", True, ""), ("table-size", "38,597 (38.597.376)", True, ""),
     ("table-size", "38.597.376 ≈ 38.597 thousand", True, ""), ("table-size", "38.597.3761", False, ""),
     ("table-size", "3.859.737", False, ""), ("table-size", "385.973.760", False, ""),

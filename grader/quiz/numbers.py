@@ -39,6 +39,8 @@ MEASURES = dict.fromkeys(["%", "‰", "percent", "percentage", "pct"], "a percen
     ["byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "kilobyte", "kilobytes", "megabyte",
      "megabytes", "gigabyte", "gigabytes", "terabyte", "terabytes", "bit", "bits"], "a memory size") | dict.fromkeys(
     ["flop", "flops", "mflops", "gflops", "tflops", "pflops", "flos"], "an amount of compute")
+COMMA_WORDS = {"mio", "mrd", "millionen", "milliarden", "millones", "milioni", "miljoen", "mia", "milliard",
+               "milliards"}             # scale words of languages that write a decimal comma
 SUPERSCRIPT = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 SEPARATORS = ",. '’_"                    # between groups of three digits (spaces are NFKC-folded)
@@ -60,6 +62,8 @@ def _tokens(raw):
     text = unicodedata.normalize("NFKC", text).casefold()
     found = _said([(m.lastgroup, m.group()) for m in TOKEN.finditer(text)])
     decimal = _decimal_mark([word for kind, word in found if kind == "num"])
+    if decimal is None and any(kind == "word" and word in COMMA_WORDS for kind, word in found):
+        decimal = "comma words"     # "12,500 Mio": the comma is decimal, "12.500 Mio" still a point
     out = []
     for at, (kind, word) in enumerate(found):
         if kind == "num":
@@ -125,14 +129,16 @@ def _decimal_mark(numerals):
 
 def _digits(text, decimal):
     """'12,500,000' -> '12500000.0', '12.500.000' -> '12500000.0', '12,5' -> '12.5'; '12,500' is
-    12500 and '12.500' is 12.5, unless the answer's other numbers show the other `decimal` mark."""
+    12500 and '12.500' is 12.5, unless the answer's other numbers show the other `decimal` mark (or,
+    for a comma, a scale word of a language that writes a decimal comma: "12,500 Mio")."""
     mantissa, _, exponent = text.partition("e")
     mantissa = re.sub(r"[ '’_]", "", mantissa)
     marks = re.findall(r"[.,]", mantissa)
     if len(set(marks)) == 2 or len(marks) >= 2:
         point = marks[-1] if len(set(marks)) == 2 else None
-    elif marks and re.fullmatch(r"[1-9]\d{0,2}[.,]\d{3}", mantissa):
-        point = marks[0] if marks[0] == (decimal or ".") else None
+    elif marks and re.fullmatch(r"[1-9]\d{0,2}[.,]\d{3}", mantissa):        # "12,500" or "12.500"
+        comma_decimal = decimal == "," or decimal == "comma words" and marks[0] == ","
+        point = marks[0] if (marks[0] == ",") == comma_decimal else None
     else:
         point = marks[0] if marks else None
     whole, _, fraction = mantissa.rpartition(point) if point else (mantissa, "", "")
