@@ -5,10 +5,11 @@ decimal comma), "1.25e7", in words ("twelve point five million": grader/quiz/num
 with a suffix ("12.5M", "12.5 million", "12k", "0.0125B") or "× 10^7" / "·10⁷". Which mark
 separates thousands is read from the answer's own numbers: several groups of three ("12.500.000")
 or both marks ("12.500,5") show it, and so does a decimal mark ("12,5"); "12,500" alone is a
-thousands comma and "12.500" a decimal point. A plain count (at least one unit, or with a suffix)
-is read in the question's unit: in millions "12,500,000" is 12.5. Units decide: where the
-question counts (thousands, millions, billions), a percentage or a memory size ("12.5%",
-"12.5 GB") is no count, and beside a count it is an aside ("12.5M (50 MB in float32)").
+thousands comma (a decimal one beside "Mio", "millones"...) and "12.500" a decimal point. A plain
+count (at least one unit, or with a suffix) is read in the question's unit: in millions
+"12,500,000" is 12.5. Units decide: where the question counts (thousands, millions, billions), a
+percentage, a memory size or an amount of compute ("12.5%", "12.5 GB", "12.5 GFLOPs") is no count,
+and beside a count it is an aside ("12.5M (50 MB in float32)", "12.5M ≈ 50 MB").
 Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2500" is a count;
 in "5000 × 2500 = 12,500,000 ≈ 12.5M" the last value of the chain is the one stated. Numbers after
 "because", "since"... explain, and those of the prompt quoted beside another number are working.
@@ -16,7 +17,7 @@ A dash between numbers is a minus, except an en or em dash, or "-" from a smalle
 larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out.
 
 One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range,
-only numbers ruled out, or only a percentage or memory size is judged wrong with the reason; no
+only numbers ruled out, or only a measure that is no count is judged wrong with the reason; no
 number at all is an AnswerError.
 """
 import math
