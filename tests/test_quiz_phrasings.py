@@ -168,6 +168,16 @@ TABLE = [
     ("rope-score", "the summ", False, "is not the quantity asked for"),
     ("rope-score", "the differnce, either way", True, ""),
     ("rope-score", "the prodcut", False, "is not the quantity asked for"),
+    # a reason after the answer names no candidate, unless it hedges
+    ("rope-score", "m - n (because the absolute positions cancel)", True, ""),
+    ("rope-score", "the difference, since the absolute positions cancel out", True, ""),
+    ("rope-score", "m-n, whereas absolute position is lost", True, ""),
+    ("rope-score", "because of their difference", True, ""), ("rope-score", "m - n, since it is not m + n", True, ""),
+    ("rope-score", "the sum (because the difference cancels)", False, "is not the quantity asked for"),
+    ("rope-score", "the difference, because it could also be the sum", False, "more than one candidate"),
+    ("rope-score", "m - n (because maybe m + n)", False, "more than one candidate"),
+    ("rope-score", "m - n (since absolute positions cancel) or m + n", False, "more than one candidate"),
+    ("rope-score", "m - n. The sum cancels.", False, "more than one candidate"),
     # symbols written together are multiplied
     ("rope-score", "mθ - nθ", True, ""), ("rope-score", "m θ - n θ", True, ""), ("rope-score", "nθ − mθ", True, ""),
     ("rope-score", "mtheta - ntheta", True, ""), ("rope-score", "2mθ - 2nθ", True, ""),

@@ -16,7 +16,8 @@ another candidate ("summ"), and never a letter or a number. Scanning it, every p
 of the key and every expression in its variables is a mention of a candidate: the answer, one of
 the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
 "rather than", "instead of"... up to the next punctuation or "but" is ruled out; one in the
-argument of another ("the ratio of their sums") is not a candidate.
+argument of another ("the ratio of their sums") is not a candidate, nor is one in a reason given
+after a candidate ("a - b, because their sums cancel") unless the reason hedges ("or", "also").
 The answer is right when it names the answer and no other candidate, does not rule it out, and is
 not a bare list of three or more phrases; when wrong, `why` says which of these it broke.
 """
@@ -35,6 +36,8 @@ NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",),
             ("irrespective", "of")]
 BOUNDARIES = {"but", "only", "just", "whereas", "yet", "however"}     # end what a negation rules out
 PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio of X": X an argument
+HEDGES = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either",
+          "alternatively", "equally"}                                  # a reason with one still names
 GLUE = {"and", "or", "&"}                                              # what a bare list has between items
 ARTICLES = {"the", "a", "an"}
 MATH = {"num", "sym", "fn", "op", "open", "bar"}
@@ -103,6 +106,7 @@ def _replace(tokens, index):
 
 OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.items()})
 NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
+REASONS = {_word(word) for word in ("because", "since", "cause", "whereas", "while", "whereby", "given")}
 
 
 def _words(phrase, keep=()):
@@ -196,12 +200,24 @@ class Rules:
 
 def mentions(rules, text):
     """(candidate, ruled_out, "words" or "expression") for each mention in the answer, and how many
-    of its words name no candidate."""
+    of its words name no candidate. After an answer is named, a reason ("because", "since",
+    "whereas"... up to the sentence's end or its bracket's close) names no candidate: "m - n,
+    because the absolute positions cancel" names one; a reason that hedges ("or", "also",
+    "maybe"...) still does."""
     tokens, found, other_words = rules.tokens(text), [], 0
     ruled_out = argument = False
-    at = 0
+    at, depth, reason = 0, 0, None             # reason: (its bracket depth, hedged, its mentions)
     while at < len(tokens):
         kind, word = tokens[at]
+        depth += (kind == "open") - (kind == "close")
+        if reason and (word in (".", ";", "!", "?") or depth < reason[0]):
+            found += reason[2] if reason[1] else []
+            reason = None
+        elif reason is None and word in REASONS and any(not ruled for _, ruled, _ in found):
+            reason = (depth, False, [])
+        elif reason and word in HEDGES:
+            reason = (reason[0], True, reason[2])
+        into = reason[2] if reason else found
         if kind in ("stop", "close") or word in BOUNDARIES or word == "or":
             ruled_out, argument = ruled_out and word == "or", False
             at += 1
@@ -217,20 +233,21 @@ def mentions(rules, text):
                 if is_operation(tree) and symbols_of(tree) & set(rules.variables) and not argument:
                     shown = "".join(f" {text} " if text in "+-" else text for _, text in tokens[at:stop])
                     shown = shown if len(shown) <= 40 else shown[:40] + "…"
-                    found.append((rules.candidate(tree, shown), ruled_out, "expression"))
+                    into.append((rules.candidate(tree, shown), ruled_out, "expression"))
+                depth += sum((kind == "open") - (kind == "close") for kind, _ in tokens[at + 1:stop])
                 at = stop
                 continue
         length, concept = _match(tokens, at, rules.phrases)
         if length:
             if concept and not argument:
-                found.append((concept, ruled_out, "words"))
+                into.append((concept, ruled_out, "words"))
                 argument = at + length < len(tokens) and tokens[at + length][1] in PREPOSITIONS
             other_words += concept is None
             at += length
             continue
         other_words += kind == "word" and word not in GLUE
         at += 1
-    return found, other_words
+    return found + (reason[2] if reason and reason[1] else []), other_words
 
 
 def judge(answer, key_rules):
