@@ -201,9 +201,9 @@ class Rules:
 def mentions(rules, text):
     """(candidate, ruled_out, "words" or "expression") for each mention in the answer, and how many
     of its words name no candidate. After an answer is named, a reason ("because", "since",
-    "whereas"... up to the sentence's end or its bracket's close) names no candidate: "m - n,
-    because the absolute positions cancel" names one; a reason that hedges ("or", "also",
-    "maybe"...) still does."""
+    "whereas"... up to the sentence's end or its bracket's close) names no candidate: "a - b,
+    because their sums cancel" names one; a reason that hedges ("or", "also", "maybe"...) still
+    does."""
     tokens, found, other_words = rules.tokens(text), [], 0
     ruled_out = argument = False
     at, depth, reason = 0, 0, None             # reason: (its bracket depth, hedged, its mentions)
