@@ -2,7 +2,7 @@
 """Grade a lab or take a lesson test: `python grade.py --help`."""
 import sys
 
-from grader.preflight import problem
+from grader.learner.preflight import problem
 
 if __name__ == "__main__":
     why = problem(sys.argv[1:])
@@ -10,11 +10,11 @@ if __name__ == "__main__":
         print("error: " + why, file=sys.stderr)
         sys.exit(2)
 
-    from grader.cli import main
+    from grader.learner.cli import main
 
     code = main(sys.argv[1:])
     if "torch" in sys.modules:      # every command has closed what it opened: skip torch's teardown
-        from grader.fast_exit import exit_now
+        from grader.learner.fast_exit import exit_now
 
         exit_now(code)
     sys.exit(code)

@@ -3,7 +3,7 @@
 Each command runs N times in a fresh process on this machine, alternating with the baseline
 `python -c "import torch"`; medians are compared, with the load average (1 min) seen over the row:
 on a busy machine the ratios say less. "First on this machine" deletes what the judge keeps in
-.grade/ (grader/memo.py: its own runs of the lab's recipe) before each run; the other rows find it
+.grade/ (grader/lab_api/memo.py: its own runs of the lab's recipe) before each run; the other rows find it
 there. "The learner's copy" rows grade in a handout built by `grade.py release` (its public checks
 only). `--course DIR` times another checkout of the course instead (an older commit unpacked with
 `git archive`, say, for a before-and-after), its grade.py, reference and handout.

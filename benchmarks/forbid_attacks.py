@@ -13,10 +13,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from grader.core.runner import grade
 from grader.judge.launchers import launcher_for
 from grader.judge.zygote import Zygote
-from grader.labs import find_lab
-from grader.runner import grade
+from grader.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAD = "import sys\n\nimport torch\n\n\n"

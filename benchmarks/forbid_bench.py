@@ -1,7 +1,7 @@
 """What `forbid:` costs a grading: `python benchmarks/forbid_bench.py [--trees DIR...] [--runs N]`.
 
 In this tree (fresh processes, torch imported first, one thread): the judge's reading of its
-rules (grader/forbid_rules.py, once per process) and of a submission, the child's trap install
+rules (grader/core/forbid_rules.py, once per process) and of a submission, the child's trap install
 (grader/judge/trap.py, once per child) and one watched call against the same call unwatched.
 Then whole gradings, the median wall time of N runs of `grade.py` from each DIR (default: this
 tree; another checkout gives the figures before a change), taking turns: lab 2's positions.py,
@@ -26,7 +26,8 @@ from pathlib import Path
 import torch
 torch.set_num_threads(1)
 sys.path.insert(0, {str(ROOT)!r})
-from grader import forbid, forbid_rules
+from grader.core import forbid
+from grader.core import forbid_rules
 from grader.judge import trap
 work = Path(sys.argv[1])
 (work / "given.py").write_text("import torch\\n\\ndef normalise(x):\\n    return torch.softmax(x, -1)\\n")

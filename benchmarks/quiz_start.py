@@ -23,7 +23,7 @@ from figures import Figures
 COURSE = Path(__file__).resolve().parent.parent
 ANSWERS = "table-size: 38.6M\norder: a, b and e\nmethods: ALiBi\nrope-score: the key's position minus the query's\n" \
           "tied: c\n"
-NO_TORCH = ("import sys, grader.cli; code = grader.cli.main(sys.argv[1:]); "
+NO_TORCH = ("import sys, grader.learner.cli; code = grader.learner.cli.main(sys.argv[1:]); "
             "assert not {'torch', 'sympy'} & set(sys.modules), 'imported torch or sympy'; sys.exit(code)")
 
 

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 def rounds(lab, zygote, layers, count, keep):
     """[(wall s, judge CPU s, truths CPU s)] of `count` gradings."""
-    from grader.runner import grade
+    from grader.core.runner import grade
 
     compute, spent, found = layers._change, [0.0], []
 
@@ -57,10 +57,10 @@ def main():
     args = parser.parse_args()
     import torch
 
-    from grader.checks import load_beside
     from grader.judge.launchers import launcher_for
     from grader.judge.zygote import Zygote
-    from grader.labs import find_lab
+    from grader.lab_api.checks import load_beside
+    from grader.manifest import find_lab
 
     torch.set_num_threads(1)
     lab = find_lab("lab2")

@@ -90,7 +90,7 @@ class LabResults(BaseModel):
     problems: list[str] = []        # what the learner should read first: a syntax error, a file missing
     selected: list[str] = []        # -k selections, when only part of the lab was graded
     stopped: str = ""               # why grading stopped early (the time budget ran out)
-    memos: dict[str, str] = {}      # trusted results it used: memo file -> digest (grader/memo.py)
+    memos: dict[str, str] = {}      # trusted results it used: memo file -> digest (grader/lab_api/memo.py)
     cpu_share: str = ""             # how the submission's CPU use was kept from others' (cgroup.fairness)
     attempts: int = 1               # gradings it took: a grader fault is retried once
 

@@ -1,4 +1,4 @@
-"""grader/apart.py: a lab's trusted work in a fresh process of its own, which shares no global
+"""grader/lab_api/apart.py: a lab's trusted work in a fresh process of its own, which shares no global
 state with the judge (torch's RNG above all) and does not outlive it."""
 import os
 import signal
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import torch
 
-from grader import apart
-from grader.labs import find_lab
+from grader.lab_api import apart
+from grader.manifest import find_lab
 
 WORK = '''import os, time
 import torch
@@ -52,7 +52,7 @@ def test_work_runs_apart_with_the_labs_reference(tmp_path):
 
 def test_a_judge_killed_mid_work_leaves_none_behind(tmp_path):
     note = tmp_path / "pid"
-    script = (f"from grader import apart\nwith apart.pool() as executor:\n"
+    script = (f"from grader.lab_api import apart\nwith apart.pool() as executor:\n"
               f"    apart.submit(executor, {list(map(str, folders()))!r}, {str(work(tmp_path))!r}, 'wait', "
               f"{str(note)!r}, 300).result()\n")
     judge = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parent.parent)
@@ -115,8 +115,8 @@ class ApartGrader:
 def test_a_batch_worker_may_run_work_apart(tmp_path):
     """A worker is no daemonic process, which multiprocessing forbids to start any: on a machine
     whose .grade/ lacks the recipe's runs, a batch would have failed every check of the experiments."""
+    from grader.core.submissions import Submission
     from grader.instructor.workers import grade_all
-    from grader.submissions import Submission
 
     answers = []
     job = Submission("s", tmp_path, {}, "graded")

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import memo, submissions
+from grader.core import submissions
 from grader.instructor import batch
 from grader.judge.launchers import launcher_for
-from grader.labs import find_lab
+from grader.lab_api import memo
+from grader.manifest import find_lab
 from grader.results import BatchRow, BatchSummary, Check, GradescopeResults, LabResults, StudentRecord
 
 ROOT = Path(__file__).parent.parent
@@ -230,7 +231,7 @@ def test_rerun_reuses_unchanged_and_regrades_changed(graded_class):
 
 
 def test_a_grade_made_with_a_memo_that_changed_since_is_not_reused(tmp_path, monkeypatch):
-    """The judge's memos (grader/memo.py) are part of what was graded: one that holds something
+    """The judge's memos (grader/lab_api/memo.py) are part of what was graded: one that holds something
     else now (found unsound, computed again) regrades those graded with it; one deleted does not."""
     monkeypatch.setattr(memo, "STATE", tmp_path / ".grade")
     monkeypatch.setattr(memo, "_memory", {})
@@ -380,7 +381,7 @@ def test_the_resume_cache_is_keyed_on_content_not_on_where_the_course_lies(lab, 
         copy(ROOT / name, clone / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
                                            if copy is shutil.copytree else {}))
     script = ("import io, sys, grader; from rich.console import Console; from grader.instructor import batch\n"
-              "from grader.labs import find_lab\n"
+              "from grader.manifest import find_lab\n"
               "def refuse(lab, todo, *_): print('regraded', sorted(s.student for s in todo)); return 1\n"
               "batch.grade_class(find_lab('lab2'), sys.argv[1], sys.argv[2], Console(file=io.StringIO()), "
               "backend=refuse); print(grader.__file__)")

@@ -5,8 +5,8 @@ import shutil
 from pathlib import Path
 
 from grader.author.check_lab import check_lab, manifest_fields
-from grader.cli import main
-from grader.labs import find_lab
+from grader.learner.cli import main
+from grader.manifest import find_lab
 
 from conftest import lab_in_form
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli
 from grader.judge.launchers import bubblewrap_works, launcher_for
+from grader.learner import cli
 from grader.results import BatchSummary, GradescopeResults, StudentRecord
 
 ROOT = Path(__file__).parent.parent

@@ -8,12 +8,12 @@ import pytest
 from rich.console import Console
 from test_deadlines import stand_in
 
-from grader.cli import main
 from grader.csvfile import read_table
 from grader.errors import QuizError, UsageError
 from grader.instructor import batch
 from grader.instructor.roster import read_roster
-from grader.labs import find_lab
+from grader.learner.cli import main
+from grader.manifest import find_lab
 
 ROWS = [["Student", "ID", "Extension"], ["José Müller", "201", "48"], ["Liddell, Alice", "202", ""]]
 ENCODINGS = ["utf-8", "utf-8-sig", "cp1252", "utf-16", "utf-16-le", "utf-16-be"]

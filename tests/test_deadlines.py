@@ -15,12 +15,12 @@ import pytest
 from pydantic import ValidationError
 from rich.console import Console
 
-from grader.cli import main
 from grader.errors import UsageError
 from grader.instructor import batch
 from grader.instructor.deadlines import assess, due_for, gradescope_time, lateness, parse_time, read_timestamps
 from grader.instructor.roster import read_roster
-from grader.labs import Deadline, find_lab
+from grader.learner.cli import main
+from grader.manifest import Deadline, find_lab
 from grader.results import BatchRow, Check, LabResults
 
 DUE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone(timedelta(hours=1)))

@@ -12,7 +12,7 @@ import pytest
 from test_batch import REFERENCE, grade_py
 
 from grader.judge.sandbox import CallFailed, Sandbox
-from grader.labs import find_lab
+from grader.manifest import find_lab
 from grader.results import BatchSummary, StudentRecord
 
 from conftest import zygote_pid

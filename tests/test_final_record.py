@@ -12,9 +12,9 @@ import pytest
 from lms_checkers import check_canvas, check_moodle
 from rich.console import Console
 
-from grader.cli import main
 from grader.instructor import batch
-from grader.labs import find_lab
+from grader.learner.cli import main
+from grader.manifest import find_lab
 from grader.results import Check, LabResults
 
 SCORES = {"ontime": 45, "late": 40, "extended": 30, "adjusted": 35}     # of 50

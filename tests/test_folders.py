@@ -10,9 +10,9 @@ import pytest
 from rich.console import Console
 from test_deadlines import stand_in
 
+from grader.core.submissions import disk_name, folder_name
 from grader.instructor import batch
-from grader.labs import find_lab
-from grader.submissions import disk_name, folder_name
+from grader.manifest import find_lab
 
 REFERENCE = Path(__file__).parent.parent / "reference" / "lab2"
 ODD = ["\u200b..", "\u200b.", "\u200b__init", "\x01" * 200, "é" * 120, "CON", "nul.txt", "a:b", "ada.", "x?",

@@ -8,11 +8,11 @@ import torch
 import yaml
 
 from grader.author.check_lab import _left_open
+from grader.core.forbid import Hit, scan, sentence
+from grader.core.forbid_rules import WATCH, left_open
 from grader.errors import LabError
-from grader.forbid import Hit, scan, sentence
-from grader.forbid_rules import WATCH, left_open
 from grader.judge import meaning
-from grader.labs import find_lab
+from grader.manifest import find_lab
 
 EXAMPLE = Path(__file__).resolve().parent / "labs" / "example"
 FORBID = Path(__file__).resolve().parent / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from grader.core.runner import grade
 from grader.judge import trap
-from grader.labs import find_lab
-from grader.runner import grade
+from grader.manifest import find_lab
 
 EXAMPLE = Path(__file__).resolve().parent / "labs" / "example"
 FORBID = Path(__file__).resolve().parent / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]

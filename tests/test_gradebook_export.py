@@ -12,9 +12,9 @@ import pytest
 from lms_checkers import Misread, check_blackboard, check_canvas, check_moodle
 from rich.console import Console
 
-from grader.cli import main
 from grader.instructor import batch
-from grader.labs import find_lab
+from grader.learner.cli import main
+from grader.manifest import find_lab
 from grader.results import BatchSummary, Check, LabResults
 
 POINTS = 10                                     # per student function: lab 2 has 5, so 50 in all

@@ -23,7 +23,7 @@ from grader.instructor import gradescope
 from grader.judge import launchers
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
-from grader.labs import find_lab
+from grader.manifest import find_lab
 from grader.results import GradescopeResults
 
 from conftest import processes_marked
@@ -165,7 +165,7 @@ import yaml
 from grader.judge.launchers import ProcessLauncher
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
-from grader.labs import find_lab
+from grader.manifest import find_lab
 lab = Path(tempfile.mkdtemp())
 (lab / "handout").mkdir()
 (lab / "handout" / "probe.py").write_text("def probe(*args):\\n    raise NotImplementedError\\n")

@@ -31,8 +31,8 @@ def test_score_visibility_keeps_the_total_and_each_hidden_check_as_lab_yaml_says
 
 
 def test_export_says_which_is_in_force(tmp_path, capsys, monkeypatch):
-    from grader.cli import main
     from grader.instructor import gradescope
+    from grader.learner.cli import main
 
     monkeypatch.setattr(gradescope, "export_gradescope", lambda lab, path, sandbox: ["setup.sh"])
     assert main(["export", "lab2", "--gradescope", str(tmp_path / "a.zip")]) == 0

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader.cli import main
+from grader.core.submissions import read_submission
 from grader.instructor import batch
-from grader.labs import find_lab
-from grader.submissions import read_submission
+from grader.learner.cli import main
+from grader.manifest import find_lab
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"
@@ -142,7 +142,7 @@ def test_pack_says_what_will_be_graded_as_the_stub_and_refuses_nothing_to_hand_i
 def test_a_packed_zip_grades_in_a_batch_as_its_folder_does(lab, tmp_path):
     """pack, then the zip as a learner's upload nests in an LMS download, graded by batch: the same
     score as single grading of the folder (the grade is a function of the files the reader gives)."""
-    from grader.runner import grade
+    from grader.core.runner import grade
 
     put(tmp_path / "mine" / "positions.py", (REFERENCE / "positions.py").read_bytes())
     put(tmp_path / "mine" / "invariance.py", (ROOT / "tests" / "submissions" / "mean_not_sum" /

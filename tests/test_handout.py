@@ -16,7 +16,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from grader.preflight import problem
+from grader.learner.preflight import problem
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"

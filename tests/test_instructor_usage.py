@@ -2,7 +2,7 @@
 status 2, never a traceback (IsADirectoryError, FileExistsError) or "please report it"."""
 import pytest
 
-from grader.cli import main
+from grader.learner.cli import main
 from grader.results import BatchSummary
 
 

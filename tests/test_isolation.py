@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.core.runner import grade
 from grader.judge.launchers import bubblewrap_works, course_traces, launcher_for, namespace_works, python_prefixes
 from grader.judge.linux import CHILD_OOM_SCORE, CLONE_NEWNET, ZYGOTE_OOM_SCORE
 from grader.judge.sandbox import CallFailed, Sandbox
 from grader.judge.zygote import Zygote
-from grader.labs import ROOT, find_lab
-from grader.runner import grade
+from grader.manifest import ROOT, find_lab
 
 from conftest import processes_marked, zygote_pid
 
@@ -553,7 +553,7 @@ from pathlib import Path
 from grader.judge.launchers import ProcessLauncher
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
-from grader.labs import find_lab
+from grader.manifest import find_lab
 lab, probe, *acts = sys.argv[1:]
 zygote = Zygote(ProcessLauncher())
 box = Sandbox(find_lab(lab), {"probe.py": Path(probe).read_bytes()}, zygote)

@@ -17,7 +17,7 @@ import pytest
 import torch
 from test_lab2_model import load_handout
 
-from grader import apart
+from grader.lab_api import apart
 
 ROOT = Path(__file__).parent.parent
 SUBMISSIONS = Path(__file__).parent / "submissions"
@@ -219,7 +219,7 @@ def test_models_in_each_others_fields_are_named_so():
     spec.loader.exec_module(provenance)
     from dataclasses import asdict
 
-    from grader.checks import CheckFailed
+    from grader.lab_api.checks import CheckFailed
 
     model, tasks = load_handout()
     given = SimpleNamespace(model=model, tasks=tasks)

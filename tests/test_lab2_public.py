@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_lab2_grading import GROUPS, MUTANTS, hint_words, mutant_folder
 
-from grader.labs import find_lab
-from grader.runner import grade
+from grader.core.runner import grade
+from grader.manifest import find_lab
 
 ROOT = Path(__file__).parent.parent
 SUBMISSIONS = Path(__file__).parent / "submissions"

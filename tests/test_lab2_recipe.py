@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import apart, memo
-from grader.labs import find_lab
-from grader.plugin import Reference
+from grader.core.plugin import Reference
+from grader.lab_api import apart, memo
+from grader.manifest import find_lab
 
 ROOT = Path(__file__).parent.parent
 RECIPE = ROOT / "grader/labs/lab2/public/recipe.py"
@@ -77,7 +77,7 @@ def test_each_run_of_the_recipe_is_trained_once_for_both_experiments(quiet):
 
 @pytest.fixture(scope="module")
 def grade_lab2(lab2, zygote):
-    from grader.runner import grade
+    from grader.core.runner import grade
 
     def run(submission, select):
         zygote.reset()

@@ -1,15 +1,14 @@
-"""grader/lab_api.py: a lab's trusted work starts only when asked for, once per value however many
+"""grader/lab_api/: a lab's trusted work starts only when asked for, once per value however many
 checks and threads ask, is kept across gradings and read back only once checked; its failure is
-the grader's fault. The work itself is faked here (grader/apart.py has its own tests)."""
+the grader's fault. The work itself is faked here (grader/lab_api/apart.py has its own tests)."""
 import contextlib
 import threading
 from concurrent.futures import Future
 
 import pytest
 
-from grader import apart, memo
 from grader.judge.channel import CallFailed
-from grader.lab_api import TrustedWork, after
+from grader.lab_api import TrustedWork, after, apart, memo
 
 
 class Calls(list):

@@ -1,4 +1,4 @@
-"""grader/memo.py: what the judge computes once, kept in memory and on disk, never trusted blindly."""
+"""grader/lab_api/memo.py: what the judge computes once, kept in memory and on disk, never trusted blindly."""
 import hashlib
 import io
 from concurrent.futures import Future
@@ -6,7 +6,7 @@ from concurrent.futures import Future
 import pytest
 import torch
 
-from grader import memo
+from grader.lab_api import memo
 
 
 @pytest.fixture(autouse=True)

@@ -11,8 +11,8 @@ import pytest
 from grader.author import mutants
 from grader.author.mutate import KINDS
 from grader.author.mutate import mutants as mutate
-from grader.cli import main
-from grader.labs import find_lab
+from grader.learner.cli import main
+from grader.manifest import find_lab
 
 EXAMPLE = Path(__file__).resolve().parent / "labs" / "example"
 SOURCE = '''"""A module."""

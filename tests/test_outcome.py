@@ -1,10 +1,10 @@
-"""A check's Outcome is a value decided from what it raised alone (grader/outcome.py): its status
+"""A check's Outcome is a value decided from what it raised alone (grader/core/outcome.py): its status
 and words, and its effects on the checks after it, which the plugin applies."""
 from types import SimpleNamespace
 
-from grader.checks import CheckFailed
+from grader.core.outcome import Blocked, Outcome, outcome
 from grader.judge.sandbox import CallFailed
-from grader.outcome import Blocked, Outcome, outcome
+from grader.lab_api.checks import CheckFailed
 
 LAB = SimpleNamespace(functions={"f": "a.py", "g": "a.py"},
                       exception_hint=lambda raised: "mind the shapes" if "shape" in raised else "")

@@ -7,14 +7,14 @@ import pytest
 import yaml
 from rich.console import Console
 
+from grader.core.runner import grade
 from grader.errors import LabError
-from grader.labs import find_lab
-from grader.report import render
-from grader.runner import grade
+from grader.learner.report import render
+from grader.manifest import find_lab
 
 CHECKS = '''import pytest
 
-from grader.checks import expect
+from grader.lab_api.checks import expect
 
 
 @pytest.mark.grade(points=1, tags=["add"])
@@ -87,7 +87,7 @@ def test_depends_names_functions_of_the_lab(toy):
 
 REPR_COUNTED = '''import pytest
 
-from grader.checks import expect
+from grader.lab_api.checks import expect
 
 REPRS = []
 

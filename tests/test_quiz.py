@@ -217,9 +217,9 @@ def test_terminal_quiz_ctrl_c_keeps_answers_and_continues(fresh_course):
 
 def test_quiz_path_never_imports_torch(tmp_path, course):
     answers = answers_file(tmp_path, RIGHT)
-    script = ("import sys; import grader.quiz.model, grader.quiz.terminal, grader.cli\n"
+    script = ("import sys; import grader.quiz.model, grader.quiz.terminal, grader.learner.cli\n"
               "assert 'torch' not in sys.modules, 'imported torch'\n"
-              f"code = grader.cli.main(['quiz', 'lab2', '--answers', {str(answers)!r}])\n"
+              f"code = grader.learner.cli.main(['quiz', 'lab2', '--answers', {str(answers)!r}])\n"
               "assert not {'torch', 'sympy'} & set(sys.modules), 'grading a quiz imported torch or sympy'\n"
               "sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", script], cwd=course, capture_output=True, text=True)

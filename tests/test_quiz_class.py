@@ -115,7 +115,7 @@ def page_passes(out):
 def test_report_and_quiz_class_read_one_export_alike(lab2, tmp_path, capsys):
     """report --quiz on a UTF-16 semicolon export shows the passes quiz --class finds in it, and
     the same again given the gradebook quiz --class wrote."""
-    from grader.cli import main
+    from grader.learner.cli import main
 
     out, export = class_export(lab2, tmp_path)
     code, said, book, _ = grade_file(tmp_path, capsys, export.read_bytes())
@@ -145,7 +145,7 @@ def test_batch_reads_the_export_and_the_gradebook_alike(lab2, tmp_path, capsys):
 
 
 def test_a_file_with_no_student_of_the_class_is_an_error(lab2, tmp_path, capsys):
-    from grader.cli import main
+    from grader.learner.cli import main
 
     out, _ = class_export(lab2, tmp_path)
     other = tmp_path / "other.csv"

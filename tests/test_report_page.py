@@ -14,9 +14,9 @@ from urllib.parse import unquote
 import pytest
 from synthetic_class import lesson_class, make_class
 
-from grader.cli import main
 from grader.instructor.page import classdata, feedback, write_report
-from grader.labs import Lab
+from grader.learner.cli import main
+from grader.manifest import Lab
 from grader.quiz.model import load_quiz
 from grader.results import BatchRow, BatchSummary
 

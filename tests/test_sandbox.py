@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.core.runner import grade
 from grader.judge import launchers
 from grader.judge.cgroup import Cgroup, judge_id
 from grader.judge.channel import Child
 from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote, let_go
-from grader.labs import find_lab
-from grader.runner import grade
+from grader.manifest import find_lab
 
 from conftest import processes_marked
 

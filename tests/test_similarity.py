@@ -8,7 +8,7 @@ from pathlib import Path
 from synthetic_class import COPIED, lesson_class
 
 from grader.instructor import similarity
-from grader.labs import Manifest
+from grader.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "lab2"

@@ -8,7 +8,7 @@ import pytest
 from grader.errors import QuizError, UsageError
 from grader.instructor.deadlines import read_timestamps
 from grader.instructor.roster import read_roster
-from grader.labs import find_lab
+from grader.manifest import find_lab
 from grader.quiz.model import load_quiz
 from grader.quiz.responses import read_class
 from grader.times import Order, orders, parse_time, read_column

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from grader.instructor.batch import lab_fingerprint
-from grader.labs import find_lab
+from grader.manifest import find_lab
 from grader.results import BatchSummary, GradescopeResults
 
 ROOT = Path(__file__).parent.parent
@@ -40,7 +40,7 @@ def double(a):
 HIDDEN = '''"""Hidden checks of adder.py (toy-hidden-marker)."""
 import pytest
 
-from grader.checks import expect
+from grader.lab_api.checks import expect
 
 
 @pytest.mark.grade(points=2, tags=["add"])
@@ -61,7 +61,7 @@ def test_double(student, record_property):
 '''
 PUBLIC = '''import pytest
 
-from grader.checks import expect
+from grader.lab_api.checks import expect
 
 
 @pytest.mark.grade(points=1, tags=["add"])

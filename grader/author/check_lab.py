@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from grader import forbid, forbid_rules
+from grader.core import forbid, forbid_rules
 from grader.errors import GraderError
-from grader.labs import DoneWhen, Manifest
+from grader.manifest import DoneWhen, Manifest
 
 
 class Collected(NamedTuple):
@@ -108,7 +108,7 @@ class _Collector:
 
 def collect(lab):
     """([Collected], problems) of the lab's checks, collected by pytest, not run."""
-    from grader.runner import run_pytest
+    from grader.core.runner import run_pytest
 
     collector = _Collector(lab)
     run_pytest(lab, [collector], "--collect-only")
@@ -158,9 +158,9 @@ def _coverage(lab, checks, notes):
 # -- by grading ---------------------------------------------------------------------------------------
 def _graded(lab, zygote):
     """The reference must earn every point; the pristine stubs none, each function not implemented."""
+    from grader.core.runner import grade
     from grader.judge.launchers import launcher_for
     from grader.judge.zygote import Zygote
-    from grader.runner import grade
 
     own = zygote is None
     zygote = zygote or Zygote(launcher_for("auto"))

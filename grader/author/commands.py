@@ -1,9 +1,9 @@
-"""The course author's commands (check-lab, mutants): grader/cli.py finds them here; a learner's
+"""The course author's commands (check-lab, mutants): grader/learner/cli.py finds them here; a learner's
 copy ships no grader/author/."""
 import argparse
 
 from grader.errors import UsageError
-from grader.labs import find_lab
+from grader.manifest import find_lab
 
 COMMANDS = {}
 

@@ -9,7 +9,7 @@
     OUT/rows.json                         every row with its submission time: what `grade.py gradebook` reads
 Students' folders live apart from the gradebook's files, so no student's name can replace them.
 
-Submissions are read as data only, by grader/submissions.py. Student code runs only in the children of each
+Submissions are read as data only, by grader/core/submissions.py. Student code runs only in the children of each
 worker's zygote. A worker imports torch once, keeps one zygote for its life and resets it
 between submissions. Each result is written as soon as it comes back, so a rerun (or a run after
 Ctrl-C) grades only the students whose files, or the lab, changed since.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from grader import memo
+from grader.core.submissions import GRADABLE, class_entries, folder_name, list_submissions
 from grader.errors import UsageError
 from grader.files import write_atomic
 from grader.identity import identity
@@ -30,9 +30,9 @@ from grader.instructor.page import write_report
 from grader.instructor.roster import read_quiz, read_roster
 from grader.instructor.workers import grade_all
 from grader.judge.launchers import launcher_for
-from grader.labs import ENGINE, engine_files
+from grader.lab_api import memo
+from grader.manifest import ENGINE, engine_files
 from grader.results import BatchRow, LabResults, StudentRecord, one_line, printable
-from grader.submissions import GRADABLE, class_entries, folder_name, list_submissions
 
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 

@@ -22,7 +22,7 @@ from collections import deque
 from pathlib import Path
 
 from grader.instructor.workers import WarmGrader
-from grader.labs import ENGINE, LabError, engine_files, find_lab
+from grader.manifest import ENGINE, LabError, engine_files, find_lab
 from grader.root import ROOT
 
 LOCAL = "local"                 # --ray without an address

@@ -1,15 +1,15 @@
-"""The instructor's commands (batch, release, report, export, gradebook, adjust): grader/cli.py finds them
+"""The instructor's commands (batch, release, report, export, gradebook, adjust): grader/learner/cli.py finds them
 here, so that a learner's copy, which ships no grader/instructor/, has none of them."""
 import argparse
 import functools
 
 from rich.markup import escape
 
-from grader.cli import NOT_GRADED_STATUS, grading_options
 from grader.errors import LabError, UsageError
 from grader.identity import identity
 from grader.instructor.lms import FORMATS
-from grader.labs import find_lab
+from grader.learner.cli import NOT_GRADED_STATUS, grading_options
+from grader.manifest import find_lab
 from grader.results import one_line
 
 COMMANDS = {}
@@ -56,8 +56,8 @@ def timing_options(parser):
 
 
 def run_batch(args, console):
-    from grader import report
     from grader.instructor import batch, paths, workers
+    from grader.learner import report
 
     lab = find_lab(args.lab)
     paths.existing_folder("SUBMISSIONS", args.submissions, "the class folder (a folder of student folders and .zips)")

@@ -121,7 +121,7 @@ def follow(out, lab, decided, quiz=None):
 # -- the command ------------------------------------------------------------------------------------------
 def _batch_lab(summary):
     """The lab a batch graded, where this course has it (its quiz grades a form's responses)."""
-    from grader.labs import find_lab
+    from grader.manifest import find_lab
 
     try:
         return find_lab(summary.lab)
@@ -149,7 +149,7 @@ def policy(lab, overrides):
     """lab.yaml's deadline with the command line's `overrides` (fields of labs.Deadline) over it."""
     from pydantic import ValidationError
 
-    from grader.labs import Deadline
+    from grader.manifest import Deadline
 
     base = lab.manifest.deadline if lab else None
     if not overrides:

@@ -19,7 +19,7 @@ from pathlib import Path
 from grader.errors import SetupError
 from grader.instructor import deadlines
 from grader.instructor.release import CPU_TORCH, dependencies, stage
-from grader.labs import find_lab
+from grader.manifest import find_lab
 from grader.results import GradescopeTest
 
 # No index is waited on for minutes, nothing built from source, nothing compiled ahead (the
@@ -169,8 +169,8 @@ def check_sandbox(root, lab_name, mode="auto"):
     """setup.sh's last step: lock the judge's files, then grade the lab's stubs (one function's
     checks) in the strongest sandbox, then in the next if that fails; keep the one that worked
     in source/sandbox.txt. Exit status 1, saying why, when none did."""
+    from grader.core.runner import grade
     from grader.judge.zygote import Zygote
-    from grader.runner import grade
 
     root = Path(root)
     lock_judge_files(root)
@@ -215,11 +215,11 @@ def autograde(root, lab_name, sandbox="auto"):
     stdout): Gradescope then shows a failed run to regrade, not a 0 for the student. The sandbox
     it graded in is said in extra_data and on stdout.
     """
+    from grader.core.runner import grade
+    from grader.core.submissions import GRADABLE, read_submission
     from grader.instructor.gradebook import not_graded
     from grader.judge.sandbox import write_files
     from grader.judge.zygote import Zygote
-    from grader.runner import grade
-    from grader.submissions import GRADABLE, read_submission
 
     root = Path(root)
     lock_judge_files(root)          # before any student code runs

@@ -20,7 +20,7 @@ from grader.errors import UsageError
 from grader.files import write_atomic
 from grader.identity import identity, shown
 from grader.instructor import deadlines
-from grader.labs import Deadline
+from grader.manifest import Deadline
 from grader.results import Adjustment, BatchRow
 
 RECORD = "final.json"

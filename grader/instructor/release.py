@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from grader.errors import LabError, UsageError
-from grader.labs import ENGINE, engine_files, find_lab
+from grader.manifest import ENGINE, engine_files, find_lab
 from grader.quiz.grading import exam_form
 from grader.quiz.model import load_quiz
 from grader.root import ROOT

@@ -17,7 +17,7 @@ from grader.judge.launchers import launcher_for
 from grader.judge.linux import PR_SET_PDEATHSIG, libc, stop_then_kill
 from grader.judge.sandbox import write_files
 from grader.judge.zygote import Zygote
-from grader.labs import find_lab
+from grader.manifest import find_lab
 
 
 class WarmGrader:
@@ -36,7 +36,7 @@ class WarmGrader:
     def grade(self, files):
         """One submission's {name: bytes} -> ("graded", LabResults dump) or ("regrade", why: the
         grader failed, not the submission)."""
-        from grader.runner import grade
+        from grader.core.runner import grade
 
         folder = self.scratch / "submission"
         shutil.rmtree(folder, ignore_errors=True)
@@ -102,7 +102,7 @@ class Worker:
         self.conn, theirs = context.Pipe()
         self.process = context.Process(target=_work, args=(str(lab.folder), options, theirs),
                                        name="grade-worker")     # not a daemon: a lab's checks may start
-        #                                                         processes of their own (grader/apart.py)
+        #                                                         processes of their own (grader/lab_api/apart.py)
         self.process.start()
         theirs.close()
         self.job = None             # the Submission being graded

@@ -1,6 +1,6 @@
 """What a forbidden name (`forbid:` in lab.yaml) stands for in a trusted import of torch: its
 object, the ATen ops that are it, and torch's Python reimplementations of those ops. The judge
-asks (grader/forbid_rules.py, reading a submission) and the child's trap asks (grader/judge/trap.py,
+asks (grader/core/forbid_rules.py, reading a submission) and the child's trap asks (grader/judge/trap.py,
 before student code runs): one answer for both.
 
 A name's ops are its own (a builtin of torch's op namespaces, a Tensor method, a torch.ops

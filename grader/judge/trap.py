@@ -1,5 +1,5 @@
 """The child's second line against forbidden calls (`forbid:` in lab.yaml; the first is the judge's
-reading of the source, grader/forbid.py), for names the source does not show.
+reading of the source, grader/core/forbid.py), for names the source does not show.
 
 Nothing of torch is replaced, so nothing hands an original back. While a student function with
 rules runs, a TorchDispatchMode watches for the ATen ops its names stand for (grader/judge/meaning.py)

@@ -29,7 +29,7 @@ from pydantic import (
 )
 
 from grader.errors import QuizError
-from grader.labs import find_lab
+from grader.manifest import find_lab
 from grader.quiz.answers import UNITS
 from grader.quiz.forms import translate
 from grader.quiz.matching import Rules

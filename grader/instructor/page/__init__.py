@@ -7,12 +7,12 @@
 """
 from pathlib import Path
 
+from grader.core.submissions import folder_name, read_submission
 from grader.errors import QuizError, UsageError
 from grader.files import write_atomic
 from grader.instructor import similarity
 from grader.instructor.page import classdata, feedback, report
-from grader.labs import find_lab
-from grader.submissions import folder_name, read_submission
+from grader.manifest import find_lab
 
 QUIZ_RESPONSES = "quiz-responses.csv"       # a class quiz found in OUT when none is given
 

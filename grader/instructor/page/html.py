@@ -4,7 +4,7 @@ from html import escape
 from itertools import count
 from urllib.parse import quote
 
-from grader.submissions import folder_name
+from grader.core.submissions import folder_name
 
 STYLE = """
 :root { color-scheme: light; --line: #d0d7de; --muted: #57606a; --alike: #fff1c2; }

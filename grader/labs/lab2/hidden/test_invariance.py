@@ -10,7 +10,7 @@ swap, every rotation and the reversal) leave the sum unchanged while another reo
 import pytest
 import torch
 
-from grader.checks import CheckFailed, describe, expect, load_beside
+from grader.lab_api.checks import CheckFailed, describe, expect, load_beside
 
 layers = load_beside(__file__, "../public/layers")
 slips = load_beside(__file__, "../public/slips")

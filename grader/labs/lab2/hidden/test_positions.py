@@ -5,7 +5,7 @@ tolerances and the mistakes named in hints are ../public/rope.py's).
 import pytest
 import torch
 
-from grader.checks import load_beside
+from grader.lab_api.checks import load_beside
 
 rope = load_beside(__file__, "../public/rope")
 check_frequencies = rope.check_frequencies

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader.checks import load_beside
 from grader.lab_api import TrustedWork, after, selected, trusted_modules
+from grader.lab_api.checks import load_beside
 
 RECIPE = Path(__file__).with_name("recipe.py")     # the judge's run of the recipe, and its check
 FED = Path(__file__).with_name("fed")              # the positions.py the experiments run with

@@ -13,8 +13,8 @@ import itertools
 
 import torch
 
-from grader.checks import CheckFailed, describe, expect, load_beside
 from grader.lab_api import CallFailed, build
+from grader.lab_api.checks import CheckFailed, describe, expect, load_beside
 
 STARTER = ("return the answer as a bool (e.g. return torch.allclose(...)) rather than assert it, and reorder "
            "x's own positions (x.shape[1] of them), not a fixed 5")

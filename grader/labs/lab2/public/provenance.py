@@ -4,8 +4,8 @@ experiment starts by holding its runs to the recipe and to their own numbers (ex
 
 Provenance. The judge trains every documented run itself, with trusted code (the handout's
 model.py and tasks.py, the RoPE of fed/positions.py), once per (seed, device, torch, lab files): kept for
-a worker's life and on disk (conftest.py: recipe; grader/memo.py). A returned run's train_losses and weights must be
-those runs' within a tolerance that honest rewrites stay far inside (own loop with
+a worker's life and on disk (conftest.py: recipe; grader/lab_api/memo.py). A returned run's
+train_losses and weights must be those runs' within a tolerance that honest rewrites stay far inside (own loop with
 torch.optim.Adam, complex or einsum RoPE, float64 angles, another order of runs, more torch
 threads) and recipe changes stay far outside (one more step, steps on the evaluation batch,
 another length, task, batch or learning rate). Measured by benchmarks/recipe_tolerance.py
@@ -35,7 +35,7 @@ from typing import NamedTuple
 import torch
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from grader.checks import CheckFailed, describe, expect, load_beside
+from grader.lab_api.checks import CheckFailed, describe, expect, load_beside
 
 reported = load_beside(__file__, "reported")
 FRESH = 90_001                  # the judge's own evaluation data, for the claims

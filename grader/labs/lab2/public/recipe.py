@@ -2,7 +2,7 @@
 
 `train` runs in a process of its own (grader.lab_api.TrustedWork): build_model initialises from
 torch's global RNG, which nothing else there draws from meanwhile. A run kept in .grade/
-(grader/memo.py) is used only after its first REPLAY steps are replayed here and give its losses,
+(grader/lab_api/memo.py) is used only after its first REPLAY steps are replayed here and give its losses,
 which shows that it starts from the recipe's initial weights and data; its weights must have the
 shapes of build_model's, and the judge's measurements kept with it (provenance.know) be finite.
 Anything else in the file is covered by the memo's digest.

@@ -14,7 +14,7 @@ seeds as the docstring does (seed=seed + 1), never the value of a hidden one.
 import itertools
 from typing import NamedTuple
 
-from grader.checks import CheckFailed
+from grader.lab_api.checks import CheckFailed
 
 REPRODUCE = 2e-3                # reported vs re-measured on the same data: float noise, with room to spare
 ROUNDED = "your numbers are evaluate()'s rounded"

@@ -18,7 +18,8 @@ import math
 
 import torch
 
-from grader.checks import (
+from grader.lab_api import CallFailed
+from grader.lab_api.checks import (
     CheckFailed,
     describe,
     diagnose,
@@ -28,7 +29,6 @@ from grader.checks import (
     expect_unchanged,
     max_error,
 )
-from grader.lab_api import CallFailed
 
 EPS = 2.0 ** -23
 DEVICE_SLACK = {"cpu": 1.0, "cuda": 4.0}

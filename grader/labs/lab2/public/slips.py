@@ -8,8 +8,8 @@ import weakref
 
 import torch
 
-from grader.checks import CheckFailed, load_beside
 from grader.lab_api import CallFailed
+from grader.lab_api.checks import CheckFailed, load_beside
 
 layers = load_beside(__file__, "layers")
 RANDOM_TRIES = 10           # the same seq-2 question again: a random shuffle answers alike 2 times in 1024

@@ -16,7 +16,7 @@ Thresholds come from the reference over seeds 0..19 (benchmarks/seed_spread.py),
 """
 import pytest
 
-from grader.checks import expect, load_beside
+from grader.lab_api.checks import expect, load_beside
 
 provenance = load_beside(__file__, "provenance")
 ROPE_ACCURACY = 0.8             # at every length, the training length's and beyond (the class page draws it)

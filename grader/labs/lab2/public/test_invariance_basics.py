@@ -6,7 +6,7 @@ clauses on other sizes, seeds and layers."""
 import pytest
 import torch
 
-from grader.checks import describe, expect, load_beside
+from grader.lab_api.checks import describe, expect, load_beside
 
 layers = load_beside(__file__, "layers")
 check, inputs = layers.check, layers.inputs

@@ -8,7 +8,7 @@ other sizes, bases and seeds."""
 import pytest
 import torch
 
-from grader.checks import load_beside
+from grader.lab_api.checks import load_beside
 
 rope = load_beside(__file__, "rope")
 

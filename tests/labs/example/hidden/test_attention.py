@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from grader.checks import CheckFailed, describe, expect, expect_close, expect_tensor, max_error
+from grader.lab_api.checks import CheckFailed, describe, expect, expect_close, expect_tensor, max_error
 
 SHAPES = [((2, 3, 5), -1), ((4, 7), 0), ((1, 1), -1), ((3, 4, 6), 1)]
 

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from grader.checks import expect, expect_close, expect_tensor
+from grader.lab_api.checks import expect, expect_close, expect_tensor
 
 
 @pytest.mark.grade(points=1, tags=["softmax"])

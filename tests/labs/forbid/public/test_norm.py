@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from grader.checks import expect_close
+from grader.lab_api.checks import expect_close
 
 
 @pytest.mark.grade(points=1, tags=["softmax"])

@@ -6,7 +6,7 @@ link is refused: it could point at the reference), with caps on sizes and no pat
 They are found at any depth of folders and archives nested as LMS downloads nest them (`_locate`:
 the shallowest folder holding any of them; else the one archive inside, searched alike). The kinds
 of archive are `NESTED`, by suffix: a reader of one more kind (a notebook holding the student's
-code) is one entry there, and `grade.py pack` (grader/handin.py) then hands in what it holds.
+code) is one entry there, and `grade.py pack` (grader/learner/handin.py) then hands in what it holds.
 A student file the submission lacks is graded as the lab's pristine stub (`Lab.stubs`), never as
 whatever the working copy in the handout folder holds.
 """

@@ -1,6 +1,6 @@
 """`python grade.py pack lab2`: the .zip a learner uploads, holding exactly what the course grades.
 
-It holds the files that the course's own reader (grader/submissions.py) takes from the learner's
+It holds the files that the course's own reader (grader/core/submissions.py) takes from the learner's
 folder: the lab's student files, or the archive or notebook they are kept in where that is what the
 reader finds (submissions.NESTED). The zip is then read back by that same reader, as a batch or
 Gradescope reads an upload, and must give the same bytes: what is uploaded is what is graded.
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from grader.core.submissions import Rejected, handin_sources, read_submission
 from grader.errors import UsageError
-from grader.labs import find_lab
-from grader.submissions import Rejected, handin_sources, read_submission
+from grader.manifest import find_lab
 
 
 def parser():

@@ -17,10 +17,10 @@ from rich.panel import Panel
 from rich.spinner import Spinner
 from rich.text import Text
 
-from grader import report
 from grader.errors import GraderError, UsageError
 from grader.judge.launchers import launcher_for
 from grader.judge.zygote import Zygote
+from grader.learner import report
 
 QUIET_MS = 20       # a save is over when its files are quiet this long (editors write in bursts)
 
@@ -46,8 +46,8 @@ def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto
 
 
 def _rounds(lab, live, zygote, submission, select, device, json_path, show_output):
+    from grader.core.runner import grade
     from grader.quiz.progress import lesson_after
-    from grader.runner import grade
 
     folder = Path(submission or lab.handout).resolve()
     saves = _saves(folder, lab.manifest.student_files)

@@ -1,6 +1,6 @@
 """What one check's run comes to, decided from what it raised alone: its status and its words for
 the learner, and what it means for the checks after it (a function blocked, the run stopped),
-as a value. The grading plugin (grader/plugin.py) applies those effects, in one place.
+as a value. The grading plugin (grader/core/plugin.py) applies those effects, in one place.
 """
 from dataclasses import dataclass
 

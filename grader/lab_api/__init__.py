@@ -1,4 +1,4 @@
-"""What a lab's conftest.py may use of the engine, beyond grader.checks: the lab's trusted modules,
+"""What a lab's conftest.py may use of the engine, beyond grader.lab_api.checks: the lab's trusted modules,
 imported in the judge, and trusted work run apart, which starts only once a check will need it, is
 shared by every check that asks for it, and is kept across gradings.
 
@@ -12,10 +12,10 @@ shared by every check that asks for it, and is kept across gradings.
     build("module:function", *args)    # an argument the child builds itself from its lab's files
     CallFailed                         # what a call of student code raises when it gives no value
 
-`function(modules, *args)` of the trusted file runs in a process of its own (grader/apart.py:
+`function(modules, *args)` of the trusted file runs in a process of its own (grader/lab_api/apart.py:
 spawned, one torch thread, nothing of the judge's state shared, torch's RNG above all), where
 `modules.name` imports `name` from the folders. Its value, for `key` + args, is kept for this
-process's life and in .grade/ (grader/memo.py); read back from a file it is used only once
+process's life and in .grade/ (grader/lab_api/memo.py); read back from a file it is used only once
 `check(value, *args)` holds, called in the thread that asks (get), else computed again. Nothing
 is started before it is asked for: a grading that needs no work spawns no process.
 """
@@ -23,14 +23,15 @@ import contextlib
 import threading
 from concurrent.futures import Future
 
-from grader import apart, memo
 from grader.judge.channel import CallFailed  # (for labs, too)
 from grader.judge.wire import build  # noqa: F401  (for labs: see above)
-from grader.plugin import Reference, grade_of
+from grader.lab_api import apart, memo
 
 
 def selected(request):
     """The student functions whose checks this grading runs (-k chooses), from a fixture's `request`."""
+    from grader.core.plugin import grade_of  # the core runs the lab's checks: it is imported by then
+
     return {grade_of(item).function for item in request.session.items}
 
 
@@ -76,6 +77,8 @@ def after(future, start):
 def trusted_modules(folders):
     """The modules of `folders` (the first folder that has a name wins), imported in the judge once
     per process and apart from sys.modules: `modules.tasks`. Only trusted code: never a submission."""
+    from grader.core.plugin import Reference
+
     return Reference.over(folders)
 
 

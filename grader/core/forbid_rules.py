@@ -1,4 +1,4 @@
-"""What the names of a lab's `forbid:` stand for, to the judge reading a submission (grader/forbid.py).
+"""What the names of a lab's `forbid:` stand for, to the judge reading a submission (grader/core/forbid.py).
 
 Each name is resolved to its object in the judge's own import of torch, and to the ATen ops that
 are it (grader/judge/meaning.py, which the child's trap asks too: the name's own op, the one op it comes

@@ -21,8 +21,8 @@ import threading
 from concurrent.futures import Future
 from pathlib import Path
 
-from grader.apart import then
 from grader.files import write_atomic
+from grader.lab_api.apart import then
 from grader.root import ROOT
 
 STATE = ROOT / ".grade"

@@ -3,7 +3,7 @@
 A lab may forbid what a function must not use, such as the library's own version of what the
 learner is asked to write: `forbid: [torch.softmax]` for every function, or
 `forbid: {softmax: [torch.softmax]}` per function. A name forbids what it stands for, under any
-of its names (grader/forbid_rules.py): torch.softmax forbids torch.nn.functional.softmax,
+of its names (grader/core/forbid_rules.py): torch.softmax forbids torch.nn.functional.softmax,
 torch.special.softmax, nn.Softmax, torch._softmax, torch.ops.aten._softmax and `.softmax` on
 any value too (a value the scan cannot name is taken for a tensor). The scan follows imports and
 aliases (`import torch.nn.functional as F`, `from torch import softmax as s`, `f = F.softmax`),
@@ -18,7 +18,7 @@ What the text cannot show, names built at run time, the child traps while checks
 import ast
 from typing import NamedTuple
 
-from grader import forbid_rules
+from grader.core import forbid_rules
 
 
 class Hit(NamedTuple):
@@ -28,7 +28,7 @@ class Hit(NamedTuple):
 
 
 def sentence(function, file, hit):
-    """What a learner is told: (expected, seen, hint) for grader.checks.CheckFailed."""
+    """What a learner is told: (expected, seen, hint) for grader.lab_api.checks.CheckFailed."""
     rule = hit.rule or hit.name
     if rule == forbid_rules.WATCH:
         return (f"{function} written with your own code", f"{file} line {hit.line} uses {hit.name}",

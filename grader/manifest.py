@@ -104,7 +104,7 @@ class Manifest(BaseModel):
     forbid: list[str] | dict[str, list[str]] = Field(
         [], description="calls the learner must write themselves: dotted names for every function, "
         "or function -> names; a name forbids every name of its object and its ATen ops, the method on "
-        "any value too (grader/forbid.py)")
+        "any value too (grader/core/forbid.py)")
 
     @model_validator(mode="after")
     def _consistent(self):

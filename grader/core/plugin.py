@@ -16,11 +16,11 @@ from types import ModuleType
 import pytest
 import torch
 
-from grader import forbid
-from grader.checks import CheckFailed
+from grader.core import forbid
+from grader.core.outcome import Blocked, blocked, outcome
 from grader.errors import SetupError
 from grader.judge.zygote import MESSAGE_LIMIT
-from grader.outcome import Blocked, blocked, outcome
+from grader.lab_api.checks import CheckFailed
 from grader.results import NOT_GRADED, Check, printable
 
 
@@ -188,7 +188,7 @@ def after_needs(order, depends):
 
 
 class GradingPlugin:
-    """pytest's plugin for one grading: `options` are the runner's (grader.runner.Options)."""
+    """pytest's plugin for one grading: `options` are the runner's (grader.core.runner.Options)."""
 
     def __init__(self, lab, sandbox, options):
         self.lab, self.sandbox = lab, sandbox
@@ -211,7 +211,7 @@ class GradingPlugin:
     # -- collection -------------------------------------------------------------------------
     def pytest_configure(self, config):
         config.addinivalue_line("markers", "grade(points, tags, timeout=None): a scored check")
-        # a failed check's text is its own (grader/outcome.py); pytest's, unused, would otherwise repr every
+        # a failed check's text is its own (grader/core/outcome.py); pytest's, unused, would otherwise repr every
         # argument of every frame, the runs and weights of the experiments' fixtures too (seconds)
         config.option.tbstyle = "value"
 

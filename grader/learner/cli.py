@@ -13,9 +13,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from grader import handin
 from grader.errors import GraderError, UsageError
-from grader.labs import find_lab
+from grader.learner import handin
+from grader.manifest import find_lab
 
 NOT_GRADED_STATUS = 3          # the grader could not grade the submission: its fault, regrade
 
@@ -49,9 +49,9 @@ def grading_options(parser):
 
 
 def run_grade(args, console):
-    from grader import report
+    from grader.core.runner import grade, run_experiments
+    from grader.learner import report
     from grader.quiz.progress import lesson_after
-    from grader.runner import grade, run_experiments
 
     if args.submission and Path(args.submission).suffix == ".zip":
         raise UsageError(f"--submission {args.submission}: unzip it first (grade.py batch reads .zip files)")
@@ -63,7 +63,7 @@ def run_grade(args, console):
         raise UsageError("--out is where --experiments puts its plots; grading writes --json FILE")
     lab = find_lab(args.lab)
     if args.watch:
-        from grader.watch import watch
+        from grader.learner.watch import watch
 
         return watch(lab, console, args.submission, args.select, args.device, args.sandbox, args.json,
                      args.show_output)
@@ -110,7 +110,7 @@ def main(argv=None):
         console.print("[yellow]interrupted[/]")
         return 130
     except ModuleNotFoundError as error:    # a package this command needs, or staff code not shipped
-        from grader.preflight import install_hint
+        from grader.learner.preflight import install_hint
 
         why = f"{argv[0]} is for instructors: this copy of the course has no {error.name}" \
             if (error.name or "").startswith("grader.") else f"this Python lacks {error.name}. {install_hint()}"

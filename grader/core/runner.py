@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader import fast_exit
+from grader.core.submissions import file_problems, submission_files
 from grader.errors import LabError, SetupError
 from grader.judge.cgroup import Cgroup
 from grader.judge.launchers import launcher_for
 from grader.judge.sandbox import CallFailed, Sandbox, write_files
 from grader.judge.zygote import Zygote
-from grader.submissions import file_problems, submission_files
+from grader.learner import fast_exit
 
 if TYPE_CHECKING:
-    from grader.labs import Lab
+    from grader.manifest import Lab
     from grader.results import LabResults
 
 
@@ -90,8 +90,8 @@ def _run_checks(lab, box, options):
     import pytest
     import torch
 
-    from grader import memo
-    from grader.plugin import GradingPlugin
+    from grader.core.plugin import GradingPlugin
+    from grader.lab_api import memo
 
     torch.set_num_threads(1)
     memo.forget_used()
@@ -113,7 +113,7 @@ def _run_checks(lab, box, options):
 
 
 def _results(lab, box, plugin, submission, missing, started):
-    from grader import memo
+    from grader.lab_api import memo
     from grader.results import DoneItem, LabResults
 
     done = [DoneItem(text=d.text, done=_done(plugin.checks, d.tags),

@@ -21,7 +21,7 @@ from grader.results import NOT_GRADED, printable
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from grader.labs import Lab
+    from grader.manifest import Lab
     from grader.results import LabResults
 
 MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "[yellow]·[/]",
