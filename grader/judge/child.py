@@ -86,7 +86,7 @@ def layouts(placed, value):
     answered = [leaf for leaf in _leaves(value) if isinstance(leaf, torch.Tensor)]
     return [{"shape": list(t.shape), "stride": list(t.stride()), "offset": t.storage_offset(),
              "dtype": str(t.dtype).removeprefix("torch."), "moved": t.data_ptr() != at,
-             "returned": storage(t) is not None and any(storage(leaf) == storage(t) for leaf in answered)}
+             "returned": storage(t) not in (None, 0) and any(storage(leaf) == storage(t) for leaf in answered)}
             for t, at in placed]
 
 
