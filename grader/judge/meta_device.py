@@ -28,7 +28,7 @@ def on_meta(value):
     return isinstance(value, Tensor) and value.__dict__.get(MARK, False)
 
 
-def is_meta(device):
+def names_meta(device):
     """Whether an argument names the meta device."""
     if isinstance(device, torch.device):
         return device.type == "meta"
@@ -72,10 +72,10 @@ class PlayedMeta(TorchFunctionMode):
                 return True
             if getter is Tensor.is_cpu:
                 return False
-        asked = [a for a in [*args, *kwargs.values()] if is_meta(a)]
+        asked = [a for a in [*args, *kwargs.values()] if names_meta(a)]
         if asked:
-            args = tuple(CPU if is_meta(a) else a for a in args)
-            kwargs = {k: CPU if is_meta(v) else v for k, v in kwargs.items()}
+            args = tuple(CPU if names_meta(a) else a for a in args)
+            kwargs = {k: CPU if names_meta(v) else v for k, v in kwargs.items()}
         tensors = [t for t in _leaves((args, kwargs)) if isinstance(t, Tensor)]
         marked = [t for t in tensors if on_meta(t)]
         unmarked = [t for t in tensors if not on_meta(t)]
@@ -112,7 +112,7 @@ class PlayedMeta(TorchFunctionMode):
 
 def asks_for_meta(value):
     """Whether a call's arguments name the meta device anywhere."""
-    return any(leaf.device.type == "meta" if isinstance(leaf, Tensor) else is_meta(leaf) for leaf in _leaves(value))
+    return any(leaf.device.type == "meta" if isinstance(leaf, Tensor) else names_meta(leaf) for leaf in _leaves(value))
 
 
 def _played(value):
