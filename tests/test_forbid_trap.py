@@ -190,6 +190,35 @@ def test_undoing_the_watch_or_leaving_it_costs_the_function(zygote, tmp_path, bo
     assert said in checks["softmax"][0].message
 
 
+GUARDS = (f"    with {C}'DisableTorch' + 'Function')(), {C}'_ExcludeDispatch' + 'KeyGuard')(\n"
+          "            torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):\n")
+CPU = "torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)"
+OP = "getattr(torch.ops.aten, '_soft' + 'max').default"
+
+
+@pytest.mark.parametrize("body", [
+    GUARDS + f"        y = {SOFTMAX}\n    return y\n",
+    f"    with {C}'DisableTorch' + 'Function')(), {C}'_DisableTorch' + 'Dispatch')():\n"
+    f"        y = {SOFTMAX}\n    return y\n",
+    f"    return getattr({OP}, 'redis' + 'patch')({CPU}, x, -1, False)\n",
+    f"    return getattr({OP}, '_op' + '_dk')(torch._C.DispatchKey.CPU, x, -1, False)\n",
+    f"    kernel = {C}'_dispatch_get_computed_kernel_for_' + 'dispatch_key')(\n"
+    "        'aten::_softmax', torch._C.DispatchKey.CPU)\n"
+    f"    return getattr(kernel, 'call' + '_boxed')({CPU}, x, -1, False)\n",
+    "    on = getattr(torch._C._autograd, '_enable_record' + '_function')\n    on(False)\n"
+    "    try:\n" + GUARDS.replace("\n    ", "\n        ").replace("    with", "        with", 1)
+    + f"            y = {SOFTMAX}\n    finally:\n        on(True)\n    return y\n",
+], ids=["guards-entered-and-left", "dispatch-disabled-too", "redispatch", "op-dk", "kernel", "record-function-off"])
+def test_a_forbidden_op_while_the_watch_is_off_costs_the_function(zygote, tmp_path, body):
+    """The watch switched off for a while inside the call (torch function modes disabled and the Python
+    dispatch key excluded, then both restored; an op's kernel called below the dispatcher) is no way
+    round it: torch's record of every op the call ran shows the forbidden op."""
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert "it called " in checks["softmax"][0].message
+    assert [c.status for c in checks["attend"]] == ["passed"]
+
+
 def test_a_process_started_before_the_call_costs_the_function(zygote, tmp_path):
     """One started at import (no watch yet) could work for the learner unseen: a watched call refuses
     to run beside it."""
