@@ -208,7 +208,11 @@ OP = "getattr(torch.ops.aten, '_soft' + 'max').default"
     "    on = getattr(torch._C._autograd, '_enable_record' + '_function')\n    on(False)\n"
     "    try:\n" + GUARDS.replace("\n    ", "\n        ").replace("    with", "        with", 1)
     + f"            y = {SOFTMAX}\n    finally:\n        on(True)\n    return y\n",
-], ids=["guards-entered-and-left", "dispatch-disabled-too", "redispatch", "op-dk", "kernel", "record-function-off"])
+    "    def off():\n" + GUARDS.replace("\n    ", "\n        ").replace("    with", "        with", 1)
+    + f"            return {SOFTMAX}\n\n    from concurrent.futures import ThreadPoolExecutor\n\n"
+    "    with ThreadPoolExecutor(1) as pool:\n        return pool.submit(off).result()\n",
+], ids=["guards-entered-and-left", "dispatch-disabled-too", "redispatch", "op-dk", "kernel", "record-function-off",
+        "in-a-thread"])
 def test_a_forbidden_op_while_the_watch_is_off_costs_the_function(zygote, tmp_path, body):
     """The watch switched off for a while inside the call (torch function modes disabled and the Python
     dispatch key excluded, then both restored; an op's kernel called below the dispatcher) is no way
@@ -217,6 +221,15 @@ def test_a_forbidden_op_while_the_watch_is_off_costs_the_function(zygote, tmp_pa
     assert [c.status for c in checks["softmax"]] == ["failed"]
     assert "it called " in checks["softmax"][0].message
     assert [c.status for c in checks["attend"]] == ["passed"]
+
+
+def test_a_thread_left_running_costs_the_function(zygote, tmp_path):
+    """A thread's record is read when it ends: one still running when the call answers could work
+    for it unseen."""
+    body = "    import threading\n    import time\n\n    threading.Thread(target=time.sleep, args=(30,)).start()\n"
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body + BY_HAND)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert "it called a thread it left running" in checks["softmax"][0].message
 
 
 def test_a_process_started_before_the_call_costs_the_function(zygote, tmp_path):
