@@ -14,6 +14,7 @@ from grader.runner import grade
 
 EXAMPLE = Path(__file__).resolve().parent / "labs" / "example"
 FORBID = Path(__file__).resolve().parent / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]
+NORMS = Path(__file__).resolve().parent / "labs" / "forbid_norms"      # F.layer_norm, F.rms_norm
 CAUSAL_MASK = '''
 
 def causal_mask(seq_len, device="cpu"):
@@ -286,3 +287,36 @@ def test_a_forbidden_call_in_the_example_lab_costs_the_function(zygote, tmp_path
     assert "saw attention.py line 10 uses torch.nn.functional.softmax" in checks["softmax"][0].message
     assert "this lab asks you to write softmax yourself" in checks["softmax"][0].message
     assert {c.status for c in checks["causal_mask"]} == {"passed"}
+
+
+LAYER_NORM = "    c = x - x.mean(-1, keepdim=True)\n    return c / (c.pow(2).mean(-1, keepdim=True) + eps).sqrt()\n"
+RMS_NORM = "    return x / (x.pow(2).mean(-1, keepdim=True) + eps).sqrt()\n"
+
+
+def graded_norms(zygote, tmp_path, layer_norm=LAYER_NORM, rms_norm=RMS_NORM):
+    folder = tmp_path / "submission"
+    folder.mkdir(exist_ok=True)
+    (folder / "norms.py").write_text(f"import torch\n\n\ndef layer_norm(x, eps=1e-5):\n{layer_norm}\n\n"
+                                     f"def rms_norm(x, eps=1e-6):\n{rms_norm}")
+    zygote.reset()
+    results = grade(find_lab(NORMS), submission=folder, device="cpu", zygote=zygote)
+    return {c.tags[0]: (c.status, c.message) for c in results.checks}
+
+
+@pytest.mark.parametrize("layer_norm, rms_norm, said", [
+    ("    return torch.native_layer_norm(x, x.shape[-1:], None, None, eps)[0]\n", RMS_NORM,
+     {"layer_norm": "uses torch.native_layer_norm, the same as torch.nn.functional.layer_norm"}),
+    (LAYER_NORM, "    return torch.rms_norm(x, x.shape[-1:], eps=eps)\n",
+     {"rms_norm": "uses torch.rms_norm, the same as torch.nn.functional.rms_norm"}),
+    ("    return getattr(torch, 'native_layer' + '_norm')(x, x.shape[-1:], None, None, eps)[0]\n",
+     "    return getattr(torch, 'rms' + '_norm')(x, x.shape[-1:], eps=eps)\n",
+     {"layer_norm": "it called torch.nn.functional.layer_norm", "rms_norm": "it called torch.nn.functional.rms_norm"}),
+    (LAYER_NORM, RMS_NORM, {}),
+], ids=["native-layer-norm", "rms-norm", "at-run-time", "by-hand"])
+def test_a_rule_covers_the_ops_of_its_other_names(zygote, tmp_path, layer_norm, rms_norm, said):
+    """forbid: F.layer_norm and F.rms_norm: torch.native_layer_norm and torch.rms_norm, the ops they
+    come down to, are refused in the source and at run time; by hand scores in full."""
+    checks = graded_norms(zygote, tmp_path, layer_norm, rms_norm)
+    for function, (status, message) in checks.items():
+        assert status == ("failed" if function in said else "passed"), (function, message)
+        assert said.get(function, "") in message

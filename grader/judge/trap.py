@@ -158,16 +158,16 @@ class Record:
 
     def unwatched(self, events, ops):
         """(op, its rule) for the first op of `ops` ({op: rule}) in `events` that the trap did not let
-        through, or None. A run let through is marked around the op's run: that op has the mark for
-        parent, and the ops it came from (the op as dispatched to the mode, a composite) hold the mark.
+        through, or None. A run let through is marked around the op's run: what it runs is inside the
+        mark, and the ops it came from (the op as dispatched to the mode, a composite) hold the mark.
         Every other forbidden op in the record ran where the trap did not see it."""
         for thread in events:
-            open_ = []              # [handle, name, rule, under the mark, holds what was let through]
+            open_ = []              # [handle, name, rule, inside a mark, holds a mark]
             for event in thread:
                 kind = event.kind()
                 if kind == "push":
                     name = event.name()
-                    under = bool(open_) and open_[-1][1] == self.mark
+                    under = bool(open_) and (open_[-1][1] == self.mark or open_[-1][3])
                     open_.append([event.handle(), name, ops.get(name), under, False])
                 elif kind == "pop":
                     handle = event.handle()
@@ -441,7 +441,7 @@ def build(rules, workdir, student_files):
     found = {}
     for name in sorted(set().union(*rules.values())):
         obj = meaning.resolve(name)
-        ops, whole = meaning.ops_of(obj) if obj is not None else (frozenset(), False)
+        ops, whole = meaning.ops_of(obj, name) if obj is not None else (frozenset(), False)
         again = meaning.reimplementations(ops, {meaning.stem(name), *map(meaning.stem, ops)} - {""}) if ops else []
         found[name] = obj, ops, whole, {getattr(inspect.unwrap(f), "__code__", None) for f in again} - {None}
     ops, calls = _modes()
