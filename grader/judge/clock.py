@@ -1,20 +1,22 @@
 """What a child's code used, read from the kernel, never from the child, and the limits of a call:
 count the submission's own work, not the machine's load.
 
-A call is charged the larger of two times:
+A call is charged the larger of two times (billed to the submission's time budget):
 - the CPU time of all it runs, every thread of every process in the child's session (a child is
   a session leader, and its seccomp filter refuses it and all it starts a new session), reaped
   children included; where the child has a control group of its own (grader/judge/cgroup.py),
   the CPU time the kernel counted there instead, of all it ran: processes reaped by the kernel
   itself (SIGCHLD ignored) add theirs to no process's;
-- half its own time (SLEEP: a sleep may last twice the limit): the wall time of the call less the
-  time its threads waited for a CPU (the kernel's run delay, /proc/TID/schedstat), those of the
-  child's process and, with a control group, every thread in it. Time spent sleeping or blocked
-  counts; time lost to other people's work does not, whichever thread lost it: a main thread
-  blocked in join() while a helper thread waits for a CPU is charged the helper's CPU, not the
-  machine's load. The call ends when its answer is in.
-So the same work is charged the same at any load: CPU time is the machine's to stretch in wall
-time, never in amount.
+- its own time: the wall time of the call less the time its threads waited for a CPU (the
+  kernel's run delay, /proc/TID/schedstat), those of the child's process and, with a control
+  group, every thread in it. Time spent sleeping or blocked counts; time lost to other people's
+  work does not, whichever thread lost it: a main thread blocked in join() while a helper thread
+  waits for a CPU is charged the helper's CPU, not the machine's load. The call ends when its
+  answer is in.
+A call reaches its limit when its CPU time does, or its own time SLEEP times over: a generous cap
+for sleeping code, which also holds the waits the clock cannot see (a helper process's, where the
+child has no control group of its own). So the same work is charged the same at any load: the
+machine stretches CPU time in wall time, never in amount.
 """
 import contextlib
 import os
@@ -23,7 +25,7 @@ from pathlib import Path
 
 TICK = os.sysconf("SC_CLK_TCK")
 CPUS = os.cpu_count() or 1
-SLEEP = 2                           # own time is charged at 1/SLEEP: a sleep may last SLEEP times the limit
+SLEEP = 2                           # a call's own time may reach SLEEP times its limit
 
 
 def host_pid(pid, root):
@@ -139,7 +141,7 @@ class CallClock:
         self._before = threads(self.pid, self.meter.group)     # tid -> (ran, waited, runnable) at the start
         self._known = dict(self._before)        # ... as last seen: a thread gone keeps what it had
         self._ran = 0.0                         # CPU its threads ran since the start, at the last look
-        self._own = self._last = self._seen = 0.0     # _seen: the wall time of the last look
+        self._own = self._last = self._seen = self._cpu_seen = 0.0     # _seen: the wall time of the last look
 
     def wall(self):
         return (self._ended or time.monotonic()) - self._started
@@ -161,6 +163,8 @@ class CallClock:
         return self._own
 
     def charged(self):
+        """The time the call is charged (billed to the submission): its CPU or its own time."""
+        self._cpu_seen = self.cpu()
         seen = threads(self.pid, self.meter.group)
         if seen:
             self._known.update(seen)
@@ -176,8 +180,13 @@ class CallClock:
             else:
                 own = wall - delay
             self._own, self._ran, self._seen = max(self._own, own), ran, wall
-        self._last = max(self._last, self._own / SLEEP, self.cpu())
+        self._last = max(self._last, self._cpu_seen, self._own)
         return self._last
+
+    def used(self):
+        """How much of its limit the call has used: its CPU, or its own time over SLEEP."""
+        self.charged()
+        return max(self._cpu_seen, self._own / SLEEP)
 
 
 class WallClock:
@@ -192,6 +201,9 @@ class WallClock:
     def charged(self):
         return 0.0
 
+    def used(self):
+        return 0.0
+
 
 class Backstop(Exception):
     """A call's wall time ran past its backstop while its charged time had not: the machine, not
@@ -199,8 +211,8 @@ class Backstop(Exception):
 
 
 class Limit:
-    """When a call must end: once charged `seconds` (TimeoutError: the submission's doing), or past
-    `backstop` seconds of wall time (Backstop: the grader's)."""
+    """When a call must end: once it used `seconds` (its CPU, or its own time over SLEEP; TimeoutError:
+    the submission's doing), or past `backstop` seconds of wall time (Backstop: the grader's)."""
 
     def __init__(self, clock, seconds, backstop):
         self.clock, self.seconds, self.backstop = clock, seconds, backstop
@@ -211,7 +223,7 @@ class Limit:
         """Seconds to wait before looking again; raises when the call must end now."""
         wall = self.clock.wall()
         if wall >= self._look:
-            charged = self.clock.charged()
+            charged = self.clock.used()
             if charged >= self.seconds:
                 raise TimeoutError
             if wall >= self.backstop:
