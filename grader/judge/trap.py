@@ -44,7 +44,7 @@ STARTS = frozenset({"os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.s
 UNDONE = "something that undid the judge's watch for forbidden calls"
 BELOW = "an op's kernel below torch's dispatcher, where the judge cannot watch it"
 SEALED = ("_enable_record_function", "_clear_callbacks", "_enable_profiler", "_disable_profiler", "_prepare_profiler",
-          "_enable_profiler_legacy", "_disable_profiler_legacy", "_toggle_collection_dynamic", "_kineto_step")
+          "_enable_profiler_legacy", "_disable_profiler_legacy", "_toggle_collection_dynamic")
 COMPOSITE = ("CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor")   # kernels that dispatch again
 
 
@@ -162,6 +162,8 @@ class Record:
         mark, and the ops it came from (the op as dispatched to the mode, a composite) hold the mark.
         Every other forbidden op in the record ran where the trap did not see it."""
         for thread in events:
+            if not ops.keys() & {event.name() for event in thread}:        # the common case: none ran
+                continue
             open_ = []              # [handle, name, rule, inside a mark, holds a mark]
             for event in thread:
                 kind = event.kind()
