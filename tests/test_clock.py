@@ -8,9 +8,12 @@ import sys
 import time
 
 import pytest
+import yaml
 
 from grader.judge import clock
 from grader.judge.clock import Backstop, Limit
+from grader.labs import find_lab
+from grader.runner import grade
 
 SPIN = [sys.executable, "-c", "while True: pass"]
 NAP = [sys.executable, "-c", "import time; time.sleep(30)"]
@@ -202,3 +205,50 @@ def test_a_helper_threads_wait_for_a_cpu_is_not_charged(processes):
     call.stop()
     wall, used, charged = call.wall(), call.cpu(), call.charged()
     assert wall > 1.2 and charged < 0.6 * wall and charged <= used + 0.15, (wall, used, charged)
+
+
+WORK = '''import threading
+import time
+
+
+def spin(seconds):
+    start = time.thread_time()
+    while time.thread_time() - start < seconds:
+        pass
+    return seconds
+
+
+def here(seconds):
+    return spin(seconds)
+
+
+def helped(seconds):
+    done = []
+    helper = threading.Thread(target=lambda: done.append(spin(seconds)))
+    helper.start()
+    helper.join()
+    return done[0]
+'''
+
+
+@pytest.mark.slow
+def test_the_same_work_scores_the_same_in_a_helper_thread_on_a_busy_machine(tmp_path, processes):
+    """0.8 s of CPU, in the calling thread or in a helper thread it joins, with a 2 s limit, while
+    three busy processes per CPU stretch it to several seconds of wall time: both pass (the main
+    thread's wait in join() is no wait for a CPU, and was once charged as its own time)."""
+    lab = tmp_path / "threadlab"
+    (lab / "handout").mkdir(parents=True)
+    (lab / "hidden").mkdir()
+    (lab / "handout" / "work.py").write_text(WORK)
+    (lab / "hidden" / "test_work.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.grade(points=1, tags=['here'])\ndef test_here(student):\n    assert student.here(0.8) == 0.8\n\n"
+        "@pytest.mark.grade(points=1, tags=['helped'])\ndef test_helped(student):\n"
+        "    assert student.helped(0.8) == 0.8\n")
+    (lab / "lab.yaml").write_text(yaml.safe_dump({"title": "Threads", "handout": "handout",
+                                                  "student_files": {"work.py": ["here", "helped"]},
+                                                  "call_timeout": 2, "time_budget": 30, "backstop": 20}))
+    processes += [started(SPIN) for _ in range(3 * len(os.sched_getaffinity(0)))]
+    results = grade(find_lab(lab), sandbox="process")
+    assert [(c.tags[0], c.status) for c in results.checks] == [("here", "passed"), ("helped", "passed")], \
+        [c.message for c in results.checks]
