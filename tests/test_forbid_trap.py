@@ -153,6 +153,10 @@ SOFTMAX = "getattr(torch, 'soft' + 'max')(x, -1)"        # names built at run ti
 C = "getattr(torch._C, "
 UNDONE = "it called something that undid the judge's watch for forbidden calls"
 FRAME = "getattr(getattr(sys, '_get' + 'frame')(1), 'f_lo' + 'cals')['self']"
+GUARDS = (f"    with {C}'DisableTorch' + 'Function')(), {C}'_ExcludeDispatch' + 'KeyGuard')(\n"
+          "            torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):\n")
+CPU = "torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)"
+OP = "getattr(torch.ops.aten, '_soft' + 'max').default"
 FORK_EXEC = ("    read, write = importlib.import_module('os').pipe()\n"
              "    fork_exec = getattr(importlib.import_module('subp' + 'rocess'), '_fork' + '_exec')\n"
              "    fork_exec([b'/bin/true'], [b'/bin/true'], True, (), None, None, *[-1] * 6, read, write,\n"
@@ -180,8 +184,12 @@ FORK_EXEC = ("    read, write = importlib.import_module('os').pipe()\n"
     ("    del sys.modules['_posix' + 'subprocess']\n    importlib.import_module('_posix' + 'subprocess')\n" + BY_HAND,
      "it called _posixsubprocess, whose work the judge cannot watch"),
     ("    import ctypes\n\n    ctypes.CDLL(None).getpid()\n" + BY_HAND, "it called ctypes.dlopen, whose work"),
+    ("    os = importlib.import_module('os')\n    read, write = os.pipe()\n    if os.fork() == 0:\n"
+     + GUARDS.replace("\n    ", "\n        ").replace("    with", "        with", 1)
+     + f"            os.write(write, repr({SOFTMAX}.tolist()).encode())\n        os._exit(0)\n"
+     "    return torch.tensor(eval(os.read(read, 1000)))\n", "it called os.fork, whose work the judge cannot watch"),
 ], ids=["trap-state-restored", "trap-watches", "modes-disabled", "mode-popped", "key-excluded", "dispatch-disabled",
-        "handler-replaced", "program", "fork-exec", "posixsubprocess-again", "library"])
+        "handler-replaced", "program", "fork-exec", "posixsubprocess-again", "library", "fork"])
 def test_undoing_the_watch_or_leaving_it_costs_the_function(zygote, tmp_path, body, said):
     """What switches off the watch of torch's dispatcher is seen by the function mode beside it or
     when the call ends, even once put back; the trap's state, cleared for a while, watches the call
@@ -189,12 +197,6 @@ def test_undoing_the_watch_or_leaving_it_costs_the_function(zygote, tmp_path, bo
     checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
     assert [c.status for c in checks["softmax"]] == ["failed"]
     assert said in checks["softmax"][0].message
-
-
-GUARDS = (f"    with {C}'DisableTorch' + 'Function')(), {C}'_ExcludeDispatch' + 'KeyGuard')(\n"
-          "            torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):\n")
-CPU = "torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)"
-OP = "getattr(torch.ops.aten, '_soft' + 'max').default"
 
 
 @pytest.mark.parametrize("body", [

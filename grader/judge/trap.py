@@ -9,8 +9,8 @@ calls of names that are more than their ops (scaled_dot_product_attention). A fo
 call with ForbiddenCall before it runs, whatever the code does with the error. The nearest frame
 that is not torch's own decides: the handout's given modules may. A frame is torch's or given only
 when its code is what that file compiles to: a file name proves nothing. Threads the learner starts
-are watched too; a program it starts could not be, nor a library it loads: both are refused while
-a watched function runs.
+are watched too; a process or program it starts could not be, nor a library it loads: all are
+refused while a watched function runs.
 
 Modes can be switched off from Python (torch._C.DisableTorchFunction, an _ExcludeDispatchKeyGuard for
 the Python key, the mode stacks) and on again before the call ends. So the trap also keeps torch's own
@@ -36,9 +36,9 @@ import sys
 import threading
 from pathlib import Path
 
-UNWATCHABLE = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.forkpty",
-                         "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function", "ctypes.cdata",
-                         "ctypes.cdata/buffer"})     # audit events: programs, libraries, memory by address
+UNWATCHABLE = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+                         "os.forkpty", "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function", "ctypes.cdata",
+                         "ctypes.cdata/buffer"})     # audit events: processes, programs, libraries, memory by address
 STARTS = frozenset({"os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "subprocess.Popen",
                     "ctypes.call_function"})      # audit events of what may start a process
 UNDONE = "something that undid the judge's watch for forbidden calls"
