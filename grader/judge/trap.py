@@ -454,8 +454,9 @@ def build(rules, workdir, student_files):
 
 def seal(made):
     """Takes out of the child what would keep an op off torch's record (before student code runs):
-    the profiler's and RecordFunction's switches, in every torch module that holds them (a stand-in
-    refuses them), and, while a watched function runs, an op's kernel called below the dispatcher."""
+    the profiler's and RecordFunction's switches, in every torch module that holds them (torch's
+    autograd and profiler; a stand-in refuses them), and, while a watched function runs, an op's
+    kernel called below the dispatcher."""
     import torch
     from torch._C import _autograd
 
@@ -467,7 +468,8 @@ def seal(made):
         return refused
 
     fakes = {id(real): stand_in(name) for name in SEALED if (real := getattr(_autograd, name, None)) is not None}
-    for module in [m for name, m in list(sys.modules.items()) if name.split(".")[0] == "torch"]:
+    for module in [_autograd] + [m for name, m in list(sys.modules.items())      # torch's holders of them
+                                 if name.startswith(("torch.autograd", "torch.profiler"))]:
         space = getattr(module, "__dict__", None)
         for key, value in list(space.items()) if isinstance(space, dict) else ():
             if id(value) in fakes:
@@ -484,6 +486,7 @@ def seal(made):
                          (torch._C._SafeKernelFunction, "call_boxed")):
         if hasattr(kind, method):
             setattr(kind, method, below(getattr(kind, method)))
+
     def composite(key, *args):      # kernels that dispatch what they run again
         return getattr(key, "name", None) in COMPOSITE
 
@@ -497,7 +500,7 @@ def seal(made):
     for space in [v for v in vars(torch.ops).values() if isinstance(v, torch._ops._OpNamespace)]:
         for packet in [v for v in vars(space).values() if isinstance(v, torch._ops.OpOverloadPacket)]:
             for overload in [v for v in vars(packet).values() if isinstance(v, torch._ops.OpOverload)]:
-                overload._op_dk = below(overload._op_dk, composite)
+                vars(overload)["_op_dk"] = below(vars(overload)["_op_dk"], composite)
 
 
 def trap(rules, workdir, student_files):
