@@ -66,6 +66,14 @@ def test_given_code_and_torch_for_it_may_call_it(in_process):
     assert in_process("    return given.normalise(x)\n").tolist() == want.tolist()
 
 
+def test_torch_s_record_shows_an_op_run_with_the_watch_off(in_process):
+    """Both modes switched off around the op and on again: the modes saw nothing, torch's record of
+    ops did, and the call ends refused."""
+    with pytest.raises(trap.ForbiddenCall, match=r"torch.softmax \(as aten::_softmax\), with the judge's watch "
+                                                 "switched off"):
+        in_process(GUARDS + f"        y = {SOFTMAX}\n    return y\n")
+
+
 def test_torch_reimplementations_are_the_same_ops(in_process):
     """torch._refs.softmax runs other ops, in torch's Python code: its code on the stack is the rule's
     (here, not graded: it imports sympy first, seconds in a fresh child)."""

@@ -173,7 +173,7 @@ class Record:
                     open_.append([event.handle(), name, ops.get(name), under, False])
                 elif kind == "pop":
                     handle = event.handle()
-                    while open_:
+                    while any(frame[0] == handle for frame in open_):       # (one begun before: none)
                         mine, name, rule, under, holds = open_.pop()
                         if rule and not (under or holds):
                             return name, rule
