@@ -4,7 +4,8 @@ As data: the manifest and the quiz (every problem of each; a note where an earli
 translated), every check's marker (points, tags naming student functions), where checks live
 (public/ ships to learners, hidden/ does not; elsewhere never runs), no public check needing the
 `reference` fixture (a release has none: it would be skipped), every function with checks, every
-`done_when` tag carried by a check, no forbidden call in the reference. By running it (unless the
+`done_when` tag carried by a check, no forbidden call in the reference, no name a forbid: rule leaves
+open that lab.yaml's forbid_allowed does not allow. By running it (unless the
 checks themselves are malformed): the reference earns full marks, and the pristine stubs earn
 nothing, each raising NotImplementedError. Each problem is one sentence; notes are advice that
 does not fail the lab.
