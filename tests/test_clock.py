@@ -204,7 +204,8 @@ def test_a_helper_threads_wait_for_a_cpu_is_not_charged(processes):
     assert measured.stdout.read(1) == b"d"
     call.stop()
     wall, used, charged = call.wall(), call.cpu(), call.charged()
-    assert wall > 1.2 and charged < 0.6 * wall and charged <= used + 0.15, (wall, used, charged)
+    assert wall > 1.2 and charged < 0.6 * wall and charged <= used + 0.4, (wall, used, charged)   # a thread that
+    # ended keeps the waits seen at the last look: what it waited after that (a look every 0.2 s) is charged
 
 
 WORK = '''import threading

@@ -11,8 +11,8 @@ A call is charged the larger of two times (billed to the submission's time budge
   kernel's run delay, /proc/TID/schedstat), those of the child's process and, with a control
   group, every thread in it. Time spent sleeping or blocked counts; time lost to other people's
   work does not, whichever thread lost it: a main thread blocked in join() while a helper thread
-  waits for a CPU is charged the helper's CPU, not the machine's load. The call ends when its
-  answer is in.
+  waits for a CPU is charged the helper's CPU, not the machine's load (a thread that ended keeps
+  the waits seen at the last look). The call ends when its answer is in.
 A call reaches its limit when its CPU time does, or its own time SLEEP times over: a generous cap
 for sleeping code, which also holds the waits the clock cannot see (a helper process's, where the
 child has no control group of its own). So the same work is charged the same at any load: the
