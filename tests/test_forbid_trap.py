@@ -74,6 +74,21 @@ def test_torch_s_record_shows_an_op_run_with_the_watch_off(in_process):
         in_process(GUARDS + f"        y = {SOFTMAX}\n    return y\n")
 
 
+def test_a_long_call_s_record_is_read_as_it_goes(in_process, monkeypatch):
+    """Read every DRAIN ops the modes see, so that it stays small: an op run with the watch off
+    before many others is still found (here in the first of several readings, or across two), and
+    an honest long call passes."""
+    monkeypatch.setattr(trap.Record, "DRAIN", 50)
+    for before in (0, 49):
+        body = (f"    for _ in range({before}):\n        x = x + 0\n" + GUARDS
+                + f"        y = {SOFTMAX}\n    for _ in range(300):\n        y = y + 0\n    return y\n")
+        with pytest.raises(trap.ForbiddenCall, match="switched off"):
+            in_process(body)
+    want = torch.softmax(torch.tensor([[0.0, 1.0]]), -1)
+    assert torch.allclose(in_process("    for _ in range(300):\n        x = x + 0\n" + BY_HAND), want)
+    assert in_process("    for _ in range(300):\n        x = given.normalise(x)\n    return x\n").shape == (1, 2)
+
+
 def test_torch_reimplementations_are_the_same_ops(in_process):
     """torch._refs.softmax runs other ops, in torch's Python code: its code on the stack is the rule's
     (here, not graded: it imports sympy first, seconds in a fresh child)."""

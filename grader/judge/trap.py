@@ -125,7 +125,10 @@ class Callers:
 class Record:
     """torch's own record of the ops one thread runs (RecordFunction, through the legacy profiler),
     with the marks of what the trap let through: torch's C functions as they are before student code
-    runs (seal() takes them out of the child's reach)."""
+    runs (seal() takes them out of the child's reach). Read every DRAIN ops the modes see, so that a
+    long call's record stays small (a few KB an op), and when the call ends."""
+
+    DRAIN = 4096
 
     def __init__(self):
         from torch._C import _autograd, _profiler
@@ -136,16 +139,38 @@ class Record:
         self._config = _profiler.ProfilerConfig(_profiler.ProfilerState.CPU, False, False, False, False, False,
                                                 _profiler._ExperimentalConfig())
         self.mark = f"let through by the judge {secrets.token_hex(8)}"
+        self.local = threading.local()      # this thread's: the watch's {op: rule}, open frames, ops since read
 
-    def start(self):
+    def start(self, ops):
         self._on(self._config)
+        self.local.__dict__.update(ops=ops, open={}, count=0)
 
     def stop(self):
-        """The events recorded since start, a list per thread; None if the record was lost."""
-        try:
-            return self._off()
-        except RuntimeError:
+        """What the record shows that the trap must refuse, in words (None: nothing): a forbidden op
+        it did not let through, or a record that was lost."""
+        ops, self.local.ops = getattr(self.local, "ops", None), None
+        return self._read(ops) if ops is not None else None
+
+    def drain(self):
+        """After each op a mode saw: every DRAIN of them, the record read so far and begun again."""
+        local = self.local
+        if getattr(local, "ops", None) is None:
             return None
+        local.count += 1
+        if local.count < self.DRAIN:
+            return None
+        local.count = 0
+        said = self._read(local.ops)
+        self._on(self._config)
+        return said
+
+    def _read(self, ops):
+        try:
+            events = self._off()
+        except RuntimeError:
+            return UNDONE
+        found = self.unwatched(events, ops, self.local.open)
+        return found and f"{found[1]} (as {found[0]}), with the judge's watch switched off"
 
     @contextlib.contextmanager
     def let_through(self):
@@ -156,28 +181,32 @@ class Record:
         finally:
             self._exit(handle)
 
-    def unwatched(self, events, ops):
+    def unwatched(self, events, ops, stacks):
         """(op, its rule) for the first op of `ops` ({op: rule}) in `events` that the trap did not let
-        through, or None. A run let through is marked around the op's run: what it runs is inside the
-        mark, and the ops it came from (the op as dispatched to the mode, a composite) hold the mark.
-        Every other forbidden op in the record ran where the trap did not see it."""
+        through, or None; `stacks` ({thread: open frames}) carries what is still open from one reading
+        to the next. A run let through is marked around the op's run: what it runs is inside the mark,
+        and the ops it came from (the op as dispatched to the mode, a composite) hold the mark. Every
+        other forbidden op in the record ran where the trap did not see it. Only marks and forbidden
+        ops are kept open: the frames between them change nothing."""
+        mark = self.mark
         for thread in events:
-            if not ops.keys() & {event.name() for event in thread}:        # the common case: none ran
+            if not thread:
                 continue
-            open_ = []              # [handle, name, rule, inside a mark, holds a mark]
-            for event in thread:
-                kind = event.kind()
-                if kind == "push":
-                    name = event.name()
-                    under = bool(open_) and (open_[-1][1] == self.mark or open_[-1][3])
+            open_ = stacks.setdefault(thread[0].thread_id(), [])     # [handle, name, rule, in a mark, holds one]
+            names = [event.name() for event in thread]
+            if not open_ and not any(name in ops or name == mark for name in names):
+                continue                                    # the common case: nothing that matters ran
+            for event, name in zip(thread, names):
+                if name == mark or name in ops:             # pushed (a pop has no name)
+                    under = bool(open_) and (open_[-1][1] == mark or open_[-1][3])
                     open_.append([event.handle(), name, ops.get(name), under, False])
-                elif kind == "pop":
+                elif open_ and not name and event.kind() == "pop":
                     handle = event.handle()
                     while any(frame[0] == handle for frame in open_):       # (one begun before: none)
                         mine, name, rule, under, holds = open_.pop()
                         if rule and not (under or holds):
                             return name, rule
-                        if open_ and (name == self.mark or rule or holds):
+                        if open_ and (name == mark or rule or holds):
                             open_[-1][4] = True
                         if mine == handle:
                             break
@@ -216,8 +245,13 @@ def _modes():
             if self.trap.check(self.watch, getattr(getattr(func, "_schema", None), "name", None), None,
                                sys._getframe(1)):
                 with self.trap.record.let_through():
-                    return func(*args, **(kwargs or {}))
-            return func(*args, **(kwargs or {}))
+                    out = func(*args, **(kwargs or {}))
+            else:
+                out = func(*args, **(kwargs or {}))
+            said = self.trap.record.drain()
+            if said:
+                self.trap.refuse(said)
+            return out
 
     class Calls(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -339,7 +373,7 @@ class Trap:
         modes = list(zip([ops, calls], self.stacks))
         recorded = watch or self.watches.get(self.current)
         if recorded:
-            self.record.start()
+            self.record.start(recorded.ops)
         try:
             for mode, (push, *_) in modes:
                 mode.trap, mode.watch = self, watch
@@ -356,13 +390,9 @@ class Trap:
                     if depth():
                         pop()
         finally:
-            if recorded:
-                events = self.record.stop()
-                unwatched = self.record.unwatched(events, recorded.ops) if events is not None else None
-                if events is None:
-                    self.refuse(UNDONE)
-                if unwatched:
-                    self.refuse(f"{unwatched[1]} (as {unwatched[0]}), with the judge's watch switched off")
+            said = self.record.stop() if recorded else None
+            if said:
+                self.refuse(said)
 
     def audit(self, event, args):
         """An audit hook: while a watched function runs, what the trap could not watch is refused; a
