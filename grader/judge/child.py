@@ -43,10 +43,10 @@ trap = load("trap")
 
 
 # -- a child: runs student code ------------------------------------------------------------------
-def resolve(value, wire, shared):
+def resolve(value, wire, shared, placed=None):
     """Construct the objects the judge asked for with `wire.build` (from handout modules), and the
-    tensor arguments it placed in `shared` memory (views of it: what the call does to them, the
-    judge sees for itself)."""
+    tensor arguments it placed in `shared` memory (views of it: what the call does to their values,
+    the judge sees for itself), each added to `placed` with where its values were."""
     if isinstance(value, dict) and wire.SHARED in value:
         import torch
 
@@ -56,16 +56,47 @@ def resolve(value, wire, shared):
             count *= size
         tensor = torch.frombuffer(shared, dtype=dtype, count=count, offset=value[wire.SHARED]) \
             if count else torch.empty(0, dtype=dtype)
-        return tensor.view(value["shape"]).to(value["device"])
+        tensor = tensor.view(value["shape"]).to(value["device"])
+        if placed is not None:
+            placed.append((tensor, tensor.data_ptr()))
+        return tensor
     if isinstance(value, dict) and wire.BUILD in value:
         module, _, name = value[wire.BUILD].partition(":")
         factory = getattr(importlib.import_module(module), name)
         return factory(*resolve(value["args"], wire, shared), **resolve(value["kwargs"], wire, shared))
     if isinstance(value, dict):
-        return {k: resolve(v, wire, shared) for k, v in value.items()}
+        return {k: resolve(v, wire, shared, placed) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(resolve(v, wire, shared) for v in value)
+        return type(value)(resolve(v, wire, shared, placed) for v in value)
     return value
+
+
+def layouts(placed, value):
+    """What became of each shared tensor argument, beyond its values (which the judge reads itself):
+    its shape, strides and dtype after the call, whether it still lies over the memory it was given,
+    and whether the answer holds its memory (x itself, or a view of it)."""
+    import torch
+
+    def storage(tensor):
+        try:
+            return tensor.untyped_storage().data_ptr()
+        except Exception:               # a learner's tensor subclass
+            return None
+
+    answered = [leaf for leaf in _leaves(value) if isinstance(leaf, torch.Tensor)]
+    return [{"shape": list(t.shape), "stride": list(t.stride()), "offset": t.storage_offset(),
+             "dtype": str(t.dtype).removeprefix("torch."), "moved": t.data_ptr() != at,
+             "returned": storage(t) not in (None, 0) and any(storage(leaf) == storage(t) for leaf in answered)}
+            for t, at in placed]
+
+
+def _leaves(value, depth=0):
+    """The items of an answer's nested lists, tuples and dicts."""
+    if depth < 4 and isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item, depth + 1)]
+    if depth < 4 and isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item, depth + 1)]
+    return [value]
 
 
 def describe(error, workdir):
@@ -118,13 +149,15 @@ def serve(workdir, read_fd, write_fd, shared, wire, limit, calls):
             request = wire.recv(read_fd)
         except EOFError:
             return
-        answer = {"id": request["id"]}
+        answer, placed = {"id": request["id"]}, []
         try:
-            args = resolve(wire.sanitize(request["args"]), wire, shared)
+            args = resolve(wire.sanitize(request["args"]), wire, shared, placed)
             kwargs = resolve(wire.sanitize(request["kwargs"]), wire, shared)
             function = getattr(importlib.import_module(request["module"]), request["function"])
-            value = calls.call(request["function"], function, args, kwargs)
-            data = answered(answer, value, wire, limit)
+            with meta_device.played(args, kwargs) as (args, kwargs):    # the meta device, on the CPU
+                value = calls.call(request["function"], function, args, kwargs)
+                data = answered({**answer, "layouts": layouts(placed, value)} if placed else answer,
+                                value, wire, limit)
         except (wire.WireError, wire.GraderFault) as error:     # not data, or not carried: the judge says
             data = wire.frame_parts({**answer, "ok": False, "error": {
                 "type": type(error).__name__, "message": str(error), "where": [], "not_implemented": None}})
@@ -147,6 +180,7 @@ def answered(answer, value, wire, limit):
         raise wire.GraderFault(f"{type(error).__name__}: {error}") from None
 
 
+meta_device = None                  # meta_device.py, once torch is imported
 order_signals = {}                  # the signal handlers Python had, before the zygote ignored them
 plain_uid = None                    # a plain process's children's own user, when started as root
 python_prefixes = []                # the judge's launchers.python_prefixes(): Python's own folders
@@ -311,7 +345,7 @@ def reap(children, pid, timeout):
 
 
 def main(argv):
-    global plain_uid, offline
+    global plain_uid, offline, meta_device
     scratch, control_fd, sandboxed = Path(argv[0]), int(argv[1]), argv[2] == "sandboxed"
     rest = argv[4:]                 # as root, plain: --offline (no network), Python's folders, and
     offline = "--offline" in rest   # after --hide the course's traces in them
@@ -335,8 +369,8 @@ def main(argv):
     import torch  # the point of the zygote: imported once, shared by every fork
 
     torch.set_num_threads(1)
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(scratch)    # torch's meta kernels (torch._dynamo, sympy:
-    torch.zeros(1, device="meta").cos()                     # a second of CPU) loaded once, not in each child
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(scratch)    # where torch.compile would write, if used
+    meta_device = load("meta_device")   # played on the CPU: torch's meta kernels are not loaded at all
     linux.libc.prctl(linux.PR_SET_DUMPABLE, 0)      # children cannot trace or read the zygote
     order_signals.update(linux.deaf())
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
