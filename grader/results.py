@@ -6,7 +6,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-Status = Literal["passed", "failed", "not_implemented", "skipped", "not_graded"]
+from grader.kinds import Failure, Status, Timing
+
 NOT_GRADED = "the grader could not grade this; nothing was charged to you"
 Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
 NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
@@ -35,7 +36,7 @@ class Check(BaseModel):
     status: Status
     message: str = ""               # expected / saw / hint, or why it did not run
     hint: str = ""                  # the likely mistake, when the check could tell
-    failure: str = ""               # how student code failed to answer: timeout, crashed, raised, ...
+    failure: Failure | Literal[""] = ""     # how student code failed to answer; "": it did not
     output: str = ""                # what student code printed, cut
     blocked_by: str = ""            # the function whose stub or failure kept this check from running
     visibility: Visibility          # Gradescope's: hidden checks are "hidden" unless lab.yaml says
@@ -66,9 +67,9 @@ class Check(BaseModel):
     def outcome(self):
         """passed, failed, not attempted (the function's own stub) or not run (blocked by another
         function, or the time budget): only "failed" counts against the class."""
-        if self.status == "not_implemented" and self.blocked_by in ("", self.function):
+        if self.status == Status.NOT_IMPLEMENTED and self.blocked_by in ("", self.function):
             return "not attempted"
-        return {"passed": "passed", "failed": "failed"}.get(self.status, "not run")
+        return {Status.PASSED: "passed", Status.FAILED: "failed"}.get(self.status, "not run")
 
 
 class DoneItem(BaseModel):
@@ -97,7 +98,7 @@ class LabResults(BaseModel):
     @property
     def faults(self):
         """Checks the grader could not grade (status not_graded): the grade is not final."""
-        return [c for c in self.checks if c.status == "not_graded"]
+        return [c for c in self.checks if c.status == Status.NOT_GRADED]
 
     @property
     def score(self):
@@ -109,7 +110,7 @@ class LabResults(BaseModel):
 
     @property
     def all_passed(self):
-        return bool(self.checks) and all(c.status == "passed" for c in self.checks)
+        return bool(self.checks) and all(c.status == Status.PASSED for c in self.checks)
 
     def by_function(self, functions):
         """{function: (score, max)} in the order given, for functions with checks."""
@@ -137,7 +138,7 @@ class LabResults(BaseModel):
             visibility=score_visibility or "visible", extra_data={"sandbox": self.sandbox, "lab": self.lab},
             tests=[GradescopeTest(
                 name=c.name, number=str(i), score=c.score, max_score=c.points,
-                status="passed" if c.status == "passed" else "failed",
+                status="passed" if c.status == Status.PASSED else "failed",
                 output="\n".join(filter(None, [c.hint not in c.message and f"hint {c.hint}", c.message,
                                                 c.output and f"Your code printed:\n{c.output}"])),
                 visibility=c.visibility, tags=c.tags)
@@ -223,6 +224,7 @@ class BatchRow(BaseModel):
     penalty_percent: float | None = None    # of the lab's points, under its late policy
     final_score: float | None = None        # the score after the penalty; None: no mark (time unknown)
     timing: str = ""                        # all of it in words: "1 d 10.0 h late: -20%", "time unknown: ..."
+    timing_kind: Timing | None = None       # where it stands under the late policy; None: none applied
     extension: float | datetime | None = None   # the roster's: hours, or the student's own due time
     adjustments: list[Adjustment] = []      # the instructor's, in final_score (grader/instructor/record.py)
 
@@ -233,6 +235,17 @@ class BatchRow(BaseModel):
         folder): its time was the student's word, so it is unknown."""
         if isinstance(data, dict) and data.get("time_source") not in (None, *get_args(TimeSource)):
             data = {**data, "time_source": "unknown", "submitted_at": None}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _timing_kind_of_older_rows(cls, data):
+        """A row written before timing_kind existed: its kind, read from the words it was written with."""
+        if isinstance(data, dict) and "timing_kind" not in data and data.get("timing"):
+            words = str(data["timing"])
+            kind = Timing.UNKNOWN if words.startswith(Timing.UNKNOWN.value) else \
+                Timing.ON_TIME if words == Timing.ON_TIME.value else Timing.LATE
+            data = {**data, "timing_kind": kind}
         return data
 
     @property
@@ -299,4 +312,4 @@ class BatchSummary(BaseModel):
     interrupted: bool = False
     counted: int = 0                        # students in the statistics: scored by the grader
     ignored: list[str] = []                 # entries of the class folder that are not submissions
-    timing: dict[str, int] = {}             # "on time", "late", "time unknown" -> students, under a late policy
+    timing: dict[Timing, int] = {}          # on time, late, time unknown -> students, under a late policy

@@ -30,6 +30,7 @@ from grader.instructor.page import write_report
 from grader.instructor.roster import read_quiz, read_roster
 from grader.instructor.workers import grade_all
 from grader.judge.launchers import launcher_for
+from grader.kinds import Answer
 from grader.labs import ENGINE, engine_files
 from grader.results import BatchRow, LabResults, StudentRecord, one_line, printable
 from grader.submissions import GRADABLE, class_entries, folder_name, list_submissions
@@ -129,11 +130,12 @@ def _progress(console):
 def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
     """A backend's answer for one submission, written to the student's folder as it comes (its
     results kept in `graded`); returns the student's row."""
-    if kind == "graded":
+    kind = Answer(kind)
+    if kind == Answer.GRADED:
         results = LabResults.model_validate(data).model_copy(update={"submission": one_line(str(sub.path))})
         if results.faults:      # not a grade: no score, and the next run grades it again
-            kind, data = "regrade", "; ".join(dict.fromkeys(c.message for c in results.faults))
-    if kind == "graded":
+            kind, data = Answer.REGRADE, "; ".join(dict.fromkeys(c.message for c in results.faults))
+    if kind == Answer.GRADED:
         row = gradebook.row(lab, sub, results)
         graded[sub.student] = results
         gradescope = results.gradescope()

@@ -9,6 +9,7 @@ from grader.cli import NOT_GRADED_STATUS, grading_options
 from grader.errors import LabError, UsageError
 from grader.identity import identity
 from grader.instructor.lms import FORMATS
+from grader.kinds import Timing
 from grader.labs import find_lab
 from grader.results import one_line
 
@@ -99,7 +100,7 @@ def run_batch(args, console):
 def show_timing(counts, console):
     """One line on lateness under the late policy: how many on time, late, of unknown time."""
     if counts:
-        unknown = counts.get("time unknown", 0)
+        unknown = counts.get(Timing.UNKNOWN, 0)
         console.print("late policy: " + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
                       + (f"[yellow]; {unknown} with no mark until their time is known (give --timestamps FILE, "
                          "or choose --assume-on-time or --assume-late)[/]" if unknown else ""), soft_wrap=True)

@@ -14,6 +14,7 @@ included, where the due names one: 2026-03-29T23:59:00[Europe/Paris]).
 """
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -21,7 +22,8 @@ from pathlib import Path
 from grader.csvfile import read_table
 from grader.errors import UsageError
 from grader.identity import as_read, identity, look_alikes, shown
-from grader.results import SCORED
+from grader.kinds import Timing
+from grader.results import SCORED, BatchRow
 from grader.times import parse_time, read_column
 
 METADATA = "submission_metadata.json"           # Gradescope's, beside ROOT/submission/
@@ -153,23 +155,26 @@ def assess(row, policy, submitted, source, due=None, assume=None, max_score=None
     Under a policy, an unknown time gives no mark unless `assume` says: "on time", or "late"
     (the policy's cap). A row the grader did not score keeps no mark, a rejected or empty one 0."""
     fields = {"submitted_at": submitted, "time_source": source if submitted else "unknown",
-              "late_by_hours": None, "penalty_percent": None, "timing": ""}
+              "late_by_hours": None, "penalty_percent": None, "timing": "", "timing_kind": None}
     if row.status not in SCORED:
         final = None if row.collision or row.status in ("pending", "regrade") else 0.0
         return row.model_copy(update={**fields, "final_score": final})
     late, cut, zeroed = None, 0.0, False
     if policy is not None and submitted is None:
+        fields["timing_kind"] = Timing.UNKNOWN
         if assume is None:
-            fields["timing"] = "time unknown: no mark until it is known (the instructor gives --timestamps, " \
+            fields["timing"] = f"{Timing.UNKNOWN}: no mark until it is known (the instructor gives --timestamps, " \
                                "or --assume-on-time or --assume-late)"
             return row.model_copy(update={**fields, "final_score": None})
         cut = policy.cap if assume == "late" else 0.0
-        fields["timing"] = f"time unknown, {ASSUMED[assume]}" + (f": -{cut:g}% (the late policy's cap)" if cut else "")
+        fields["timing"] = f"{Timing.UNKNOWN}, {ASSUMED[assume]}" + \
+            (f": -{cut:g}% (the late policy's cap)" if cut else "")
     elif policy is not None:
         late = lateness(policy, submitted, due)
         cut, zeroed = (late.penalty_percent, late.zeroed) if late else (0.0, False)
         fields["timing"] = f"{describe(late)}: " + ("score 0 past the cap" if zeroed else f"-{cut:g}%") \
-            if late else "on time"
+            if late else Timing.ON_TIME.value
+        fields["timing_kind"] = Timing.LATE if late else Timing.ON_TIME
         fields["late_by_hours"] = round(late.late_by.total_seconds() / 3600, 2) if late else None
     top = row.max_score or max_score or 0
     final = 0.0 if zeroed else max(row.score - top * cut / 100, 0.0) + 0.0
@@ -177,12 +182,10 @@ def assess(row, policy, submitted, source, due=None, assume=None, max_score=None
                                   "final_score": round(final, 4)})
 
 
-def tally(rows):
-    """{"on time", "late", "time unknown": students} of the rows a late policy was applied to."""
-    counts = {}
+def tally(rows: Iterable[BatchRow]) -> dict[Timing, int]:
+    """{Timing: students} of the rows a late policy was applied to."""
+    counts: dict[Timing, int] = {}
     for row in rows:
-        kind = "time unknown" if row.timing.startswith("time unknown") else \
-            "on time" if row.timing == "on time" else "late" if row.timing else ""
-        if kind:
-            counts[kind] = counts.get(kind, 0) + 1
+        if row.timing_kind is not None:
+            counts[row.timing_kind] = counts.get(row.timing_kind, 0) + 1
     return counts

@@ -10,6 +10,7 @@ from rich.markup import escape
 from grader.cells import csv_text
 from grader.files import write_atomic
 from grader.identity import identity
+from grader.kinds import Failure, Status
 from grader.results import (
     SCORED,
     BatchRow,
@@ -22,7 +23,7 @@ from grader.results import (
     printable,
 )
 
-INCIDENTS = ("timeout", "crashed", "budget")    # calls that never came back, listed for the class
+INCIDENTS = (Failure.TIMEOUT, Failure.CRASHED, Failure.BUDGET)    # calls that never came back, listed for the class
 ROWS = TypeAdapter(list[BatchRow])              # OUT/rows.json
 
 
@@ -121,7 +122,7 @@ def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False
             rate.passed += outcome == "passed"
             rate.not_attempted += outcome == "not attempted"
             rate.not_run += outcome == "not run"
-            if check.status == "failed" and check.hint:
+            if check.status == Status.FAILED and check.hint:
                 mistake = mistakes.setdefault(check.mistake_key, Mistake(hint=check.hint, function=check.function,
                                                                          students=[], id=check.mistake))
                 if student not in mistake.students:

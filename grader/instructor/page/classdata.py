@@ -7,6 +7,7 @@ from pathlib import Path
 from grader.errors import UsageError
 from grader.instructor import record
 from grader.instructor.gradebook import ROWS
+from grader.kinds import Timing
 from grader.results import BatchRow, BatchSummary, LabResults, StudentRecord
 
 STUDENTS = "students"           # as grader/instructor/batch.py lays OUT out
@@ -32,7 +33,7 @@ class Student:
     def late(self):
         """What the page shows of the student's lateness: the row's account in words where it has
         one (late, or time unknown), else its lateness fields; {} when on time."""
-        if self.row.timing and (self.is_late or self.row.time_source == "unknown"):
+        if self.row.timing and (self.is_late or self.row.timing_kind == Timing.UNKNOWN):
             return {"lateness": self.row.timing}
         return {k: v for k, v in self.row if k.startswith(LATE) and v not in (None, "", 0, False, [], {})}
 
@@ -91,9 +92,9 @@ def glance(klass):
     adjusted = sum(bool(r.adjustments) for r in rows)
     if adjusted:
         counts["adjusted by the instructor"] = adjusted
-    unknown = sum(s.row.time_source == "unknown" and bool(s.row.timing) for s in klass.students)
+    unknown = sum(s.row.timing_kind == Timing.UNKNOWN for s in klass.students)
     if unknown:
-        counts["time unknown"] = unknown
+        counts[Timing.UNKNOWN.value] = unknown
     if klass.questions:
         counts["quiz passed"] = sum(bool(s.quiz and s.quiz["passed"]) for s in klass.students)
         counts["lesson complete (lab and quiz)"] = sum(
