@@ -32,7 +32,7 @@ class Blocked(Skipped):
     """A check not run because `function` cannot be used: `why` is a key of BLOCKED, Why.BUDGET,
     or Why.JUDGE (the judge's own work ran past its budget: not graded, the grader's fault)."""
 
-    def __init__(self, function: str, why: Why | str, message: str) -> None:
+    def __init__(self, function: str, why: Why | str, message: str | None) -> None:
         super().__init__(msg=message)
         self.function, self.why = function, Why(why)
 
