@@ -1,6 +1,7 @@
 """Results of grading a lab, and their export in Gradescope's results.json shape
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/)."""
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Literal, get_args
 
@@ -15,12 +16,12 @@ HIDDEN_INPUTS = ("this check used what your code made of inputs the course keeps
                  "hidden: the same check in your own copy of the lab shows them, on the inputs given there")
 
 
-def printable(text):
+def printable(text: str) -> str:
     """Text from student code made safe for a terminal and a JSON file: no control characters."""
     return "".join(c if c.isprintable() or c in "\n\t" else "\N{REPLACEMENT CHARACTER}" for c in text)
 
 
-def one_line(text):
+def one_line(text: str) -> str:
     """A name from the filesystem (a student's folder, a file) made safe for any output: no
     control character at all, not even a newline that would forge a line of progress output."""
     return "".join(c if c.isprintable() else "\N{REPLACEMENT CHARACTER}" for c in text)
@@ -47,16 +48,16 @@ class Check(BaseModel):
     #                                 course's) gave it a value: its words may hold them, for instructors only
 
     @property
-    def function(self):
+    def function(self) -> str:
         return self.tags[0]
 
     @property
-    def mistake_key(self):
+    def mistake_key(self) -> str:
         """What makes two failures the same mistake: its id, else the function and the hint with
         its numbers left out (one hint, worded with another student's numbers, is one mistake)."""
         return self.mistake or f"{self.function}: {' '.join(NUMBER.sub('#', self.hint.lower()).split())}"
 
-    def for_learner(self):
+    def for_learner(self) -> "Check":
         """The check as a learner may read it: one whose words may hold hidden inputs keeps its
         name and score, and says so instead of its message, hint and output."""
         if not self.inputs_hidden:
@@ -64,7 +65,7 @@ class Check(BaseModel):
         return self.model_copy(update={"message": HIDDEN_INPUTS, "hint": "", "output": "", "mistake": ""})
 
     @property
-    def outcome(self):
+    def outcome(self) -> str:
         """passed, failed, not attempted (the function's own stub) or not run (blocked by another
         function, or the time budget): only "failed" counts against the class."""
         if self.status == Status.NOT_IMPLEMENTED and self.blocked_by in ("", self.function):
@@ -96,31 +97,31 @@ class LabResults(BaseModel):
     attempts: int = 1               # gradings it took: a grader fault is retried once
 
     @property
-    def faults(self):
+    def faults(self) -> list[Check]:
         """Checks the grader could not grade (status not_graded): the grade is not final."""
         return [c for c in self.checks if c.status == Status.NOT_GRADED]
 
     @property
-    def score(self):
+    def score(self) -> float:
         return sum(c.score for c in self.checks)
 
     @property
-    def max_score(self):
+    def max_score(self) -> float:
         return sum(c.points for c in self.checks)
 
     @property
-    def all_passed(self):
+    def all_passed(self) -> bool:
         return bool(self.checks) and all(c.status == Status.PASSED for c in self.checks)
 
-    def by_function(self, functions):
+    def by_function(self, functions: Iterable[str]) -> dict[str, tuple[float, float]]:
         """{function: (score, max)} in the order given, for functions with checks."""
-        totals = {}
+        totals: dict[str, tuple[float, float]] = {}
         for c in self.checks:
             score, top = totals.get(c.function, (0.0, 0.0))
             totals[c.function] = (score + c.score, top + c.points)
         return {f: totals[f] for f in functions if f in totals}
 
-    def gradescope(self, score_visibility=None):
+    def gradescope(self, score_visibility: Visibility | None = None) -> "GradescopeResults":
         """Gradescope's results.json. `score_visibility` (lab.yaml's): when the learner sees the
         total, hidden checks included; unset, never while a check is not visible (Gradescope's
         own rule), and the output then gives the points of the visible checks only."""
@@ -139,7 +140,7 @@ class LabResults(BaseModel):
             tests=[GradescopeTest(
                 name=c.name, number=str(i), score=c.score, max_score=c.points,
                 status="passed" if c.status == Status.PASSED else "failed",
-                output="\n".join(filter(None, [c.hint not in c.message and f"hint {c.hint}", c.message,
+                output="\n".join(filter(None, ["" if c.hint in c.message else f"hint {c.hint}", c.message,
                                                 c.output and f"Your code printed:\n{c.output}"])),
                 visibility=c.visibility, tags=c.tags)
                 for i, c in enumerate((c.for_learner() for c in self.checks), 1)])
@@ -173,7 +174,7 @@ class GradescopeResults(BaseModel):
     extra_data: dict[str, str] = {}
     tests: list[GradescopeTest]
 
-    def summary(self):
+    def summary(self) -> str:
         """A readable account for run_autograder's stdout (Gradescope shows it to instructors)."""
         failed = [t for t in self.tests if t.status == "failed"]
         lines = [self.output, f"score {self.score:g}; {len(self.tests)} checks, {len(failed)} failed"]
@@ -249,11 +250,11 @@ class BatchRow(BaseModel):
         return data
 
     @property
-    def percent(self):
+    def percent(self) -> float | None:
         return 100 * self.score / self.max_score if self.score is not None and self.max_score else None
 
     @property
-    def adjusted(self):
+    def adjusted(self) -> float:
         """The points the instructor's adjustments add up to (0.0 where none)."""
         return sum(a.points for a in self.adjustments) + 0.0
 
@@ -281,7 +282,7 @@ class CheckRate(BaseModel):
     not_run: int = 0                        # blocked by another function, or the time budget
 
     @property
-    def rate(self):
+    def rate(self) -> float:
         return self.passed / self.graded if self.graded else 0.0
 
 

@@ -7,13 +7,17 @@ import os
 import select
 import signal
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from grader.judge.cgroup import forget
-from grader.judge.clock import Backstop, SessionMeter
+from grader.judge.clock import Backstop, Limit, SessionMeter
 from grader.judge.printed import OUTPUT_LIMIT
 from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
 from grader.kinds import Failure
+
+if TYPE_CHECKING:
+    import torch
 
 FRAMES = 12                  # frames of a traceback read from a child (innermost last)
 DRAIN_BYTES = 4 * 2**20      # read from the output pipe at a call's edges: more than a pipe holds
@@ -75,7 +79,7 @@ class Child:
                 self._output += chunk[:room]
                 self._dropped += len(chunk) - min(room, len(chunk))
 
-    def take_output(self):
+    def take_output(self) -> tuple[bytes, int]:
         """What the child printed since the last take, as kept: (bytes, how many more were cut)."""
         self._pump_output()
         taken = bytes(self._output), self._dropped
@@ -100,14 +104,15 @@ class Child:
                     return
         return wait
 
-    def send(self, data, limit):
+    def send(self, data: bytes, limit: Limit) -> None:
         """Write a request until `limit` ends the call: a child may stop reading its pipe."""
         view = memoryview(data)
         while view:
             if select.select([], [self._request], [], limit.wait())[1]:
                 view = view[os.write(self._request, view):]
 
-    def call(self, module, function, args, kwargs, limit, device, echo=False):
+    def call(self, module: str, function: str, args: Sequence[Any], kwargs: dict[str, Any], limit: Limit,
+             device: "str | torch.device | None", echo: bool = False) -> Any:
         """Run module.function(*args, **kwargs) in the child; its value, with tensors on `device`.
 
         With `echo`, the value is (returned value, the positional arguments after the call): tensor
@@ -232,7 +237,7 @@ class Child:
         return Failure.CRASHED, f"the process running your code exited with status " \
             f"{os.waitstatus_to_exitcode(status)} (sys.exit / os._exit?)"
 
-    def kill(self):
+    def kill(self) -> None:
         """Kill the child and everything in its session; idempotent."""
         if self.alive:
             try:
@@ -241,7 +246,7 @@ class Child:
                 pass
         self.close()
 
-    def close(self):
+    def close(self) -> None:
         """Close its pipes and memory, once: a closed number may be reused by any other file."""
         with self._fds:
             self.alive = False

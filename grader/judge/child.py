@@ -23,16 +23,20 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 FILE_BYTES = 64 * 2**20             # the largest file a child may write
 PROCESSES = 128                     # processes and threads of the sandbox's own user (root only)
 
 
-def load(name):
+def load(name: str) -> ModuleType:
     """A module beside this file, by path: `python -I` puts no folder on sys.path, and inside
     the sandbox there is no grader package, only these files."""
     spec = importlib.util.spec_from_file_location(f"_grader_{name}", Path(__file__).with_name(f"{name}.py"))
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -43,7 +47,7 @@ trap = load("trap")
 
 
 # -- a child: runs student code ------------------------------------------------------------------
-def resolve(value, wire, shared):
+def resolve(value: Any, wire: ModuleType, shared: mmap.mmap) -> Any:
     """Construct the objects the judge asked for with `wire.build` (from handout modules), and the
     tensor arguments it placed in `shared` memory (views of it: what the call does to them, the
     judge sees for itself)."""
@@ -68,7 +72,7 @@ def resolve(value, wire, shared):
     return value
 
 
-def describe(error, workdir):
+def describe(error: BaseException, workdir: Path) -> dict[str, Any]:
     """The error as the learner should see it: type, message, and where in their files."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)      # not "<frozen importlib...>"
               if Path(f.filename).is_absolute() and Path(f.filename).resolve().parent == workdir]
@@ -80,17 +84,17 @@ def describe(error, workdir):
             "not_implemented": innermost if isinstance(error, NotImplementedError) else None}
 
 
-def flush():
+def flush() -> None:
     """Push what student code printed into the output pipe, before the answer; survive whatever
     it did to sys.stdout and sys.stderr."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
-            stream.flush()
+            stream.flush()  # type: ignore[union-attr]   # None too: what it raises is caught
         except BaseException:
             pass
 
 
-def unbuffered_output(output_fd):
+def unbuffered_output(output_fd: int) -> None:
     """stdout and stderr written through to the output pipe `output_fd` as each print comes
     (python -u): what a call prints reaches the judge during that call, not with a later call's flush."""
     os.dup2(output_fd, 1)
@@ -103,7 +107,7 @@ def unbuffered_output(output_fd):
         setattr(sys, f"__{name}__", stream)
 
 
-def take_files(setup, workdir):
+def take_files(setup: dict[str, Any], workdir: Path) -> Any:
     """Lay out the files the judge sent; the trap of the lab's forbidden calls over them."""
     for name, data in setup["files"].items():
         path = workdir / name
@@ -112,7 +116,8 @@ def take_files(setup, workdir):
     return trap.trap(setup.get("forbid", {}), workdir, setup.get("student", []))
 
 
-def serve(workdir, read_fd, write_fd, shared, wire, limit, calls):
+def serve(workdir: Path, read_fd: int, write_fd: int, shared: mmap.mmap, wire: ModuleType, limit: int,
+          calls: Any) -> None:
     while True:
         try:
             request = wire.recv(read_fd)
@@ -135,7 +140,7 @@ def serve(workdir, read_fd, write_fd, shared, wire, limit, calls):
         wire.write_all(write_fd, data)
 
 
-def answered(answer, value, wire, limit):
+def answered(answer: dict[str, Any], value: Any, wire: ModuleType, limit: int) -> list:
     """The frame of a returned value. Encoding it runs the learner's objects' code (a dataclass's,
     a tensor subclass's), and what that raises is theirs; framing the plain tree it made is ours."""
     tree = wire.encode(value, limit)
@@ -148,13 +153,13 @@ def answered(answer, value, wire, limit):
 
 
 order_signals: dict = {}            # the signal handlers Python had, before the zygote ignored them
-plain_uid = None                    # a plain process's children's own user, when started as root
+plain_uid: int | None = None        # a plain process's children's own user, when started as root
 python_prefixes: list[str] = []     # the judge's launchers.python_prefixes(): Python's own folders
 offline = False                     # as root, plain: the kernel gives us network namespaces
 OPEN_TO_ALL = ["/tmp", "/var/tmp", "/dev/shm"]      # where every user may write: a child's own
 
 
-def become_child(order, fds, scratch, wire, sandboxed):
+def become_child(order: dict[str, Any], fds: Sequence[int], scratch: Path, wire: ModuleType, sandboxed: bool) -> None:
     """In a fresh fork: take the pipes, get fresh mounts, lose privileges, take the files the
     judge sends down the request pipe, limit ourselves, then serve."""
     read_fd, write_fd, output_fd, shared_fd = fds
@@ -205,8 +210,8 @@ def become_child(order, fds, scratch, wire, sandboxed):
 
 
 # -- the zygote: forks children, never runs student code -----------------------------------------
-def zygote(scratch, control, wire, sandboxed):
-    children = {}                   # pid -> exit status once reaped, else None
+def zygote(scratch: Path, control: socket.socket, wire: ModuleType, sandboxed: bool) -> None:
+    children: dict[int, int | None] = {}    # pid -> exit status once reaped, else None
     while True:
         try:
             order, fds = wire.recv_with_fds(control)
@@ -219,7 +224,8 @@ def zygote(scratch, control, wire, sandboxed):
         wire.send_with_fds(control, reply)
 
 
-def obey(order, fds, children, scratch, control, wire, sandboxed):
+def obey(order: dict[str, Any], fds: Sequence[int], children: dict[int, int | None], scratch: Path,
+         control: socket.socket, wire: ModuleType, sandboxed: bool) -> dict[str, Any]:
     op = order["op"]
     if op == "fork":
         pid = os.fork()
@@ -247,7 +253,7 @@ def obey(order, fds, children, scratch, control, wire, sandboxed):
     raise ValueError(f"unknown order {op!r}")
 
 
-def kill_everything(sandboxed, rounds=5):
+def kill_everything(sandboxed: bool, rounds: int = 5) -> None:
     """Kill every process but ourselves: in the sandbox, all of our PID namespace; in a plain
     process, all our descendants (orphans come back to us: we are their subreaper)."""
     for _ in range(rounds):
@@ -267,13 +273,13 @@ def kill_everything(sandboxed, rounds=5):
                 return
 
 
-def wipe(folder):
+def wipe(folder: Path) -> None:
     """Empty `folder`, and what our children's own user left where every user may write (in a
     container they had no mounts of their own)."""
     linux.remove(*Path(folder).iterdir(), *(linux.owned(plain_uid, OPEN_TO_ALL) if plain_uid else ()))
 
 
-def kill_child(children, pid):
+def kill_child(children: dict[int, int | None], pid: int) -> None:
     """Kill a child and what is left of its session, even once the child has ended (what it left is
     on no call's clock). A reaped pid may be another's now: the child is killed only while it runs;
     its session's pid is not reused while the session has members; only our descendants are searched."""
@@ -293,7 +299,7 @@ def kill_child(children, pid):
     linux.stop_then_kill(left)
 
 
-def reap(children, pid, timeout):
+def reap(children: dict[int, int | None], pid: int, timeout: float) -> int | None:
     """The wait status of child `pid`, waiting at most `timeout` s; None while it runs."""
     deadline = time.monotonic() + timeout
     while pid in children and children[pid] is None:
@@ -310,7 +316,7 @@ def reap(children, pid, timeout):
     return children.get(pid)
 
 
-def main(argv):
+def main(argv: Sequence[str]) -> None:
     global plain_uid, offline
     scratch, control_fd, sandboxed = Path(argv[0]), int(argv[1]), argv[2] == "sandboxed"
     rest = argv[4:]                 # as root, plain: --offline (no network), Python's folders, and

@@ -13,12 +13,15 @@ import contextlib
 import functools
 import inspect
 import warnings
+from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
+from typing import Any
 
 NAMESPACES = ("_VariableFunctions", "_nn", "_special", "_linalg", "_fft", "_sparse", "_nested")
 PROBES = (lambda x: (x,), lambda x: (x, -1), lambda x: (x, x), lambda x: (x, x, x), lambda x: (x, -1, False))
 
 
-def resolve(name):
+def resolve(name: str) -> Any:
     """The object a dotted name (the lab author's) stands for, importing its module; None if none."""
     import importlib
 
@@ -26,11 +29,11 @@ def resolve(name):
     for cut in range(len(parts), 0, -1):
         with contextlib.suppress(ImportError):
             found = importlib.import_module(".".join(parts[:cut]))
-            return functools.reduce(lambda obj, part: getattr(obj, part, None), parts[cut:], found)
+            return functools.reduce(lambda obj, part: getattr(obj, part, None), parts[cut:], found)  # type: ignore[arg-type, return-value]
     return None
 
 
-def own_op(obj):
+def own_op(obj: object) -> str | None:
     """The ATen op ("aten::softmax") an op object, or a builtin of torch's op namespaces or Tensor
     method, is by its name; None for anything else."""
     import torch
@@ -70,7 +73,7 @@ def _recorder():
     return Recorder
 
 
-def footprint(obj):
+def footprint(obj: object) -> tuple[str, ...] | None:
     """The ATen ops a call of `obj` on a small probe runs, in order, or None when no probe call
     works. A class is probed as an instance built without arguments. The caller's random
     state is left as it was."""
@@ -96,7 +99,7 @@ def footprint(obj):
     return None
 
 
-def ops_of(obj):
+def ops_of(obj: object) -> tuple[frozenset[str], bool]:
     """(ops, whole) for a forbidden object: the ATen ops that are it (its own op; the one op it comes
     down to; their in-place twins, x.tril_() for tril), and whether they miss part of it, so that
     calls of `obj` itself must be watched as well (a name of several ops, or none)."""
@@ -104,19 +107,19 @@ def ops_of(obj):
 
     own, found = own_op(obj), footprint(obj)
     single = found is not None and len(found) == 1
-    ops = {own} - {None} | (set(found) if single else set())
+    ops = ({own} if own else set()) | (set(found) if found is not None and single else set())
     ops |= kin(ops)
     ops |= {f"{op}_" for op in ops if torch._C._jit_get_schemas_for_operator(f"{op}_")}
     return frozenset(ops), not single
 
 
-def kin(ops):
+def kin(ops: AbstractSet[str]) -> set[str]:
     """The ops named with the same word whose decomposition (torch._decomp) calls one of `ops`:
     aten::_safe_softmax, whose decomposition calls torch.softmax (read, not run: running one can
     import sympy, seconds)."""
     import torch._decomp
 
-    stems, found = {stem(op) for op in ops}, set()
+    stems, found = {stem(op) for op in ops}, set[str]()
     for op, decomposition in torch._decomp.decomposition_table.items():
         name = str(getattr(getattr(op, "_schema", None), "name", ""))
         if name not in ops | found and stems & set(stem(name).split("_")) and \
@@ -142,12 +145,12 @@ def _named(function):
             yield named
 
 
-def stem(name):
+def stem(name: str) -> str:
     """The word a name's relatives share: "softmax" for torch.special.softmax, aten::_softmax, nn.Softmax."""
     return name.rpartition(":")[2].rpartition(".")[2].strip("_").lower()
 
 
-def reimplementations(ops, stems):
+def reimplementations(ops: AbstractSet[str], stems: Iterable[str]) -> list[Callable]:
     """The Python functions torch keeps as other implementations of `ops`, each with the layers
     that wrap it: their decompositions (torch._decomp) and the references of the torch functions
     that are those ops (torch._refs; a relative by name is probed)."""
@@ -160,7 +163,8 @@ def reimplementations(ops, stems):
         word = str(getattr(public, "__name__", ""))
         if any(s in word.lower() for s in stems) and (own_op(public) in ops or set(footprint(public) or ()) & ops):
             found.append(ref)
-    layers = []
+    layers: list[Callable] = []
+    function: Any
     for function in found:
         while callable(function) and function not in layers:
             layers.append(function)
