@@ -81,7 +81,7 @@ def _due(assignment):
         return None
 
 
-def group_lateness(policy: Deadline, submitted: datetime,
+def group_lateness(policy: "Deadline", submitted: datetime,
                    members: Sequence[Member]) -> tuple[list[tuple[Member, Lateness | None]], Lateness | None]:
     """[(Member, Lateness or None)] of each member, each against their own due time (no one's
     extension covers another), and the one the group's single score carries: the largest
@@ -118,14 +118,14 @@ def read_timestamps(path: str | os.PathLike) -> dict[str, datetime | None]:
     return {key: times[row.line] for key, row in lines.items()}
 
 
-def due_for(policy: Deadline, extension: float | datetime | None) -> datetime:
+def due_for(policy: "Deadline", extension: float | datetime | None) -> datetime:
     """The student's due time: the policy's, moved by `extension` (hours, or a time of its own)."""
     if isinstance(extension, datetime):
         return extension.astimezone(policy.due.tzinfo)
     return (policy.due.astimezone(timezone.utc) + timedelta(hours=extension or 0)).astimezone(policy.due.tzinfo)
 
 
-def lateness(policy: Deadline | None, submitted: datetime | None, due: datetime | None = None) -> Lateness | None:
+def lateness(policy: "Deadline | None", submitted: datetime | None, due: datetime | None = None) -> Lateness | None:
     """What `policy` (a labs.Deadline) makes of a submission at `submitted` against `due` (default:
     the policy's); None when on time or when there is no time or no policy. Whether it is late is
     a matter of time passed (a clock set back an hour gives no one an hour); days late are counted
@@ -156,7 +156,7 @@ def describe(late: Lateness | None) -> str:
     return (f"{int(days)} d " if days else "") + f"{rest:.1f} h late"
 
 
-def assess(row: BatchRow, policy: Deadline | None, submitted: datetime | None, source: TimeSource,
+def assess(row: BatchRow, policy: "Deadline | None", submitted: datetime | None, source: TimeSource,
            due: datetime | None = None, assume: str | None = None, max_score: float | None = None) -> BatchRow:
     """`row` with its time, the time's source, lateness, penalty and final score (a BatchRow).
     Under a policy, an unknown time gives no mark unless `assume` says: "on time", or "late"
