@@ -187,7 +187,7 @@ def policy(lab: "Lab | None", overrides: dict[str, Any]) -> "Deadline | None":
 
 def gradebook(out: Path, fmt: LmsFormat, dest: Path, lab: "Lab | None" = None, roster: Path | None = None,
               quiz: Path | None = None, timestamps: Path | None = None, overrides: dict[str, Any] | None = None,
-              scale: Scale = "points", columns: dict[Kind, str | None] | None = None, missing: Missing = "zero",
+              scale: Scale = "points", columns: Mapping[Kind, str | None] | None = None, missing: Missing = "zero",
               assume: record.Assume = None) -> tuple[list[Line], list[Line], list[str]]:
     """Read, decide, build and write one gradebook (paths already checked): the late policy given
     here is decided once into the class's record (OUT/final.json), and grades.csv, the page and
@@ -210,9 +210,9 @@ def gradebook(out: Path, fmt: LmsFormat, dest: Path, lab: "Lab | None" = None, r
     follow(out, lab or _batch_lab(summary), decided, quiz)
     lines = build(decided.rows, entries, quiz_rows, summary.max_score, missing)
     strays = sorted(set(stamps or {}) - {identity(row.student) for row in rows})
-    columns = {"lab": summary.lab, **(columns or {})}
+    titles: dict[Kind, str | None] = {"lab": summary.lab, **(columns or {})}
     if not fmt.column_ids:
-        columns = {"quiz": f"{columns['lab']} quiz", "lesson": f"{columns['lab']} lesson complete", **columns}
+        titles = {"quiz": f"{titles['lab']} quiz", "lesson": f"{titles['lab']} lesson complete", **titles}
     if not quiz:
-        columns["quiz"] = columns["lesson"] = None
-    return lines, write(dest, fmt, lines, summary.max_score, scale, columns), strays
+        titles["quiz"] = titles["lesson"] = None
+    return lines, write(dest, fmt, lines, summary.max_score, scale, titles), strays
