@@ -57,11 +57,25 @@ def diagnose(actual, mistakes, atol=1e-3):
 
 
 def expect_unchanged(before, after, name, function, hint=None):
-    """Fail unless the argument `name` was left as it was (NaN equal to NaN) by the call of `function`."""
-    same = isinstance(after, torch.Tensor) and after.shape == before.shape and after.dtype == before.dtype \
-        and torch.equal(before.cpu().nan_to_num(), after.cpu().nan_to_num()) \
+    """Fail unless the argument `name` was left as it was by the call of `function`: its values (NaN
+    equal to NaN), shape, dtype and strides, as Student.with_inputs reads them back (an argument
+    crosses as a dense tensor: one left with other strides is no longer contiguous)."""
+    expected = f"{name} unchanged by {function}"
+    if isinstance(after, torch.Tensor) and (after.shape != before.shape or after.dtype != before.dtype):
+        what = f"shape {tuple(before.shape)} to {tuple(after.shape)}" if after.shape != before.shape \
+            else f"{before.dtype} to {after.dtype}"
+        raise CheckFailed(expected, f"{name} was changed in place from {what}", RESHAPED.format(name=name))
+    if isinstance(after, torch.Tensor) and not after.is_contiguous():
+        raise CheckFailed(expected, f"{name}'s strides were changed in place, to {after.stride()}",
+                          RESHAPED.format(name=name))
+    same = isinstance(after, torch.Tensor) and torch.equal(before.cpu().nan_to_num(), after.cpu().nan_to_num()) \
         and torch.equal(before.cpu().isnan(), after.cpu().isnan())
-    expect(same, f"{name} unchanged by {function}", f"{name} was modified", hint)
+    expect(same, expected, f"{name} was modified", hint)
+
+
+RESHAPED = ("an in-place method ({name}.unsqueeze_, .resize_, .t_, .as_strided_, or {name}.data = ...) changes the "
+            "caller's tensor: {name}[None], {name}.view(...) or {name}.reshape(...) give a new tensor and leave "
+            "{name} as it was")
 
 
 def expect_close(actual, expected, what, atol, hint=None):

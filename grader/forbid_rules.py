@@ -62,7 +62,7 @@ class Rules:
         self.rules = []
         for name in names:
             obj = meaning.resolve(name)
-            ops, whole = meaning.ops_of(obj) if obj is not None else (frozenset(), False)
+            ops, whole = meaning.ops_of(obj, name) if obj is not None else (frozenset(), False)
             stems = frozenset({meaning.stem(name), *map(meaning.stem, ops)}) - {""}
             again = tuple(meaning.reimplementations(ops, stems)) if ops else ()
             self.rules.append(Rule(name, obj, ops, whole, stems, again))
@@ -124,12 +124,18 @@ class Rules:
         """The first rule whose ops `obj` is (its own op) or runs (a relative by name, probed)."""
         own = meaning.own_op(obj)
         rule = next((r for r in self.rules if own in r.ops), None)
-        if rule or not any(stem in word.lower() for r in self.rules for stem in r.stems):
+        if rule or not any(meaning.holds(word, stem) for r in self.rules for stem in r.stems):
             return rule
+        ran = self.footprint(obj)
+        return next((r for r in self.rules if r.ops & (ran or set())), None)
+
+    def footprint(self, obj):
+        """The ops torch's record shows a probe call of `obj` running (composites too), or None where
+        no probe call works; once per object."""
         if id(obj) not in self.footprints:
-            self.footprints[id(obj)] = obj, set(meaning.footprint(obj) or ())
-        ran = self.footprints[id(obj)][1]
-        return next((r for r in self.rules if r.ops & ran), None)
+            found = meaning.footprint(obj, record=True)
+            self.footprints[id(obj)] = obj, None if found is None else set(found)
+        return self.footprints[id(obj)][1]
 
 
 _ROOTS = {name.split(".")[0] for name in SWITCHES}
@@ -152,43 +158,61 @@ def lookup(dotted):
     return obj
 
 
-def left_open(names, limit=8):
-    """Sentences for check-lab: what each forbidden name still leaves open."""
+class Left(NamedTuple):
+    """What one forbidden name leaves open, for check-lab."""
+    rule: str                       # the name, as lab.yaml writes it
+    said: str                       # what it is refused as, in a sentence
+    open: tuple                     # names that may compute it and are not refused: check-lab fails on them
+    other: tuple                    # relatives by name that a probe shows computing other ops: allowed, by design
+
+
+def left_open(names):
+    """A Left for each forbidden name. Open: torch's callables named like the rule that the judge
+    could not tie to it and no probe could run (a gradient, `backward`, is not what the rule is
+    about); a name that is nothing in this torch, or not torch's (never watched at run time)."""
     import torch
 
     said, found = [], rules(tuple(names))
     for rule in found.rules:
         if rule.obj is None or rule.name.split(".")[0] != "torch":
-            said.append(f"forbid: {rule.name} is " + (f"nothing in this torch ({torch.__version__}): only that name, "
-                        "as written, is refused in the source, and nothing at run time" if rule.obj is None else
-                        "not torch's: it is refused in the source alone, under the names the file gives it, never "
-                        "at run time, where the child watches torch's dispatcher only (a name built at run time, "
-                        "or one torch's own code calls, goes unseen)"))
+            said.append(Left(rule.name, f"forbid: {rule.name} is " + (
+                f"nothing in this torch ({torch.__version__}): only that name, as written, is refused in the "
+                "source, and nothing at run time" if rule.obj is None else
+                "not torch's: it is refused in the source alone, under the names the file gives it, never at run "
+                "time, where the child watches torch's dispatcher only"), (rule.name,), ()))
             continue
         ops = ", ".join(sorted(rule.ops)) or "none"
-        said.append(f"forbid: {rule.name} is refused as the ATen ops {ops}, under any name and at run time"
-                    + ("; calls of it are watched where torch reports them, not what it runs inside"
-                       if rule.whole else "") + ". The same computation from other ops (a softmax as "
-                    "torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)) stays allowed, by design")
-        open_ = sorted((name for name, obj in _relatives(rule.stems) if not found.match(name)),
-                       key=lambda name: (sum(part.startswith("_") for part in name.split(".")), name))
-        if open_:
-            said.append(f"forbid: {rule.name}: relatives by name the judge could not tie to it (other ops, "
-                        "or nothing it could probe) stay allowed: "
-                        + ", ".join(open_[:limit]) + (f" and {len(open_) - limit} more" if len(open_) > limit else ""))
+        relatives = sorted(((name, obj) for name, obj in _relatives(rule.stems)
+                            if not found.match(name) and "backward" not in name.lower()),
+                           key=lambda pair: (sum(part.startswith("_") for part in pair[0].split(".")), pair[0]))
+        said.append(Left(rule.name, f"forbid: {rule.name} is refused as the ATen ops {ops}, under any name and at "
+                         "run time" + ("; calls of it are watched where torch reports them" if rule.whole else "")
+                         + ". The same computation from other ops stays allowed, by design",
+                         tuple(name for name, obj in relatives if found.footprint(obj) is None),
+                         tuple(name for name, obj in relatives if found.footprint(obj) is not None)))
     return said
 
 
+SPACES = ("torch", "torch.nn", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft", "torch.sparse",
+          "torch.masked", "torch.nested", "torch.distributions", "torch._C._nn", "torch._C._special",
+          "torch._C._linalg", "torch._C._fft", "torch._C._sparse", "torch._C._nested", "torch._refs",
+          "torch._refs.nn.functional", "torch._refs.special", "torch.ao.nn.quantized")     # relatives looked for here
+
+
 def _relatives(stems):
-    """(dotted name, object) of the callables of torch's loaded modules and Tensor whose name holds a stem."""
+    """(dotted name, object) of the callables whose name holds a stem, in torch's namespaces a learner
+    may reach (SPACES, the same whatever else is loaded), on Tensor, and the ATen ops of torch.ops.aten."""
     import torch
 
     seen = set()
-    spaces = [(name, vars(m)) for name, m in sorted(sys.modules.items())
-              if (name == "torch" or name.startswith("torch.")) and type(m) is types.ModuleType]
-    for prefix, space in spaces + [("torch.Tensor", {n: getattr(torch.Tensor, n, None) for n in dir(torch.Tensor)})]:
-        for name, obj in list(space.items()):
+    spaces = [(name, vars(space)) for name in SPACES if type(space := meaning.resolve(name)) is types.ModuleType]
+    spaces.append(("torch.Tensor", {n: getattr(torch.Tensor, n, None) for n in dir(torch.Tensor)}))
+    ops = {op.partition("::")[2] for op in torch._C._dispatch_get_all_op_names() if op.startswith("aten::")}
+    spaces.append(("torch.ops.aten", {n: getattr(torch.ops.aten, n, None)
+                                      for n in sorted(ops) if any(meaning.holds(n, stem) for stem in stems)}))
+    for prefix, space in spaces:
+        for name, obj in sorted(space.items()):
             if callable(obj) and not isinstance(obj, types.ModuleType) and id(obj) not in seen \
-                    and any(stem in name.lower() for stem in stems):
+                    and any(meaning.holds(name, stem) for stem in stems):
                 seen.add(id(obj))
                 yield f"{prefix}.{name}", obj

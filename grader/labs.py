@@ -101,10 +101,17 @@ class Manifest(BaseModel):
                                           "where the checks cannot feed it the right ones")
     exception_hints: list[ExceptionHint] = Field([], description="known causes of exceptions student code "
                                                  "raises (match, hint): shown above the traceback")
+    model_calls: dict[str, str] = Field(
+        {}, description="function -> 'module:name' of a child module that calls it as the lab's own code "
+        "does (its model: the inputs' layout, the calls in a row, a backward pass): a function of it, run in "
+        "the child by Student.in_model, whose answer the checks judge; full marks mean the function survives it")
     forbid: list[str] | dict[str, list[str]] = Field(
         [], description="calls the learner must write themselves: dotted names for every function, "
         "or function -> names; a name forbids every name of its object and its ATen ops, the method on "
         "any value too (grader/forbid.py)")
+    forbid_allowed: list[str] = Field(
+        [], description="names check-lab finds may compute what a forbid: rule forbids, from ops the rule does "
+        "not cover, that learners may use all the same (check-lab fails on any other it finds)")
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -117,11 +124,21 @@ class Manifest(BaseModel):
         unknown = {name for function, needs in self.depends.items() for name in [function, *needs]} - set(names)
         if unknown:
             raise ValueError(f"depends names {', '.join(sorted(unknown))}, not a function of student_files")
+        unknown = sorted(set(self.model_calls) - set(names))
+        if unknown:
+            raise ValueError(f"model_calls names {', '.join(unknown)}, not a student function")
+        modules = {Path(m).stem for m in self.child_modules}
+        odd = [call for call in self.model_calls.values()
+               if not re.fullmatch(r"[A-Za-z_]\w*:[A-Za-z_]\w*", call) or call.split(":")[0] not in modules
+               or call.split(":")[1] in names]
+        if odd:
+            raise ValueError(f"model_calls: {odd[0]!r} is not 'module:name' of a child module, named apart from the "
+                             "student functions")
         unknown = sorted(set(self.forbid) - set(names)) if isinstance(self.forbid, dict) else []
         if unknown:
             raise ValueError(f"forbid names {', '.join(unknown)}, not a student function")
         listed = self.forbid if isinstance(self.forbid, list) else [n for ns in self.forbid.values() for n in ns]
-        odd = [name for name in listed if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", name)]
+        odd = [n for n in listed + self.forbid_allowed if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", n)]
         if odd:
             raise ValueError(f"forbid: {odd[0]!r} is not a dotted name such as torch.softmax")
         return self
@@ -176,7 +193,15 @@ class Lab:
         return {f: list(names) for f, names in rules.items() if names}
 
     def module_of(self, function):
-        return Path(self.functions[function]).stem
+        """The module whose `function` a call runs: a student file's, or a child module's model call."""
+        calls = dict(call.split(":")[::-1] for call in self.manifest.model_calls.values())
+        return calls[function] if function in calls else Path(self.functions[function]).stem
+
+    def model_call(self, function):
+        """The name of the child module's function that calls student `function` as the lab's own code
+        does (lab.yaml's model_calls), or None."""
+        call = self.manifest.model_calls.get(function)
+        return call and call.split(":")[1]
 
     def select(self, names):
         """The functions -k names choose: each a function, or a student file (with or without .py)."""

@@ -19,6 +19,7 @@ import torch
 from grader import forbid
 from grader.checks import CheckFailed
 from grader.errors import SetupError
+from grader.judge.channel import CallFailed
 from grader.judge.zygote import MESSAGE_LIMIT
 from grader.kinds import Status, Why
 from grader.outcome import Blocked, blocked, outcome
@@ -74,9 +75,23 @@ class Student:
         return lambda *args, **kwargs: self._sandbox.call(name, args, kwargs, self.timeout)
 
     def with_inputs(self, name, *args, **kwargs):
-        """Call `name`; return (its value, its positional arguments as they were afterwards)."""
+        """Call `name`; return (its value, its positional arguments as they were afterwards: values,
+        shape, strides and dtype), an Echo whose `returned` says which arguments the value holds."""
         self._known(name)
         return self._sandbox.call(name, args, kwargs, self.timeout, echo=True)
+
+    def in_model(self, name, *args, **kwargs):
+        """Call `name` as the lab's own code does: lab.yaml's model call of it, given these arguments
+        (its child module's function, which calls the learner's); that call's value."""
+        self._known(name)
+        call = self._sandbox.lab.model_call(name)
+        if call is None:
+            raise AttributeError(f"lab.yaml declares no model call of {name!r}")
+        try:
+            return self._sandbox.call(call, args, kwargs, self.timeout)
+        except CallFailed as failure:   # the learner's function's: its timeout blocks it, as any would
+            failure.function = name
+            raise
 
     def submit(self, name, *args, timeout=None, replace=None, hidden=False, **kwargs):
         """Start a call in a child of its own, in parallel; a concurrent Future. `replace`: {file:

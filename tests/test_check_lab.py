@@ -4,7 +4,9 @@ import re
 import shutil
 from pathlib import Path
 
-from grader.author.check_lab import check_lab, manifest_fields
+import torch
+
+from grader.author.check_lab import _left_open, check_lab, manifest_fields
 from grader.cli import main
 from grader.labs import find_lab
 
@@ -27,6 +29,33 @@ def broken_copy(tmp_path, path, old, new):
 def test_example_lab_is_sound(zygote):
     problems, notes = check_lab(find_lab(EXAMPLE), zygote)
     assert problems == [] and [n for n in notes if not n.startswith("forbid: ")] == []   # what forbid: leaves open
+
+
+def test_a_rule_that_leaves_names_open_is_not_sound(tmp_path):
+    """check-lab lists what a forbid: rule leaves open (named like it, refused by none, computing what
+    no probe could show) and fails until lab.yaml's forbid_allowed names each."""
+    lab = tmp_path / "norms"
+    shutil.copytree(ROOT / "tests" / "labs" / "forbid_norms", lab, ignore=shutil.ignore_patterns("__pycache__"))
+    assert _left_open(find_lab(lab))[0] == []
+    text = (lab / "lab.yaml").read_text()
+    (lab / "lab.yaml").write_text(text.replace("forbid_allowed: [torch.ao.nn.quantized.LayerNorm]", "")
+                                  .replace(", torch._refs.native_layer_norm_fake]", "]"))
+    problems, notes = _left_open(find_lab(lab))
+    assert problems == ["forbid: torch.nn.functional.layer_norm leaves open torch.ao.nn.quantized.LayerNorm, "
+                        "torch._refs.native_layer_norm_fake: named like it, none is refused and the judge could not "
+                        "tell whether it computes the same; forbid each that does, and name the others in lab.yaml's "
+                        "forbid_allowed"]
+    assert "forbid: torch.nn.functional.layer_norm is refused as the ATen ops aten::layer_norm, " \
+           "aten::native_layer_norm, under any name and at run time. The same computation from other ops stays " \
+           "allowed, by design" in notes
+
+
+def test_a_name_that_is_nothing_in_torch_is_not_sound(tmp_path):
+    lab = broken_copy(tmp_path, "lab.yaml", "torch.Tensor.softmax,", "torch.Tensor.softmax, torch.sofmax,")
+    assert [p for p in _left_open(lab)[0] if "torch.sofmax" in p] == [
+        f"forbid: torch.sofmax is nothing in this torch ({torch.__version__}): only that name, as written, is "
+        "refused in the source, and nothing at run time: forbid a name of torch's, or name it in lab.yaml's "
+        "forbid_allowed"]
 
 
 def test_reference_failing_a_check(tmp_path, zygote):

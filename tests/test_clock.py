@@ -1,14 +1,19 @@
 """The clock of a call (grader/judge/clock.py): time the submission used is charged, time the
-machine's load took from it is not, and a call the load kept from ending is the grader's fault."""
+machine's load took from it is not, whichever of its threads lost it, and a call the load kept
+from ending is the grader's fault."""
 import os
+import select
 import subprocess
 import sys
 import time
 
 import pytest
+import yaml
 
 from grader.judge import clock
 from grader.judge.clock import Backstop, Limit
+from grader.labs import find_lab
+from grader.runner import grade
 
 SPIN = [sys.executable, "-c", "while True: pass"]
 NAP = [sys.executable, "-c", "import time; time.sleep(30)"]
@@ -69,24 +74,26 @@ def test_a_wait_for_a_cpu_is_not_charged_while_it_lasts():
     try:
         time.sleep(0.5)
         meter = meter_of(process)
-        meter.meter.read = lambda: 0.0              # its own time alone, not its session's CPU
         ran = ran_for(process)
         end = time.monotonic() + 3
         while time.monotonic() < end:
             meter.charged()
             time.sleep(0.02)
         ran = ran_for(process) - ran
-        assert meter.charged() < ran + 0.1, (meter.charged(), ran)
+        assert meter.own() < ran + 0.1, (meter.own(), ran)
     finally:
         os.killpg(process.pid, 9)
         process.wait()
 
 
 def test_time_spent_asleep_is_charged(processes):
+    """In full; against the call's limit SLEEP times over (a sleep may last twice the limit)."""
     processes.append(started(NAP))
     time.sleep(0.3)
-    wall, used, charged = measure(processes[0], 1.0)
-    assert used < 0.1 and charged >= 0.9 * wall
+    call = meter_of(processes[0])
+    time.sleep(1.0)
+    wall, used, charged, against = call.wall(), call.cpu(), call.charged(), call.used()
+    assert used < 0.1 and charged >= 0.9 * wall and abs(against - charged / clock.SLEEP) < 0.05
 
 
 def test_a_call_ends_when_its_answer_is_in():
@@ -103,9 +110,9 @@ def test_a_call_ends_when_its_answer_is_in():
         call.charged()                          # a look while it sleeps, as a call's limit takes
         assert process.stdout.read(1) == b"a"
         call.stop()
-        charged = call.charged()
+        own, charged = call.own(), call.charged()
         time.sleep(0.3)
-        assert 0.4 <= charged <= call.wall() + 0.01 and call.charged() == charged, (charged, call.wall())
+        assert 0.4 <= own <= call.wall() + 0.01 and call.charged() == charged, (own, call.wall())
     finally:
         process.kill()
         process.wait()
@@ -141,15 +148,15 @@ def test_a_gone_process_keeps_what_it_was_charged(processes):
 
 def test_the_backstop_is_the_graders_and_the_limit_the_submissions(monkeypatch):
     """A call starved of every CPU (all its time waiting) reaches the wall-time backstop, not its
-    limit; one charged its limit is stopped as its own."""
+    limit; one that used its limit is stopped as its own."""
     meter = clock.CallClock(clock.SessionMeter(os.getpid()))
-    monkeypatch.setattr(meter, "charged", lambda: 0.0)
+    monkeypatch.setattr(meter, "used", lambda: 0.0)
     limit = Limit(meter, seconds=1.0, backstop=0.2)
     time.sleep(0.25)
     with pytest.raises(Backstop):
         limit.wait()
     meter = clock.CallClock(clock.SessionMeter(os.getpid()))
-    monkeypatch.setattr(meter, "charged", lambda: 0.1)
+    monkeypatch.setattr(meter, "used", lambda: 0.1)
     limit = Limit(meter, seconds=0.1, backstop=10.0)
     time.sleep(0.1)
     with pytest.raises(TimeoutError):
@@ -171,7 +178,78 @@ def test_a_sleep_that_spins_at_every_look_is_charged():
         for _ in range(5):
             assert process.stdout.read(1) == b"r"
             call.charged()                      # a look while it spins
-        assert call.charged() >= 0.5 * call.wall(), (call.charged(), call.wall())
+        assert call.own() >= 0.5 * call.wall(), (call.own(), call.wall())
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_helper_threads_wait_for_a_cpu_is_not_charged(processes):
+    """The main thread waits in join() while a helper thread uses 0.5 s of CPU, on one CPU shared
+    with three busy processes: the call is charged the helper's CPU, not the wall time the load
+    stretched it to (a wait in join() is no wait for a CPU: the main thread's run delay alone would
+    charge the helper's waits as the call's own time)."""
+    cpu = min(os.sched_getaffinity(0))
+    code = ("import os, threading, time\n"
+            "def spin():\n    t = time.thread_time()\n    while time.thread_time() - t < 0.5: pass\n"
+            "os.write(1, b's'); helper = threading.Thread(target=spin); helper.start(); helper.join()\n"
+            "os.write(1, b'd'); time.sleep(60)")
+    measured = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
+    os.sched_setaffinity(measured.pid, {cpu})
+    processes += [measured, *(started(SPIN, cpu) for _ in range(3))]
+    assert measured.stdout.read(1) == b"s"
+    call = meter_of(measured)
+    while not select.select([measured.stdout], [], [], 0.2)[0]:
+        call.charged()                          # looks, as a call's limit takes them
+    assert measured.stdout.read(1) == b"d"
+    call.stop()
+    wall, used, charged = call.wall(), call.cpu(), call.charged()
+    assert wall > 1.2 and charged < 0.6 * wall and charged <= used + 0.4, (wall, used, charged)   # a thread that
+    # ended keeps the waits seen at the last look: what it waited after that (a look every 0.2 s) is charged
+
+
+WORK = '''import threading
+import time
+
+
+def spin(seconds):
+    start = time.thread_time()
+    while time.thread_time() - start < seconds:
+        pass
+    return seconds
+
+
+def here(seconds):
+    return spin(seconds)
+
+
+def helped(seconds):
+    done = []
+    helper = threading.Thread(target=lambda: done.append(spin(seconds)))
+    helper.start()
+    helper.join()
+    return done[0]
+'''
+
+
+@pytest.mark.slow
+def test_the_same_work_scores_the_same_in_a_helper_thread_on_a_busy_machine(tmp_path, processes):
+    """0.8 s of CPU, in the calling thread or in a helper thread it joins, with a 2 s limit, while
+    three busy processes per CPU stretch it to several seconds of wall time: both pass (the main
+    thread's wait in join() is no wait for a CPU, and was once charged as its own time)."""
+    lab = tmp_path / "threadlab"
+    (lab / "handout").mkdir(parents=True)
+    (lab / "hidden").mkdir()
+    (lab / "handout" / "work.py").write_text(WORK)
+    (lab / "hidden" / "test_work.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.grade(points=1, tags=['here'])\ndef test_here(student):\n    assert student.here(0.8) == 0.8\n\n"
+        "@pytest.mark.grade(points=1, tags=['helped'])\ndef test_helped(student):\n"
+        "    assert student.helped(0.8) == 0.8\n")
+    (lab / "lab.yaml").write_text(yaml.safe_dump({"title": "Threads", "handout": "handout",
+                                                  "student_files": {"work.py": ["here", "helped"]},
+                                                  "call_timeout": 2, "time_budget": 30, "backstop": 20}))
+    processes += [started(SPIN) for _ in range(3 * len(os.sched_getaffinity(0)))]
+    results = grade(find_lab(lab), sandbox="process")
+    assert [(c.tags[0], c.status) for c in results.checks] == [("here", "passed"), ("helped", "passed")], \
+        [c.message for c in results.checks]

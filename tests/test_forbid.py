@@ -7,6 +7,7 @@ import pytest
 import torch
 import yaml
 
+from grader import forbid_rules
 from grader.author.check_lab import _left_open
 from grader.errors import LabError
 from grader.forbid import Hit, scan, sentence
@@ -153,20 +154,42 @@ def test_a_name_stands_for_its_ops():
     assert meaning.ops_of(torch.nn.functional.scaled_dot_product_attention)[1] is True
 
 
+def test_a_name_stands_for_its_aliases_and_decompositions():
+    """A Python function is the ATen op of its name that it runs, and that op's decompositions named
+    for it: F.layer_norm is aten::layer_norm and aten::native_layer_norm, F.rms_norm aten::rms_norm
+    and aten::_fused_rms_norm; their other names are refused in the source."""
+    layer_norm, rms_norm = "torch.nn.functional.layer_norm", "torch.nn.functional.rms_norm"
+    assert meaning.ops_of(torch.nn.functional.layer_norm, layer_norm) == (
+        frozenset({"aten::layer_norm", "aten::native_layer_norm"}), False)
+    assert meaning.ops_of(torch.nn.functional.rms_norm, rms_norm)[0] == {"aten::rms_norm", "aten::_fused_rms_norm"}
+    norms = {"layer_norm": [layer_norm], "rms_norm": [rms_norm]}
+    source = ("import torch\n\n\ndef layer_norm(x):\n    return torch.native_layer_norm(x, [4], None, None, 1e-5)[0]\n"
+              "\n\ndef rms_norm(x):\n    return torch.rms_norm(x, [4])\n")
+    assert {f: [(h.name, h.rule) for h in hits] for f, hits in scan(source, norms).items()} == {
+        "layer_norm": [("torch.native_layer_norm", layer_norm)], "rms_norm": [("torch.rms_norm", rms_norm)]}
+    for name in ("torch.nn.LayerNorm", "torch.layer_norm", "torch.ops.aten.native_layer_norm"):
+        assert forbid_rules.rules((layer_norm,)).match(name) == (name, layer_norm)
+    for name in ("torch.nn.RMSNorm", "torch._fused_rms_norm"):
+        assert forbid_rules.rules((rms_norm,)).match(name) == (name, rms_norm)
+
+
 def test_check_lab_says_what_stays_open():
-    said = " ".join(left_open(["torch.softmax", "torch.no_such_thing"]))
-    assert "torch.softmax is refused as the ATen ops aten::_safe_softmax, aten::_softmax, aten::softmax" in said
-    assert "(a softmax as torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)) stays allowed, by design" in said
-    assert "torch.log_softmax" in said and "torch.special.softmax" not in said
-    assert "torch.no_such_thing is nothing in this torch" in said
+    said = {left.rule: left for left in left_open(["torch.softmax", "torch.no_such_thing"])}
+    assert "torch.softmax is refused as the ATen ops aten::_safe_softmax, aten::_softmax, aten::softmax" in \
+        said["torch.softmax"].said
+    assert "torch._masked_softmax" in said["torch.softmax"].open             # computes it, from an op of its own
+    assert "torch.log_softmax" in said["torch.softmax"].other                # a probe shows other ops
+    assert "torch.special.softmax" not in said["torch.softmax"].open + said["torch.softmax"].other
+    assert not [name for name in said["torch.softmax"].open if "backward" in name]
+    assert "torch.no_such_thing is nothing in this torch" in said["torch.no_such_thing"].said
+    assert said["torch.no_such_thing"].open == ("torch.no_such_thing",)
     said = left_open(["numpy.exp"])                 # the trap watches torch's dispatcher only
-    assert said == ["forbid: numpy.exp is not torch's: it is refused in the source alone, under the names the file "
-                    "gives it, never at run time, where the child watches torch's dispatcher only (a name built at "
-                    "run time, or one torch's own code calls, goes unseen)"]
+    assert said[0].said == ("forbid: numpy.exp is not torch's: it is refused in the source alone, under the names "
+                            "the file gives it, never at run time, where the child watches torch's dispatcher only")
 
 
 def test_check_lab_names_given_code_that_uses_it():
-    notes = _left_open(find_lab(FORBID))
+    _, notes = _left_open(find_lab(FORBID))
     assert "the given given.py line 6 uses torch.nn.functional.softmax, which lab.yaml forbids: learners may " \
            "reach it through the given module" in notes
 

@@ -14,6 +14,7 @@ from grader.runner import grade
 
 EXAMPLE = Path(__file__).resolve().parent / "labs" / "example"
 FORBID = Path(__file__).resolve().parent / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]
+NORMS = Path(__file__).resolve().parent / "labs" / "forbid_norms"      # F.layer_norm, F.rms_norm
 CAUSAL_MASK = '''
 
 def causal_mask(seq_len, device="cpu"):
@@ -63,6 +64,29 @@ def test_given_code_and_torch_for_it_may_call_it(in_process):
     """A given module may use it, through torch's own Python code (F.softmax) too."""
     want = torch.softmax(torch.tensor([[0.0, 1.0]]), -1)
     assert in_process("    return given.normalise(x)\n").tolist() == want.tolist()
+
+
+def test_torch_s_record_shows_an_op_run_with_the_watch_off(in_process):
+    """Both modes switched off around the op and on again: the modes saw nothing, torch's record of
+    ops did, and the call ends refused."""
+    with pytest.raises(trap.ForbiddenCall, match=r"torch.softmax \(as aten::_softmax\), with the judge's watch "
+                                                 "switched off"):
+        in_process(GUARDS + f"        y = {SOFTMAX}\n    return y\n")
+
+
+def test_a_long_call_s_record_is_read_as_it_goes(in_process, monkeypatch):
+    """Read every DRAIN ops the modes see, so that it stays small: an op run with the watch off
+    before many others is still found (here in the first of several readings, or across two), and
+    an honest long call passes."""
+    monkeypatch.setattr(trap.Record, "DRAIN", 50)
+    for before in (0, 49):
+        body = (f"    for _ in range({before}):\n        x = x + 0\n" + GUARDS
+                + f"        y = {SOFTMAX}\n    for _ in range(300):\n        y = y + 0\n    return y\n")
+        with pytest.raises(trap.ForbiddenCall, match="switched off"):
+            in_process(body)
+    want = torch.softmax(torch.tensor([[0.0, 1.0]]), -1)
+    assert torch.allclose(in_process("    for _ in range(300):\n        x = x + 0\n" + BY_HAND), want)
+    assert in_process("    for _ in range(300):\n        x = given.normalise(x)\n    return x\n").shape == (1, 2)
 
 
 def test_torch_reimplementations_are_the_same_ops(in_process):
@@ -152,6 +176,10 @@ SOFTMAX = "getattr(torch, 'soft' + 'max')(x, -1)"        # names built at run ti
 C = "getattr(torch._C, "
 UNDONE = "it called something that undid the judge's watch for forbidden calls"
 FRAME = "getattr(getattr(sys, '_get' + 'frame')(1), 'f_lo' + 'cals')['self']"
+GUARDS = (f"    with {C}'DisableTorch' + 'Function')(), {C}'_ExcludeDispatch' + 'KeyGuard')(\n"
+          "            torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):\n")
+CPU = "torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)"
+OP = "getattr(torch.ops.aten, '_soft' + 'max').default"
 FORK_EXEC = ("    read, write = importlib.import_module('os').pipe()\n"
              "    fork_exec = getattr(importlib.import_module('subp' + 'rocess'), '_fork' + '_exec')\n"
              "    fork_exec([b'/bin/true'], [b'/bin/true'], True, (), None, None, *[-1] * 6, read, write,\n"
@@ -179,8 +207,12 @@ FORK_EXEC = ("    read, write = importlib.import_module('os').pipe()\n"
     ("    del sys.modules['_posix' + 'subprocess']\n    importlib.import_module('_posix' + 'subprocess')\n" + BY_HAND,
      "it called _posixsubprocess, whose work the judge cannot watch"),
     ("    import ctypes\n\n    ctypes.CDLL(None).getpid()\n" + BY_HAND, "it called ctypes.dlopen, whose work"),
+    ("    os = importlib.import_module('os')\n    read, write = os.pipe()\n    if os.fork() == 0:\n"
+     + GUARDS.replace("\n    ", "\n        ").replace("    with", "        with", 1)
+     + f"            os.write(write, repr({SOFTMAX}.tolist()).encode())\n        os._exit(0)\n"
+     "    return torch.tensor(eval(os.read(read, 1000)))\n", "it called os.fork, whose work the judge cannot watch"),
 ], ids=["trap-state-restored", "trap-watches", "modes-disabled", "mode-popped", "key-excluded", "dispatch-disabled",
-        "handler-replaced", "program", "fork-exec", "posixsubprocess-again", "library"])
+        "handler-replaced", "program", "fork-exec", "posixsubprocess-again", "library", "fork"])
 def test_undoing_the_watch_or_leaving_it_costs_the_function(zygote, tmp_path, body, said):
     """What switches off the watch of torch's dispatcher is seen by the function mode beside it or
     when the call ends, even once put back; the trap's state, cleared for a while, watches the call
@@ -188,6 +220,42 @@ def test_undoing_the_watch_or_leaving_it_costs_the_function(zygote, tmp_path, bo
     checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
     assert [c.status for c in checks["softmax"]] == ["failed"]
     assert said in checks["softmax"][0].message
+
+
+@pytest.mark.parametrize("body", [
+    GUARDS + f"        y = {SOFTMAX}\n    return y\n",
+    f"    with {C}'DisableTorch' + 'Function')(), {C}'_DisableTorch' + 'Dispatch')():\n"
+    f"        y = {SOFTMAX}\n    return y\n",
+    f"    return getattr({OP}, 'redis' + 'patch')({CPU}, x, -1, False)\n",
+    f"    return getattr({OP}, '_op' + '_dk')(torch._C.DispatchKey.CPU, x, -1, False)\n",
+    f"    kernel = {C}'_dispatch_get_computed_kernel_for_' + 'dispatch_key')(\n"
+    "        'aten::_softmax', torch._C.DispatchKey.CPU)\n"
+    f"    return getattr(kernel, 'call' + '_boxed')({CPU}, x, -1, False)\n",
+    "    on = getattr(torch._C._autograd, '_enable_record' + '_function')\n    on(False)\n"
+    "    try:\n" + GUARDS.replace("\n    ", "\n        ").replace("    with", "        with", 1)
+    + f"            y = {SOFTMAX}\n    finally:\n        on(True)\n    return y\n",
+    "    def off():\n" + GUARDS.replace("\n    ", "\n        ").replace("    with", "        with", 1)
+    + f"            return {SOFTMAX}\n\n    from concurrent.futures import ThreadPoolExecutor\n\n"
+    "    with ThreadPoolExecutor(1) as pool:\n        return pool.submit(off).result()\n",
+], ids=["guards-entered-and-left", "dispatch-disabled-too", "redispatch", "op-dk", "kernel", "record-function-off",
+        "in-a-thread"])
+def test_a_forbidden_op_while_the_watch_is_off_costs_the_function(zygote, tmp_path, body):
+    """The watch switched off for a while inside the call (torch function modes disabled and the Python
+    dispatch key excluded, then both restored; an op's kernel called below the dispatcher) is no way
+    round it: torch's record of every op the call ran shows the forbidden op."""
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert "it called " in checks["softmax"][0].message
+    assert [c.status for c in checks["attend"]] == ["passed"]
+
+
+def test_a_thread_left_running_costs_the_function(zygote, tmp_path):
+    """A thread's record is read when it ends: one still running when the call answers could work
+    for it unseen."""
+    body = "    import threading\n    import time\n\n    threading.Thread(target=time.sleep, args=(30,)).start()\n"
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body + BY_HAND)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert "it called a thread it left running" in checks["softmax"][0].message
 
 
 def test_a_process_started_before_the_call_costs_the_function(zygote, tmp_path):
@@ -244,3 +312,36 @@ def test_a_forbidden_call_in_the_example_lab_costs_the_function(zygote, tmp_path
     assert "saw attention.py line 10 uses torch.nn.functional.softmax" in checks["softmax"][0].message
     assert "this lab asks you to write softmax yourself" in checks["softmax"][0].message
     assert {c.status for c in checks["causal_mask"]} == {"passed"}
+
+
+LAYER_NORM = "    c = x - x.mean(-1, keepdim=True)\n    return c / (c.pow(2).mean(-1, keepdim=True) + eps).sqrt()\n"
+RMS_NORM = "    return x / (x.pow(2).mean(-1, keepdim=True) + eps).sqrt()\n"
+
+
+def graded_norms(zygote, tmp_path, layer_norm=LAYER_NORM, rms_norm=RMS_NORM):
+    folder = tmp_path / "submission"
+    folder.mkdir(exist_ok=True)
+    (folder / "norms.py").write_text(f"import torch\n\n\ndef layer_norm(x, eps=1e-5):\n{layer_norm}\n\n"
+                                     f"def rms_norm(x, eps=1e-6):\n{rms_norm}")
+    zygote.reset()
+    results = grade(find_lab(NORMS), submission=folder, device="cpu", zygote=zygote)
+    return {c.tags[0]: (c.status, c.message) for c in results.checks}
+
+
+@pytest.mark.parametrize("layer_norm, rms_norm, said", [
+    ("    return torch.native_layer_norm(x, x.shape[-1:], None, None, eps)[0]\n", RMS_NORM,
+     {"layer_norm": "uses torch.native_layer_norm, the same as torch.nn.functional.layer_norm"}),
+    (LAYER_NORM, "    return torch.rms_norm(x, x.shape[-1:], eps=eps)\n",
+     {"rms_norm": "uses torch.rms_norm, the same as torch.nn.functional.rms_norm"}),
+    ("    return getattr(torch, 'native_layer' + '_norm')(x, x.shape[-1:], None, None, eps)[0]\n",
+     "    return getattr(torch, 'rms' + '_norm')(x, x.shape[-1:], eps=eps)\n",
+     {"layer_norm": "it called torch.nn.functional.layer_norm", "rms_norm": "it called torch.nn.functional.rms_norm"}),
+    (LAYER_NORM, RMS_NORM, {}),
+], ids=["native-layer-norm", "rms-norm", "at-run-time", "by-hand"])
+def test_a_rule_covers_the_ops_of_its_other_names(zygote, tmp_path, layer_norm, rms_norm, said):
+    """forbid: F.layer_norm and F.rms_norm: torch.native_layer_norm and torch.rms_norm, the ops they
+    come down to, are refused in the source and at run time; by hand scores in full."""
+    checks = graded_norms(zygote, tmp_path, layer_norm, rms_norm)
+    for function, (status, message) in checks.items():
+        assert status == ("failed" if function in said else "passed"), (function, message)
+        assert said.get(function, "") in message

@@ -386,3 +386,62 @@ def test_the_truths_are_computed_once_per_process(grade_lab2, lab2, monkeypatch)
     second = grade_lab2(ROOT / "reference/lab2", ["invariance.py"])
     assert first.all_passed and second.all_passed and once == len(layers.CHANGES) > 10
     assert len(computed) == once
+
+
+DROP_IN = {     # a submission that breaks apply_rope in the lab's own model only -> the words of its hint
+    "view_noncontig": "NOT_CONTIGUOUS", "no_grad_rope": "NO_GRADIENT", "reshape_cos_inplace": "SECOND_CALL"}
+
+
+@pytest.mark.parametrize("submission", DROP_IN)
+def test_full_marks_mean_drop_in(graded_one, lab2, submission):
+    """Right on every tidy input, wrong in the lab's model (a permuted, non-contiguous q; a backward
+    pass; the same cos and sin twice): every scored check of apply_rope fails, with the hint that
+    names the slip, from one model call per grading."""
+    results = graded_one(submission, "apply_rope")
+    assert points(results, "apply_rope")[0] == 0
+    own = hint_words(lab2, "apply_rope", DROP_IN[submission])
+    hints = [c.hint for c in failures(results, "apply_rope")]
+    assert all(own in hint or "cos.unsqueeze_" in hint for hint in hints), hints
+
+
+def test_an_argument_reshaped_in_place_fails_unchanged(grade_lab2, tmp_path):
+    """cos reshaped in place by a resize_ that a second call survives: the model works, and the
+    check that arguments are left unchanged (shape and strides as well as values) fails, alone."""
+    source = (SUBMISSIONS / "reshape_cos_inplace" / "positions.py").read_text()
+    (tmp_path / "positions.py").write_text(source.replace(
+        "cos.unsqueeze_(0).unsqueeze_(0)\n    sin.unsqueeze_(0).unsqueeze_(0)",
+        "cos.resize_(1, 1, *cos.shape[-2:])\n    sin.resize_(1, 1, *sin.shape[-2:])"))
+    results = grade_lab2(tmp_path, ["apply_rope"])
+    failed = failures(results, "apply_rope")
+    assert failed and all("unchanged" in c.name for c in failed), [c.name for c in failed]
+    assert all("cos was changed in place from shape" in c.message and "cos.unsqueeze_" in c.hint for c in failed)
+
+
+def test_the_lessons_apply_rope_loses_only_the_dtype_clause(graded_one, lab2):
+    """The lesson's listing as typed: its float32 result for a half x costs the dtype checks alone
+    (the device and model checks ask float32), each with the hint that names type promotion."""
+    results = graded_one("lesson_apply_rope", "apply_rope")
+    failed = failures(results, "apply_rope")
+    assert failed and all("dtype" in c.name for c in failed), [c.name for c in failed]
+    assert all(hint_words(lab2, "apply_rope", "PROMOTED")[:20] in c.hint for c in failed)
+    assert sum(c.points for c in failed) == 3
+    assert points(graded_one("lesson_apply_rope", "rope_frequencies"), "rope_frequencies")[0] > 0
+
+
+def test_returning_x_itself_is_caught_by_the_new_tensor_clause(graded_one, lab2):
+    """x itself when nothing turns (one position): the checks that the result is a new tensor fail,
+    saying so; no device check, and no other, is charged."""
+    results = graded_one("returns_x_unturned", "apply_rope")
+    failed = failures(results, "apply_rope")
+    assert failed and all("new" in c.name and "x itself" in c.message for c in failed), [c.name for c in failed]
+    assert all(hint_words(lab2, "apply_rope", "RETURNED_X") in c.hint for c in failed)
+
+
+@pytest.mark.parametrize("submission, words", [
+    ("half_positions", "positions in float16"), ("squeezed_frequencies", ".squeeze() drops it")])
+def test_edge_slips_of_rope_frequencies(graded_one, submission, words):
+    """Half-precision positions (wrong only past 2048) and a squeezed single position lose
+    rope_frequencies' points with their hint."""
+    results = graded_one(submission, "rope_frequencies")
+    assert points(results, "rope_frequencies")[0] < points(results, "rope_frequencies")[1]
+    assert any(words in c.hint for c in failures(results, "rope_frequencies"))

@@ -101,6 +101,21 @@ def test_each_slip_loses_public_points_with_its_hint(graded_one, lab2, function,
     assert score < top and any(hint_words(lab2, function, GROUPS[function][submission]) in h for h in hints), hints
 
 
+@pytest.mark.parametrize("submission, function, words", [
+    ("view_noncontig", "apply_rope", "NOT_CONTIGUOUS"), ("no_grad_rope", "apply_rope", "NO_GRADIENT"),
+    ("reshape_cos_inplace", "apply_rope", "SECOND_CALL"), ("returns_x_unturned", "apply_rope", "RETURNED_X"),
+    ("lesson_apply_rope", "apply_rope", "type promotion"),
+    ("half_positions", "rope_frequencies", "positions in float16"),
+    ("squeezed_frequencies", "rope_frequencies", ".squeeze() drops it")])
+def test_the_contracts_edges_are_public(graded_one, lab2, submission, function, words):
+    """Slips that need no hidden data are the handout's to catch: the lab's model (a permuted q, a
+    backward pass), one position, thousands of positions, half precision."""
+    results = graded_one(submission, function)
+    hints = [c.hint for c in results.checks if c.function == function and c.status != "passed"]
+    assert points(results, function)[0] < points(results, function)[1]
+    assert any(hint_words(lab2, function, words) in h for h in hints), hints
+
+
 @pytest.mark.parametrize("submission, function", [
     ("rope_rotation_matrix", "apply_rope"), ("rope_empty_like", "apply_rope"), ("stacked_orders",
                                                                                 "is_permutation_invariant")])

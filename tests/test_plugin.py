@@ -135,3 +135,42 @@ def test_a_check_file_that_cannot_be_collected_is_a_broken_lab(toy, zygote, tmp_
     (toy.folder / "hidden" / "test_broken.py").write_text(raised + "\n")
     with pytest.raises(LabError, match="test_broken.py"):
         graded(toy, zygote, tmp_path, "return a + b")
+
+
+IN_MODEL = '''import pytest
+
+from grader.checks import expect
+
+
+@pytest.mark.grade(points=1, tags=["add"])
+def test_add_in_the_model(student):
+    """adds, as the lab's own code calls it"""
+    expect(student.in_model("add", 3) == 7, "7", str(student.in_model("add", 3)))
+'''
+
+
+@pytest.mark.parametrize("add, score, said", [("return a + b", 1, ""), ("return a - b", 0, "expected 7"),
+                                              ("return a + b if b else 1 / 0", 0, "add raised ZeroDivisionError")])
+def test_a_model_call_runs_the_learners_function_as_the_labs_code_does(toy, zygote, tmp_path, add, score, said):
+    """lab.yaml's model_calls: a child module's function that calls the learner's, asked through
+    student.in_model; what it raises is the learner's function's."""
+    manifest = yaml.safe_load((toy.folder / "lab.yaml").read_text())
+    (toy.folder / "model.py").write_text("from adder import add\n\n\ndef add_in_model(a):\n"
+                                         "    return add(add(a, a), 1) + add(0, 0)\n")
+    (toy.folder / "lab.yaml").write_text(yaml.safe_dump({**manifest, "depends": {}, "child_modules": ["model.py"],
+                                                         "model_calls": {"add": "model:add_in_model"}}))
+    (toy.folder / "hidden" / "test_adder.py").write_text(IN_MODEL)
+    results, report = graded(find_lab(toy.folder), zygote, tmp_path, add)
+    assert results.score == score and said in results.checks[0].message, report
+
+
+@pytest.mark.parametrize("calls, said", [({"subtract": "model:f"}, "model_calls names subtract"),
+                                         ({"add": "elsewhere:f"}, "not 'module:name' of a child module"),
+                                         ({"add": "model:double"}, "named apart from the student functions")])
+def test_model_calls_name_functions_and_child_modules_of_the_lab(toy, calls, said):
+    manifest = yaml.safe_load((toy.folder / "lab.yaml").read_text())
+    (toy.folder / "model.py").write_text("def f(a):\n    return a\n")
+    (toy.folder / "lab.yaml").write_text(yaml.safe_dump({**manifest, "child_modules": ["model.py"],
+                                                         "model_calls": calls}))
+    with pytest.raises(LabError, match=said):
+        find_lab(toy.folder)

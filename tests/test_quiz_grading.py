@@ -9,13 +9,17 @@ import pytest
 import yaml
 
 from grader.quiz.answers import AnswerError, parse_answer
-from grader.quiz.grading import exam_form, is_correct
+from grader.quiz.grading import check, exam_form
 from grader.quiz.model import load_quiz
 from grader.quiz.progress import quiz_status
 
 from conftest import LAB2_QUIZ, RIGHT, answers_file, run_cli
 
 pytestmark = pytest.mark.usefixtures("state")
+
+def is_correct(question, given):
+    return check(question, given)[0]
+
 
 WRONG = {"table-size": 12, "order": ["c"], "methods": "a", "rope-score": "absolute position", "tied": "a"}
 

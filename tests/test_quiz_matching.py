@@ -11,6 +11,8 @@ from grader.quiz.answers import AnswerError, parse_answer
 from grader.quiz.grading import check
 from grader.quiz.matching import judge
 from grader.quiz.model import TextKey, load_quiz
+from grader.quiz.number_words import read_runs
+from grader.quiz.wording import one_edit
 
 from conftest import LAB2_QUIZ
 
@@ -133,13 +135,14 @@ def test_numbers_with_units_and_suffixes(typed):
     assert check(question, parse_answer(question, typed))[0], parse_answer(question, typed)
 
 
-@pytest.mark.parametrize("typed", ["lots", "nan", "inf", "1e999", "forty"])
+@pytest.mark.parametrize("typed", ["lots", "nan", "inf", "1e999", "fourty", "thirty-eihgt point six"])
 def test_not_numbers(typed):
+    """No typo is forgiven in a number: a misspelt number word is no number."""
     with pytest.raises(AnswerError, match="is not a number: type digits"):
         parse_answer(QUESTIONS["table-size"], typed)
 
 
-@pytest.mark.parametrize("typed", ["38.6 thousand", "39M", "38", "386", "3.86e6"])
+@pytest.mark.parametrize("typed", ["38.6 thousand", "39M", "38", "386", "3.86e6", "forty", "thirty-eight"])
 def test_numbers_in_the_wrong_unit_are_wrong(typed):
     assert not check(QUESTIONS["table-size"], parse_answer(QUESTIONS["table-size"], typed))[0]
 
@@ -159,3 +162,35 @@ def test_single_choice_by_letter_or_text(typed):
                                            ("learned absolute positions", "a")])
 def test_single_choice_by_enough_of_its_words(typed, choice):
     assert parse_answer(QUESTIONS["methods"], typed) == choice
+
+
+@pytest.mark.parametrize("typed, word, near", [
+    ("differnce", "difference", True), ("diffrence", "difference", True), ("differennce", "difference", True),
+    ("diffreence", "difference", True), ("differance", "difference", True), ("difference", "difference", False),
+    ("diffrnce", "difference", False), ("different", "difference", False), ("distnace", "distance", True),
+    ("distant", "distance", False), ("either", "neither", True), ("sum", "summ", True), ("ab", "ba", True),
+])
+def test_one_edit_is_one_letter_added_dropped_changed_or_two_swapped(typed, word, near):
+    assert one_edit(typed, word) is near and one_edit(word, typed) is near
+
+
+@pytest.mark.parametrize("said, value, scaled", [
+    ("thirty-eight point six million", 38.6e6, True), ("three hundred and seventy-six", 376, False),
+    ("thirty eight million five hundred ninety-seven thousand three hundred seventy-six", 38597376, True),
+    ("a million", 1e6, True), ("a hundred", 100, False), ("zero point zero three eight six billion", 0.0386e9, True),
+    ("nineteen", 19, False), ("fifty thousand two hundred fifty-seven", 50257, True),
+])
+def test_numbers_said_in_words(said, value, scaled):
+    words = [part for word in said.split() for part in word.replace("-", " - ").split()]
+    [(start, stop, number, is_scaled, _)] = read_runs(words)
+    assert (start, stop) == (0, len(words)) and number == pytest.approx(value) and is_scaled is scaled
+
+
+@pytest.mark.parametrize("said, numbers", [
+    ("eight thirty", [8, 30]), ("twenty twenty", [20, 20]), ("thirty-eight and thirty-nine", [38, 39]),
+    ("thirty-eight million thirty-nine million", [38e6, 39e6]),
+    ("thirty-eight million and thirty-nine million", [38e6, 39e6]), ("the one", [1]), ("point six", [6]),
+])
+def test_words_that_cannot_go_on_start_a_new_number(said, numbers):
+    words = [part for word in said.split() for part in word.replace("-", " - ").split()]
+    assert [number for *_, number, _, _ in read_runs(words)] == numbers

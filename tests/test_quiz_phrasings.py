@@ -1,7 +1,11 @@
 """Quiz answers as learners type them, against lab 2's quiz: choices by letter, by text or both,
-sets, numbers, arithmetic, dashes and hedges, each marked as a teacher would. An answer a teacher
-would mark is never refused: a hedge, a choice ruled out or a letter whose text is another choice's
-is judged wrong with its reason, the same at the terminal, in an answers file and in a class export."""
+sets, numbers, arithmetic, dashes and hedges; thousands separators by the answer's own evidence,
+numbers in words, units that are no count, negations and verdicts scoped to their own choices,
+reasons that name no choice, symbols multiplied, one-edit typos: each marked as a teacher would,
+every leniency beside wrong answers it must still refuse. An answer a teacher would mark is never
+refused: a hedge, a choice ruled out, a letter whose text is another choice's or a percentage given
+for a count is judged wrong with its reason, the same at the terminal, in an answers file and in a
+class export."""
 import csv
 
 import pytest
@@ -15,6 +19,7 @@ from conftest import LAB2_QUIZ, RIGHT, answers_file, run_cli
 QUESTIONS = {question.id: question for question in load_quiz(LAB2_QUIZ).questions}
 TWO, RULED_OUT, LETTER = "names more than one choice", "but names no choice", "its letter names"
 NUMBERS, RANGE, NO_NUMBER = "more than one number", "is not one number", "but gives no number"
+MEASURE = "not a count in millions"
 
 # (question, answer, right, for a wrong answer judged as written: a fragment of its reason)
 TABLE = [
@@ -77,13 +82,117 @@ TABLE = [
     ("table-size", "38.6-40", False, RANGE), ("table-size", "38.6 - 40", False, RANGE),
     ("table-size", "38–39", False, RANGE), ("table-size", "between 38 and 39", False, RANGE),
     ("table-size", "not 38.6", False, NO_NUMBER),
+    # round four: thousands separators by the answer's own evidence
+    ("table-size", "38.597.376", True, ""), ("table-size", "38 597 376", True, ""),
+    ("table-size", "38'597'376", True, ""), ("table-size", "38\u2009597\u2009376", True, ""),
+    ("table-size", "38.597.376,0", True, ""), ("table-size", "38,597,376.0", True, ""),
+    ("table-size", "38.597", True, ""), ("table-size", "38,597", False, ""),
+    ("table-size", "38,597 Mio.", True, ""), ("table-size", "38.597 Mio.", True, ""),
+    ("table-size", "38,597 Millionen Parameter", True, ""), ("table-size", "38,597 million", False, ""),
+    ("table-size", "38.597.376 ≈ 38,6 Mio", True, ""), ("table-size", "38,597 (38.597.376)", True, ""),
+    ("table-size", "38.597.376 ≈ 38.597 thousand", True, ""), ("table-size", "38.597.3761", False, ""),
+    ("table-size", "3.859.737", False, ""), ("table-size", "385.973.760", False, ""),
+    # numbers in words: no typo forgiven in one
+    ("table-size", "thirty-eight point six million", True, ""), ("table-size", "about 38.6 million", True, ""),
+    ("table-size", "thirty eight million five hundred ninety-seven thousand three hundred seventy-six", True, ""),
+    ("table-size", "thirty-eight million, five hundred and ninety-seven thousand, three hundred and seventy-six",
+     True, ""),
+    ("table-size", "thirty-eight point six", True, ""), ("table-size", "38.6M, i.e. one table", True, ""),
+    ("table-size", "thirty-eight point six thousand", False, ""), ("table-size", "seventy-seven point two million",
+                                                                    False, ""),
+    ("table-size", "thirty-nine million", False, ""), ("table-size", "a million", False, ""),
+    ("table-size", "thrity-eight point six million", False, ""), ("table-size", "thirty-eight point sixx", False, ""),
+    ("table-size", "thirty-eight million and thirty-nine million", False, RANGE),
+    ("table-size", "thirty-eight million or thirty-nine million", False, NUMBERS),
+    ("table-size", "thirty-eight point six or seventy-seven point two", False, NUMBERS),
+    ("table-size", "the one with thirty-eight point six million", True, ""), ("table-size", "38,597 or 38,6", True, ""),
+    ("table-size", "38,597 or 37,5", False, NUMBERS),
+    # units decide: a percentage or a memory size is not a count
+    ("table-size", "38.6 million params", True, ""), ("table-size", "38.6M (154 MB in float32)", True, ""),
+    ("table-size", "38.6%", False, MEASURE), ("table-size", "38.6 percent", False, MEASURE),
+    ("table-size", "38.6 GB", False, MEASURE), ("table-size", "38.6 MB", False, MEASURE),
+    ("table-size", "38.6MiB", False, MEASURE), ("table-size", "38.6 million bytes", False, MEASURE),
+    ("table-size", "38.6 %", False, MEASURE), ("table-size", "38.6M params (about 15% of GPT-2)", True, ""),
+    ("table-size", "386 hundred thousand", True, ""),
+    ("table-size", "0.386 hundred million", True, ""), ("table-size", "38.6 M parameters ≈ 154 MB", True, ""),
+    ("table-size", "38.6M is 31% of 124M", True, ""), ("table-size", "3.86 crore", True, ""),
+    ("table-size", "50257 × 768 × 4 bytes = 154 MB", False, MEASURE), ("table-size", "31% of 124M", False, MEASURE),
+    ("table-size", "38.6 GFLOPs", False, "an amount of compute"), ("table-size", "38,6 Mrd", False, ""),
+    ("table-size", "38.6 trillion", False, ""), ("table-size", "77.2M is 62% of 124M", False, ""),
+    ("table-size", "38.6 hundred thousand", False, ""),
+    # negations scoped to the choices they name; a reason names no choice
+    ("order", "a, b, e - c and d are false", True, ""), ("order", "a, b, e — c and d are wrong", True, ""),
+    ("order", "a, b, e while c and d are false", True, ""), ("order", "c and d are false - a, b, e", True, ""),
+    ("order", "a (because bag of words) and b and e", True, ""),
+    ("order", "a, b, e - c and d are true", False, ""), ("order", "a, b - c, d and e are false", False, ""),
+    ("order", "a, b, e, c and d are false", False, RULED_OUT), ("order", "a, b, e - not c", True, ""),
+    ("order", "a, b, e are true and c, d are false", True, ""),
+    ("order", "a: true, b: true, c: false, d: false, e: true", True, ""),
+    ("order", "a true, b true, c false, d false, e true", True, ""),
+    ("order", "a) true b) true c) false d) false e) true", True, ""),
+    ("order", "a, b, e. c and d are not.", True, ""), ("order", "true: a, b, e; false: c, d", True, ""),
+    ("order", "a, b, e apply, c and d don't", True, ""), ("order", "a is true, b is true, e is true", True, ""),
+    ("tied", "a is wrong, c is right", True, ""),
+    ("order", "a: true, b: true, c: true, d: false, e: true", False, ""), ("order", "a, b, c: false", False, RULED_OUT),
+    ("order", "a true, b false, e true", False, ""), ("order", "true: a, b; false: c, d, e", False, ""),
+    ("order", "a, b, e are true and c, d are too", False, ""), ("tied", "a is right, c is wrong", False, ""),
+    ("order", "a b e (d - more heads - is false)", True, ""), ("order", "a, b, e - more heads is false", False, ""),
+    ("methods", "(not c) d", True, ""), ("methods", "d because it biases, but not c", True, ""),
+    ("tied", "c (because unlike b, it has nothing to do with word arithmetic)", True, ""),
+    ("tied", "c (since unlike sentence embeddings it is reused for the output)", True, ""),
+    ("tied", "c (because, unlike a, it is weight tying)", True, ""),
+    ("tied", "a (because unlike c, it is a fixed meaning)", False, ""),
+    ("tied", "c (because unlike b) and d", False, TWO),
+    ("methods", "d (because unlike c, which rotates, it adds linear biases)", True, ""),
+    ("methods", "c (because unlike ALiBi it rotates)", False, ""),
+    ("methods", "d (because it adds a bias) or c", False, TWO),
+    ("methods", "d (RoPE rotates instead)", True, ""), ("methods", "ALiBi (RoPE rotates instead)", True, ""),
+    ("methods", "d (sinusoidal and learned positions are added to the embeddings)", True, ""),
+    ("tied", "c (a token's vector is not a fixed meaning)", True, ""),
+    ("tied", "c (sentence embeddings are a different model)", True, ""),
+    ("order", "a, b, e (more heads don't help)", True, ""),
+    ("methods", "d (rotary embeddings)", False, LETTER), ("methods", "d (rotray)", False, LETTER),
+    ("methods", "d (ALiBi, as in BLOOM)", True, ""), ("methods", "d (RoPE works too)", False, ""),
+    ("methods", "d (RoPE is also correct)", False, ""), ("methods", "d (maybe RoPE)", False, ""),
+    ("methods", "d (RoPE is correct)", False, ""), ("methods", "c (ALiBi adds a bias instead)", False, ""),
+    ("methods", "d (RoPE rotates) or c", False, TWO),
+    # one-edit typos in a word the answer needs, never in a letter or a number
+    ("methods", "alibl", True, ""), ("tied", "wieght tying", True, ""),
+    ("order", "bag of vecotrs, permutation equivraiant, position must be injcted", True, ""),
+    ("methods", "sinusiodal", False, ""), ("methods", "rotray", False, ""), ("tied", "sentense embeddings", False, ""),
+    ("rope-score", "the differnce", True, ""), ("rope-score", "their distnace", True, ""),
+    ("rope-score", "relatve position", True, ""), ("rope-score", "the seperation", True, ""),
+    ("rope-score", "the positon of the key minus the positon of the query", True, ""),
+    ("rope-score", "the diffrnce", False, "names none"), ("rope-score", "not the differnce", False, "rules out"),
+    ("rope-score", "the differnce or the summ", False, "more than one candidate"),
+    ("rope-score", "the summ", False, "is not the quantity asked for"),
+    ("rope-score", "the differnce, either way", True, ""),
+    ("rope-score", "the prodcut", False, "is not the quantity asked for"),
+    # a reason after the answer names no candidate, unless it hedges
+    ("rope-score", "m - n (because the absolute positions cancel)", True, ""),
+    ("rope-score", "the difference, since the absolute positions cancel out", True, ""),
+    ("rope-score", "m-n, whereas absolute position is lost", True, ""),
+    ("rope-score", "because of their difference", True, ""), ("rope-score", "m - n, since it is not m + n", True, ""),
+    ("rope-score", "the sum (because the difference cancels)", False, "is not the quantity asked for"),
+    ("rope-score", "the difference, because it could also be the sum", False, "more than one candidate"),
+    ("rope-score", "m - n (because maybe m + n)", False, "more than one candidate"),
+    ("rope-score", "m - n (since absolute positions cancel) or m + n", False, "more than one candidate"),
+    ("rope-score", "m - n. The sum cancels.", False, "more than one candidate"),
+    # symbols written together are multiplied
+    ("rope-score", "mθ - nθ", True, ""), ("rope-score", "m θ - n θ", True, ""), ("rope-score", "nθ − mθ", True, ""),
+    ("rope-score", "mtheta - ntheta", True, ""), ("rope-score", "2mθ - 2nθ", True, ""),
+    ("rope-score", "mθ-nθ", True, ""), ("rope-score", "mθ−nθ, the relative position", True, ""),
+    ("rope-score", "mθ+nθ", False, "is not m - n"),
+    ("rope-score", "the relative distance, mθ+nθ", False, "more than one"),
+    ("rope-score", "mθ + nθ", False, "is not m - n"), ("rope-score", "mθ·nθ", False, "is not m - n"),
+    ("rope-score", "mθ - nθ + 1", False, "is not m - n"), ("rope-score", "mn - nm", False, "names none"),
     # text: dashes by context
     ("rope-score", "Their difference — m−n", True, ""), ("rope-score", "m — n", True, ""),
     ("rope-score", "difference - m-n", True, ""), ("rope-score", "the query-key offset", True, ""),
     ("rope-score", "m – n", True, ""), ("rope-score", "m + n — not their difference", False, "rules out"),
 ]
-REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("table-size", "lots"),
-           ("table-size", "nan"), ("rope-score", "   ")]
+REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
+           ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
 
 
 def test_the_table_is_large_and_mixed():

@@ -65,7 +65,7 @@ def test_release_leaks_nothing(released):
     manifest = yaml.safe_load((released / "grader" / "labs" / "lab2" / "lab.yaml").read_text())
     assert "reference" not in manifest and manifest["student_files"] == lab.manifest.student_files
     assert sorted(p.name for p in (released / "grader" / "labs" / "lab2").iterdir()) == \
-        ["given", "lab.yaml", "public", "stubs", "toy_attention.py"]
+        ["given", "lab.yaml", "model_calls.py", "public", "stubs", "toy_attention.py"]
     given_modules = {p.name: p.read_bytes() for p in (released / "grader" / "labs" / "lab2" / "given").iterdir()}
     assert given_modules == {p.name: p.read_bytes() for p in lab.handout.glob("*.py")      # pristine, for the
                              if p.name not in lab.manifest.student_files}                  # judge, no solution
@@ -135,7 +135,7 @@ def test_release_ships_the_pristine_stubs_and_refuses_a_changed_copy(tmp_path):
     shutil.copytree(ROOT / "assignments" / "lab2", course / "handout", ignore=shutil.ignore_patterns("__pycache__"))
     manifest = yaml.safe_load((course / "lab" / "lab.yaml").read_text())
     manifest.update(handout="../handout", reference=str(REFERENCE), quiz=str(ROOT / "quizzes" / "lab2.yaml"),
-                    child_modules=["toy_attention.py"])
+                    child_modules=["toy_attention.py", "model_calls.py"])
     (course / "lab" / "lab.yaml").write_text(yaml.safe_dump(manifest))
     shutil.copy(REFERENCE / "invariance.py", course / "handout" / "invariance.py")
     run = grade_py("release", course / "lab", "--out", tmp_path / "out")

@@ -345,3 +345,40 @@ def test_a_child_cannot_cut_the_memory_it_shares_with_the_judge(wire_lab, zygote
     value, (after,) = box.call("scale", [x.mT], echo=True)         # the judge reads it back, alive
     assert value is True and torch.equal(after, 2 * x.mT)
     box.close()
+
+
+LEFT = {        # what a call did to its argument x (2, 3) beyond its values -> what the judge reads back
+    "x.unsqueeze_(0)": ((1, 2, 3), "float32", "shape (2, 3) to (1, 2, 3)"),
+    "x.as_strided_((2, 3), (1, 2))": ((2, 3), "float32", "strides were changed in place, to (1, 2)"),
+    "x.data = x.data.double()": ((2, 3), "float64", "torch.float32 to torch.float64"),
+}
+
+
+@pytest.mark.parametrize("change", LEFT)
+def test_an_argument_changed_in_shape_strides_or_dtype_is_read_back_so(wire_lab, zygote, change):
+    """The judge reads an argument's values from the memory it shares with the child, in the layout
+    it was sent in; the layout the call left it in comes with the answer, and the check sees it."""
+    from grader.checks import CheckFailed, expect_unchanged
+
+    box = sandbox(wire_lab, zygote, f"def scale(x):\n    {change}\n    return True\n")
+    x = torch.arange(6.0).reshape(2, 3)
+    value, (after,) = box.call("scale", [x], echo=True)
+    box.close()
+    shape, dtype, said = LEFT[change]
+    assert value is True and tuple(after.shape) == shape and str(after.dtype) == f"torch.{dtype}"
+    with pytest.raises(CheckFailed) as failure:
+        expect_unchanged(x, after, "x", "scale")
+    assert said in failure.value.seen and "x.unsqueeze_" in failure.value.hint
+    if change.startswith("x.as_strided_"):
+        assert torch.equal(after, x.flatten().as_strided((2, 3), (1, 2)))     # its values, as the call sees them
+
+
+def test_the_judge_knows_which_arguments_an_answer_holds(wire_lab, zygote):
+    """x itself, or a view of it, as the answer: the Echo says so; a new tensor is not x."""
+    for body, returned in (("return x", {0}), ("return x[0]", {0}), ("return [x + 1, y]", {1}),
+                           ("return x.clone()", set())):
+        box = sandbox(wire_lab, zygote, f"def scale(x, y):\n    {body}\n")
+        echo = box.call("scale", [torch.ones(2, 3), torch.zeros(2)], echo=True)
+        box.close()
+        value, (x, y) = echo
+        assert echo.returned == returned and torch.equal(x, torch.ones(2, 3)) and torch.equal(y, torch.zeros(2))

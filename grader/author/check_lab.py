@@ -4,7 +4,8 @@ As data: the manifest and the quiz (every problem of each; a note where an earli
 translated), every check's marker (points, tags naming student functions), where checks live
 (public/ ships to learners, hidden/ does not; elsewhere never runs), no public check needing the
 `reference` fixture (a release has none: it would be skipped), every function with checks, every
-`done_when` tag carried by a check, no forbidden call in the reference. By running it (unless the
+`done_when` tag carried by a check, no forbidden call in the reference, no name a forbid: rule leaves
+open that lab.yaml's forbid_allowed does not allow. By running it (unless the
 checks themselves are malformed): the reference earns full marks, and the pristine stubs earn
 nothing, each raising NotImplementedError. Each problem is one sentence; notes are advice that
 does not fail the lab.
@@ -46,7 +47,10 @@ def _as_data(lab):
         problems.append(f"the reference has no {missing[0]}: it should hold every student file, solved")
     else:
         problems += _forbidden_in_reference(lab)
-    notes += lab.notes + _left_open(lab)
+        left = _left_open(lab)
+        problems += left[0]
+        notes += left[1]
+    notes += lab.notes
     if lab.quiz:
         from grader.quiz.model import quiz_problems
 
@@ -68,18 +72,34 @@ def _forbidden_in_reference(lab):
 
 
 def _left_open(lab):
-    """Notes: what the lab's forbid: rules leave open, and the given modules that use a forbidden
-    name (learners may call it through them: the trap lets given code use it)."""
+    """(problems, notes): what the lab's forbid: rules leave open that lab.yaml's forbid_allowed does
+    not allow, what they are refused as, and the given modules that use a forbidden name (learners
+    may call it through them: the trap lets given code use it)."""
     names = sorted({name for names in lab.forbidden.values() for name in names})
     if not names:
-        return []
-    notes = forbid_rules.left_open(names)
+        return [], []
+    problems, notes, allowed, others = [], [], set(lab.manifest.forbid_allowed), set()
+    for left in forbid_rules.left_open(names):      # each name said once, by the first rule that leaves it open
+        notes.append(left.said)
+        if left.other and left.other not in others:
+            others.add(left.other)
+            more = f" and {len(left.other) - 8} more" if len(left.other) > 8 else ""
+            notes.append(f"forbid: {left.rule}: relatives by name that compute other ops stay allowed: "
+                         + ", ".join(left.other[:8]) + more)
+        open_ = [name for name in left.open if name not in allowed]
+        allowed.update(open_)
+        if open_ == [left.rule]:
+            problems.append(left.said + ": forbid a name of torch's, or name it in lab.yaml's forbid_allowed")
+        elif open_:
+            problems.append(f"forbid: {left.rule} leaves open {', '.join(open_)}: named like it, none is refused and "
+                            "the judge could not tell whether it computes the same; forbid each that does, and name "
+                            "the others in lab.yaml's forbid_allowed")
     for path in sorted(lab.given.rglob("*.py")):
         if path.relative_to(lab.given).as_posix() not in lab.manifest.student_files:
             hits = forbid.scan(path.read_text("utf-8", "replace"), {"": names}).get("", [])
             notes += [f"the given {path.relative_to(lab.given)} line {hit.line} uses {hit.name}, which lab.yaml "
                       "forbids: learners may reach it through the given module" for hit in hits]
-    return notes
+    return problems, notes
 
 
 # -- the checks as collected -------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The judge's end of one child: its pipes, the calls sent down them and the answers read back,
 with every size limit applied here and every time limit by grader/judge/clock.py. Nothing the
 child says about itself is believed: an answer is plain data or a failure of the submission's,
-and what a call did to its tensor arguments is read from memory shared with the child.
+and what a call did to its tensor arguments' values is read from memory shared with the child
+(their shapes, strides and dtype after the call come with its answer, as its value does).
 """
 import os
 import select
@@ -37,6 +38,16 @@ class CallFailed(Exception):
         self.where = list(where)
         self.given = ""             # the file given with the lab where it was raised, if not the learner's
 
+
+
+class Echo(tuple):
+    """A call's (value, its positional arguments as they were afterwards), and `returned`: the
+    indices of the arguments whose memory the value holds (x itself, or a view of it)."""
+
+    def __new__(cls, value, after, returned=frozenset()):
+        echo = super().__new__(cls, (value, after))
+        echo.returned = frozenset(returned)
+        return echo
 
 
 class Child:
@@ -115,9 +126,9 @@ class Child:
              device: "str | torch.device | None", echo: bool = False) -> Any:
         """Run module.function(*args, **kwargs) in the child; its value, with tensors on `device`.
 
-        With `echo`, the value is (returned value, the positional arguments after the call): tensor
-        arguments go in memory shared with the child and are read back here, so what the call did
-        to them is seen, not reported; other arguments come back as None.
+        With `echo`, the value is an Echo (returned value, the positional arguments after the call):
+        tensor arguments go in memory shared with the child and their values are read back here, so
+        what the call did to them is seen, not reported; other arguments come back as None.
         """
         from grader.judge import wire
 
@@ -154,7 +165,13 @@ class Child:
             if answer["id"] != self._next_id:
                 raise wire.WireError("an answer to another call")
             if answer["ok"] is True:
-                return (answer["value"], self._read_back(placed)) if echo else answer["value"]
+                if not echo:
+                    return answer["value"]
+                tensors = len([where for where in placed if where])
+                layouts = answer.get("layouts") or [None] * tensors
+                if type(layouts) is not list or len(layouts) != tensors:
+                    raise wire.WireError("the layouts of another call's arguments")
+                return self._read_back(answer["value"], placed, iter(layouts))
             raise self._failure(function, answer["error"])
         except CallFailed:
             raise
@@ -204,19 +221,27 @@ class Child:
             offset += -(-len(data) // 64) * 64
         return marked, placed
 
-    def _read_back(self, placed):
-        """The shared tensor arguments as they are now in memory; None for the others."""
+    def _read_back(self, value, placed, layouts):
+        """An Echo: the value, the shared tensor arguments as they are now (None for the others) and
+        those the value holds. An argument whose shape, strides or dtype the call changed, or that
+        it pointed at other memory, comes back as the call left it: its values read through its new
+        layout where it still lies over the memory it was given, else NaN (values not seen)."""
         import torch
 
-        after = []
-        for where in placed:
+        after, returned = [], set()
+        for index, where in enumerate(placed):
             if where is None:
                 after.append(None)
                 continue
             offset, size, dtype, shape, device = where
             raw = torch.frombuffer(bytearray(self._shared[offset:offset + size]) or bytearray(1), dtype=torch.uint8)
-            after.append(raw[:size].view(dtype).reshape(shape).to(device))
-        return after
+            layout = next(layouts)
+            now = raw[:size].view(dtype).reshape(shape)
+            if layout is not None:
+                returned.update([index] if layout["returned"] is True else [])
+                now = relaid(raw[:size], now, layout)
+            after.append(now.to(device))
+        return Echo(value, after, returned)
 
     def _ended(self):
         """(kind, why) the child is gone, from its wait status (the zygote is its parent): it
@@ -263,3 +288,32 @@ class Child:
                         pass
             self._request = self._answer = -1
             self._output_fd = None
+
+
+def relaid(raw, now, layout):
+    """The argument `now` (its values, in the layout it was given; `raw` its bytes) as the call
+    left it, by the child's `layout` of it: `now` itself when that is the same."""
+    import torch
+
+    from grader.judge import wire
+
+    try:
+        shape, stride = tuple(int(n) for n in layout["shape"]), tuple(int(n) for n in layout["stride"])
+        offset, dtype, moved = int(layout["offset"]), getattr(torch, str(layout["dtype"])), layout["moved"]
+        if not isinstance(dtype, torch.dtype) or len(shape) != len(stride) or len(shape) > 64 \
+                or min(shape, default=0) < 0 or offset < 0 or type(moved) is not bool:
+            raise ValueError
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise wire.WireError("an argument's layout that is not one") from None
+    if (shape, stride, offset, dtype, moved) == (tuple(now.shape), now.stride(), 0, now.dtype, False):
+        return now
+    count = 1
+    for n in shape:
+        count *= n
+    end = (offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * dtype.itemsize if count else 0
+    if not moved and min(stride, default=0) >= 0 and raw.numel() % dtype.itemsize == 0 and end <= raw.numel():
+        return raw.view(dtype).as_strided(shape, stride, offset)
+    if count > 2**26:
+        raise wire.WireError("an argument left larger than the judge reads back")
+    unseen = float("nan") if dtype.is_floating_point or dtype.is_complex else 0    # its values are elsewhere
+    return torch.full(shape, unseen, dtype=dtype)

@@ -23,20 +23,16 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
 FILE_BYTES = 64 * 2**20             # the largest file a child may write
 PROCESSES = 128                     # processes and threads of the sandbox's own user (root only)
 
 
-def load(name: str) -> ModuleType:
+def load(name):
     """A module beside this file, by path: `python -I` puts no folder on sys.path, and inside
     the sandbox there is no grader package, only these files."""
     spec = importlib.util.spec_from_file_location(f"_grader_{name}", Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -47,10 +43,10 @@ trap = load("trap")
 
 
 # -- a child: runs student code ------------------------------------------------------------------
-def resolve(value: Any, wire: ModuleType, shared: mmap.mmap) -> Any:
+def resolve(value, wire, shared, placed=None):
     """Construct the objects the judge asked for with `wire.build` (from handout modules), and the
-    tensor arguments it placed in `shared` memory (views of it: what the call does to them, the
-    judge sees for itself)."""
+    tensor arguments it placed in `shared` memory (views of it: what the call does to their values,
+    the judge sees for itself), each added to `placed` with where its values were."""
     if isinstance(value, dict) and wire.SHARED in value:
         import torch
 
@@ -60,19 +56,50 @@ def resolve(value: Any, wire: ModuleType, shared: mmap.mmap) -> Any:
             count *= size
         tensor = torch.frombuffer(shared, dtype=dtype, count=count, offset=value[wire.SHARED]) \
             if count else torch.empty(0, dtype=dtype)
-        return tensor.view(value["shape"]).to(value["device"])
+        tensor = tensor.view(value["shape"]).to(value["device"])
+        if placed is not None:
+            placed.append((tensor, tensor.data_ptr()))
+        return tensor
     if isinstance(value, dict) and wire.BUILD in value:
         module, _, name = value[wire.BUILD].partition(":")
         factory = getattr(importlib.import_module(module), name)
         return factory(*resolve(value["args"], wire, shared), **resolve(value["kwargs"], wire, shared))
     if isinstance(value, dict):
-        return {k: resolve(v, wire, shared) for k, v in value.items()}
+        return {k: resolve(v, wire, shared, placed) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(resolve(v, wire, shared) for v in value)
+        return type(value)(resolve(v, wire, shared, placed) for v in value)
     return value
 
 
-def describe(error: BaseException, workdir: Path) -> dict[str, Any]:
+def layouts(placed, value):
+    """What became of each shared tensor argument, beyond its values (which the judge reads itself):
+    its shape, strides and dtype after the call, whether it still lies over the memory it was given,
+    and whether the answer holds its memory (x itself, or a view of it)."""
+    import torch
+
+    def storage(tensor):
+        try:
+            return tensor.untyped_storage().data_ptr()
+        except Exception:               # a learner's tensor subclass
+            return None
+
+    answered = [leaf for leaf in _leaves(value) if isinstance(leaf, torch.Tensor)]
+    return [{"shape": list(t.shape), "stride": list(t.stride()), "offset": t.storage_offset(),
+             "dtype": str(t.dtype).removeprefix("torch."), "moved": t.data_ptr() != at,
+             "returned": storage(t) not in (None, 0) and any(storage(leaf) == storage(t) for leaf in answered)}
+            for t, at in placed]
+
+
+def _leaves(value, depth=0):
+    """The items of an answer's nested lists, tuples and dicts."""
+    if depth < 4 and isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item, depth + 1)]
+    if depth < 4 and isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item, depth + 1)]
+    return [value]
+
+
+def describe(error, workdir):
     """The error as the learner should see it: type, message, and where in their files."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)      # not "<frozen importlib...>"
               if Path(f.filename).is_absolute() and Path(f.filename).resolve().parent == workdir]
@@ -84,17 +111,17 @@ def describe(error: BaseException, workdir: Path) -> dict[str, Any]:
             "not_implemented": innermost if isinstance(error, NotImplementedError) else None}
 
 
-def flush() -> None:
+def flush():
     """Push what student code printed into the output pipe, before the answer; survive whatever
     it did to sys.stdout and sys.stderr."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
-            stream.flush()  # type: ignore[union-attr]   # None too: what it raises is caught
+            stream.flush()
         except BaseException:
             pass
 
 
-def unbuffered_output(output_fd: int) -> None:
+def unbuffered_output(output_fd):
     """stdout and stderr written through to the output pipe `output_fd` as each print comes
     (python -u): what a call prints reaches the judge during that call, not with a later call's flush."""
     os.dup2(output_fd, 1)
@@ -107,7 +134,7 @@ def unbuffered_output(output_fd: int) -> None:
         setattr(sys, f"__{name}__", stream)
 
 
-def take_files(setup: dict[str, Any], workdir: Path) -> Any:
+def take_files(setup, workdir):
     """Lay out the files the judge sent; the trap of the lab's forbidden calls over them."""
     for name, data in setup["files"].items():
         path = workdir / name
@@ -116,20 +143,21 @@ def take_files(setup: dict[str, Any], workdir: Path) -> Any:
     return trap.trap(setup.get("forbid", {}), workdir, setup.get("student", []))
 
 
-def serve(workdir: Path, read_fd: int, write_fd: int, shared: mmap.mmap, wire: ModuleType, limit: int,
-          calls: Any) -> None:
+def serve(workdir, read_fd, write_fd, shared, wire, limit, calls):
     while True:
         try:
             request = wire.recv(read_fd)
         except EOFError:
             return
-        answer = {"id": request["id"]}
+        answer, placed = {"id": request["id"]}, []
         try:
-            args = resolve(wire.sanitize(request["args"]), wire, shared)
+            args = resolve(wire.sanitize(request["args"]), wire, shared, placed)
             kwargs = resolve(wire.sanitize(request["kwargs"]), wire, shared)
             function = getattr(importlib.import_module(request["module"]), request["function"])
-            value = calls.call(request["function"], function, args, kwargs)
-            data = answered(answer, value, wire, limit)
+            with meta_device.played(args, kwargs) as (args, kwargs):    # the meta device, on the CPU
+                value = calls.call(request["function"], function, args, kwargs)
+                data = answered({**answer, "layouts": layouts(placed, value)} if placed else answer,
+                                value, wire, limit)
         except (wire.WireError, wire.GraderFault) as error:     # not data, or not carried: the judge says
             data = wire.frame_parts({**answer, "ok": False, "error": {
                 "type": type(error).__name__, "message": str(error), "where": [], "not_implemented": None}})
@@ -140,7 +168,7 @@ def serve(workdir: Path, read_fd: int, write_fd: int, shared: mmap.mmap, wire: M
         wire.write_all(write_fd, data)
 
 
-def answered(answer: dict[str, Any], value: Any, wire: ModuleType, limit: int) -> list:
+def answered(answer, value, wire, limit):
     """The frame of a returned value. Encoding it runs the learner's objects' code (a dataclass's,
     a tensor subclass's), and what that raises is theirs; framing the plain tree it made is ours."""
     tree = wire.encode(value, limit)
@@ -152,6 +180,7 @@ def answered(answer: dict[str, Any], value: Any, wire: ModuleType, limit: int) -
         raise wire.GraderFault(f"{type(error).__name__}: {error}") from None
 
 
+meta_device = None                  # meta_device.py, once torch is imported
 order_signals: dict = {}            # the signal handlers Python had, before the zygote ignored them
 plain_uid: int | None = None        # a plain process's children's own user, when started as root
 python_prefixes: list[str] = []     # the judge's launchers.python_prefixes(): Python's own folders
@@ -159,7 +188,7 @@ offline = False                     # as root, plain: the kernel gives us networ
 OPEN_TO_ALL = ["/tmp", "/var/tmp", "/dev/shm"]      # where every user may write: a child's own
 
 
-def become_child(order: dict[str, Any], fds: Sequence[int], scratch: Path, wire: ModuleType, sandboxed: bool) -> None:
+def become_child(order, fds, scratch, wire, sandboxed):
     """In a fresh fork: take the pipes, get fresh mounts, lose privileges, take the files the
     judge sends down the request pipe, limit ourselves, then serve."""
     read_fd, write_fd, output_fd, shared_fd = fds
@@ -210,8 +239,8 @@ def become_child(order: dict[str, Any], fds: Sequence[int], scratch: Path, wire:
 
 
 # -- the zygote: forks children, never runs student code -----------------------------------------
-def zygote(scratch: Path, control: socket.socket, wire: ModuleType, sandboxed: bool) -> None:
-    children: dict[int, int | None] = {}    # pid -> exit status once reaped, else None
+def zygote(scratch, control, wire, sandboxed):
+    children = {}                   # pid -> exit status once reaped, else None
     while True:
         try:
             order, fds = wire.recv_with_fds(control)
@@ -224,8 +253,7 @@ def zygote(scratch: Path, control: socket.socket, wire: ModuleType, sandboxed: b
         wire.send_with_fds(control, reply)
 
 
-def obey(order: dict[str, Any], fds: Sequence[int], children: dict[int, int | None], scratch: Path,
-         control: socket.socket, wire: ModuleType, sandboxed: bool) -> dict[str, Any]:
+def obey(order, fds, children, scratch, control, wire, sandboxed):
     op = order["op"]
     if op == "fork":
         pid = os.fork()
@@ -253,7 +281,7 @@ def obey(order: dict[str, Any], fds: Sequence[int], children: dict[int, int | No
     raise ValueError(f"unknown order {op!r}")
 
 
-def kill_everything(sandboxed: bool, rounds: int = 5) -> None:
+def kill_everything(sandboxed, rounds=5):
     """Kill every process but ourselves: in the sandbox, all of our PID namespace; in a plain
     process, all our descendants (orphans come back to us: we are their subreaper)."""
     for _ in range(rounds):
@@ -273,13 +301,13 @@ def kill_everything(sandboxed: bool, rounds: int = 5) -> None:
                 return
 
 
-def wipe(folder: Path) -> None:
+def wipe(folder):
     """Empty `folder`, and what our children's own user left where every user may write (in a
     container they had no mounts of their own)."""
     linux.remove(*Path(folder).iterdir(), *(linux.owned(plain_uid, OPEN_TO_ALL) if plain_uid else ()))
 
 
-def kill_child(children: dict[int, int | None], pid: int) -> None:
+def kill_child(children, pid):
     """Kill a child and what is left of its session, even once the child has ended (what it left is
     on no call's clock). A reaped pid may be another's now: the child is killed only while it runs;
     its session's pid is not reused while the session has members; only our descendants are searched."""
@@ -299,7 +327,7 @@ def kill_child(children: dict[int, int | None], pid: int) -> None:
     linux.stop_then_kill(left)
 
 
-def reap(children: dict[int, int | None], pid: int, timeout: float) -> int | None:
+def reap(children, pid, timeout):
     """The wait status of child `pid`, waiting at most `timeout` s; None while it runs."""
     deadline = time.monotonic() + timeout
     while pid in children and children[pid] is None:
@@ -316,8 +344,8 @@ def reap(children: dict[int, int | None], pid: int, timeout: float) -> int | Non
     return children.get(pid)
 
 
-def main(argv: Sequence[str]) -> None:
-    global plain_uid, offline
+def main(argv):
+    global plain_uid, offline, meta_device
     scratch, control_fd, sandboxed = Path(argv[0]), int(argv[1]), argv[2] == "sandboxed"
     rest = argv[4:]                 # as root, plain: --offline (no network), Python's folders, and
     offline = "--offline" in rest   # after --hide the course's traces in them
@@ -341,8 +369,8 @@ def main(argv: Sequence[str]) -> None:
     import torch  # the point of the zygote: imported once, shared by every fork
 
     torch.set_num_threads(1)
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(scratch)    # torch's meta kernels (torch._dynamo, sympy:
-    torch.zeros(1, device="meta").cos()                     # a second of CPU) loaded once, not in each child
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(scratch)    # where torch.compile would write, if used
+    meta_device = load("meta_device")   # played on the CPU: torch's meta kernels are not loaded at all
     linux.libc.prctl(linux.PR_SET_DUMPABLE, 0)      # children cannot trace or read the zygote
     order_signals.update(linux.deaf())
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])

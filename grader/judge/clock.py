@@ -1,22 +1,31 @@
 """What a child's code used, read from the kernel, never from the child, and the limits of a call:
 count the submission's own work, not the machine's load.
 
-A call is charged the larger of two times:
-- the CPU time of every process in the child's session (a child is a session leader, and its
-  seccomp filter refuses it and all it starts a new session), reaped children included; where
-  the child has a control group of its own (grader/judge/cgroup.py), the CPU time the kernel
-  counted there instead, of all it ran: processes reaped by the kernel itself (SIGCHLD ignored)
-  add theirs to no process's;
-- its own time: the wall time of the call less the time the child's main thread waited for a
-  CPU (the kernel's run delay, /proc/PID/schedstat), so time spent sleeping or blocked counts,
-  and time lost to other people's work does not. The call ends when its answer is in.
+A call is charged the larger of two times (billed to the submission's time budget):
+- the CPU time of all it runs, every thread of every process in the child's session (a child is
+  a session leader, and its seccomp filter refuses it and all it starts a new session), reaped
+  children included; where the child has a control group of its own (grader/judge/cgroup.py),
+  the CPU time the kernel counted there instead, of all it ran: processes reaped by the kernel
+  itself (SIGCHLD ignored) add theirs to no process's;
+- its own time: the wall time of the call less the time its threads waited for a CPU (the
+  kernel's run delay, /proc/TID/schedstat), those of the child's process and, with a control
+  group, every thread in it. Time spent sleeping or blocked counts; time lost to other people's
+  work does not, whichever thread lost it: a main thread blocked in join() while a helper thread
+  waits for a CPU is charged the helper's CPU, not the machine's load (a thread that ended keeps
+  the waits seen at the last look). The call ends when its answer is in.
+A call reaches its limit when its CPU time does, or its own time SLEEP times over: a generous cap
+for sleeping code, which also holds the waits the clock cannot see (a helper process's, where the
+child has no control group of its own). So the same work is charged the same at any load: the
+machine stretches CPU time in wall time, never in amount.
 """
+import contextlib
 import os
 import time
 from pathlib import Path
 
 TICK = os.sysconf("SC_CLK_TCK")
 CPUS = os.cpu_count() or 1
+SLEEP = 2                           # a call's own time may reach SLEEP times its limit
 
 
 def host_pid(pid, root):
@@ -63,17 +72,30 @@ def group_cpu(folder):
         return None
 
 
-def main_thread(pid):
-    """(seconds run, seconds spent runnable waiting for a CPU, whether runnable now) of the
-    process's main thread; no waits where the kernel keeps no such count; None once the process
-    is gone. The kernel counts a wait only once it is over, when the thread runs again."""
+def thread(tid):
+    """(seconds run, seconds spent runnable waiting for a CPU, whether runnable now) of a thread;
+    no waits where the kernel keeps no such count; None once it is gone. The kernel counts a wait
+    only once it is over, when the thread runs again."""
     try:
-        fields = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
-        state = Path(f"/proc/{pid}/task/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        fields = Path(f"/proc/{tid}/schedstat").read_text().split()
+        state = Path(f"/proc/{tid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
     ran, waited = (int(field) / 1e9 if field.isdigit() else 0.0 for field in (fields + ["", ""])[:2])
     return ran, waited, state == b"R"
+
+
+def threads(pid, group=None):
+    """{tid: thread(tid)} of every thread of process `pid` and, with a control group, of every
+    thread in it; empty once they are gone."""
+    tids = set()
+    with contextlib.suppress(OSError, ValueError):
+        tids.update(int(tid) for tid in os.listdir(f"/proc/{pid}/task"))
+    for name in ("cgroup.threads", "tasks") if group else ():      # v2, v1
+        with contextlib.suppress(OSError, ValueError):
+            tids.update(int(tid) for tid in (group / name).read_text().split())
+            break
+    return {tid: seen for tid in tids if (seen := thread(tid)) is not None}
 
 
 class SessionMeter:
@@ -116,15 +138,18 @@ class CallClock:
         self._started = time.monotonic()
         self._ended = None
         self._cpu = self.meter.used
-        self._ran, self._delay, _ = main_thread(self.pid) or (0.0, 0.0, False)
-        self._own = self._last = self._seen = 0.0     # _seen: the wall time of the last look
+        self._before = threads(self.pid, self.meter.group)     # tid -> (ran, waited, runnable) at the start
+        self._known = dict(self._before)        # ... as last seen: a thread gone keeps what it had
+        self._ran = 0.0                         # CPU its threads ran since the start, at the last look
+        self._own = self._last = self._seen = self._cpu_seen = 0.0     # _seen: the wall time of the last look
 
     def wall(self):
         return (self._ended or time.monotonic()) - self._started
 
     def stop(self):
         """The answer is in: the call's time ends now. The child's main thread ran to write it, so
-        any wait for a CPU it is in now began after: the run delay counted now is the call's whole."""
+        any wait for a CPU it is in now began after: the run delay counted now is the call's whole
+        (a helper thread still waiting is what the child left running, not the call's)."""
         self._ended = time.monotonic()
         self.charged()
 
@@ -132,20 +157,36 @@ class CallClock:
         """CPU seconds of the child's session charged to this call."""
         return self.meter.read() - self._cpu
 
+    def own(self):
+        """The call's own time so far: its wall time less its threads' waits for a CPU."""
+        self.charged()
+        return self._own
+
     def charged(self):
-        seen = main_thread(self.pid)
-        if seen is not None:
-            ran, delay, runnable = seen
+        """The time the call is charged (billed to the submission): its CPU or its own time."""
+        self._cpu_seen = self.cpu()
+        seen = threads(self.pid, self.meter.group)
+        if seen:
+            self._known.update(seen)
+            zero = (0.0, 0.0, False)
+            ran = sum(now[0] - self._before.get(tid, zero)[0] for tid, now in self._known.items())
+            delay = sum(now[1] - self._before.get(tid, zero)[1] for tid, now in self._known.items())
+            runnable = any(now[2] for now in seen.values())
             wall = self.wall()
             if runnable and self._ended is None:    # perhaps waiting for a CPU now, a wait not
-                own = self._own + ran - self._ran       # counted yet: only what it ran since last seen
-                if ran > self._ran:                 # it ran since the last look: a wait it is in
-                    own = max(own, self._seen - (delay - self._delay))  # began after that look
+                own = self._own + min(ran - self._ran, wall - self._seen)   # counted yet: only what
+                if ran > self._ran:                 # it ran since last seen; it ran: a wait it is in
+                    own = max(own, self._seen - delay)      # began after that look
             else:
-                own = wall - (delay - self._delay)
+                own = wall - delay
             self._own, self._ran, self._seen = max(self._own, own), ran, wall
-            self._last = max(self._last, self._own, self.cpu())
+        self._last = max(self._last, self._cpu_seen, self._own)
         return self._last
+
+    def used(self):
+        """How much of its limit the call has used: its CPU, or its own time over SLEEP."""
+        self.charged()
+        return max(self._cpu_seen, self._own / SLEEP)
 
 
 class WallClock:
@@ -160,6 +201,9 @@ class WallClock:
     def charged(self):
         return 0.0
 
+    def used(self):
+        return 0.0
+
 
 class Backstop(Exception):
     """A call's wall time ran past its backstop while its charged time had not: the machine, not
@@ -167,8 +211,8 @@ class Backstop(Exception):
 
 
 class Limit:
-    """When a call must end: once charged `seconds` (TimeoutError: the submission's doing), or past
-    `backstop` seconds of wall time (Backstop: the grader's)."""
+    """When a call must end: once it used `seconds` (its CPU, or its own time over SLEEP; TimeoutError:
+    the submission's doing), or past `backstop` seconds of wall time (Backstop: the grader's)."""
 
     def __init__(self, clock, seconds, backstop):
         self.clock, self.seconds, self.backstop = clock, seconds, backstop
@@ -179,7 +223,7 @@ class Limit:
         """Seconds to wait before looking again; raises when the call must end now."""
         wall = self.clock.wall()
         if wall >= self._look:
-            charged = self.clock.charged()
+            charged = self.clock.used()
             if charged >= self.seconds:
                 raise TimeoutError
             if wall >= self.backstop:

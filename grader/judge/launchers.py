@@ -22,7 +22,7 @@ from grader.root import ROOT
 
 CHILD = Path(__file__).with_name("child.py")
 # all the sandbox sees of us
-IN_SANDBOX = [CHILD, *(CHILD.with_name(n) for n in ("wire.py", "linux.py", "trap.py", "meaning.py"))]
+IN_SANDBOX = [CHILD, *(CHILD.with_name(n) for n in ("wire.py", "linux.py", "trap.py", "meaning.py", "meta_device.py"))]
 HOME = "/home/student"       # where children work inside bubblewrap
 SCRATCH_BYTES = 256 * 2**20  # what sandboxed children may write, in their home and in /tmp
 SANDBOX_UID_BASE = 1_000_000  # as root, the sandbox runs as this + a number drawn below SANDBOX_UIDS

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 from grader.errors import SetupError
 from grader.judge.channel import CallFailed, Child
-from grader.judge.clock import Backstop, CallClock, Limit, WallClock
+from grader.judge.clock import SLEEP, Backstop, CallClock, Limit, WallClock
 from grader.judge.printed import Printed
 from grader.judge.zygote import ZygoteGone
 from grader.kinds import Failure
@@ -298,7 +298,8 @@ class Sandbox:
                 self._charge(clock)
                 self._left(function)            # raises: the budget ended the call
             if failure.kind == Failure.TIMEOUT:
-                failure.message = f"no answer within {timeout:g} s of its own time (an endless loop?)"
+                failure.message = f"no answer within {timeout:g} s of CPU time, or {timeout * SLEEP:g} s of its own " \
+                                  "time (an endless loop?)"
             raise
         finally:
             self._charge(clock)

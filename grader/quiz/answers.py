@@ -5,7 +5,8 @@
   multiple  the letters or texts, apart or together ("a, c and d", "acd", "options a, c, d"), "all",
             "all except b", "none": grader/quiz/choices.py
   numeric   a number in the question's unit, with a suffix, in words or as arithmetic ("12.5M",
-            "12,500,000", "1.25 × 10^7", "5000 * 2500 = 12,500,000"): grader/quiz/numbers.py
+            "12,500,000", "12.500.000", "twelve point five million", "1.25 × 10^7",
+            "5000 * 2500 = 12,500,000"); "12.5%" or "12.5 GB" is no count: grader/quiz/numbers.py
   text      any words; grader/quiz/matching.py judges them
 An answer that hedges ("Adam or SGD", "12.5 or 25"), only rules out ("not Adam") or whose
 letter and text disagree is read as written and judged wrong with the reason (`check`), in every

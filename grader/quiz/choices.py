@@ -1,13 +1,20 @@
 """Which choices an answer names, asserted or ruled out: by letter, by text, or both.
 
-A letter is a choice's key standing as a letter: bracketed or before ")", ":", a dash or the
-end ("(d) Adam", "d)", "d - Adam", "d."), after a cue ("option d", "the answer is a"), in a list
-of keys ("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than
-standing alone, since they are words too. A choice is named by text when the answer holds one of
-its `aliases`, enough of the words only it has (one of up to three, else two), or only words of
-it ("stochastic gradient descent"). In a sentence, what follows "not", "unlike", "rather than"...
-up to the next comma is ruled out, what follows "because", "which"... up to the sentence's end
-explains and names nothing, and after "all" an "except" or "but" takes choices out of all of them.
+A letter is a choice's key standing as a letter: bracketed or before ")", ":", a dash or the end
+("(d) Adam", "d)", "d - Adam", "d."), first before a bracket ("a (because…)"), after a cue
+("option d", "the answer is a"), before a verdict ("a true, c is false"), in a list of keys
+("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than standing
+alone, since they are words too. A choice is named by text when the answer holds one of its
+`aliases`, enough of the words only it has (one of up to three, else two), or only words of it
+("stochastic gradient descent"), a word of five letters or more one edit from one of theirs
+counting as it ("stochastic gradeint descent"). In a sentence, what follows "not", "unlike",
+"rather than"... up to the next comma is ruled out; what follows "because", "which"... up to the
+sentence's end (or its bracket's close) explains and names nothing, not even what it rules out
+("b (because, unlike a, it…)" names b), and so does a bracket that gives a reason rather than a
+choice's name ("d (SGD would be slower)"; "d (SGD)" and "d (SGD works too)" name b); a letter's
+text is only what is asserted after it; "b and e are false" rules out the mentions of its own
+clause only ("a, c, d - b and e are false"); after "all" an "except" or "but" takes choices out
+of all of them.
 
 The reading: one choice named (single) or the set named (multiple) is the answer; two named for
 one answer, a letter whose text is another choice's, only choices ruled out, or "x or y" for a
@@ -15,7 +22,7 @@ set is judged wrong with the reason; nothing named is an AnswerError that says w
 """
 from typing import NamedTuple
 
-from grader.quiz.wording import EXPLAINERS, SENTENCE_ENDS, STOPWORDS, fold, negator_at, stem, tokens
+from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, STOPWORDS, fold, negator_at, one_edit, stem, tokens
 
 CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter", "letters", "pick", "picked",
         "choose", "chose", "chosen", "select", "selected", "go", "statement", "statements", "item", "items"}
@@ -23,6 +30,10 @@ WORDLIKE = {"a", "i"}                   # keys that are also words: a letter onl
 JOINS = {"and", "or", "nor", "&", "/", "+", ","}
 ALL = {"all", "every", "everything", "each"}
 FALSE = {"false", "wrong", "incorrect", "untrue"}
+TRUE = {"true", "correct", "right", "apply", "applies"}
+AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
+           "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
+           "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
         "is", "true", "correct", "right", "apply", "applies", "these", "one", "two", "three", "four", "five", "six"}
 
@@ -48,10 +59,18 @@ def _letters(toks, keys):
         listed = (after[0] == "word" and at + 1 in found) or \
             (at + 2 < len(toks) and words[at + 1] in JOINS and at + 2 in found)
         formal = after[0] in ("close", "dash", "end", "glue") or after[1] in (":", ",", ";", ".", "!", "?") \
-            or (before[0] == "open" and after[0] == "close") or _after_cue(words, at) or listed
+            or (before[0] == "open" and after[0] == "close") or (before[0] == "start" and after[0] == "open") \
+            or _after_cue(words, at) or listed or _verdict_after(toks, words, at, found)
         if formal or (words[at] not in WORDLIKE and not _inside_word_run(toks, at, keys)):
             found.add(at)
     return found
+
+
+def _verdict_after(toks, words, at, found):
+    """Whether words[at] is followed by a verdict that ends its clause ("a true, b is false")."""
+    verdict = at + 2 if words[at + 1:at + 2] in (["is"], ["are"]) else at + 1
+    ends = verdict + 1 >= len(toks) or toks[verdict + 1][0] in ("stop", "close", "dash") or verdict + 1 in found
+    return verdict < len(toks) and words[verdict] in TRUE | FALSE and ends
 
 
 def _after_cue(words, at):
@@ -73,16 +92,25 @@ def _inside_word_run(toks, at, keys):
 
 def _modes(toks, letters):
     """Each token's mode: "assert", "negate" (ruled out), "explain" (names nothing) or "exclude"
-    (taken out of all the choices)."""
+    (taken out of all the choices). A negation lasts to the next comma, then the mode before it
+    goes on; within an explanation nothing is named, not even what it rules out ("c (because,
+    unlike a, it is tied)"); a bracket's modes end at its close."""
     words = [fold(text) if kind == "word" else text for kind, text in toks]
-    modes, mode, seen_all, at = [], "assert", False, 0
+    modes, mode, before, seen_all, at, outside = [], "assert", "assert", False, 0, []
     while at < len(toks):
         word = words[at]
         if word in SENTENCE_ENDS:
-            mode, seen_all = "assert", False
+            mode, seen_all, outside = "assert", False, []
+        elif word in ("(", "["):
+            outside.append((mode, before))
+        elif word in (")", "]") and outside:
+            mode, before = outside.pop()
         elif word in (",", ":") and mode == "negate" and at + 1 not in letters:
-            mode = "assert"
+            mode = before
+        elif mode == "explain" and word != "but":
+            pass
         elif (length := negator_at(words, at)) or (word == "but" and seen_all):
+            before = mode if mode in ("assert", "explain") else before
             mode = "exclude" if seen_all and word in ("except", "but", "excluding", "apart", "other", "save") \
                 else "negate"
             modes += [mode] * (length or 1)
@@ -92,6 +120,8 @@ def _modes(toks, letters):
             mode = "assert"
         elif word in EXPLAINERS and mode != "exclude":
             mode = "explain"
+        elif word in FALSE and words[at + 1:at + 2] == [":"]:     # "false: c, d"
+            mode = "negate"
         seen_all = seen_all or word in ALL
         modes.append(mode)
         at += 1
@@ -99,13 +129,21 @@ def _modes(toks, letters):
 
 
 def _ruled_out_after(words, letters, modes):
-    """Mentions ruled out by what follows them in their clause: "c and d are false", "(c is wrong)"."""
+    """Mentions ruled out by what follows them in their clause: "c and d are false", "(c is wrong)",
+    "c: false", "c and d are not", "c and d don't". The clause starts after a sentence's end, a
+    bracket, "but", ":", an explanation, a verdict ("a, c are true and b, d are false"), a dash
+    before a letter or a comma that does not join two letters: in "a, c, d - b and e are false" only
+    b and e are; in "d - plain SGD - is false" d is."""
     for at, word in enumerate(words):
-        after_not = word == "not" and words[at + 1:at + 2] and words[at + 1] in ("true", "correct", "right", "apply")
-        if word not in FALSE and not after_not:
+        ahead = words[at + 1] if at + 1 < len(words) else "."
+        after_not = word == "not" and (ahead in TRUE or ahead in SENTENCE_ENDS | {",", ")", "]"})
+        if word not in FALSE and not after_not or modes[at] == "explain":
             continue
         back = at - 1
-        while back >= 0 and not (words[back] in SENTENCE_ENDS | {"(", ")", "[", "]", "but", ":"} or
+        while back >= 0 and words[back] in (":", ")", "]", "-", "=", "is", "are", "do", "does"):
+            back -= 1                               # "c: false", "c) false", "c is false"
+        while back >= 0 and not (words[back] in SENTENCE_ENDS | TRUE | FALSE | {"(", ")", "[", "]", "but", ":"} or
+                                 words[back] in DASH and back + 1 in letters or modes[back] == "explain" or
                                  words[back] == "," and not (back - 1 in letters and back + 1 in letters)):
             if modes[back] == "assert":
                 modes[back] = "negate"
@@ -124,6 +162,15 @@ class Choices:
         self.own = {k: ws - set().union(*(self.words[j] for j in self.words if j != k)) for k, ws in self.words.items()}
         self.aliases = {k: [tuple(stem(t) for kind, t in tokens(a) if kind == "word" and fold(t) not in STOPWORDS)
                             for a in (getattr(question, "aliases", None) or {}).get(k, [])] for k in self.choices}
+        self.vocabulary = set().union(*self.words.values(), *(alias for k in self.aliases for alias in self.aliases[k]))
+
+    def mended(self, word):
+        """`word`, or the one word of the choices and aliases it is a typo of (one edit, both five
+        letters or more, so that no letter or short word is taken for another)."""
+        if len(word) < 5 or word in self.vocabulary:
+            return word
+        near = [known for known in self.vocabulary if len(known) >= 5 and one_edit(word, known)]
+        return near[0] if len(near) == 1 else word
 
     def shown(self, key):
         text = self.choices[key]
@@ -149,11 +196,12 @@ class Choices:
             toks = [("word", c) for c in toks[0][1]]         # "acd": the letters together
             letters = set(range(len(toks)))
         self._refuse_unknown_letters(toks, letters, many)
-        modes = _modes(toks, letters)
+        modes = self._reasons(toks, letters, _modes(toks, letters))
         named = {mode: {self.keys[fold(toks[i][1])] for i in letters if modes[i] == mode}
                  for mode in ("assert", "negate", "exclude")}
-        content = [(i, stem(text)) for i, (kind, text) in enumerate(toks) if kind == "word" and i not in letters
-                   and fold(text) not in STOPWORDS | CUES and modes[i] != "explain"]
+        content = [(i, self.mended(stem(text))) for i, (kind, text) in enumerate(toks)
+                   if kind == "word" and i not in letters and fold(text) not in STOPWORDS | CUES
+                   and modes[i] != "explain"]
         conflict = self._text(named, content, modes, letters, toks)
         whole = {fold(text) for kind, text in toks if kind == "word"}
         if many and whole and whole <= ALL | SETS and whole & ALL and not named["exclude"]:
@@ -166,6 +214,27 @@ class Choices:
             named["assert"] |= set(self.choices) - named["negate"]
         return self._verdict(named, conflict, many, toks, letters)
 
+    def _reasons(self, toks, letters, modes):
+        """`modes` with each bracket that gives a reason made "explain": one with no letter and no
+        word that hedges or affirms ("or", "also", "correct"...), whose words are not all one
+        choice's ("d (SGD would be slower)"; "d (SGD)" names b, "d (SGD works too)" hedges)."""
+        words = [fold(text) if kind == "word" else text for kind, text in toks]
+        at = 0
+        while at < len(toks):
+            close = next((i for i in range(at + 1, len(toks)) if words[i] in (")", "]", "(", "[")), None) \
+                if words[at] in ("(", "[") else None
+            if close is None or words[close] not in (")", "]"):
+                at += 1
+                continue
+            inside = range(at + 1, close)
+            stems = {self.mended(stem(toks[i][1])) for i in inside
+                     if toks[i][0] == "word" and words[i] not in STOPWORDS | CUES}
+            gloss = any(stems <= self.words[k] | {w for alias in self.aliases[k] for w in alias} for k in self.choices)
+            if stems and not gloss and not any(i in letters or words[i] in AFFIRMS for i in inside):
+                modes[at:close + 1] = ["explain"] * (close + 1 - at)
+            at = close + 1
+        return modes
+
     def _text(self, named, content, modes, letters, toks):
         """Add the choices named by text to `named`; returns (letter, key its text names) where a
         letter's own words name another choice, else None."""
@@ -176,7 +245,7 @@ class Choices:
                 for i in range(at + 1, len(toks)):
                     if i in letters or toks[i][0] == "stop" and toks[i][1] != ":" or modes[i] == "explain":
                         break
-                    segment += [(j, s) for j, s in content if j == i]
+                    segment += [(j, s) for j, s in content if j == i and modes[j] == "assert"]
                 key, others = self.keys[fold(toks[at][1])], self.named_by_text(segment)
                 if others and key not in others and conflict is None:
                     conflict = (key, sorted(others)[0])

@@ -32,10 +32,6 @@ def check(question, given):
     return given == question.answer, ""
 
 
-def is_correct(question, given):
-    return check(question, given)[0]
-
-
 def load_answers(quiz, path):
     """{question id: answer} from a YAML/JSON answers or response file; ids left out are unanswered,
     an answer that cannot be read is kept as written (and judged wrong with the reason)."""

@@ -9,18 +9,22 @@ where products are candidates).
 An answer is read as tokens: case folded, "minus", "plus", "times", "over", "divided by" as
 operators, a dash (any: - – — −) as a minus or a sign, except after a word, where it is punctuation
 ("their difference — a − b"), and between two words, where it is a hyphen; "'s" and plural "s"
-dropped, articles dropped in names. Scanning it, every phrase
+dropped, articles dropped in names; symbols written together are multiplied ("aω" is a·ω, never
+"ab", as "a b" is two words); a word one edit from a word of the key's phrases is that word
+("differnce"), from five letters up where it could make an answer right, four where it names
+another candidate ("summ"), and never a letter or a number. Scanning it, every phrase
 of the key and every expression in its variables is a mention of a candidate: the answer, one of
 the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
 "rather than", "instead of"... up to the next punctuation or "but" is ruled out; one in the
-argument of another ("the ratio of their sums") is not a candidate.
+argument of another ("the ratio of their sums") is not a candidate, nor is one in a reason given
+after a candidate ("a - b, because their sums cancel") unless the reason hedges ("or", "also").
 The answer is right when it names the answer and no other candidate, does not rule it out, and is
 not a bare list of three or more phrases; when wrong, `why` says which of these it broke.
 """
 import re
 
 from grader.quiz.expressions import FUNCTIONS, SYMBOLS, is_operation, parse_at, same_quantity, symbols_of
-from grader.quiz.wording import HYPHEN
+from grader.quiz.wording import DASH, one_edit
 
 DASHES = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d"   # minus sign, hyphens, dashes
 TIMES = "×·⋅∙✕"
@@ -32,9 +36,14 @@ NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",),
             ("irrespective", "of")]
 BOUNDARIES = {"but", "only", "just", "whereas", "yet", "however"}     # end what a negation rules out
 PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio of X": X an argument
+HEDGES = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either",
+          "alternatively", "equally"}                                  # a reason with one still names
 GLUE = {"and", "or", "&"}                                              # what a bare list has between items
 ARTICLES = {"the", "a", "an"}
 MATH = {"num", "sym", "fn", "op", "open", "bar"}
+LETTER = r"[^\W\d_\u0370-\u03ff]"          # a letter, not Greek: "aω-bω" is a difference, "x-axis" one word
+HYPHEN = re.compile(rf"(?<={LETTER}{{2}})[{DASH}](?={LETTER}{{2}})")
+MENDED = 5                              # letters: a word that may make an answer right may carry a typo
 
 
 def lex(text):
@@ -97,6 +106,7 @@ def _replace(tokens, index):
 
 OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.items()})
 NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
+REASONS = {_word(word) for word in ("because", "since", "cause", "whereas", "while", "whereby", "given")}
 
 
 def _words(phrase, keep=()):
@@ -129,12 +139,49 @@ class Rules:
         self.phrases = {_words(phrase): "answer" for phrase in key.words}
         self.phrases |= {_words(phrase): other for other, phrases in key.others.items() for phrase in phrases}
         self.phrases |= {_words(phrase): None for phrase in key.neutral}
+        self.targets = {word for phrase in self.phrases for word in phrase} | \
+            {word for phrases in key.names.values() for phrase in phrases for word in _words(phrase)}
+        self.vocabulary = self.targets | {word for phrase in [*NEGATORS, *WORD_OPERATORS] for word in phrase} | \
+            BOUNDARIES | PREPOSITIONS | GLUE | ARTICLES | SYMBOLS | set(FUNCTIONS) | set(self.variables)
+        self.other_words = {word for phrases in key.others.values() for phrase in phrases
+                            for word in _words(phrase)} - {word for phrase in [*key.words, *key.neutral]
+                                                           for word in _words(phrase)}
         self.phrases = _index(self.phrases)
 
     def tokens(self, text):
-        """The answer's tokens with names replaced by their variables, symbols and functions marked."""
-        kept = [token for token in lex(text) if not (token[1] in ARTICLES and token[1] not in self.variables)]
+        """The answer's tokens with typos mended, symbols written together split ("aω" is a ω),
+        names replaced by their variables, symbols and functions marked."""
+        kept = []
+        for kind, word in lex(text):
+            if kind == "word" and word not in self.vocabulary:
+                kept += [("word", part) for part in self._symbols(word) or [self._mended(word)]]
+            elif not (word in ARTICLES and word not in self.variables):
+                kept.append((kind, word))
         return dashes(_mark(_replace(kept, self.names), lambda word: word in self.variables or word in SYMBOLS))
+
+    def _symbols(self, word):
+        """The variables and symbols `word` is written of, with one symbol at least ("aω", "bω",
+        "aomega"), else None: "ab" stays a word, as "a b" is two."""
+        pieces = sorted(set(self.variables) | SYMBOLS, key=len, reverse=True)
+        ways = {len(word): []}                          # {start: the pieces from there to the end}
+        for start in range(len(word) - 1, -1, -1):
+            ways[start] = next(([piece] + ways[start + len(piece)] for piece in pieces
+                                if word.startswith(piece, start) and start + len(piece) in ways), None)
+            if ways[start] is None:
+                del ways[start]
+        split = ways.get(0)
+        return split if split and len(split) > 1 and set(split) & SYMBOLS else None
+
+    def _mended(self, word):
+        """`word`, or the one word of the key's phrases and names it is a typo of (one edit; never
+        a negation: "either" stays itself). A word that may make an answer right is mended from five
+        letters up, so that no letter, name or short word is taken for another; another
+        candidate's ("summ" for "sum") from four."""
+        if len(word) < 4:
+            return word
+        near = [known for known in self.targets if one_edit(word, known) and
+                (len(known) >= MENDED and len(word) >= MENDED or len(known) >= 3 and known in self.other_words)]
+        return near[0] if len(near) == 1 else word
 
     def tree(self, tokens):
         """The one expression `tokens` hold (the key's; every word a symbol), or SyntaxError."""
@@ -153,12 +200,24 @@ class Rules:
 
 def mentions(rules, text):
     """(candidate, ruled_out, "words" or "expression") for each mention in the answer, and how many
-    of its words name no candidate."""
+    of its words name no candidate. After an answer is named, a reason ("because", "since",
+    "whereas"... up to the sentence's end or its bracket's close) names no candidate: "a - b,
+    because their sums cancel" names one; a reason that hedges ("or", "also", "maybe"...) still
+    does."""
     tokens, found, other_words = rules.tokens(text), [], 0
     ruled_out = argument = False
-    at = 0
+    at, depth, reason = 0, 0, None             # reason: (its bracket depth, hedged, its mentions)
     while at < len(tokens):
         kind, word = tokens[at]
+        depth += (kind == "open") - (kind == "close")
+        if reason and (word in (".", ";", "!", "?") or depth < reason[0]):
+            found += reason[2] if reason[1] else []
+            reason = None
+        elif reason is None and word in REASONS and any(not ruled for _, ruled, _ in found):
+            reason = (depth, False, [])
+        elif reason and word in HEDGES:
+            reason = (reason[0], True, reason[2])
+        into = reason[2] if reason else found
         if kind in ("stop", "close") or word in BOUNDARIES or word == "or":
             ruled_out, argument = ruled_out and word == "or", False
             at += 1
@@ -174,20 +233,21 @@ def mentions(rules, text):
                 if is_operation(tree) and symbols_of(tree) & set(rules.variables) and not argument:
                     shown = "".join(f" {text} " if text in "+-" else text for _, text in tokens[at:stop])
                     shown = shown if len(shown) <= 40 else shown[:40] + "…"
-                    found.append((rules.candidate(tree, shown), ruled_out, "expression"))
+                    into.append((rules.candidate(tree, shown), ruled_out, "expression"))
+                depth += sum((kind == "open") - (kind == "close") for kind, _ in tokens[at + 1:stop])
                 at = stop
                 continue
         length, concept = _match(tokens, at, rules.phrases)
         if length:
             if concept and not argument:
-                found.append((concept, ruled_out, "words"))
+                into.append((concept, ruled_out, "words"))
                 argument = at + length < len(tokens) and tokens[at + length][1] in PREPOSITIONS
             other_words += concept is None
             at += length
             continue
         other_words += kind == "word" and word not in GLUE
         at += 1
-    return found, other_words
+    return found + (reason[2] if reason and reason[1] else []), other_words
 
 
 def judge(answer, key_rules):

@@ -1,8 +1,15 @@
 """The number an answer gives, in the question's unit, with the working people write around it.
 
-Numbers as typed: "12.5", "12,500,000", "12 500 000", "12,5" (a decimal comma), "1.25e7", with a
-suffix ("12.5M", "12.5 million", "12k", "0.0125B") or "× 10^7" / "·10⁷". A plain count (at least
-one unit, or with a suffix) is read in the question's unit: in millions "12,500,000" is 12.5.
+Numbers as typed: "12.5", "12,500,000", "12 500 000", "12'500'000", "12.500.000", "12,5" (a
+decimal comma), "1.25e7", in words ("twelve point five million": grader/quiz/number_words.py),
+with a suffix ("12.5M", "12.5 million", "12k", "0.0125B") or "× 10^7" / "·10⁷". Which mark
+separates thousands is read from the answer's own numbers: several groups of three ("12.500.000")
+or both marks ("12.500,5") show it, and so does a decimal mark ("12,5"); "12,500" alone is a
+thousands comma (a decimal one beside "Mio", "millones"...) and "12.500" a decimal point. A plain
+count (at least one unit, or with a suffix) is read in the question's unit: in millions
+"12,500,000" is 12.5. Units decide: where the question counts (thousands, millions, billions), a
+percentage, a memory size or an amount of compute ("12.5%", "12.5 GB", "12.5 GFLOPs") is no count,
+and beside a count it is an aside ("12.5M (50 MB in float32)", "12.5M ≈ 50 MB").
 Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2500" is a count;
 in "5000 × 2500 = 12,500,000 ≈ 12.5M" the last value of the chain is the one stated. Numbers after
 "because", "since"... explain, and those of the prompt quoted beside another number are working.
@@ -10,7 +17,8 @@ A dash between numbers is a minus, except an en or em dash, or "-" from a smalle
 larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out.
 
 One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range,
-or only numbers ruled out is judged wrong with the reason; no number at all is an AnswerError.
+only numbers ruled out, or only a measure that is no count is judged wrong with the reason; no
+number at all is an AnswerError.
 """
 import math
 import re
@@ -18,17 +26,29 @@ import unicodedata
 
 from grader.quiz.choices import AnswerError, Reading
 from grader.quiz.expressions import parse_at, value
+from grader.quiz.number_words import read_runs
 from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, negator_at
 
 UNITS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-SUFFIXES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mio": 1e6, "mn": 1e6, "million": 1e6, "millions": 1e6,
-            "b": 1e9, "bn": 1e9, "g": 1e9, "billion": 1e9, "billions": 1e9}
+SUFFIXES = {"hundred": 1e2, "k": 1e3, "thousand": 1e3, "thousands": 1e3, "lakh": 1e5, "lakhs": 1e5,
+            "m": 1e6, "mio": 1e6, "mn": 1e6, "mln": 1e6, "million": 1e6, "millions": 1e6, "millionen": 1e6,
+            "millones": 1e6, "milioni": 1e6, "miljoen": 1e6, "mega": 1e6, "crore": 1e7, "crores": 1e7,
+            "b": 1e9, "bn": 1e9, "g": 1e9, "billion": 1e9, "billions": 1e9, "mrd": 1e9, "mia": 1e9, "milliard": 1e9,
+            "milliards": 1e9, "milliarden": 1e9, "giga": 1e9, "tn": 1e12, "trillion": 1e12, "trillions": 1e12,
+            "tera": 1e12}
+MEASURES = dict.fromkeys(["%", "‰", "percent", "percentage", "pct"], "a percentage") | dict.fromkeys(
+    ["byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "kilobyte", "kilobytes", "megabyte",
+     "megabytes", "gigabyte", "gigabytes", "terabyte", "terabytes", "bit", "bits"], "a memory size") | dict.fromkeys(
+    ["flop", "flops", "mflops", "gflops", "tflops", "pflops", "flos"], "an amount of compute")
+COMMA_WORDS = {"mio", "mrd", "millionen", "milliarden", "millones", "milioni", "miljoen", "mia", "milliard",
+               "milliards"}             # scale words of languages that write a decimal comma
 SUPERSCRIPT = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
-TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,3}}(?:[,\u00a0\u202f _']\d{{3}})+(?!\d)(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)
-        (?:e[+-]?\d+(?![\w.]))?)
+SEPARATORS = ",. '’_"                    # between groups of three digits (spaces are NFKC-folded)
+TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,3}}(?P<sep>[{SEPARATORS}])\d{{3}}(?:(?P=sep)\d{{3}})*(?!\d)(?!(?P=sep)\d)
+            (?:(?!(?P=sep))[.,]\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:e[+-]?\d+(?![\w.]))?)
     |(?P<eq>~=|=>|->|[=≈≃≅→])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
-    |(?P<word>[^\W\d_]+)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
+    |(?P<word>[^\W\d_]{{2,}}-?\d+(?![.,]?\d)|[^\W\d_]+|%|‰)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
 WORD_OPERATORS = {"times": "*", "x": "*", "plus": "+", "minus": "-"}
 RANGES = {"to", "and", "between", "from"}
 CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus", "therefore", "gives", "giving", "makes",
@@ -36,33 +56,95 @@ CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus
 
 
 def _tokens(raw):
-    """[(kind, text)], numbers as plain float text, suffixes folded into their number."""
+    """[(kind, text, what)]: numbers as plain float text, number words and suffixes folded into
+    their number; a number's `what` is "suffixed" (a count: "12.5M"), a measure after it (MEASURES:
+    "12.5%", "12.5 GB") or None."""
     text = SUPERSCRIPT.sub(lambda m: "^" + m.group().translate(SUPERSCRIPTS), str(raw))
     text = unicodedata.normalize("NFKC", text).casefold()
-    found = [(m.lastgroup, m.group()) for m in TOKEN.finditer(text)]
+    found = _said([(m.lastgroup, m.group()) for m in TOKEN.finditer(text)])
+    decimal = _decimal_mark([word for kind, word in found if kind == "num"])
+    if decimal is None and any(kind == "word" and word in COMMA_WORDS for kind, word in found):
+        decimal = "comma words"     # "12,500 Mio": the comma is decimal, "12.500 Mio" still a point
     out = []
     for at, (kind, word) in enumerate(found):
         if kind == "num":
-            out.append(("num", _digits(word)))
-        elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num":
+            out.append(("num", _digits(word, decimal), None))
+        elif kind == "said":
+            out.append(("num", word[0], word[1]))
+        elif kind == "word" and out and out[-1][0] == "num" and (measure := _measure(word, found[at + 1:at + 2])):
+            shown = f"{float(out[-1][1]):g}{'' if word in '%‰' else ' '}{word}" if out[-1][2] is None else None
+            out[-1] = ("num", out[-1][1], (measure, shown))
+        elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num" and \
+                out[-1][2] in (None, "suffixed"):                   # "12.5M", "125 hundred thousand"
             out[-1] = ("num", repr(float(out[-1][1]) * SUFFIXES[word]), "suffixed")
         elif kind == "word" and word in WORD_OPERATORS and out and out[-1][0] in ("num", "close") and \
-                at + 1 < len(found) and found[at + 1][0] in ("num", "open"):
-            out.append(("op", WORD_OPERATORS[word]))
+                at + 1 < len(found) and found[at + 1][0] in ("num", "open", "said"):
+            out.append(("op", WORD_OPERATORS[word], None))
         elif kind == "op":
-            out.append(("op", {"**": "^", "+": "+", "/": "/", "^": "^"}.get(word, "*")))
+            out.append(("op", {"**": "^", "+": "+", "/": "/", "^": "^"}.get(word, "*"), None))
         else:
             if kind == "open" and out and out[-1][0] in ("num", "close"):
-                out.append(("stop", " "))       # "12.5M (5000 × 2500)": an aside, never a product
-            out.append((kind, word))
+                out.append(("stop", " ", None))     # "12.5M (5000 × 2500)": an aside, never a product
+            out.append((kind, word, None))
     return out
 
 
-def _digits(text):
-    """'12,500,000' -> '12500000.0'; '12,5' -> '12.5'."""
-    if re.search(r"\d[,\u00a0\u202f _']\d{3}(?!\d)", text):
-        text = re.sub(r"[,\u00a0\u202f _']", "", text)
-    return repr(float(text.replace(",", ".")))
+def _said(found):
+    """`found` with each number said in words as one ("said", (value text, "suffixed" or None));
+    a single small word ("one", "two") only where the answer holds no other number."""
+    runs = read_runs([word if kind == "word" or word == "," else "-" if word in "-\u2010\u2011" else ""
+                      for kind, word in found])
+    alone = not any(kind == "num" for kind, _ in found) and len(runs) == 1
+    out, at = [], 0
+    for start, stop, number, scaled, words in runs:
+        if words > 1 or scaled or alone:
+            out += found[at:start] + [("said", (repr(number), "suffixed" if scaled else None))]
+            at = stop
+    return out + found[at:]
+
+
+def _measure(word, after):
+    """What the word after a number makes it, when not a count: "a percentage", "a memory size"."""
+    if word in ("per", "pro") and after and after[0][1] == "cent":
+        word = "percent"
+    return MEASURES.get(word)
+
+
+def _decimal_mark(numerals):
+    """The decimal mark the answer's own numbers show, "," or ".", or None where they show none
+    or both: a mark between groups of three repeated ("12.500.000") or before the other mark
+    ("12,500.5") separates thousands, so the other is decimal; a mark followed by other than three
+    digits ("12,5"), or after a leading zero or four digits ("0,125", "1250,125"), is decimal."""
+    shown = set()
+    for numeral in numerals:
+        mantissa = numeral.split("e")[0]
+        marks = re.findall(r"[.,]", mantissa)
+        if len(set(marks)) == 2:
+            shown.add(marks[-1])
+        elif len(marks) >= 2:
+            shown.add(({",", "."} - set(marks)).pop())
+        elif marks and re.fullmatch(r"[1-9]\d{0,2}[.,]\d{3}", mantissa) is None:
+            shown.add(marks[0])
+    return shown.pop() if len(shown) == 1 else None
+
+
+def _digits(text, decimal):
+    """'12,500,000' -> '12500000.0', '12.500.000' -> '12500000.0', '12,5' -> '12.5'; '12,500' is
+    12500 and '12.500' is 12.5, unless the answer's other numbers show the other `decimal` mark (or,
+    for a comma, a scale word of a language that writes a decimal comma: "12,500 Mio")."""
+    mantissa, _, exponent = text.partition("e")
+    mantissa = re.sub(r"[ '’_]", "", mantissa)
+    marks = re.findall(r"[.,]", mantissa)
+    if len(set(marks)) == 2 or len(marks) >= 2:
+        point = marks[-1] if len(set(marks)) == 2 else None
+    elif marks and re.fullmatch(r"[1-9]\d{0,2}[.,]\d{3}", mantissa):        # "12,500" or "12.500"
+        comma_decimal = decimal == "," or decimal == "comma words" and marks[0] == ","
+        point = marks[0] if (marks[0] == ",") == comma_decimal else None
+    else:
+        point = marks[0] if marks else None
+    whole, _, fraction = mantissa.rpartition(point) if point else (mantissa, "", "")
+    number = re.sub(r"[.,]", "", whole) + ("." + fraction if point else "")
+    return repr(float(number + ("e" + exponent if exponent else "")))
 
 
 def _dashes(toks):
@@ -94,7 +176,8 @@ def _rising(out, toks, at):
 
 
 def _values(toks, unit):
-    """[(value in the unit, mode, the words since the value before, the plain number or None)]."""
+    """[(value in the unit, mode, the words since the value before, the plain number or None, the
+    measure it is given in or None)]."""
     found, mode, at, since = [], "assert", 0, []
     words = [token[1] for token in toks]
     while at < len(toks):
@@ -104,9 +187,15 @@ def _values(toks, unit):
             if parsed:
                 tree, stop = parsed
                 number = value(tree, {})
-                counted = any(len(token) > 2 for token in toks[at:stop]) or abs(number) >= unit
-                plain = number if tree[0] == "num" and stop == at + 1 and len(toks[at]) == 2 else None
-                found.append((number / unit if unit > 1 and counted else number, mode, since, plain))
+                whats = [token[2] for token in toks[at:stop] if token[0] == "num" and token[2]]
+                counted = "suffixed" in whats or abs(number) >= unit
+                plain = number if tree[0] == "num" and stop == at + 1 and not whats else None
+                measure = next((what for what in whats[-1:] if isinstance(what, tuple)), None)
+                if measure and stop > at + 1:
+                    measure = (measure[0], None)
+                whole = found and found[-1][4] and found[-1][4][0] == "a percentage" and since == ["of"]
+                found.append((number / unit if unit > 1 and counted else number, "explain" if whole else mode,
+                              since, plain, measure))                 # "10% of 125M": 125M explains
                 at, since = stop, []
                 continue
         if word in SENTENCE_ENDS or word in (",", "but"):
@@ -122,13 +211,14 @@ def _values(toks, unit):
 
 
 def _chains(found):
-    """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated."""
+    """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated; a
+    count and a measure never chain ("12.5M ≈ 50 MB" states both)."""
     chains = []
-    for number, mode, since, plain in found:
-        if chains and set(since) & CHAINERS:
-            chains[-1] = (number, chains[-1][1], chains[-1][2], None)
+    for number, mode, since, plain, measure in found:
+        if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]):
+            chains[-1] = (number, chains[-1][1], chains[-1][2], None, measure)
         else:
-            chains.append((number, mode, since, plain))
+            chains.append((number, mode, since, plain, measure))
     return chains
 
 
@@ -141,6 +231,11 @@ def read_number(question, raw):
     chains = _chains(found)
     asserted = [chain for chain in chains if chain[1] == "assert"]
     quoted = {float(token[1]) for token in _tokens(question.prompt) if token[0] == "num"}
+    measured = [chain for chain in asserted if chain[4]] if question.unit in UNITS else []
+    asserted = [chain for chain in asserted if chain not in measured]
+    if measured and not asserted:               # "12.5%", "12.5 GB": what it gives is not a count
+        kind, shown = measured[-1][4]
+        return Reading(None, f"it gives {kind}{f' ({shown})' if shown else ''}, not a count in {question.unit}s")
     working = [chain for chain in asserted if chain[3] is not None and chain[3] in quoted]
     if len(asserted) > len(working):            # the prompt's numbers quoted beside an answer
         asserted = [chain for chain in asserted if chain not in working]

@@ -54,3 +54,16 @@ def stem(word):
 def negator_at(words, at):
     """The length of the negating phrase ("not", "rather than"...) at words[at], or 0."""
     return next((len(phrase) for phrase in NEGATORS if tuple(words[at:at + len(phrase)]) == phrase), 0)
+
+
+def one_edit(typed, word):
+    """Whether `typed` is `word` with one letter added, dropped, changed or two neighbours swapped."""
+    if typed == word or abs(len(typed) - len(word)) > 1:
+        return False
+    if len(typed) == len(word):
+        differ = [i for i, (a, b) in enumerate(zip(typed, word)) if a != b]
+        return len(differ) == 1 or (len(differ) == 2 and differ[1] == differ[0] + 1 and
+                                    typed[differ[0]] == word[differ[1]] and typed[differ[1]] == word[differ[0]])
+    short, long = sorted((typed, word), key=len)
+    at = next((i for i, (a, b) in enumerate(zip(short, long)) if a != b), len(short))
+    return short[at:] == long[at + 1:]

@@ -115,5 +115,6 @@ def test_rope_device(student, device):
 
 @pytest.mark.grade(points=2, tags=["apply_rope"])
 def test_rope_leaves_input(student, reference, device):
-    """x, cos and sin are left unchanged (and the result is right)"""
+    """x, cos and sin are left unchanged (values, shape, strides); the result is new, one position too"""
     rope.check_rope_leaves_inputs(student, *reference_rope_inputs(reference, (2, 2, 6, 8), 4, device), device)
+    rope.check_rope_leaves_inputs(student, *reference_rope_inputs(reference, (1, 3, 1, 4), 7, device), device)

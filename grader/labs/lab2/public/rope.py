@@ -13,8 +13,14 @@ them, whatever x's dtype, so computing in float32 and returning x's dtype is rig
 
 When a dtype or a device is wrong, the hint comes from the function's answers on inputs that tell
 the usual slips apart (a float64 x, a meta x): never from a rule that fires for right code too.
+
+Full marks mean drop-in: every scored check of apply_rope also asks, once per grading, how it does
+in the lab's own model (lab.yaml's model_calls, ../model_calls.py): q and k permuted views of one
+projection, several heads, one call after the other with the same cos and sin, and a backward pass
+whose gradients must reach them.
 """
 import math
+import weakref
 
 import torch
 
@@ -47,6 +53,17 @@ FORCED_FLOAT32 = ("it comes back float32 whatever x is (.float(), or dtype=torch
                   "like, but return the result in x's dtype, .to(x.dtype) (or .type_as(x))")
 PROMOTED = ("x * cos is float32 when x is {dtype} and cos float32 (type promotion): return the result in x's dtype, "
             ".to(x.dtype) (or turn cos and sin to x.dtype first)")
+IN_MODEL = ("apply_rope to work as the lab's model calls it: q and k permuted views of one projection "
+            "(not contiguous), 3 heads, turned one after the other by the same cos and sin, then backward")
+NOT_CONTIGUOUS = ("in the model q and k are permuted views of one projection, not contiguous, and .view needs "
+                  "contiguous memory: use .reshape, .flatten or .unflatten, which copy only when they must")
+NO_GRADIENT = ("no gradient reaches q and k through apply_rope (torch.no_grad(), .detach(), .data or .numpy()): "
+               "the RoPE model could not learn; compute with ordinary tensor operations")
+SECOND_CALL = ("the first call was right and the second, with the same cos and sin, was not: apply_rope changes "
+               "cos or sin in place (cos.unsqueeze_, resize_, ...); cos[None, None] or cos.view(...) is a new view "
+               "that leaves the caller's tensor as it was")
+RETURNED_X = ("return a new tensor even where nothing turns (one position: every angle is 0): x itself is the "
+              "caller's tensor, and whatever changes the result in place would change x")
 MIXED_DTYPES = ("x is {dtype} and cos, sin float32: an operation that needs one dtype (matmul, view_as_complex) "
                 "refuses the mix; compute in float32 (x.float()) and return .to(x.dtype), as LLaMA's .type_as(x) does")
 
@@ -91,6 +108,12 @@ def frequency_mistakes(head_dim, seq_len, base):
             turned(exact_angles(head_dim, seq_len, 1 / base)),
         "every angle is 0: each position must turn by p * base ** (-2i / head_dim)":
             turned(torch.zeros_like(exact)),
+        "positions in float16, which counts whole numbers exactly only up to 2048: make them float32 "
+        "(torch.arange(seq_len, device=device).float())": turned(
+            torch.outer(torch.arange(seq_len).half().double(), exact_angles(head_dim, 2, base)[1])),
+        "positions in bfloat16, which counts whole numbers exactly only up to 256: make them float32 "
+        "(torch.arange(seq_len, device=device).float())": turned(
+            torch.outer(torch.arange(seq_len).bfloat16().double(), exact_angles(head_dim, 2, base)[1])),
     }
     if base != 10000.0:
         mistakes["the base argument is ignored (10000 used instead)"] = turned(exact_angles(head_dim, seq_len, 10000.0))
@@ -108,6 +131,10 @@ def frequencies_answer(student, head_dim, seq_len, on, **kwargs):
             raise CheckFailed(f"{name} of shape {shape}", describe(value),
                               "one value per pair of dimensions, not per dimension: the "
                               "lesson's interleaved convention needs no cat((freqs, freqs))")
+        if isinstance(value, torch.Tensor) and 1 in shape and tuple(value.shape) == tuple(n for n in shape if n != 1):
+            raise CheckFailed(f"{name} of shape {shape}", describe(value),
+                              "a dimension of size 1 is still a dimension (one position, or one pair): "
+                              ".squeeze() drops it")
         if isinstance(value, torch.Tensor) and shape[0] != shape[1] and tuple(value.shape) == shape[::-1]:
             raise CheckFailed(f"{name} of shape {shape}", describe(value),
                               "rows are positions, columns pairs: torch.outer(pos, inv), not (inv, pos)")
@@ -273,6 +300,7 @@ def check_rope(student, x, cos, sin, device):
         raise CheckFailed(f"apply_rope to take a {x.dtype} x with float32 cos and sin", raised(failure),
                           MIXED_DTYPES.format(dtype=str(x.dtype).removeprefix("torch."))) from None
     expect_rotated(student, out, x, cos, sin, device)
+    expect_in_model(student, device)
 
 
 def check_rope_dtypes(student, shape, seed, device, base=10000.0):
@@ -283,24 +311,99 @@ def check_rope_dtypes(student, shape, seed, device, base=10000.0):
 
 def check_rope_on_meta(student, shape, seed, device):
     """Right on the grading device, then x, cos and sin on the meta device (no values, any machine
-    has it): the answer is there, in x's shape and dtype (float32 and bfloat16)."""
+    has it): the answer is there, in x's shape and dtype. Float32, as cos and sin are: a dtype slip
+    is the dtype check's, not this one's."""
     check_rope(student, *rope_inputs(shape, seed, device), device)
-    for dtype in (torch.float32, torch.bfloat16):
-        x, cos, sin = (torch.empty_like(t, device=META) for t in rope_inputs(shape, seed, "cpu", dtype=dtype))
-        try:
-            out = student.apply_rope(x, cos, sin)
-        except CallFailed as failure:
-            if failure.kind not in ("raised", "not_implemented"):
-                raise
-            raise CheckFailed(f"apply_rope on a {dtype} x on the meta device to answer there", raised(failure),
-                              placement_hint(student, x, x)) from None
-        expect_rotated(student, out, x, cos, sin, META)
+    x, cos, sin = (torch.empty_like(t, device=META) for t in rope_inputs(shape, seed, "cpu"))
+    try:
+        out = student.apply_rope(x, cos, sin)
+    except CallFailed as failure:
+        if failure.kind not in ("raised", "not_implemented"):
+            raise
+        raise CheckFailed("apply_rope on an x on the meta device to answer there", raised(failure),
+                          placement_hint(student, x, x)) from None
+    expect_rotated(student, out, x, cos, sin, META)
+    expect_in_model(student, device)
 
 
 def check_rope_leaves_inputs(student, x, cos, sin, device):
-    """x, cos and sin are unchanged after the call, and the answer is right."""
-    out, after = student.with_inputs("apply_rope", x, cos, sin)
+    """x, cos and sin are unchanged after the call (values, shape, strides, dtype), the answer is a
+    new tensor, not x itself, and it is right."""
+    echo = student.with_inputs("apply_rope", x, cos, sin)
+    out, after = echo
     for name, before, now in zip(("x", "cos", "sin"), (x, cos, sin), after):
         expect_unchanged(before, now, name, "apply_rope",
                          "write results into new tensors; slices like x[..., 0::2] are views of x")
+    expect(0 not in echo.returned, "apply_rope(x, cos, sin) to be a new tensor",
+           "x itself (or a view of x)", RETURNED_X if x.shape[-2] == 1 else None)
     expect_rotated(student, out, x, cos, sin, device)
+    expect_in_model(student, device)
+
+
+# -- apply_rope in the lab's model: one call per grading, its verdict asked by every scored check ------
+MODEL = dict(batch=2, seq=5, heads=3, head_dim=8, max_len=7)
+_in_model = weakref.WeakKeyDictionary()     # student -> {device: the verdict (None, or what to raise)}
+
+
+def in_model_inputs(device):
+    """((projection, cos, sin, weights) for model_calls.apply_rope_in_model, the truth: (q and k
+    turned, the projection's gradient, q and k), in float64). The gradient of sum(w * x turned) is
+    w turned back, by the opposite angles."""
+    b, t, h, d = MODEL["batch"], MODEL["seq"], MODEL["heads"], MODEL["head_dim"]
+    generator = torch.Generator().manual_seed(36)
+    projection = torch.randn((b, t, 3, h, d), generator=generator)
+    weights = torch.randn((2, b, h, t, d), generator=generator)
+    angles = exact_angles(d, MODEL["max_len"], 10000.0)
+    cos, sin = angles.cos().float(), angles.sin().float()
+    q, k = (projection[:, :, i].permute(0, 2, 1, 3) for i in (0, 1))
+    turned = [rotate(v, cos[:t], sin[:t]) for v in (q, k)]
+    grad = torch.zeros(projection.shape, dtype=torch.float64)
+    for i in (0, 1):
+        grad[:, :, i] = rotate(weights[i], cos[:t], sin[:t], sign=-1.0).permute(0, 2, 1, 3)
+    inputs = tuple(v.to(device) for v in (projection, cos, sin, weights))
+    return inputs, (turned, grad, (q, k))
+
+
+def expect_in_model(student, device):
+    """apply_rope works in the lab's model (IN_MODEL): asked once per grading and device, the verdict
+    kept for every later check (a failure is raised again, as it was)."""
+    verdicts = _in_model.setdefault(student, {})
+    key = torch.device(device).type
+    if key not in verdicts:
+        try:
+            _judge_in_model(student, device)
+            verdicts[key] = None
+        except (CheckFailed, CallFailed) as failure:
+            verdicts[key] = failure
+    failure = verdicts[key]
+    if isinstance(failure, CheckFailed):
+        raise CheckFailed(failure.expected, failure.seen, failure.hint, failure.mistake)
+    if failure is not None:
+        raise failure
+
+
+def _judge_in_model(student, device):
+    inputs, (turned, grad, xs) = in_model_inputs(device)
+    try:
+        answer = student.in_model("apply_rope", *inputs)
+    except CallFailed as failure:
+        if failure.kind != "raised":
+            raise
+        view = "view size is not compatible with input tensor's size and stride" in failure.message
+        raise CheckFailed(IN_MODEL, raised(failure), NOT_CONTIGUOUS if view else None) from None
+    expect(isinstance(answer, dict) and set(answer) == {"q", "k", "grad"}, IN_MODEL, describe(answer))
+    right = []
+    for name, out, truth, x in zip(("q", "k"), (answer["q"], answer["k"]), turned, xs):
+        seen = f"apply_rope({name}, cos, sin) in the model"
+        hint = SECOND_CALL if name == "k" and all(right) else None
+        if not (isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape)):
+            raise CheckFailed(f"{seen} to be a tensor of shape {tuple(x.shape)}", describe(out), hint)
+        tolerance = rope_tolerance(x, torch.device(device))
+        right.append(bool((out.cpu().double() - truth).abs().le(tolerance).all()))
+        expect_close(out.cpu(), truth, seen, tolerance, hint)
+    got = answer["grad"]
+    expect(got is not None, "gradients to reach q and k through apply_rope, as training needs",
+           "no gradient at all", NO_GRADIENT)
+    expect_tensor(got, "the gradient that reached q and k", grad.shape)
+    expect_close(got.cpu(), grad, "the gradient that reached q and k (the loss's weights turned back)",
+                 rope_tolerance(grad, torch.device(device)), NO_GRADIENT)

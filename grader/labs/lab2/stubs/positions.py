@@ -37,5 +37,7 @@ def apply_rope(x, cos, sin):
             (a * cos[p, i] - b * sin[p, i],  a * sin[p, i] + b * cos[p, i])
         i.e. pairs are adjacent dimensions (0, 1), (2, 3), ... (the lesson's interleaved
         convention), each turned counter-clockwise. x, cos and sin are left unchanged.
+        It works as the lab's model calls it: x may be a permuted view (not contiguous) of
+        several heads, and gradients flow back through the result to x.
     """
     raise NotImplementedError
