@@ -28,6 +28,7 @@ mutants: $(READY)
 
 test: $(READY)                  # the suite but its slow tier, on every core (pytest-xdist), slowest 15 listed
 	$(BIN)/ruff check .
+	$(BIN)/python -m mypy grader
 	$(BIN)/python -m pytest -q -m "not slow" -n auto --durations=15
 
 test-slow: $(READY)             # the slow tier: end-to-end gradings, busy machines, subprocess runs

@@ -1,6 +1,7 @@
 """Text the project writes for people, escaped for the format it lands in: CSV cells a spreadsheet
 shows as text, and Markdown that renders as the text it holds. (HTML: html.escape.)"""
 import re
+from collections.abc import Iterable
 
 from grader.results import one_line, printable
 
@@ -11,7 +12,7 @@ QUOTED = re.compile(r'[,;"]|^\s|\s$')
 MARKDOWN = re.compile(r"([\\`*_{}\[\]<>#|~!&$@])|(?<=\w)(:)(?=//)|(?<=\bwww)(\.)", re.IGNORECASE)
 
 
-def inert(text):
+def inert(text: object) -> str:
     """A CSV cell a spreadsheet shows as text: no control character (a tab or line break is a
     space), and a ' before every part that would start a formula (=, +, -, @), at the start of the
     cell or after a ; or , (where a spreadsheet set to split there would start a cell), also where
@@ -20,22 +21,22 @@ def inert(text):
     return STARTS.sub(r"\1\2'", text)
 
 
-def as_written(cell):
+def as_written(cell: str) -> str:
     """The text `inert` made `cell` from, less only what no name's identity holds (control
     characters, tabs and line breaks): identity(as_written(inert(x))) == identity(x)."""
     return MADE_INERT.sub(r"\1\2", cell)
 
 
-def csv_text(rows):
+def csv_text(rows: Iterable[Iterable[object]]) -> str:
     """`rows` of cells as CSV (RFC 4180, CRLF): each cell inert, quoted when it holds a , or a ;
     (so that a spreadsheet splitting on either keeps it whole), a quote, or a space at an end."""
-    def cell(value):
+    def cell(value: object) -> str:
         text = inert(value)
         return '"' + text.replace('"', '""') + '"' if QUOTED.search(text) else text
     return "".join(",".join(map(cell, row)) + "\r\n" for row in rows)
 
 
-def markdown(text):
+def markdown(text: object) -> str:
     """`text` as Markdown that renders as itself, within a line that the caller starts: no HTML,
     link, autolink, emphasis, code, math, heading or table of its own (what could make one is
     backslash-escaped)."""

@@ -13,10 +13,12 @@ answers and grade adjustments are read alike, whichever program wrote them.
 import codecs
 import csv
 import io
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.errors import UsageError
+from grader.errors import GraderError, UsageError
 from grader.identity import identity, shown
 
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
@@ -26,28 +28,29 @@ WORKBOOKS = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")           # .xlsx and .ods are 
 @dataclass(frozen=True)
 class Row:
     line: int                       # where the row starts in the file (the header is line 1)
-    cells: dict                     # {column: the cell, trimmed}, every column of the header
+    cells: dict[str, str]           # {column: the cell, trimmed}, every column of the header
 
 
 @dataclass(frozen=True)
 class Table:
     where: str                      # "--roster roster.csv": how sentences name the file
-    columns: list                   # the header's columns, each as `column` writes it
-    rows: list
+    columns: list[str]              # the header's columns, each as `column` writes it
+    rows: list[Row]
     separator: str
 
-    def at(self, line, column):
+    def at(self, line: int | None, column: str) -> str:
         """'--roster r.csv line 3, column extension' (or, with no line, '--roster r.csv, column
         extension'): where a sentence about a cell, or a column, points."""
         return f"{self.where}{f' line {line}' if line else ''}, column {column}"
 
 
-def column(name):
+def column(name: str) -> str:
     """A header's name as compared: any case, spacing or invisible mark."""
     return identity(name)
 
 
-def read_table(path, columns=(), option="", error=UsageError):
+def read_table(path: str | os.PathLike, columns: Sequence[str] = (), option: str = "",
+               error: type[GraderError] = UsageError) -> Table:
     """The Table of the CSV file at `path`, whose header must name each of `columns`; `option`
     (e.g. "--roster") starts each sentence, and `error` is the GraderError it is raised as."""
     where = f"{option} {path}".strip()
@@ -80,7 +83,7 @@ def read_table(path, columns=(), option="", error=UsageError):
     return Table(where=where, columns=header, rows=rows, separator=separator)
 
 
-def decode(data, where, error=UsageError):
+def decode(data: bytes, where: str, error: type[GraderError] = UsageError) -> str:
     """The text of a file in whichever encoding a spreadsheet or a form wrote it."""
     sample = data[:400]
     if data.startswith(WORKBOOKS):
@@ -103,14 +106,14 @@ def decode(data, where, error=UsageError):
     raise error(f"{where}: not text in UTF-8, UTF-16 or cp1252; save it again as CSV (UTF-8)")
 
 
-def sniff(text):
+def sniff(text: str) -> str:
     """The separator of the header line (comma, tab or semicolon), counting none inside quotes."""
     counts, quoted = dict.fromkeys(SEPARATORS, 0), False
     for char in text.split("\n", 1)[0]:
         quoted ^= char == '"'
         if not quoted and char in counts:
             counts[char] += 1
-    return max(counts, key=counts.get)
+    return max(counts, key=lambda separator: counts[separator])
 
 
 def _check_header(header, raw, columns, where, error):

@@ -6,6 +6,7 @@ Cyrillic А) are found by `look_alikes`, so that a caller reports them instead o
 students who look like one.
 """
 import unicodedata
+from collections.abc import Iterable
 
 from grader.results import one_line
 
@@ -29,7 +30,7 @@ def _ignorable(char):
     return unicodedata.category(char) == "Cf" or any(low <= code <= high for low, high in IGNORABLE)
 
 
-def shown(name):
+def shown(name: object) -> str:
     """A name as written for people: as the submission had it, less what no one can see or
     what could forge output (zero-width, bidirectional and other default-ignorable marks and
     blank letters such as a Hangul filler dropped, any other space made a space, control
@@ -38,7 +39,7 @@ def shown(name):
     return one_line("".join(kept))
 
 
-def identity(name):
+def identity(name: object) -> str:
     """The form in which two names are one student's: `shown`, its spaces collapsed and
     trimmed, casefolded between canonical decomposition and composition (NFC), so that case and
     the encoding of accents do not matter. identity(shown(x)) == identity(x)."""
@@ -46,7 +47,7 @@ def identity(name):
     return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
 
 
-def skeletons(name):
+def skeletons(name: object) -> set[str]:
     """How the name's identity may render, small and in capitals, in its compatibility form and
     with Latin letters for another script's that look alike (UTS #39's skeleton, on a small
     table): two identities sharing one render alike."""
@@ -55,28 +56,28 @@ def skeletons(name):
             .casefold() for text in (key, key.upper())}
 
 
-def look_alikes(names):
+def look_alikes(names: Iterable[str]) -> list[list[str]]:
     """The groups of `names` (in the given order) that hold different identities rendering alike,
     linked through any shared skeleton: each such group is one collision to report."""
     names = list(dict.fromkeys(names))
     parent = list(range(len(names)))
 
-    def root(i):
+    def root(i: int) -> int:
         while parent[i] != i:
             i = parent[i]
         return i
 
-    first = {}
+    first: dict[str, int] = {}
     for i, name in enumerate(names):
         for skeleton in skeletons(name):
             parent[root(i)] = root(first.setdefault(skeleton, i))
-    groups = {}
+    groups: dict[int, list[str]] = {}
     for i, name in enumerate(names):
         groups.setdefault(root(i), []).append(name)
     return [group for group in groups.values() if len({identity(name) for name in group}) > 1]
 
 
-def foreign_letters(name):
+def foreign_letters(name: object) -> str:
     """'its А is Cyrillic' for the letters of `name` that look Latin but are not: what tells two
     look-alike names apart, in words (empty when there is none)."""
     odd = dict.fromkeys(c for c in unicodedata.normalize("NFD", shown(name)) if c in CONFUSABLE)
@@ -85,17 +86,17 @@ def foreign_letters(name):
                      for c, script in scripts.items())
 
 
-def as_read(name):
+def as_read(name: object) -> str:
     """A name quoted as people read it (never Python's escapes: 'José', not 'Jos\\xe9'), with what
     sets apart a name that looks like another."""
     letters = foreign_letters(name)
     return repr(shown(name)) + (f" ({letters})" if letters else "")
 
 
-def how_alike(one, other):
+def how_alike(one: str, other: str) -> str:
     """Why two names of one identity that differ are one: 'one name in another Unicode form' where
     they read the same ('José' composed and decomposed), else in another case or spacing."""
-    def nfc(text):
+    def nfc(text: str) -> str:
         return unicodedata.normalize("NFC", shown(text))
     if nfc(one) == nfc(other):
         return "one name, its letters encoded in another Unicode form" if one != other else "one name"

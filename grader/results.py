@@ -1,12 +1,14 @@
 """Results of grading a lab, and their export in Gradescope's results.json shape
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/)."""
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-Status = Literal["passed", "failed", "not_implemented", "skipped", "not_graded"]
+from grader.kinds import Failure, Status, Timing
+
 NOT_GRADED = "the grader could not grade this; nothing was charged to you"
 Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
 NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
@@ -14,12 +16,12 @@ HIDDEN_INPUTS = ("this check used what your code made of inputs the course keeps
                  "hidden: the same check in your own copy of the lab shows them, on the inputs given there")
 
 
-def printable(text):
+def printable(text: str) -> str:
     """Text from student code made safe for a terminal and a JSON file: no control characters."""
     return "".join(c if c.isprintable() or c in "\n\t" else "\N{REPLACEMENT CHARACTER}" for c in text)
 
 
-def one_line(text):
+def one_line(text: str) -> str:
     """A name from the filesystem (a student's folder, a file) made safe for any output: no
     control character at all, not even a newline that would forge a line of progress output."""
     return "".join(c if c.isprintable() else "\N{REPLACEMENT CHARACTER}" for c in text)
@@ -35,7 +37,7 @@ class Check(BaseModel):
     status: Status
     message: str = ""               # expected / saw / hint, or why it did not run
     hint: str = ""                  # the likely mistake, when the check could tell
-    failure: str = ""               # how student code failed to answer: timeout, crashed, raised, ...
+    failure: Failure | Literal[""] = ""     # how student code failed to answer; "": it did not
     output: str = ""                # what student code printed, cut
     blocked_by: str = ""            # the function whose stub or failure kept this check from running
     visibility: Visibility          # Gradescope's: hidden checks are "hidden" unless lab.yaml says
@@ -46,16 +48,16 @@ class Check(BaseModel):
     #                                 course's) gave it a value: its words may hold them, for instructors only
 
     @property
-    def function(self):
+    def function(self) -> str:
         return self.tags[0]
 
     @property
-    def mistake_key(self):
+    def mistake_key(self) -> str:
         """What makes two failures the same mistake: its id, else the function and the hint with
         its numbers left out (one hint, worded with another student's numbers, is one mistake)."""
         return self.mistake or f"{self.function}: {' '.join(NUMBER.sub('#', self.hint.lower()).split())}"
 
-    def for_learner(self):
+    def for_learner(self) -> "Check":
         """The check as a learner may read it: one whose words may hold hidden inputs keeps its
         name and score, and says so instead of its message, hint and output."""
         if not self.inputs_hidden:
@@ -63,12 +65,12 @@ class Check(BaseModel):
         return self.model_copy(update={"message": HIDDEN_INPUTS, "hint": "", "output": "", "mistake": ""})
 
     @property
-    def outcome(self):
+    def outcome(self) -> str:
         """passed, failed, not attempted (the function's own stub) or not run (blocked by another
         function, or the time budget): only "failed" counts against the class."""
-        if self.status == "not_implemented" and self.blocked_by in ("", self.function):
+        if self.status == Status.NOT_IMPLEMENTED and self.blocked_by in ("", self.function):
             return "not attempted"
-        return {"passed": "passed", "failed": "failed"}.get(self.status, "not run")
+        return {Status.PASSED: "passed", Status.FAILED: "failed"}.get(self.status, "not run")
 
 
 class DoneItem(BaseModel):
@@ -95,31 +97,31 @@ class LabResults(BaseModel):
     attempts: int = 1               # gradings it took: a grader fault is retried once
 
     @property
-    def faults(self):
+    def faults(self) -> list[Check]:
         """Checks the grader could not grade (status not_graded): the grade is not final."""
-        return [c for c in self.checks if c.status == "not_graded"]
+        return [c for c in self.checks if c.status == Status.NOT_GRADED]
 
     @property
-    def score(self):
+    def score(self) -> float:
         return sum(c.score for c in self.checks)
 
     @property
-    def max_score(self):
+    def max_score(self) -> float:
         return sum(c.points for c in self.checks)
 
     @property
-    def all_passed(self):
-        return bool(self.checks) and all(c.status == "passed" for c in self.checks)
+    def all_passed(self) -> bool:
+        return bool(self.checks) and all(c.status == Status.PASSED for c in self.checks)
 
-    def by_function(self, functions):
+    def by_function(self, functions: Iterable[str]) -> dict[str, tuple[float, float]]:
         """{function: (score, max)} in the order given, for functions with checks."""
-        totals = {}
+        totals: dict[str, tuple[float, float]] = {}
         for c in self.checks:
             score, top = totals.get(c.function, (0.0, 0.0))
             totals[c.function] = (score + c.score, top + c.points)
         return {f: totals[f] for f in functions if f in totals}
 
-    def gradescope(self, score_visibility=None):
+    def gradescope(self, score_visibility: Visibility | None = None) -> "GradescopeResults":
         """Gradescope's results.json. `score_visibility` (lab.yaml's): when the learner sees the
         total, hidden checks included; unset, never while a check is not visible (Gradescope's
         own rule), and the output then gives the points of the visible checks only."""
@@ -137,8 +139,8 @@ class LabResults(BaseModel):
             visibility=score_visibility or "visible", extra_data={"sandbox": self.sandbox, "lab": self.lab},
             tests=[GradescopeTest(
                 name=c.name, number=str(i), score=c.score, max_score=c.points,
-                status="passed" if c.status == "passed" else "failed",
-                output="\n".join(filter(None, [c.hint not in c.message and f"hint {c.hint}", c.message,
+                status="passed" if c.status == Status.PASSED else "failed",
+                output="\n".join(filter(None, ["" if c.hint in c.message else f"hint {c.hint}", c.message,
                                                 c.output and f"Your code printed:\n{c.output}"])),
                 visibility=c.visibility, tags=c.tags)
                 for i, c in enumerate((c.for_learner() for c in self.checks), 1)])
@@ -172,7 +174,7 @@ class GradescopeResults(BaseModel):
     extra_data: dict[str, str] = {}
     tests: list[GradescopeTest]
 
-    def summary(self):
+    def summary(self) -> str:
         """A readable account for run_autograder's stdout (Gradescope shows it to instructors)."""
         failed = [t for t in self.tests if t.status == "failed"]
         lines = [self.output, f"score {self.score:g}; {len(self.tests)} checks, {len(failed)} failed"]
@@ -223,6 +225,7 @@ class BatchRow(BaseModel):
     penalty_percent: float | None = None    # of the lab's points, under its late policy
     final_score: float | None = None        # the score after the penalty; None: no mark (time unknown)
     timing: str = ""                        # all of it in words: "1 d 10.0 h late: -20%", "time unknown: ..."
+    timing_kind: Timing | None = None       # where it stands under the late policy; None: none applied
     extension: float | datetime | None = None   # the roster's: hours, or the student's own due time
     adjustments: list[Adjustment] = []      # the instructor's, in final_score (grader/instructor/record.py)
 
@@ -235,12 +238,23 @@ class BatchRow(BaseModel):
             data = {**data, "time_source": "unknown", "submitted_at": None}
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _timing_kind_of_older_rows(cls, data):
+        """A row written before timing_kind existed: its kind, read from the words it was written with."""
+        if isinstance(data, dict) and "timing_kind" not in data and data.get("timing"):
+            words = str(data["timing"])
+            kind = Timing.UNKNOWN if words.startswith(Timing.UNKNOWN.value) else \
+                Timing.ON_TIME if words == Timing.ON_TIME.value else Timing.LATE
+            data = {**data, "timing_kind": kind}
+        return data
+
     @property
-    def percent(self):
+    def percent(self) -> float | None:
         return 100 * self.score / self.max_score if self.score is not None and self.max_score else None
 
     @property
-    def adjusted(self):
+    def adjusted(self) -> float:
         """The points the instructor's adjustments add up to (0.0 where none)."""
         return sum(a.points for a in self.adjustments) + 0.0
 
@@ -268,7 +282,7 @@ class CheckRate(BaseModel):
     not_run: int = 0                        # blocked by another function, or the time budget
 
     @property
-    def rate(self):
+    def rate(self) -> float:
         return self.passed / self.graded if self.graded else 0.0
 
 
@@ -299,4 +313,4 @@ class BatchSummary(BaseModel):
     interrupted: bool = False
     counted: int = 0                        # students in the statistics: scored by the grader
     ignored: list[str] = []                 # entries of the class folder that are not submissions
-    timing: dict[str, int] = {}             # "on time", "late", "time unknown" -> students, under a late policy
+    timing: dict[Timing, int] = {}          # on time, late, time unknown -> students, under a late policy

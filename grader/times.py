@@ -10,6 +10,7 @@ is refused, naming a line of each kind; a column both orders read, and read diff
 refused too, unless its reader can do with either (`Column.readings`).
 """
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import Enum
@@ -32,7 +33,7 @@ class NotATime(UsageError):
     """A cell or an option that holds no time: its sentence says where, and why; `line`: the
     cell's, where read_column read it."""
 
-    def __init__(self, message, line=None):
+    def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(message)
         self.line = line
 
@@ -43,7 +44,7 @@ class Order(Enum):
     MONTH_FIRST = "month-first"
 
 
-def parse_time(text, where, order=None, zoned=True):
+def parse_time(text: str, where: str, order: Order | None = None, zoned: bool = True) -> datetime:
     """One time (see the module). A date in slashes whose order it leaves open needs `order`;
     a time without a zone is refused where `zoned` (its zone would be a guess)."""
     text = shown(text).strip()
@@ -58,16 +59,17 @@ def parse_time(text, where, order=None, zoned=True):
     if named is not None:
         local = when.replace(tzinfo=named)
         if when.tzinfo is not None:         # in the hour summer time repeats, either offset is the zone's
-            local = next((t for t in (local, local.replace(fold=1)) if t.utcoffset() == when.utcoffset()), None)
-            if local is None:
+            same = next((t for t in (local, local.replace(fold=1)) if t.utcoffset() == when.utcoffset()), None)
+            if same is None:
                 raise NotATime(f"{where}: {text!r}: the offset is not {zone}'s at that time")
+            return same
         return local
     if when.tzinfo is None and zoned:
         raise NotATime(f"{where}: {text!r} has no time zone; add one, e.g. {text}+00:00")
     return when
 
 
-def orders(text):
+def orders(text: str) -> set[Order]:
     """The Orders that read `text` as a real date: both where its date is ISO, or in slashes
     that either order reads alike (10/10/2026); none where it is no date in slashes."""
     match = SLASHED.fullmatch(shown(text).strip())
@@ -125,9 +127,9 @@ def _iso(text, where, order):
 class Column:
     """A column of times, read under each Order that reads all of it: {Order: {line: time}}.
     Empty cells are no time (None)."""
-    readings: dict
+    readings: dict[Order, dict[int, datetime | None]]
 
-    def one(self, at):
+    def one(self, at: Callable[[int | None], str]) -> dict[int, datetime | None]:
         """{line: time} where the orders that read the column read it alike; else UsageError."""
         first, *others = self.readings.values()
         for other in others:
@@ -138,13 +140,14 @@ class Column:
         return first
 
 
-def read_column(cells, at, zoned=True, strict=True):
+def read_column(cells: Sequence[tuple[int, str]], at: Callable[[int | None], str], zoned: bool = True,
+                strict: bool = True) -> Column:
     """The Column of `cells` ([(line, text)]): each cell read by the same order of day and month.
     UsageError naming a cell that no time is, or a line of each order where no one order reads all;
     `at(line)` says where a line's cell is, `at(None)` where the column is. Not `strict`: a cell
     that is no time is None, as an empty one (a form's column the reader can do without)."""
     fits = set(Order)
-    needs = {}                              # an order -> the first line that needs it
+    needs: dict[Order, int] = {}            # an order -> the first line that needs it
     for line, text in cells:
         if text.strip() and (strict or _readable(text, zoned)):
             readable = orders(text)

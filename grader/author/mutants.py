@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from grader.author import mutate
 from grader.errors import LabError, UsageError
 from grader.instructor.workers import WarmGrader, grade_all
+from grader.kinds import Answer, Status
 
 CAP = 30                            # mutants per function: the kinds take turns past it
 
@@ -50,7 +51,7 @@ class MutantGrader(WarmGrader):
         calls = []
         with _recording(calls):
             kind, data = super().grade(files)
-        return (kind, {"results": data, "calls": calls}) if kind == "graded" else (kind, data)
+        return (kind, {"results": data, "calls": calls}) if kind == Answer.GRADED else (kind, data)
 
 
 @contextlib.contextmanager
@@ -116,7 +117,7 @@ def run(lab, jobs, workers=None, device="cpu", sandbox="auto", progress=None):
     grade_all(lab, jobs, workers, options, done)
     baselines = {job.function: answers[id(job)] for job in jobs if job.mutant is None}
     for function, (kind, data) in baselines.items():
-        if kind != "graded" or any(c["status"] != "passed" for c in data["results"]["checks"]):
+        if kind != Answer.GRADED or any(c["status"] != Status.PASSED for c in data["results"]["checks"]):
             raise LabError(f"the reference does not pass every check of {function}: run grade.py check-lab "
                            f"{lab.name} first")
     outcomes = {function: [] for function in baselines}
@@ -129,10 +130,10 @@ def run(lab, jobs, workers=None, device="cpu", sandbox="auto", progress=None):
 
 def classify(mutant, kind, data, baseline):
     """The Outcome of a mutant's grading, held to the reference's own (`baseline`)."""
-    if kind != "graded":
+    if kind != Answer.GRADED:
         return Outcome(mutant, "error", detail=str(data))
     checks = data["results"]["checks"]
-    killers = [(c["test"], c["visibility"]) for c in checks if c["status"] != "passed"]
+    killers = [(c["test"], c["visibility"]) for c in checks if c["status"] != Status.PASSED]
     if killers:
         return Outcome(mutant, "killed", killers)
     expected = {tuple(call) for call in baseline["calls"]}

@@ -21,6 +21,7 @@ from grader.core.outcome import Blocked, blocked, outcome
 from grader.errors import SetupError
 from grader.judge.channel import CallFailed
 from grader.judge.zygote import MESSAGE_LIMIT
+from grader.kinds import Status, Why
 from grader.lab_api.checks import CheckFailed
 from grader.results import NOT_GRADED, Check, printable
 
@@ -269,17 +270,17 @@ class GradingPlugin:
         self.calls.timeout = grade.timeout
         self.sandbox.serve(item.nodeid, self.lab.visibility_of(item.path, item.nodeid))
         if self.stopped:
-            raise Blocked(grade.function, "budget", self.stopped)
+            raise Blocked(grade.function, Why.BUDGET, self.stopped)
         if time.process_time() - self.judge_started > self.lab.manifest.judge_budget:
-            raise Blocked(grade.function, "judge", f"not graded: the grader's own work for this submission ran "
+            raise Blocked(grade.function, Why.JUDGE, f"not graded: the grader's own work for this submission ran "
                           f"past its {self.lab.manifest.judge_budget:g} s ({NOT_GRADED})")
         needs = [*grade.tags[1:], *self.lab.manifest.depends.get(grade.function, [])]
         for function in [grade.function, *needs]:
             if function in self.blocked:
                 raise blocked(function, self.blocked[function], grade.function)
         for function in needs:              # a check is not charged for another function's bug
-            if any(c.function == function and c.status != "passed" for c in self.checks):
-                raise blocked(function, "failing", grade.function)
+            if any(c.function == function and c.status != Status.PASSED for c in self.checks):
+                raise blocked(function, Why.FAILING, grade.function)
         if grade.function in self.forbidden:
             raise CheckFailed(*forbid.sentence(grade.function, *self.forbidden[grade.function]))
 
@@ -315,7 +316,7 @@ class GradingPlugin:
         visibility = self.lab.visibility_of(item.path, item.nodeid)
         return Check(
             name=(doc[0] if doc else item.originalname) + variant, test=item.nodeid, tags=list(grade.tags),
-            points=grade.points, score=grade.points if result.status == "passed" else 0, status=result.status,
+            points=grade.points, score=grade.points if result.status == Status.PASSED else 0, status=result.status,
             message=printable(result.message)[:MESSAGE_LIMIT], hint=result.hint, failure=result.failure,
             blocked_by=result.blocked_by, mistake=result.mistake,
             output=printable(self.sandbox.printed.take(item.nodeid)),

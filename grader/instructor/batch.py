@@ -17,11 +17,14 @@ Ctrl-C) grades only the students whose files, or the lab, changed since.
 import hashlib
 import os
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from grader.core.submissions import GRADABLE, class_entries, folder_name, list_submissions
+from grader.core.submissions import GRADABLE, Submission, class_entries, folder_name, list_submissions
 from grader.errors import UsageError
 from grader.files import write_atomic
 from grader.identity import identity
@@ -30,15 +33,19 @@ from grader.instructor.page import write_report
 from grader.instructor.roster import read_quiz, read_roster
 from grader.instructor.workers import grade_all
 from grader.judge.launchers import launcher_for
+from grader.kinds import Answer
 from grader.lab_api import memo
-from grader.manifest import ENGINE, engine_files
-from grader.results import BatchRow, LabResults, StudentRecord, one_line, printable
+from grader.manifest import ENGINE, Lab, engine_files
+from grader.results import BatchRow, BatchSummary, LabResults, StudentRecord, one_line, printable
 
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
+# grade_class's backend(lab, todo, workers, options, done): the local pool or a Ray cluster; how many it ran
+Backend = Callable[[Lab, list[Submission], int | None, dict[str, Any], Callable[[Submission, Answer, Any], None]],
+                   int]
 
 
 # -- what was graded: hashes --------------------------------------------------------------------------
-def lab_fingerprint(lab, select, device, sandbox):
+def lab_fingerprint(lab: Lab, select: Iterable[str], device: str, sandbox: str) -> str:
     """A hash of everything a grade depends on besides the student's files: their content and
     names within the lab, never where the course lies (a moved or cloned course regrades no one)."""
     digest = hashlib.sha256(repr((sorted(select), device, sandbox)).encode())
@@ -51,7 +58,7 @@ def lab_fingerprint(lab, select, device, sandbox):
     return digest.hexdigest()
 
 
-def submission_hash(fingerprint, files):
+def submission_hash(fingerprint: str, files: dict[str, bytes]) -> str:
     digest = hashlib.sha256(fingerprint.encode())
     for name in sorted(files):
         digest.update(f"\0{name}\0{len(files[name])}\0".encode() + files[name])
@@ -59,8 +66,10 @@ def submission_hash(fingerprint, files):
 
 
 # -- one class ----------------------------------------------------------------------------------------
-def grade_class(lab, submissions, out, console, workers=None, force=False, select=(), device="auto",
-                sandbox="auto", backend=grade_all, students=(), quiz=None, timing=None):
+def grade_class(lab: Lab, submissions: Path, out: str | os.PathLike, console: Console, workers: int | None = None,
+                force: bool = False, select: Sequence[str] = (), device: str = "auto", sandbox: str = "auto",
+                backend: Backend = grade_all, students: Iterable[str] = (), quiz: Path | None = None,
+                timing: dict[str, Any] | None = None) -> BatchSummary:
     """Grade every submission in `submissions` into `out`; returns the BatchSummary. `students`:
     grade only these (again, changed or not); the others keep the rows they have.
 
@@ -87,7 +96,7 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
     fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
     rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force, students)
 
-    def done(sub, kind, data):
+    def done(sub: Submission, kind: Answer | str, data: Any) -> None:
         row = _save_answer(lab, out, sub, kind, data, graded, sandbox_name)
         rows[sub.student] = row
         progress.console.print(gradebook.line(row), highlight=False)
@@ -126,14 +135,16 @@ def _progress(console):
     return Progress(*columns, console=console, transient=True)
 
 
-def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
+def _save_answer(lab: Lab, out: Path, sub: Submission, kind: Answer | str, data: Any,
+                 graded: dict[str, LabResults | None], sandbox_name: str) -> BatchRow:
     """A backend's answer for one submission, written to the student's folder as it comes (its
     results kept in `graded`); returns the student's row."""
-    if kind == "graded":
+    kind = Answer(kind)
+    if kind == Answer.GRADED:
         results = LabResults.model_validate(data).model_copy(update={"submission": one_line(str(sub.path))})
         if results.faults:      # not a grade: no score, and the next run grades it again
-            kind, data = "regrade", "; ".join(dict.fromkeys(c.message for c in results.faults))
-    if kind == "graded":
+            kind, data = Answer.REGRADE, "; ".join(dict.fromkeys(c.message for c in results.faults))
+    if kind == Answer.GRADED:
         row = gradebook.row(lab, sub, results)
         graded[sub.student] = results
         gradescope = results.gradescope()

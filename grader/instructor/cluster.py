@@ -22,6 +22,7 @@ from collections import deque
 from pathlib import Path
 
 from grader.instructor.workers import WarmGrader
+from grader.kinds import Answer
 from grader.manifest import ENGINE, LabError, engine_files, find_lab
 from grader.root import ROOT
 
@@ -85,7 +86,7 @@ class GradingActor:
     def grade(self, files):
         """WarmGrader.grade's pair, or ("failed", why) when this actor could not start."""
         if self.failure:
-            return "failed", f"on node {self.node}: {self.failure}"
+            return Answer.FAILED, f"on node {self.node}: {self.failure}"
         return self.grader.grade(files)
 
     def pid(self):
@@ -170,7 +171,7 @@ class _Actors:
         except self.ray.exceptions.RayError as error:   # the actor or its node is gone, and
             self._lose(actor, job, error)                # only `job` with it
             return
-        if kind == "failed":
+        if kind == Answer.FAILED:
             raise LabError(f"a grading worker could not start {data}")
         self.idle.append(actor)
         self.done(job, kind, data)
@@ -183,7 +184,7 @@ class _Actors:
         if self.lost[job.student] < ATTEMPTS:
             self.queue.appendleft(job)
         else:
-            self.done(job, "regrade", f"its grading worker died {ATTEMPTS} times "
+            self.done(job, Answer.REGRADE, f"its grading worker died {ATTEMPTS} times "
                                     f"({type(error).__name__}); run the batch again to grade this one")
         if self.queue:
             self.idle.append(self._new_actor())

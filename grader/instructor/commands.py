@@ -2,20 +2,25 @@
 here, so that a learner's copy, which ships no grader/instructor/, has none of them."""
 import argparse
 import functools
+from collections.abc import Mapping
+from pathlib import Path
 
+from rich.console import Console
 from rich.markup import escape
 
 from grader.errors import LabError, UsageError
 from grader.identity import identity
 from grader.instructor.lms import FORMATS
+from grader.instructor.lms.common import Kind
+from grader.kinds import Timing
 from grader.learner.cli import NOT_GRADED_STATUS, grading_options
-from grader.manifest import find_lab
+from grader.manifest import Lab, find_lab
 from grader.results import one_line
 
 COMMANDS = {}
 
 
-def batch_parser():
+def batch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grade.py batch", description="Grade a class: one folder or .zip per student (named by "
         "student id) into OUT/grades.csv, OUT/<student>/results.json and a class summary. A rerun "
@@ -43,7 +48,7 @@ def batch_parser():
     return grading_options(parser)
 
 
-def timing_options(parser):
+def timing_options(parser: argparse.ArgumentParser) -> None:
     """Where submission times come from, and what an unknown one costs, under the lab's late policy."""
     parser.add_argument("--timestamps", metavar="FILE", help="CSV: student, submitted_at (ISO 8601 with a zone), "
                         "e.g. the LMS's export: the only source of submission times (a submission's own file "
@@ -55,7 +60,7 @@ def timing_options(parser):
                         help="a submission whose time is unknown loses the late policy's cap")
 
 
-def run_batch(args, console):
+def run_batch(args: argparse.Namespace, console: Console) -> int:
     from grader.instructor import batch, paths, workers
     from grader.learner import report
 
@@ -96,28 +101,27 @@ def run_batch(args, console):
     return NOT_GRADED_STATUS if summary.statuses.get("regrade") else 0
 
 
-def show_timing(counts, console):
+def show_timing(counts: Mapping[Timing, int], console: Console) -> None:
     """One line on lateness under the late policy: how many on time, late, of unknown time."""
     if counts:
-        unknown = counts.get("time unknown", 0)
+        unknown = counts.get(Timing.UNKNOWN, 0)
         console.print("late policy: " + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
                       + (f"[yellow]; {unknown} with no mark until their time is known (give --timestamps FILE, "
                          "or choose --assume-on-time or --assume-late)[/]" if unknown else ""), soft_wrap=True)
 
 
-def show_lists(lab, out, roster, quiz, console):
+def show_lists(lab: Lab, out: Path, roster: Path | None, quiz: Path | None, console: Console) -> None:
     """A line on the roster (who matched, who is not on it, extensions) and one on the quiz's rows
     (how many counted, each student's duplicate rows and which one counts), where given."""
-    from pathlib import Path
-
     from grader.instructor import record
     from grader.instructor.roster import read_roster
 
     decided = record.load(Path(out))
     graded = {identity(row.student): row.student for row in decided.rows} if decided else {}
-    if decided and decided.policy_from == "command line":
-        console.print(f"late policy: the one grade.py gradebook was given (due {decided.deadline().due.isoformat()}, "
-                      f"-{decided.policy.penalty:g}% per {decided.policy.per}), kept from {record.RECORD}")
+    given = decided.deadline() if decided and decided.policy_from == "command line" else None
+    if given is not None:
+        console.print(f"late policy: the one grade.py gradebook was given (due {given.due.isoformat()}, "
+                      f"-{given.penalty:g}% per {given.per}), kept from {record.RECORD}")
     adjusted = sum(bool(row.adjustments) for row in decided.rows) if decided else 0
     if adjusted:
         console.print(f"adjustments: {adjusted} student(s)' kept (grade.py adjust)")
@@ -153,7 +157,7 @@ def show_lists(lab, out, roster, quiz, console):
 COMMANDS["batch"] = (batch_parser, run_batch)
 
 
-def release_parser():
+def release_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grade.py release", description="Build the learners' copy of a lab: stubs, given files, "
         "README, the quiz, and a grader that gives public feedback (python grade.py LAB inside it). "
@@ -169,7 +173,7 @@ def release_parser():
     return parser
 
 
-def run_release(args, console):
+def run_release(args: argparse.Namespace, console: Console) -> int:
     from grader.instructor import paths, release
 
     lab = find_lab(args.lab)
@@ -188,7 +192,7 @@ def run_release(args, console):
 COMMANDS["release"] = (release_parser, run_release)
 
 
-def report_parser():
+def report_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grade.py report", description="Write a batch's class page, OUT/report.html (self-contained), and "
         "each student's feedback.html and feedback.md in OUT/students/<student>/. A batch writes them too.")
@@ -200,7 +204,7 @@ def report_parser():
     return parser
 
 
-def run_report(args, console):
+def run_report(args: argparse.Namespace, console: Console) -> int:
     from grader.instructor.page import write_report
 
     path = write_report(args.out, find_lab(args.lab) if args.lab else None, args.quiz)
@@ -211,7 +215,7 @@ def run_report(args, console):
 COMMANDS["report"] = (report_parser, run_report)
 
 
-def export_parser():
+def export_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grade.py export", description="Build a Gradescope autograder .zip (setup.sh, run_autograder "
         "and this grader with the lab): it grades /autograder/submission into "
@@ -225,7 +229,7 @@ def export_parser():
     return parser
 
 
-def run_export(args, console):
+def run_export(args: argparse.Namespace, console: Console) -> int:
     from grader.instructor import gradescope, paths
 
     paths.new_file("--gradescope", args.gradescope, ".zip")
@@ -240,7 +244,7 @@ def run_export(args, console):
 COMMANDS["export"] = (export_parser, run_export)
 
 
-def gradebook_parser():
+def gradebook_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grade.py gradebook", description="Write the gradebook an LMS imports from a batch's --out "
         "folder: Canvas's or Moodle's CSV, or a plain CSV with lateness, penalty, quiz and lesson. "
@@ -275,7 +279,7 @@ def gradebook_parser():
     return parser
 
 
-def run_gradebook(args, console):
+def run_gradebook(args: argparse.Namespace, console: Console) -> int:
     from grader.instructor import export, paths
     from grader.instructor.deadlines import parse_time
 
@@ -294,14 +298,15 @@ def run_gradebook(args, console):
         lab = find_lab(args.lab or export.load_batch(out)[0].lab)
     except LabError as error:
         raise error if args.lab else UsageError(f"{error}; name the batch's lab with --lab") from None
-    columns = {kind: title for kind, title in (("lab", args.column), ("quiz", args.quiz_column),
-                                               ("lesson", args.lesson_column)) if title}
+    titles: dict[Kind, str | None] = {"lab": args.column, "quiz": args.quiz_column, "lesson": args.lesson_column}
+    columns = {kind: title for kind, title in titles.items() if title}
     from grader.instructor import record
 
     earlier = record.load(out)
-    if earlier and earlier.policy_from == "command line" and not overrides:
-        console.print(f"[yellow]note:[/] the late policy given before (due {earlier.deadline().due.isoformat()}, "
-                      f"-{earlier.policy.penalty:g}% per {earlier.policy.per}) gives way to lab.yaml's "
+    given = earlier.deadline() if earlier and earlier.policy_from == "command line" else None
+    if given is not None and not overrides:
+        console.print(f"[yellow]note:[/] the late policy given before (due {given.due.isoformat()}, "
+                      f"-{given.penalty:g}% per {given.per}) gives way to lab.yaml's "
                       f"({'none' if lab.manifest.deadline is None else 'its deadline'}) in the record, the page and "
                       "the feedback: give --due and --penalty again to keep it", soft_wrap=True)
     lines, unmatched, strays = export.gradebook(out, fmt, dest, lab, overrides=overrides, scale=args.scale,
@@ -336,7 +341,7 @@ def _show_gradebook(args, console, dest, lines, unmatched, columns):
 COMMANDS["gradebook"] = (gradebook_parser, run_gradebook)
 
 
-def adjust_parser():
+def adjust_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grade.py adjust", description="Give a student points back (or take some) after grading, with the "
         "reason: recorded in OUT/adjustments.json with when, added to the final score after the late policy, "
@@ -352,7 +357,7 @@ def adjust_parser():
     return parser
 
 
-def run_adjust(args, console):
+def run_adjust(args: argparse.Namespace, console: Console) -> int:
     from grader.instructor import export, paths, record
 
     out = paths.existing_folder("OUT", args.out, "a batch's --out folder")
@@ -386,7 +391,7 @@ def run_adjust(args, console):
     return 0
 
 
-def decided_lab(out):
+def decided_lab(out: Path) -> str:
     from grader.instructor.export import load_batch
 
     return load_batch(out)[0].lab

@@ -14,14 +14,21 @@ included, where the due names one: 2026-03-29T23:59:00[Europe/Paris]).
 """
 import json
 import math
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from grader.csvfile import read_table
+from grader.csvfile import Row, read_table
 from grader.errors import UsageError
 from grader.identity import as_read, identity, look_alikes, shown
-from grader.results import SCORED
+from grader.kinds import Timing
+from grader.results import SCORED, BatchRow, TimeSource
+
+if TYPE_CHECKING:
+    from grader.manifest import Deadline
 from grader.times import parse_time, read_column
 
 METADATA = "submission_metadata.json"           # Gradescope's, beside ROOT/submission/
@@ -43,7 +50,7 @@ class Member:
     due: datetime | None            # their own (an extension), else the assignment's; None: lab.yaml's
 
 
-def gradescope_time(root):
+def gradescope_time(root: str | os.PathLike) -> tuple[datetime | None, list[Member]]:
     """(submission time, [Member]) of the bundle at `root` from Gradescope's metadata
     (ROOT/submission_metadata.json, which Gradescope writes beside ROOT/submission/): each member
     with their own due time where Gradescope gives one, else the assignment's, else None. The
@@ -74,7 +81,8 @@ def _due(assignment):
         return None
 
 
-def group_lateness(policy, submitted, members):
+def group_lateness(policy: "Deadline", submitted: datetime,
+                   members: Sequence[Member]) -> tuple[list[tuple[Member, Lateness | None]], Lateness | None]:
     """[(Member, Lateness or None)] of each member, each against their own due time (no one's
     extension covers another), and the one the group's single score carries: the largest
     penalty, whatever the members' order. Without members, one judged against the policy's due."""
@@ -83,13 +91,13 @@ def group_lateness(policy, submitted, members):
     return judged, worst[1]
 
 
-def read_timestamps(path):
+def read_timestamps(path: str | os.PathLike) -> dict[str, datetime | None]:
     """{identity: time} from a CSV with the columns student and submitted_at (grader.csvfile's
     reader; its dates in one order, grader.times); a student listed twice (in any case or Unicode
     form), names that look alike, or a time without a zone is refused, naming the line."""
     table = read_table(path, ["student", "submitted_at"], "--timestamps")
     rows = [row for row in table.rows if identity(row.cells["student"])]
-    lines = {}
+    lines: dict[str, Row] = {}
     for row in rows:
         key = identity(row.cells["student"])
         if key in lines:
@@ -100,7 +108,7 @@ def read_timestamps(path):
         first, second = (lines[identity(name)] for name in group[:2])
         raise UsageError(f"{table.where} line {second.line}: {as_read(group[1])} looks like {as_read(group[0])} of "
                          f"line {first.line}: two students whose names render alike; rename one")
-    def at(line):
+    def at(line: int | None) -> str:
         return table.at(line, "submitted_at")
 
     times = read_column([(row.line, row.cells["submitted_at"]) for row in rows], at).one(at)
@@ -110,14 +118,14 @@ def read_timestamps(path):
     return {key: times[row.line] for key, row in lines.items()}
 
 
-def due_for(policy, extension):
+def due_for(policy: "Deadline", extension: float | datetime | None) -> datetime:
     """The student's due time: the policy's, moved by `extension` (hours, or a time of its own)."""
     if isinstance(extension, datetime):
         return extension.astimezone(policy.due.tzinfo)
     return (policy.due.astimezone(timezone.utc) + timedelta(hours=extension or 0)).astimezone(policy.due.tzinfo)
 
 
-def lateness(policy, submitted, due=None):
+def lateness(policy: "Deadline | None", submitted: datetime | None, due: datetime | None = None) -> Lateness | None:
     """What `policy` (a labs.Deadline) makes of a submission at `submitted` against `due` (default:
     the policy's); None when on time or when there is no time or no policy. Whether it is late is
     a matter of time passed (a clock set back an hour gives no one an hour); days late are counted
@@ -139,7 +147,7 @@ def lateness(policy, submitted, due=None):
                     zeroed=policy.after_cap == "zero" and uncapped > policy.cap)
 
 
-def describe(late):
+def describe(late: Lateness | None) -> str:
     """'2 d 3.0 h late' for a Lateness; '' when on time."""
     if late is None:
         return ""
@@ -148,41 +156,43 @@ def describe(late):
     return (f"{int(days)} d " if days else "") + f"{rest:.1f} h late"
 
 
-def assess(row, policy, submitted, source, due=None, assume=None, max_score=None):
+def assess(row: BatchRow, policy: "Deadline | None", submitted: datetime | None, source: TimeSource,
+           due: datetime | None = None, assume: str | None = None, max_score: float | None = None) -> BatchRow:
     """`row` with its time, the time's source, lateness, penalty and final score (a BatchRow).
     Under a policy, an unknown time gives no mark unless `assume` says: "on time", or "late"
     (the policy's cap). A row the grader did not score keeps no mark, a rejected or empty one 0."""
-    fields = {"submitted_at": submitted, "time_source": source if submitted else "unknown",
-              "late_by_hours": None, "penalty_percent": None, "timing": ""}
+    fields: dict[str, Any] = {"submitted_at": submitted, "time_source": source if submitted else "unknown",
+                               "late_by_hours": None, "penalty_percent": None, "timing": "", "timing_kind": None}
     if row.status not in SCORED:
         final = None if row.collision or row.status in ("pending", "regrade") else 0.0
         return row.model_copy(update={**fields, "final_score": final})
     late, cut, zeroed = None, 0.0, False
     if policy is not None and submitted is None:
+        fields["timing_kind"] = Timing.UNKNOWN
         if assume is None:
-            fields["timing"] = "time unknown: no mark until it is known (the instructor gives --timestamps, " \
+            fields["timing"] = f"{Timing.UNKNOWN}: no mark until it is known (the instructor gives --timestamps, " \
                                "or --assume-on-time or --assume-late)"
             return row.model_copy(update={**fields, "final_score": None})
         cut = policy.cap if assume == "late" else 0.0
-        fields["timing"] = f"time unknown, {ASSUMED[assume]}" + (f": -{cut:g}% (the late policy's cap)" if cut else "")
+        fields["timing"] = f"{Timing.UNKNOWN}, {ASSUMED[assume]}" + \
+            (f": -{cut:g}% (the late policy's cap)" if cut else "")
     elif policy is not None:
         late = lateness(policy, submitted, due)
         cut, zeroed = (late.penalty_percent, late.zeroed) if late else (0.0, False)
         fields["timing"] = f"{describe(late)}: " + ("score 0 past the cap" if zeroed else f"-{cut:g}%") \
-            if late else "on time"
+            if late else Timing.ON_TIME.value
+        fields["timing_kind"] = Timing.LATE if late else Timing.ON_TIME
         fields["late_by_hours"] = round(late.late_by.total_seconds() / 3600, 2) if late else None
     top = row.max_score or max_score or 0
-    final = 0.0 if zeroed else max(row.score - top * cut / 100, 0.0) + 0.0
+    final = 0.0 if zeroed else max((row.score or 0.0) - top * cut / 100, 0.0) + 0.0
     return row.model_copy(update={**fields, "penalty_percent": cut or None,
                                   "final_score": round(final, 4)})
 
 
-def tally(rows):
-    """{"on time", "late", "time unknown": students} of the rows a late policy was applied to."""
-    counts = {}
+def tally(rows: Iterable[BatchRow]) -> dict[Timing, int]:
+    """{Timing: students} of the rows a late policy was applied to."""
+    counts: dict[Timing, int] = {}
     for row in rows:
-        kind = "time unknown" if row.timing.startswith("time unknown") else \
-            "on time" if row.timing == "on time" else "late" if row.timing else ""
-        if kind:
-            counts[kind] = counts.get(kind, 0) + 1
+        if row.timing_kind is not None:
+            counts[row.timing_kind] = counts.get(row.timing_kind, 0) + 1
     return counts

@@ -9,7 +9,11 @@ each with the roster's identifier: an LMS cannot match any other row (Moodle app
 one to the student of the row before). Submissions not on the roster go to FILE.unmatched.csv
 and the terminal. Every cell is inert (grader.cells).
 """
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from grader.cells import csv_text
 from grader.errors import GraderError, UsageError
@@ -17,8 +21,16 @@ from grader.files import write_atomic
 from grader.identity import as_read, how_alike, identity
 from grader.instructor import deadlines, lms, record
 from grader.instructor.lms import LmsFormat
-from grader.instructor.roster import RosterEntry, read_quiz, read_roster
+from grader.instructor.lms.common import Columns, Kind, Scale
+from grader.instructor.roster import Quiz, RosterEntry, read_quiz, read_roster
+from grader.kinds import Timing
 from grader.results import BatchRow
+
+if TYPE_CHECKING:
+    from grader.manifest import Deadline, Lab
+    from grader.results import BatchSummary
+
+Missing = Literal["zero", "blank"]
 
 NOT_SCORED = {"pending": "not graded yet: rerun the batch",
               "regrade": "the grader could not grade it: rerun the batch"}
@@ -30,14 +42,21 @@ class Line:
     student: str                    # as the submission (else the roster, else the quiz) writes it
     entry: RosterEntry | None
     row: BatchRow | None            # with its time, lateness and final score (deadlines.assess)
-    quiz: object = None             # roster.Quiz
+    quiz: Quiz | None = None
     final: float | None = None      # points after the late policy; None: no mark
     notes: list[str] = field(default_factory=list)     # for the student too (Moodle's feedback)
     matched: str = ""               # how the roster's name matched the submission's, where they differ
 
     @property
-    def status(self):
+    def status(self) -> str:
         return self.row.status if self.row else "missing"
+
+    @property
+    def on_roster(self) -> RosterEntry:
+        """Its roster entry, for a format that writes only the lines on the roster (LmsFormat.needs_roster)."""
+        if self.entry is None:
+            raise ValueError(f"{self.student!r} is not on the roster")
+        return self.entry
 
 
 # -- one gradebook -----------------------------------------------------------------------------------------
@@ -56,15 +75,16 @@ def _by_identity(rows):
     return merged
 
 
-def build(rows, roster, quiz, max_score, missing="zero"):
+def build(rows: Iterable[BatchRow], roster: dict[str, RosterEntry] | None, quiz: dict[str, Quiz],
+          max_score: float | None, missing: Missing = "zero") -> list[Line]:
     """The gradebook's Lines of decided rows (the class's FinalRecord's): roster order first, then
     submissions not on the roster, then quiz takers who are in neither."""
-    rows = _by_identity(rows)
-    keys = list(roster or rows) + [k for k in rows if roster and k not in roster]
+    by_key = _by_identity(rows)
+    keys = list(roster or by_key) + [k for k in by_key if roster and k not in roster]
     keys += [k for k in quiz if k not in keys]
     lines = []
     for key in keys:
-        entry, row = (roster or {}).get(key), rows.get(key)
+        entry, row = (roster or {}).get(key), by_key.get(key)
         name = row.student if row else entry.student if entry else key
         line = Line(name, entry, row, quiz.get(key))
         if roster is not None and entry is None:
@@ -84,18 +104,19 @@ def _score(line, missing):
         line.notes.append("no submission")
         return
     line.final = row.final_score
-    line.notes += [n for n in (row.timing if row.timing != "on time" else "",
+    line.notes += [n for n in (row.timing if row.timing_kind != Timing.ON_TIME else "",
                                NOT_SCORED.get(row.status, "") or (f"{row.status}: {row.detail}" if row.status
                                                                    in ("empty", "rejected") else ""),
                                *(f"adjusted {said}" for said in record.in_words(row))) if n]
 
 
 # -- writing ------------------------------------------------------------------------------------------------
-def write(path, fmt: LmsFormat, lines, max_score, scale="points", columns=None):
+def write(path: Path, fmt: LmsFormat, lines: Sequence[Line], max_score: float | None, scale: Scale = "points",
+          columns: Mapping[Kind, str | None] | None = None) -> list[Line]:
     """The gradebook in `fmt` at `path`, and for an LMS the lines it cannot match at
     FILE.unmatched.csv; written atomically. `columns`: {"lab", "quiz", "lesson": title or None (left
     out)}. Returns the unmatched Lines."""
-    chosen = {kind: title for kind, title in (columns or {"lab": "lab"}).items() if title}
+    chosen: Columns = {kind: title for kind, title in (columns or {"lab": "lab"}).items() if title}
     unmatched = [line for line in lines if line.entry is None] if fmt.needs_roster else []
     table = fmt.table([line for line in lines if line.entry or not fmt.needs_roster], max_score, scale, chosen)
     write_atomic(path, fmt.text(table))
@@ -104,11 +125,11 @@ def write(path, fmt: LmsFormat, lines, max_score, scale="points", columns=None):
     return unmatched
 
 
-def unmatched_path(path):
+def unmatched_path(path: Path) -> Path:
     return path.with_name(path.stem + ".unmatched.csv")
 
 
-def follow(out, lab, decided, quiz=None):
+def follow(out: Path, lab: "Lab | None", decided: record.FinalRecord, quiz: str | os.PathLike | None = None) -> None:
     """grades.csv, the class page and each feedback page made again from the record just decided."""
     from grader.instructor.gradebook import write_grades
     from grader.instructor.page import write_report
@@ -129,7 +150,7 @@ def _batch_lab(summary):
         return None
 
 
-def load_batch(out):
+def load_batch(out: Path) -> tuple["BatchSummary", list[BatchRow]]:
     """(BatchSummary, [BatchRow]) of a batch's output folder."""
     from grader.instructor.gradebook import ROWS
     from grader.results import BatchSummary
@@ -145,7 +166,7 @@ def load_batch(out):
         raise UsageError(f"{out}: summary.json or rows.json cannot be read ({type(error).__name__})") from None
 
 
-def policy(lab, overrides):
+def policy(lab: "Lab | None", overrides: dict[str, Any]) -> "Deadline | None":
     """lab.yaml's deadline with the command line's `overrides` (fields of labs.Deadline) over it."""
     from pydantic import ValidationError
 
@@ -164,8 +185,10 @@ def policy(lab, overrides):
         raise UsageError(f"late policy: {'.'.join(map(str, problem['loc']))}: {problem['msg']}") from None
 
 
-def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None, overrides=None,
-              scale="points", columns=None, missing="zero", assume=None):
+def gradebook(out: Path, fmt: LmsFormat, dest: Path, lab: "Lab | None" = None, roster: Path | None = None,
+              quiz: Path | None = None, timestamps: Path | None = None, overrides: dict[str, Any] | None = None,
+              scale: Scale = "points", columns: Mapping[Kind, str | None] | None = None, missing: Missing = "zero",
+              assume: record.Assume = None) -> tuple[list[Line], list[Line], list[str]]:
     """Read, decide, build and write one gradebook (paths already checked): the late policy given
     here is decided once into the class's record (OUT/final.json), and grades.csv, the page and
     the feedback follow it. Returns (Lines, unmatched Lines, the timestamps file's names that
@@ -173,23 +196,23 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
     summary, rows = load_batch(out)
     deadline = policy(lab, overrides or {})
     stamps = deadlines.read_timestamps(timestamps) if timestamps else None
-    roster = read_roster(roster) if roster else None
+    entries = read_roster(roster) if roster else None
     quiz_rows = read_quiz(quiz, lab or _batch_lab(summary), [*(row.student for row in rows),
-                                                             *(e.student for e in (roster or {}).values())]) \
+                                                             *(e.student for e in (entries or {}).values())]) \
         if quiz else {}
     marks = {key: record.QuizMark(score=q.score, max=q.max, passed=q.passed) for key, q in quiz_rows.items()}
-    extensions = {key: entry.extension for key, entry in roster.items()} if roster is not None else None
+    extensions = {key: entry.extension for key, entry in entries.items()} if entries is not None else None
     decided = record.decide(rows, deadline, "command line" if overrides else "lab.yaml", "grade.py gradebook",
                             times=stamps, extensions=extensions, assume=assume,
                             adjustments=record.read_adjustments(out), max_score=summary.max_score,
                             quiz=marks if quiz else None, earlier=record.load(out))
     record.save(out, decided)
     follow(out, lab or _batch_lab(summary), decided, quiz)
-    lines = build(decided.rows, roster, quiz_rows, summary.max_score, missing)
+    lines = build(decided.rows, entries, quiz_rows, summary.max_score, missing)
     strays = sorted(set(stamps or {}) - {identity(row.student) for row in rows})
-    columns = {"lab": summary.lab, **(columns or {})}
+    titles: dict[Kind, str | None] = {"lab": summary.lab, **(columns or {})}
     if not fmt.column_ids:
-        columns = {"quiz": f"{columns['lab']} quiz", "lesson": f"{columns['lab']} lesson complete", **columns}
+        titles = {"quiz": f"{titles['lab']} quiz", "lesson": f"{titles['lab']} lesson complete", **titles}
     if not quiz:
-        columns["quiz"] = columns["lesson"] = None
-    return lines, write(dest, fmt, lines, summary.max_score, scale, columns), strays
+        titles["quiz"] = titles["lesson"] = None
+    return lines, write(dest, fmt, lines, summary.max_score, scale, titles), strays

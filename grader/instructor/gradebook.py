@@ -3,6 +3,9 @@ the class struggles. Pure functions of the rows and results: nothing here grades
 anything but the file it is asked for."""
 import statistics
 from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, cast
 
 from pydantic import TypeAdapter
 from rich.markup import escape
@@ -10,41 +13,59 @@ from rich.markup import escape
 from grader.cells import csv_text
 from grader.files import write_atomic
 from grader.identity import identity
+from grader.kinds import Failure, Status
 from grader.results import (
     SCORED,
     BatchRow,
     BatchSummary,
     CheckRate,
     GradescopeResults,
+    LabResults,
     Mistake,
+    RowStatus,
     ScoreBin,
     one_line,
     printable,
 )
 
-INCIDENTS = ("timeout", "crashed", "budget")    # calls that never came back, listed for the class
+if TYPE_CHECKING:
+    from grader.core.submissions import Submission
+    from grader.instructor.record import FinalRecord
+    from grader.manifest import Lab
+
+INCIDENTS = (Failure.TIMEOUT, Failure.CRASHED, Failure.BUDGET)    # calls that never came back, listed for the class
 ROWS = TypeAdapter(list[BatchRow])              # OUT/rows.json
 
 
-def row(lab, sub, results):
+class Mark(Protocol):
+    """A student's mark on the class quiz (roster.Quiz, record.QuizMark)."""
+    @property
+    def score(self) -> float: ...
+    @property
+    def max(self) -> float: ...
+    @property
+    def passed(self) -> bool: ...
+
+
+def row(lab: "Lab", sub: "Submission", results: LabResults) -> BatchRow:
     incidents = dict.fromkeys(c.message.splitlines()[0][:160] for c in results.checks
                               if c.failure in INCIDENTS)
-    return BatchRow(student=sub.student, status=sub.status, detail=sub.detail, score=results.score,
+    return BatchRow(student=sub.student, status=cast(RowStatus, sub.status), detail=sub.detail, score=results.score,
                     max_score=results.max_score, passed=results.all_passed,
                     functions={f: score for f, (score, _) in results.by_function(lab.functions).items()},
                     incidents=list(incidents), seconds=round(results.execution_time, 2))
 
 
-def line(row):
-    mark = {"graded": "[green]✓[/]", "incomplete": "[yellow]✓[/]", "regrade": "[magenta]?[/]"}
-    mark = mark.get(row.status, "[red]✗[/]")
+def line(row: BatchRow) -> str:
+    marks = {"graded": "[green]✓[/]", "incomplete": "[yellow]✓[/]", "regrade": "[magenta]?[/]"}
+    mark = marks.get(row.status, "[red]✗[/]")
     score = f"{row.score:g}/{row.max_score:g}" if row.score is not None else "-"
     note = "; ".join(filter(None, [row.detail, *row.incidents]))
     return f"{mark} {escape(one_line(row.student))}  [bold]{score}[/]  " \
            f"[dim]{row.status} {row.seconds:.1f} s {escape(printable(note))}[/]"
 
 
-def not_graded(why, sandbox_name):
+def not_graded(why: str, sandbox_name: str) -> GradescopeResults:
     """Gradescope's results.json for a submission that could not be graded: 0 points, and why."""
     return GradescopeResults(score=0, execution_time=0, output=f"Not graded: {why}",
                              extra_data={"sandbox": sandbox_name}, tests=[])
@@ -55,12 +76,13 @@ def _number(value, digits=None):
     return "" if value is None else f"{round(value, digits):g}" if digits is not None else f"{value:g}"
 
 
-def write_grades(out, lab, record):
+def write_grades(out: Path, lab: "Lab", record: "FinalRecord") -> None:
     """OUT/grades.csv from the class's record (grader/instructor/record.py), its quiz where it has one."""
     write_csv(out / "grades.csv", lab, record.rows, record.max_score, record.quiz or None)
 
 
-def write_csv(path, lab, rows, max_score, quiz=None):
+def write_csv(path: Path, lab: "Lab", rows: Iterable[BatchRow], max_score: float | None,
+              quiz: Mapping[str, Mark] | None = None) -> None:
     """The gradebook: one row per student; per-function points after the totals, then when it came
     in, what that cost (deadlines.assess), the instructor's adjustments and the final score. A row
     graded before the lab's points were known (not gradable) is out of `max_score`. With the class
@@ -85,7 +107,7 @@ def write_csv(path, lab, rows, max_score, quiz=None):
     write_atomic(path, csv_text(table))
 
 
-def lesson_complete(row, quiz):
+def lesson_complete(row: BatchRow | None, quiz: Mark | None) -> str:
     """'yes' when the lab passed and the quiz was passed, 'no' when either did not, '' unless
     both were graded."""
     if quiz is None or row is None or row.status not in SCORED:
@@ -93,14 +115,15 @@ def lesson_complete(row, quiz):
     return "yes" if row.passed and quiz.passed else "no"
 
 
-def out_of(row, max_score):
+def out_of(row: BatchRow, max_score: float | None) -> BatchRow:
     """The row, out of `max_score` when it was not graded and so has no points of its own."""
     if row.score is not None and row.max_score is None:
         return row.model_copy(update={"max_score": max_score})
     return row
 
 
-def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False):
+def summarize(lab: "Lab", rows: Iterable[BatchRow], graded: Mapping[str, LabResults | None], graded_now: int,
+              workers: int, seconds: float, interrupted: bool = False) -> BatchSummary:
     """The class summary. Its statistics count the rows the grader scored (SCORED): rejected,
     empty, pending and error rows are listed among the problems, not counted as 0."""
     results = [r for r in graded.values() if r is not None]
@@ -111,7 +134,8 @@ def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False
     histogram = [ScoreBin(low=10 * i, high=min(10 * (i + 1), 100), students=0) for i in range(11)]   # 100: its own
     for percent in percents:
         histogram[min(int(percent // 10), 10)].students += 1
-    rates, mistakes = {}, {}
+    rates: dict[str, CheckRate] = {}
+    mistakes: dict[str, Mistake] = {}
     for student, result in sorted(graded.items()):
         for check in result.checks if result else ():
             rate = rates.setdefault(check.test, CheckRate(name=check.name, test=check.test,
@@ -121,7 +145,7 @@ def summarize(lab, rows, graded, graded_now, workers, seconds, interrupted=False
             rate.passed += outcome == "passed"
             rate.not_attempted += outcome == "not attempted"
             rate.not_run += outcome == "not run"
-            if check.status == "failed" and check.hint:
+            if check.status == Status.FAILED and check.hint:
                 mistake = mistakes.setdefault(check.mistake_key, Mistake(hint=check.hint, function=check.function,
                                                                          students=[], id=check.mistake))
                 if student not in mistake.students:

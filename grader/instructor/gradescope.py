@@ -13,14 +13,22 @@ import os
 import platform
 import tempfile
 import zipfile
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.errors import SetupError
 from grader.instructor import deadlines
 from grader.instructor.release import CPU_TORCH, dependencies, stage
+from grader.kinds import Timing
 from grader.manifest import find_lab
-from grader.results import GradescopeTest
+from grader.results import GradescopeResults, GradescopeTest, LabResults, Visibility
+
+if TYPE_CHECKING:
+    from grader.judge.launchers import BubblewrapLauncher, ProcessLauncher
+    from grader.manifest import Deadline, Lab
 
 # No index is waited on for minutes, nothing built from source, nothing compiled ahead (the
 # smoke grading imports what grading needs, and its compiled copies stay in the image)
@@ -72,14 +80,14 @@ exec "$PYTHON" -c 'import sys, grader.instructor.gradescope as g; sys.exit(g.aut
 """
 
 
-def export_gradescope(lab, zip_path, sandbox="auto"):
+def export_gradescope(lab: "Lab", zip_path: str | os.PathLike, sandbox: str = "auto") -> list[str]:
     """A Gradescope autograder bundle for `lab` at `zip_path`; returns the names in it.
 
     `sandbox`: "auto" (the default) grades in the strongest sandbox the container allows
     (bubblewrap, else the process sandbox as root); "required" only in bubblewrap.
     """
-    with tempfile.TemporaryDirectory(prefix="gradescope-") as work:
-        work = Path(work)
+    with tempfile.TemporaryDirectory(prefix="gradescope-") as folder:
+        work = Path(folder)
         stage(lab, work, hidden=True, reference=True)
         (work / "requirements.txt").write_text(pinned_requirements())
         values = {"cpu": CPU_TORCH, "pip": PIP, "torch": public_version(metadata.version("torch")),
@@ -98,18 +106,19 @@ def export_gradescope(lab, zip_path, sandbox="auto"):
     return names
 
 
-def public_version(version):
+def public_version(version: str) -> str:
     """A version without its local label: 2.13.0+cpu -> 2.13.0, which any build of it matches."""
     return version.split("+")[0]
 
 
-def pinned_requirements():
+def pinned_requirements() -> str:
     """requirements.txt of the bundle: the grader's packages and all they need, at the versions
     installed here, found by their metadata; none of the CUDA build's own libraries."""
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    found, todo = {}, [(Requirement(text), "") for text in dependencies()]
+    found: dict[str, tuple[str, set[str]]] = {}
+    todo = [(Requirement(text), "") for text in dependencies()]
     while todo:
         requirement, extra = todo.pop()
         name = canonicalize_name(requirement.name)
@@ -128,7 +137,7 @@ def pinned_requirements():
 
 
 # -- in the container ---------------------------------------------------------------------------
-def lock_judge_files(root):
+def lock_judge_files(root: Path) -> None:
     """Make the judge's files root's alone: everything in `root` (the bundle, the results, the
     upload, Gradescope's metadata and whatever else its image keeps there) but the venv the
     sandbox's Python runs from, and `root` itself may be entered, not listed. The process
@@ -141,7 +150,7 @@ def lock_judge_files(root):
             os.chmod(path, path.stat().st_mode & 0o700)
 
 
-def choose_launcher(mode, verdict=None):
+def choose_launcher(mode: str, verdict: str | None = None) -> "BubblewrapLauncher | ProcessLauncher":
     """The strongest sandbox that works here: bubblewrap (unless setup.sh's `verdict` found it
     failing), else, as root and unless `mode` is "required", the process sandbox. SetupError
     where neither keeps a submission from the judge."""
@@ -159,13 +168,13 @@ def choose_launcher(mode, verdict=None):
     return ProcessLauncher()
 
 
-def in_words(facts):
+def in_words(facts: Mapping[str, str]) -> str:
     """A launcher's facts as one line for a log."""
     return f"sandbox {facts['sandbox']}: the submission's user: {facts['user']}; mounts: {facts['mounts']}; " \
         f"network: {facts['network']}"
 
 
-def check_sandbox(root, lab_name, mode="auto"):
+def check_sandbox(root: str | os.PathLike, lab_name: str, mode: str = "auto") -> int:
     """setup.sh's last step: lock the judge's files, then grade the lab's stubs (one function's
     checks) in the strongest sandbox, then in the next if that fails; keep the one that worked
     in source/sandbox.txt. Exit status 1, saying why, when none did."""
@@ -206,7 +215,7 @@ def _grader_fault(why):
     return 3
 
 
-def autograde(root, lab_name, sandbox="auto"):
+def autograde(root: str | os.PathLike, lab_name: str, sandbox: str = "auto") -> int:
     """Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json.
 
     The submission is read as batch grading reads one (one wrapping folder is fine); one that
@@ -256,7 +265,7 @@ def autograde(root, lab_name, sandbox="auto"):
     return 0
 
 
-def students_total(results, score_visibility):
+def students_total(results: LabResults, score_visibility: Visibility | None) -> GradescopeResults:
     """results.json for Gradescope, where students see their total by default: Gradescope hides it
     while any test is hidden, so the hidden checks are one visible line with their points and no
     detail, as the terminal shows them. `score_visibility` (lab.yaml's), where set, keeps each
@@ -276,7 +285,7 @@ def students_total(results, score_visibility):
         "output": "\n".join([f"{results.title}: {results.score:g}/{results.max_score:g} points", *rest])})
 
 
-def total_in_words(score_visibility):
+def total_in_words(score_visibility: Visibility | None) -> str:
     """What `export` says of the total students see on Gradescope."""
     if score_visibility is None:
         return "students see their total; the hidden checks show as one line with their points (set " \
@@ -285,7 +294,8 @@ def total_in_words(score_visibility):
         "each hidden check hidden"
 
 
-def late_policy(report, policy, submitted, members, max_score):
+def late_policy(report: GradescopeResults, policy: "Deadline | None", submitted: datetime | None,
+                members: Sequence[deadlines.Member], max_score: float | None) -> None:
     """The lab's late policy (lab.yaml's deadline) applied to `report` at Gradescope's own time of
     the submission, each member (deadlines.Member) against their own due time on Gradescope (an
     extension included; None: lab.yaml's), both from its metadata beside the submission, never
@@ -296,7 +306,7 @@ def late_policy(report, policy, submitted, members, max_score):
         return
     report.extra_data["time_source"] = "gradescope" if submitted else "unknown"
     if submitted is None:
-        report.extra_data["timing"] = "time unknown: no late policy applied"
+        report.extra_data["timing"] = f"{Timing.UNKNOWN}: no late policy applied"
         report.output += "\nThe submission time is unknown here: no late policy was applied."
         return
     report.extra_data["submitted_at"] = submitted.isoformat()
@@ -309,7 +319,7 @@ def late_policy(report, policy, submitted, members, max_score):
         if late is not None:
             report.output += " The group's score carries the largest penalty."
     if late is None:
-        report.extra_data["timing"] = "on time"
+        report.extra_data["timing"] = Timing.ON_TIME.value
         return
     cut = _verdict(late)
     report.extra_data["timing"] = cut
@@ -320,6 +330,6 @@ def late_policy(report, policy, submitted, members, max_score):
 def _verdict(late):
     """'on time', or '1 d 2.0 h late: -20%' (or the score 0 past the cap)."""
     if late is None:
-        return "on time"
+        return Timing.ON_TIME.value
     return f"{deadlines.describe(late)}: " + ("score 0 past the late policy's cap" if late.zeroed
                                               else f"-{late.penalty_percent:g}%")

@@ -1,5 +1,6 @@
 """The path arguments of the instructor's commands, checked before any work: each mistake is one
 sentence (a UsageError, exit status 2) instead of an IsADirectoryError or FileExistsError."""
+import os
 from pathlib import Path
 
 from grader.errors import UsageError
@@ -17,7 +18,7 @@ def _missing(option, path):
     return UsageError(f"{option} {one_line(str(path))} does not exist{twin}")
 
 
-def existing_file(option, path):
+def existing_file(option: str, path: str | os.PathLike) -> Path:
     """A file to read."""
     path = Path(path)
     if path.is_dir():
@@ -27,7 +28,7 @@ def existing_file(option, path):
     return path
 
 
-def existing_folder(option, path, what="a folder"):
+def existing_folder(option: str, path: str | os.PathLike, what: str = "a folder") -> Path:
     """A folder to read."""
     path = Path(path)
     if path.exists() and not path.is_dir():
@@ -37,7 +38,7 @@ def existing_folder(option, path, what="a folder"):
     return path
 
 
-def new_file(option, path, suffix=None):
+def new_file(option: str, path: str | os.PathLike, suffix: str | None = None) -> Path:
     """A file to write: not a folder, in a folder that exists, with `suffix` when given."""
     path = Path(path)
     if path.is_dir():
@@ -49,7 +50,7 @@ def new_file(option, path, suffix=None):
     return path
 
 
-def output_folder(option, path, what):
+def output_folder(option: str, path: str | os.PathLike, what: str) -> Path:
     """A folder to write into: new, or `what` (it may exist as a folder, never as a file)."""
     path = Path(path)
     if path.exists() and not path.is_dir():

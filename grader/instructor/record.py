@@ -10,7 +10,10 @@ and each feedback page read it, never working a grade out again on their own.
     OUT/adjustments.json    every adjustment given, in order: kept through any regrade
 """
 import math
+import os
+from collections.abc import Iterable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo
 
@@ -21,12 +24,13 @@ from grader.files import write_atomic
 from grader.identity import identity, shown
 from grader.instructor import deadlines
 from grader.manifest import Deadline
-from grader.results import Adjustment, BatchRow
+from grader.results import Adjustment, BatchRow, TimeSource
 
 RECORD = "final.json"
 ADJUSTMENTS = "adjustments.json"
 LOG = TypeAdapter(list[Adjustment])
 Assume = Literal["on time", "late"] | None
+PolicyFrom = Literal["", "lab.yaml", "command line"]
 
 
 class QuizMark(BaseModel):
@@ -40,33 +44,37 @@ class FinalRecord(BaseModel):
     decided_by: str                         # the command whose policy is in force: "grade.py gradebook"
     decided_at: datetime
     policy: Deadline | None = None          # the late policy in force (lab.yaml's, or the command line's)
-    policy_from: Literal["", "lab.yaml", "command line"] = ""
+    policy_from: PolicyFrom = ""
     zone: str = ""                          # the due time's named zone, where it had one (days late on its clock)
     assume: Assume = None                   # what an unknown time was taken as
     max_score: float | None = None
     rows: list[BatchRow]
     quiz: dict[str, QuizMark] = {}          # identity -> the class quiz's mark, where one was read
 
-    def deadline(self):
+    def deadline(self) -> Deadline | None:
         """The policy with its due time on its own named clock again (JSON keeps only the offset)."""
         if self.policy is None or not self.zone:
             return self.policy
         return self.policy.model_copy(update={"due": self.policy.due.astimezone(ZoneInfo(self.zone))})
 
 
-def decide(rows, policy, policy_from, decided_by, *, times=None, extensions=None, assume=None, adjustments=(),
-           max_score=None, quiz=None, earlier=None):
+def decide(rows: Iterable[BatchRow], policy: Deadline | None, policy_from: PolicyFrom, decided_by: str, *,
+           times: dict[str, datetime | None] | None = None, extensions: dict[str, float | datetime] | None = None,
+           assume: Assume = None, adjustments: Iterable[Adjustment] = (), max_score: float | None = None,
+           quiz: dict[str, QuizMark] | None = None, earlier: "FinalRecord | None" = None) -> "FinalRecord":
     """The FinalRecord of `rows` (a batch's BatchRows) under `policy` (a labs.Deadline or None).
 
     `times` ({identity: time}): the only source of times where given; else a row keeps one from
     the instructor's timestamps. `extensions` ({identity: hours or time}, the roster's) where
     given; else a row keeps the extension it has. `earlier`: the record before (its quiz kept)."""
-    by_student = {}
+    by_student: dict[str, list[Adjustment]] = {}
     for a in adjustments:
         by_student.setdefault(identity(a.student), []).append(a)
     decided = []
     for row in sorted(rows, key=lambda r: r.student):
         key = identity(row.student)
+        when: datetime | None
+        source: TimeSource
         if times is not None:
             when, source = times.get(key), "timestamps"
         else:
@@ -94,7 +102,7 @@ def _adjusted(row, adjustments, max_score):
     return row.model_copy(update={"final_score": round(min(final, top) if top else final, 4) + 0.0})
 
 
-def again(out, decided_by):
+def again(out: Path, decided_by: str) -> FinalRecord:
     """The record in `out` decided again with its own policy, times and extensions and the
     adjustments as they stand now (after grade.py adjust)."""
     record = load(out)
@@ -104,7 +112,7 @@ def again(out, decided_by):
                   adjustments=read_adjustments(out), max_score=record.max_score, earlier=record)
 
 
-def load(out):
+def load(out: Path) -> FinalRecord | None:
     """OUT/final.json, or None where there is none (a batch from before the record)."""
     try:
         return FinalRecord.model_validate_json((out / RECORD).read_text(encoding="utf-8"))
@@ -112,11 +120,11 @@ def load(out):
         return None
 
 
-def save(out, record):
+def save(out: Path, record: FinalRecord) -> None:
     write_atomic(out / RECORD, record.model_dump_json(indent=2))
 
 
-def read_adjustments(out):
+def read_adjustments(out: Path) -> list[Adjustment]:
     """Every adjustment given so far, oldest first."""
     path = out / ADJUSTMENTS
     if not path.is_file():
@@ -127,12 +135,13 @@ def read_adjustments(out):
         raise UsageError(f"{path}: not a list of adjustments (it is grade.py adjust's: fix or remove it)") from None
 
 
-def add_adjustments(out, new):
+def add_adjustments(out: Path, new: Iterable[Adjustment]) -> None:
     """Append `new` to OUT/adjustments.json."""
     write_atomic(out / ADJUSTMENTS, LOG.dump_json([*read_adjustments(out), *new], indent=2).decode())
 
 
-def adjustment(student, points, reason, source, students):
+def adjustment(student: str | None, points: object, reason: str | None, source: str,
+               students: dict[str, str]) -> Adjustment:
     """An Adjustment from what the instructor typed (`source`: where, for an error), its student
     one of `students` ({identity: name}) in their one normal form; UsageError in one sentence."""
     name = students.get(identity(student or ""))
@@ -150,7 +159,7 @@ def adjustment(student, points, reason, source, students):
                       at=datetime.now(timezone.utc), source=source)
 
 
-def read_adjustments_csv(path, students):
+def read_adjustments_csv(path: str | os.PathLike, students: dict[str, str]) -> list[Adjustment]:
     """[Adjustment] from a CSV with the columns student, points, reason; each bad line refused in
     one sentence naming the file and line."""
     from grader.csvfile import read_table
@@ -160,7 +169,7 @@ def read_adjustments_csv(path, students):
             for row in read_table(path, ["student", "points", "reason"], "--file").rows]
 
 
-def in_words(row):
+def in_words(row: BatchRow) -> list[str]:
     """Each of the row's adjustments in words: '+5: regrade of test 3 (2026-12-07)'."""
     return [f"{a.points:+g}: {a.reason} ({a.at.date().isoformat()})" for a in row.adjustments]
 

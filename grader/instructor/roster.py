@@ -3,15 +3,21 @@ ids, with what extension) and the class quiz's gradebook. Students are keyed by
 grader.identity.identity, so a name matches in any case or Unicode form; the files are read by
 grader.csvfile's reader, and each bad cell is refused in a sentence naming its line and column."""
 import math
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from grader.csvfile import read_table
+from grader.csvfile import Row, read_table
 from grader.errors import QuizError, UsageError
 from grader.identity import as_read, identity, look_alikes, shown
 from grader.times import NotATime, read_column
+
+if TYPE_CHECKING:
+    from grader.manifest import Lab
 
 YEAR_HOURS = 366 * 24                   # the longest extension given in hours
 FIELDS = ("name", "id", "sis_user_id", "sis_login_id", "email", "section")
@@ -36,7 +42,7 @@ class Quiz:
     passed: bool
 
 
-def extension(text, where, when=None):
+def extension(text: str, where: str, when: datetime | None = None) -> float | datetime:
     """Hours (a finite number from 0 to a year's) or an aware time, from a roster cell; `when`:
     the cell as its column's order of day and month read it (grader.times.read_column)."""
     if not text:
@@ -61,11 +67,12 @@ def _hours(text):
     return True
 
 
-def read_roster(path):
+def read_roster(path: str | os.PathLike) -> dict[str, RosterEntry]:
     """{identity: RosterEntry} from the roster CSV (grader.csvfile's reader); a student listed twice,
     in any form, or two whose names render alike, are refused."""
     table = read_table(path, ["student"], "--roster")
-    rows, lines = [row for row in table.rows if identity(row.cells["student"])], {}
+    rows = [row for row in table.rows if identity(row.cells["student"])]
+    lines: dict[str, Row] = {}
     for row in rows:
         key = identity(row.cells["student"])
         if key in lines:
@@ -77,7 +84,7 @@ def read_roster(path):
         raise UsageError(f"{table.where} line {second.line}: {as_read(group[1])} looks like {as_read(group[0])} of "
                          f"line {first.line}: two students whose names render alike; rename one")
 
-    def at(line):
+    def at(line: int | None) -> str:
         return table.at(line, "extension")
 
     cells = {row.line: row.cells.get("extension", "") for row in rows}
@@ -93,7 +100,7 @@ def read_roster(path):
             for key, row in lines.items()}
 
 
-def read_quiz(path, lab, students):
+def read_quiz(path: str | os.PathLike, lab: "Lab | None", students: Iterable[str]) -> dict[str, Quiz]:
     """{identity: Quiz} from the class quiz: a form's responses (graded against `lab`'s quiz) or the
     gradebook of grade.py quiz --class, read by the one reader of them (grader/quiz/responses.py).
     QuizError when none of `students` took it: another class's file, or names not the submissions'."""

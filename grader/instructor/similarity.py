@@ -28,6 +28,7 @@ import itertools
 import tokenize
 import zlib
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 K, W = 6, 4                     # k-gram length and winnowing window, in tokens
@@ -48,8 +49,8 @@ class Pair:
 
 @dataclass(frozen=True)
 class Prints:
-    whole: frozenset            # the function's winnowed hashes
-    own: frozenset              # those the course did not give (nor, in a large class, its idioms)
+    whole: frozenset[int]       # the function's winnowed hashes
+    own: frozenset[int]         # those the course did not give (nor, in a large class, its idioms)
     text: str                   # the function as written
 
 
@@ -60,7 +61,7 @@ class Cluster:
     pairs: list[Pair]
 
     @property
-    def functions(self):
+    def functions(self) -> list[str]:
         return sorted({p.function for p in self.pairs})
 
 
@@ -116,7 +117,7 @@ def _without_docstring(body):
     return body[1:] if docstring else body
 
 
-def tokens(function):
+def tokens(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module) -> list[str]:
     """The normalised tokens of a parsed function (ast.FunctionDef), or of a module's statements."""
     visitor = _Tokens(_bound_names(function))
     if not isinstance(function, ast.Module):
@@ -126,12 +127,12 @@ def tokens(function):
     return visitor.out
 
 
-def kgrams(stream, k=K):
+def kgrams(stream: Sequence[str], k: int = K) -> list[int]:
     """The hash of every run of k tokens."""
     return [zlib.crc32("\0".join(stream[i:i + k]).encode()) for i in range(len(stream) - k + 1)]
 
 
-def winnow(stream, k=K, w=W):
+def winnow(stream: Sequence[str], k: int = K, w: int = W) -> set[int]:
     """The set of winnowed hashes of a token stream (step 3 above)."""
     hashes = kgrams(stream, k)
     if len(hashes) <= w:
@@ -139,7 +140,7 @@ def winnow(stream, k=K, w=W):
     return {min(hashes[start:start + w]) for start in range(len(hashes) - w + 1)}
 
 
-def given_hashes(sources):
+def given_hashes(sources: Iterable[str]) -> frozenset[int]:
     """Every k-gram hash of the code the course gave (step 4): each top-level function of each
     source, and its other top-level statements as one stream."""
     given = set()
@@ -155,7 +156,7 @@ def given_hashes(sources):
     return frozenset(given)
 
 
-def find_function(source, name):
+def find_function(source: str, name: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str] | None:
     """(the top-level function `name` in `source` as parsed, its text), or None."""
     try:
         module = ast.parse(source)
@@ -167,7 +168,7 @@ def find_function(source, name):
     return None
 
 
-def fingerprints(source, name, given=frozenset()):
+def fingerprints(source: str, name: str, given: frozenset[int] = frozenset()) -> Prints | None:
     """The Prints of function `name` in `source` (its own: less the hashes in `given`), or None."""
     found = find_function(source, name)
     if found is None:
@@ -177,22 +178,23 @@ def fingerprints(source, name, given=frozenset()):
     return Prints(whole, whole - given, text)
 
 
-def similarity(sources, functions, given, reference=None, threshold=THRESHOLD):
+def similarity(sources: Mapping[str, Mapping[str, str]], functions: Mapping[str, str], given: Iterable[str],
+               reference: Mapping[str, str] | None = None, threshold: float = THRESHOLD) -> Similarity:
     """The class's clusters and its matches of the reference (a Similarity).
 
     sources: {student: {file name: source text}}; functions: {function: file name};
     given: texts of the code the course gave (stubs, the lesson's listings);
     reference: {file name: the reference solution's text}, or None where there is none.
     """
-    given, found = given_hashes(given), Similarity(compared=len(sources))
+    course, found = given_hashes(given), Similarity(compared=len(sources))
     pairs = []
     for function, file in functions.items():
-        prints = {}
+        prints: dict[str, Prints] = {}
         for student, files in sources.items():
-            kept = fingerprints(files.get(file, ""), function, given)
+            kept = fingerprints(files.get(file, ""), function, course)
             if kept and len(kept.own) >= MIN_PRINTS:
                 prints[student] = kept
-        theirs = fingerprints((reference or {}).get(file, ""), function, given)
+        theirs = fingerprints((reference or {}).get(file, ""), function, course)
         if theirs and len(theirs.own) >= MIN_PRINTS:
             found.reference += [_pair(function, (student, REFERENCE), mine, theirs) for student, mine in prints.items()]
         pairs += [_pair(function, (a, b), prints_a, prints_b) for (a, prints_a), (b, prints_b)
@@ -221,9 +223,9 @@ def _drop_common(prints):
             if len(kept.own - common) >= MIN_PRINTS}
 
 
-def clusters(pairs):
+def clusters(pairs: Sequence[Pair]) -> list[Cluster]:
     """The connected groups of students that `pairs` link, each with its pairs; largest, then most alike, first."""
-    group = {}                                  # union-find: student -> a student of the same group
+    group: dict[str, str] = {}                  # union-find: student -> a student of the same group
 
     def root(student):
         while group.setdefault(student, student) != student:
@@ -231,7 +233,7 @@ def clusters(pairs):
         return student
     for pair in pairs:
         group[root(pair.students[0])] = root(pair.students[1])
-    members = {}
+    members: dict[str, list[str]] = {}
     for student in list(group):
         members.setdefault(root(student), []).append(student)
     found = [Cluster(sorted(names), sorted((p for p in pairs if root(p.students[0]) == key), key=_most_alike))
@@ -239,7 +241,7 @@ def clusters(pairs):
     return sorted(found, key=lambda c: (-len(c.students), _most_alike(c.pairs[0])))
 
 
-def line_shapes(code):
+def line_shapes(code: str) -> list[str]:
     """Each line of a function's text in its normalised form (no comment, no spacing, bound names
     as V, strings as S), for lining two copies up; text the tokenizer cannot read is kept as written."""
     lines = code.splitlines()

@@ -17,6 +17,7 @@ from grader.judge.launchers import launcher_for
 from grader.judge.linux import PR_SET_PDEATHSIG, libc, stop_then_kill
 from grader.judge.sandbox import write_files
 from grader.judge.zygote import Zygote
+from grader.kinds import Answer
 from grader.manifest import find_lab
 
 
@@ -44,9 +45,9 @@ class WarmGrader:
         try:
             results = grade(self.lab, folder, device=self.options["device"], select=self.options["select"],
                             sandbox=self.options["sandbox"], zygote=self.zygote)
-            return "graded", results.model_dump(mode="json")
+            return Answer.GRADED, results.model_dump(mode="json")
         except Exception as error:
-            return "regrade", f"the grader failed: {type(error).__name__}: {error}"
+            return Answer.REGRADE, f"the grader failed: {type(error).__name__}: {error}"
         finally:
             self.zygote.reset()
 
@@ -80,7 +81,7 @@ def _work(lab_folder, options, conn):
     try:
         grader = options.get("grader", WarmGrader)(lab_folder, options)
     except Exception as error:
-        conn.send(("failed", f"{type(error).__name__}: {error}"))
+        conn.send((Answer.FAILED, f"{type(error).__name__}: {error}"))
         return
 
     def stop(*_):                   # SIGTERM from the main process: leave nothing behind
@@ -124,7 +125,7 @@ class Worker:
         elif self.process.is_alive():
             return None
         self.process.join(1)
-        return "died", (f"the grading process stopped unexpectedly (exit status {self.process.exitcode}); "
+        return Answer.DIED, (f"the grading process stopped unexpectedly (exit status {self.process.exitcode}); "
                         "run the batch again to grade this one")
 
     def quit(self):
@@ -165,15 +166,15 @@ def grade_all(lab, todo, count, options, done):
                 if answer is None:
                     continue
                 kind, data = answer
-                if kind == "failed":
+                if kind == Answer.FAILED:
                     raise SetupError(f"a grading worker could not start: {data}")
                 job, worker.job = worker.job, None
-                if kind == "died":
+                if kind == Answer.DIED:
                     workers.remove(worker)
                     worker.stop()
                     if queue:
                         workers.append(Worker(context, lab, options))
-                done(job, "regrade" if kind == "died" else kind, data)
+                done(job, Answer.REGRADE if kind == Answer.DIED else kind, data)
     finally:
         for worker in workers:
             worker.quit()

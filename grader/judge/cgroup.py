@@ -12,6 +12,7 @@ then share one session, so one autogroup of the scheduler.
 """
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from grader.judge.linux import stop_then_kill
@@ -21,7 +22,7 @@ SUBMISSION_MEMORY = 6 * 2**30   # bytes for a zygote and all it runs for one sub
 SUBMISSION_PROCESSES = 512      # processes and threads, the zygote's own included
 
 
-def judge_id(pid=None):
+def judge_id(pid: int | None = None) -> str | None:
     """A judge's PID namespace, pid and start time (ours, by default), as "ns.pid.start": the
     same pid taken again later, or in another namespace, is another judge. None where it cannot
     be read: gone, or a process we may not inspect."""
@@ -34,14 +35,14 @@ def judge_id(pid=None):
     return f"{namespace}.{pid}.{started}"
 
 
-def gone(judge):
+def gone(judge: str) -> bool:
     """Whether the judge named `judge` ("ns.pid.start") has ended for certain: one of our PID
     namespace whose pid is free now, a zombie's, or another process's (started at another time).
     Its namespace link is not read: root without CAP_SYS_PTRACE (a container's, Docker's) may not
     read that of a process with more capabilities than its own, and such a judge is alive, not
     gone. A judge of another namespace, or a name that is none, is not ours to judge."""
     fields = judge.split(".")
-    if len(fields) != 3 or fields[0] != judge_id().split(".")[0] or not fields[1].isdigit():
+    if len(fields) != 3 or fields[0] != (judge_id() or "").split(".")[0] or not fields[1].isdigit():
         return False
     try:
         stat = Path(f"/proc/{fields[1]}/stat").read_text().rsplit(")", 1)[1].split()
@@ -55,21 +56,21 @@ def gone(judge):
 class Cgroup:
     """The folders of one group, one per hierarchy (v1) or one (v2)."""
 
-    def __init__(self, folders, cpu=False):
+    def __init__(self, folders: list[Path], cpu: bool = False) -> None:
         self.folders = folders
         self.cpu = cpu                  # the submission has a CPU share of its own
-        self.accounting = None          # the folder whose children's CPU time the kernel counts
-        self.shares = None              # v1's cpu folder, whose children share the submission's CPU
+        self.accounting: Path | None = None     # the folder whose children's CPU time the kernel counts
+        self.shares: Path | None = None         # v1's cpu folder, whose children share the submission's CPU
 
     @staticmethod
-    def fairness(group):
+    def fairness(group: "Cgroup | None") -> str:
         """How a submission's CPU is kept from starving others, in words, for the report."""
         if group is not None and group.cpu:
             return "a control group's equal CPU share"
         return "one scheduler group per child session (no cpu control group here)"
 
     @classmethod
-    def make(cls, name):
+    def make(cls, name: str) -> "Cgroup | None":
         """A new group limited to SUBMISSION_MEMORY and SUBMISSION_PROCESSES, or None."""
         if os.getuid() != 0:
             return None
@@ -106,7 +107,7 @@ class Cgroup:
         group.shares = next((folder for folder, _ in plan if (folder / "cpu.shares").exists()), None)
         return group
 
-    def account(self, pid):
+    def account(self, pid: int) -> list[Path]:
         """Groups of its own below ours for child `pid` and all it will start: the first where
         the kernel counts their CPU time whatever becomes of them (reaped by nobody, orphaned),
         and with v1 one with an equal share of the submission's CPU. [] where none can be made."""
@@ -123,7 +124,7 @@ class Cgroup:
         return made
 
     @staticmethod
-    def sweep():
+    def sweep() -> None:
         """Kill what is left in the groups of judges that are gone, and remove the groups: a
         judge killed (SIGKILL, a lost node) could not, and a student's daemon may live on there.
         Only a judge known to be gone (`gone`) loses its groups: the groups of any judge alive
@@ -134,12 +135,12 @@ class Cgroup:
                 stop_then_kill(left.pids)
                 left.remove()
 
-    def wrap(self, argv):
+    def wrap(self, argv: Sequence[str]) -> list[str]:
         """`argv` run inside the group: a shell joins it, then becomes the command (same pid)."""
         joins = " && ".join(f"echo $$ > {folder / 'cgroup.procs'}" for folder in self.folders)
         return ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *argv]
 
-    def pids(self):
+    def pids(self) -> list[int]:
         """The processes in the group now, its children's groups included."""
         found = []
         for procs in self.folders[0].rglob("cgroup.procs") if self.folders else []:
@@ -149,7 +150,7 @@ class Cgroup:
                 pass
         return found
 
-    def remove(self):
+    def remove(self) -> None:
         """Remove the folders, children's first, once their processes are gone (they die with the
         zygote)."""
         deadline = time.monotonic() + 2.0
@@ -168,7 +169,7 @@ class Cgroup:
         self.folders = []
 
 
-def forget(folder):
+def forget(folder: Path) -> None:
     """Remove a child's group if it is empty already (else its zygote's removal will)."""
     try:
         folder.rmdir()

@@ -8,11 +8,17 @@ import os
 import select
 import signal
 import threading
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from grader.judge.cgroup import forget
-from grader.judge.clock import Backstop, SessionMeter
+from grader.judge.clock import Backstop, Limit, SessionMeter
 from grader.judge.printed import OUTPUT_LIMIT
 from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
+from grader.kinds import Failure
+
+if TYPE_CHECKING:
+    import torch
 
 FRAMES = 12                  # frames of a traceback read from a child (innermost last)
 DRAIN_BYTES = 4 * 2**20      # read from the output pipe at a call's edges: more than a pipe holds
@@ -20,16 +26,15 @@ DRAIN_BYTES = 4 * 2**20      # read from the output pipe at a call's edges: more
 
 
 class CallFailed(Exception):
-    """A call of student code that did not return a value.
-
-    kind: "raised", "not_implemented", "timeout", "budget", "crashed", "bad_answer", "forbidden",
-    or "grader_fault": the grader could not run or read the call (a wall-time backstop, an answer
-    the wire could not carry); nothing is charged to the submission and it is graded again.
+    """A call of student code that did not return a value: how, as a grader.kinds.Failure (given as
+    one or as its string). Failure.GRADER_FAULT: the grader could not run or read the call (a
+    wall-time backstop, an answer the wire could not carry); nothing is charged to the submission
+    and it is graded again.
     """
 
-    def __init__(self, function, kind, message, where=()):
+    def __init__(self, function: str, kind: Failure | str, message: str, where: Iterable[str] = ()) -> None:
         super().__init__(message)
-        self.function, self.kind, self.message = function, kind, message
+        self.function, self.kind, self.message = function, Failure(kind), message
         self.where = list(where)
         self.given = ""             # the file given with the lab where it was raised, if not the learner's
 
@@ -85,7 +90,7 @@ class Child:
                 self._output += chunk[:room]
                 self._dropped += len(chunk) - min(room, len(chunk))
 
-    def take_output(self):
+    def take_output(self) -> tuple[bytes, int]:
         """What the child printed since the last take, as kept: (bytes, how many more were cut)."""
         self._pump_output()
         taken = bytes(self._output), self._dropped
@@ -110,14 +115,15 @@ class Child:
                     return
         return wait
 
-    def send(self, data, limit):
+    def send(self, data: bytes, limit: Limit) -> None:
         """Write a request until `limit` ends the call: a child may stop reading its pipe."""
         view = memoryview(data)
         while view:
             if select.select([], [self._request], [], limit.wait())[1]:
                 view = view[os.write(self._request, view):]
 
-    def call(self, module, function, args, kwargs, limit, device, echo=False):
+    def call(self, module: str, function: str, args: Sequence[Any], kwargs: dict[str, Any], limit: Limit,
+             device: "str | torch.device | None", echo: bool = False) -> Any:
         """Run module.function(*args, **kwargs) in the child; its value, with tensors on `device`.
 
         With `echo`, the value is an Echo (returned value, the positional arguments after the call):
@@ -141,17 +147,17 @@ class Child:
             self._drain()
         except TimeoutError:
             self.kill()
-            raise CallFailed(function, "timeout", "no answer in time") from None
+            raise CallFailed(function, Failure.TIMEOUT, "no answer in time") from None
         except Backstop:
             self.kill()
-            raise CallFailed(function, "grader_fault", f"the machine was too busy: no answer after "
+            raise CallFailed(function, Failure.GRADER_FAULT, f"the machine was too busy: no answer after "
                              f"{limit.clock.wall():.0f} s, of which your code was charged only "
                              f"{limit.clock.charged():.1f} s") from None
         except (EOFError, OSError):
             raise CallFailed(function, *self._ended()) from None
         except wire.WireError as error:
             self.kill()
-            raise CallFailed(function, "bad_answer", f"its answer was not plain data: {error}") from None
+            raise CallFailed(function, Failure.BAD_ANSWER, f"its answer was not plain data: {error}") from None
         try:
             answer = wire.sanitize(answer, device)
             if type(answer) is not dict:
@@ -171,7 +177,8 @@ class Child:
             raise
         except Exception as error:      # any field of the wrong kind: a tensor for an id, say
             self.kill()
-            raise CallFailed(function, "bad_answer", f"its answer was malformed ({type(error).__name__})") from None
+            raise CallFailed(function, Failure.BAD_ANSWER,
+                             f"its answer was malformed ({type(error).__name__})") from None
 
     def _failure(self, function, error):
         """The CallFailed a child's error record stands for."""
@@ -181,16 +188,16 @@ class Child:
             raise wire.WireError("an error that is not a record")
         kind, text = str(error["type"])[:100], str(error["message"])[:MESSAGE_LIMIT]
         if error["not_implemented"]:
-            return CallFailed(function, "not_implemented", str(error["not_implemented"])[:100])
+            return CallFailed(function, Failure.NOT_IMPLEMENTED, str(error["not_implemented"])[:100])
         if kind == "WireError":
-            return CallFailed(function, "bad_answer", f"returned {text}")
+            return CallFailed(function, Failure.BAD_ANSWER, f"returned {text}")
         if kind == "GraderFault":       # the child's word: believed for one more try, not for ever
-            return CallFailed(function, "grader_fault" if self.believe_faults else "bad_answer",
+            return CallFailed(function, Failure.GRADER_FAULT if self.believe_faults else Failure.BAD_ANSWER,
                               f"the grader could not carry its answer ({text})")
         if kind == "ForbiddenCall":     # grader/judge/trap.py: a call the lab forbids
-            return CallFailed(function, "forbidden", text)
+            return CallFailed(function, Failure.FORBIDDEN, text)
         where = [str(w)[:200] for w in error["where"][-FRAMES:]]
-        return CallFailed(function, "raised", f"{kind}: {text}" if text else kind, where)
+        return CallFailed(function, Failure.RAISED, f"{kind}: {text}" if text else kind, where)
 
     def _place(self, args):
         """Tensor arguments into the shared memory: (arguments with markers, where each went)."""
@@ -243,19 +250,19 @@ class Child:
             status = self.zygote.ask({"op": "status", "pid": self.pid, "timeout": 2.0})["status"]
         except ZygoteGone as gone:
             self.close()
-            return "grader_fault" if self.believe_faults else "crashed", \
+            return Failure.GRADER_FAULT if self.believe_faults else Failure.CRASHED, \
                 f"the sandbox was stopped while your code ran ({gone})"
         self.kill()
         if status is None:
-            return "crashed", "the process running your code closed its channel to the grader"
+            return Failure.CRASHED, "the process running your code closed its channel to the grader"
         if os.WIFSIGNALED(status):
             name = signal.Signals(os.WTERMSIG(status)).name
             hint = " (out of memory?)" if os.WTERMSIG(status) == signal.SIGKILL else ""
-            return "crashed", f"the process running your code was killed by {name}{hint}"
-        return "crashed", f"the process running your code exited with status " \
+            return Failure.CRASHED, f"the process running your code was killed by {name}{hint}"
+        return Failure.CRASHED, f"the process running your code exited with status " \
             f"{os.waitstatus_to_exitcode(status)} (sys.exit / os._exit?)"
 
-    def kill(self):
+    def kill(self) -> None:
         """Kill the child and everything in its session; idempotent."""
         if self.alive:
             try:
@@ -264,7 +271,7 @@ class Child:
                 pass
         self.close()
 
-    def close(self):
+    def close(self) -> None:
         """Close its pipes and memory, once: a closed number may be reused by any other file."""
         with self._fds:
             self.alive = False

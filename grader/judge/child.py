@@ -181,9 +181,9 @@ def answered(answer, value, wire, limit):
 
 
 meta_device = None                  # meta_device.py, once torch is imported
-order_signals = {}                  # the signal handlers Python had, before the zygote ignored them
-plain_uid = None                    # a plain process's children's own user, when started as root
-python_prefixes = []                # the judge's launchers.python_prefixes(): Python's own folders
+order_signals: dict = {}            # the signal handlers Python had, before the zygote ignored them
+plain_uid: int | None = None        # a plain process's children's own user, when started as root
+python_prefixes: list[str] = []     # the judge's launchers.python_prefixes(): Python's own folders
 offline = False                     # as root, plain: the kernel gives us network namespaces
 OPEN_TO_ALL = ["/tmp", "/var/tmp", "/dev/shm"]      # where every user may write: a child's own
 

@@ -12,6 +12,7 @@ import platform
 import re
 import signal
 import subprocess
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
@@ -34,7 +35,7 @@ CHILD_OOM_SCORE, ZYGOTE_OOM_SCORE = 1000, 500
 libc = ctypes.CDLL(None, use_errno=True)
 
 
-def checked(result, what):
+def checked(result: int, what: str) -> int:
     """A libc call's result, or OSError naming what failed."""
     if result != 0:
         error = ctypes.get_errno()
@@ -42,7 +43,7 @@ def checked(result, what):
     return result
 
 
-def map_root(flags):
+def map_root(flags: int) -> None:
     """unshare(flags), a new user namespace among them, in which we are root: uid 0 there is
     who we were, and nobody else."""
     uid, gid = os.getuid(), os.getgid()
@@ -52,7 +53,7 @@ def map_root(flags):
     Path("/proc/self/gid_map").write_text(f"0 {gid} 1")
 
 
-def unprivileged(uid):
+def unprivileged(uid: int) -> None:
     """Inside bubblewrap: become `uid` (when started as root), then root of a user namespace of
     our own, which owns the mounts each child makes and maps to nothing on the host but `uid`."""
     parent = os.getppid()
@@ -68,7 +69,7 @@ def unprivileged(uid):
         os._exit(1)
 
 
-def first_to_go(pid="self"):
+def first_to_go(pid: int | str = "self") -> None:
     """Make process `pid` (ourselves by default) a child's: the first the kernel kills when memory
     runs out (CHILD_OOM_SCORE is above every other score but another child's), before its zygote.
     Set by root with CAP_SYS_RESOURCE it is also the least the process and all it starts may set;
@@ -77,7 +78,7 @@ def first_to_go(pid="self"):
         Path(f"/proc/{pid}/oom_score_adj").write_text(str(CHILD_OOM_SCORE))
 
 
-def deaf():
+def deaf() -> dict:
     """Ignore every signal a process may send: PID 1 keeps only those it handles, and Python
     handles SIGINT. Faults stay as they are. Returns the handlers Python had, for children."""
     keep = {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD, signal.SIGSEGV, signal.SIGBUS,
@@ -93,7 +94,8 @@ def deaf():
     return handlers
 
 
-def fresh_namespaces(folders, scratch_bytes, keep, owner=None, network=True):
+def fresh_namespaces(folders: Sequence[str], scratch_bytes: int, keep: Sequence[str], owner: int | None = None,
+                     network: bool = True) -> bool:
     """New mount, IPC and (`network`) network namespaces, with an empty tmpfs over each of
     `folders`: nothing any other child wrote or kept in the kernel (files, IPC objects) is here,
     nothing made here outlives this child, and no other child can be reached by a socket (an
@@ -116,7 +118,7 @@ def fresh_namespaces(folders, scratch_bytes, keep, owner=None, network=True):
     return True
 
 
-def read_only_but(writable):
+def read_only_but(writable: Iterable[str]) -> None:
     """In a mount namespace of our own, as real root: every mount read-only (bound again, so the
     host's stay as they are) but the folders `writable`, each bound on itself if it was no mount,
     and /proc, whose files their modes guard. A child then writes nowhere else: not in a folder
@@ -134,7 +136,7 @@ def read_only_but(writable):
                 checked(-1, f"make {point} read-only")      # else hidden under a later mount
 
 
-def mounts():
+def mounts() -> list[tuple[str, list[str], str]]:
     """(mount point, its options, its file system's type) of every mount we see."""
     found = []
     for line in Path("/proc/self/mountinfo").read_bytes().splitlines():
@@ -144,7 +146,7 @@ def mounts():
     return found
 
 
-def cover(folder, options, keep):
+def cover(folder: Path, options: str, keep: Iterable[str]) -> None:
     """An empty tmpfs over `folder`, with the folders `keep` (beneath it) bound back in."""
     kept = {prefix: os.open(prefix, os.O_PATH | os.O_DIRECTORY) for prefix in keep}
     checked(libc.mount(b"tmpfs", bytes(folder), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()),
@@ -156,7 +158,7 @@ def cover(folder, options, keep):
         os.close(fd)
 
 
-def drop_privileges(become=None, offline=False):
+def drop_privileges(become: int | None = None, offline: bool = False) -> None:
     """Lose every capability for good: bounding set, securebits, the sets themselves, and no
     new privileges through exec; no user namespace or key either (seccomp_filter, `offline`
     too). `become`: a uid to take on the way, as root. Checked afterwards: a child that kept any
@@ -179,14 +181,14 @@ def drop_privileges(become=None, offline=False):
         raise OSError("capabilities survived the drop")
 
 
-def python_for_everyone(prefixes, traces=()):
+def python_for_everyone(prefixes: Sequence[str], traces: Iterable[str] = ()) -> None:
     """As root, for a plain process and its children: a mount namespace of our own in which
     each folder that hides one of Python's `prefixes` from other users (a 0700 /root, say) is
     an empty, traversable tmpfs with the prefixes bound back in, and the course's `traces` in
     them are hidden (launchers.course_traces). Children that lose root can still import, and
     see nothing else of what was hidden. Where no mount namespace may be made, the traces stay:
     children read the course itself there anyway."""
-    hidden = {}
+    hidden: dict[Path, list[str]] = {}
     for prefix in prefixes:
         for folder in reversed(Path(prefix).parents):           # from / down
             if not folder.stat().st_mode & 0o001:               # others may not pass through
@@ -221,7 +223,7 @@ class _Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_Filter))]
 
 
-def seccomp_filter(offline=False):
+def seccomp_filter(offline: bool = False) -> None:
     """A seccomp filter, for us and all we start: clone and unshare may not make a user
     namespace (in one, a process holds every capability again, over the kernel code behind most
     local root exploits), clone3 is unavailable (its flags cannot be read: libc falls back to
@@ -251,12 +253,12 @@ def seccomp_filter(offline=False):
         (equal, 1, 0, clone), (equal, 0, 3, unshare),
         (load, 0, 0, 16), (bits, 0, 1, CLONE_NEWUSER), (give, 0, 0, refuse),  # .args[0], low half
         (give, 0, 0, allow)]
-    filters = (_Filter * len(program))(*program)
+    filters = (_Filter * len(program))(*program)  # type: ignore[misc]   # tuples, read as structures
     checked(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_Program(len(program), filters)), 0, 0),
             "seccomp")
 
 
-def remove(*paths):
+def remove(*paths: str | os.PathLike) -> None:
     """Remove files and folders whatever a child left in them: modes that forbid it and any
     depth (GNU chmod and rm walk iteratively; Python's rmtree recurses, and dies past ~1000)."""
     if paths:
@@ -264,7 +266,7 @@ def remove(*paths):
         subprocess.run(["/bin/rm", "-rf", "--", *map(str, paths)], capture_output=True)
 
 
-def owned(uid, folders):
+def owned(uid: int, folders: Iterable[str]) -> list[str]:
     """What `uid` owns in `folders` and in the folders there every user may write (/tmp/.X11-unix):
     the only places a user of its own can have written outside its own folders."""
     found, todo = [], [os.path.realpath(folder) for folder in folders if os.path.isdir(folder)]
@@ -279,7 +281,7 @@ def owned(uid, folders):
     return found
 
 
-def processes():
+def processes() -> dict[int, tuple[int, int, str]]:
     """{pid: (parent pid, session id, state letter)} of every process, from /proc."""
     found = {}
     for entry in Path("/proc").iterdir():
@@ -291,7 +293,7 @@ def processes():
     return found
 
 
-def below(roots, table):
+def below(roots: Iterable[int], table: dict[int, tuple[int, int, str]]) -> list[int]:
     """`roots` and every process below them in a processes() table."""
     found, frontier = list(roots), set(roots)
     while frontier:
@@ -300,16 +302,16 @@ def below(roots, table):
     return found
 
 
-def descendants(root):
+def descendants(root: int) -> list[int]:
     """PIDs of every process below `root`."""
     return below([root], processes())[1:]
 
 
-def stop_then_kill(find, rounds=200):
+def stop_then_kill(find: Callable[[], Iterable[int]], rounds: int = 200) -> set[int]:
     """SIGSTOP what find() returns, with its process group, until it returns nothing new, then
     SIGKILL it all: a process that forks and exits as fast as it can is frozen before it gets
     away. Returns the pids."""
-    stopped = set()
+    stopped: set[int] = set()
     for _ in range(rounds):
         new = set(find()) - stopped
         if not new:
@@ -320,7 +322,7 @@ def stop_then_kill(find, rounds=200):
     return stopped
 
 
-def signal_all(pids, number):
+def signal_all(pids: Iterable[int], number: int) -> None:
     """Send `number` to each process and to its process group, whatever is gone already."""
     for pid in pids:
         for send, target in ((os.kill, pid), (os.killpg, None)):

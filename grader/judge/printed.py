@@ -11,17 +11,17 @@ class Printed:
     check takes it. What comes for a check that took its own already (a call it left running,
     a fixture's teardown) is dropped: it never reaches the check that happens to come next."""
 
-    def __init__(self, show_all=False):
+    def __init__(self, show_all: bool = False) -> None:
         self.show_all = show_all
-        self._kept = {}             # check -> [bytes kept, bytes cut]
-        self._taken = set()         # checks whose output is written: nothing more is kept for them
+        self._kept: dict[str, list] = {}    # check -> [bytes kept, bytes cut]
+        self._taken: set[str] = set()       # checks whose output is written: nothing more is kept for them
         self._lock = threading.Lock()
 
     @property
-    def limit(self):
+    def limit(self) -> int:
         return FULL_OUTPUT_LIMIT if self.show_all else OUTPUT_LIMIT
 
-    def keep(self, check, data, cut):
+    def keep(self, check: str, data: bytes, cut: int) -> None:
         """Add what one call made for `check` printed (`cut`: bytes the child's pipe already dropped)."""
         with self._lock:
             if check in self._taken:
@@ -30,7 +30,7 @@ class Printed:
             room = max(0, self.limit - len(kept[0]))
             kept[:] = kept[0] + data[:room], kept[1] + cut + max(0, len(data) - room)
 
-    def take(self, check):
+    def take(self, check: str) -> str:
         """What the calls made for `check` printed, once: its first lines and a count of what was
         cut, or with show_all everything kept."""
         with self._lock:

@@ -31,6 +31,7 @@ from grader.judge.channel import CallFailed, Child
 from grader.judge.clock import SLEEP, Backstop, CallClock, Limit, WallClock
 from grader.judge.printed import Printed
 from grader.judge.zygote import ZygoteGone
+from grader.kinds import Failure
 
 FILES_TIMEOUT = 60.0         # wall seconds for a new child to take its files (no student code runs yet)
 HIDDEN = "hidden"            # the room whose output no learner sees: any call's output may go there
@@ -135,7 +136,8 @@ class Sandbox:
         except ZygoteGone as gone:      # no student code ran in this child: the grader's fault
             if gone.never_started:
                 raise SetupError(str(gone)) from None
-            raise CallFailed(function, "grader_fault" if self.believe_faults else "crashed", str(gone)) from None
+            fault = Failure.GRADER_FAULT if self.believe_faults else Failure.CRASHED
+            raise CallFailed(function, fault, str(gone)) from None
         child = Child(self.zygote, *forked, answer_bytes=self.lab.manifest.answer_mb * 2**20)
         child.output_limit, child.believe_faults = self.printed.limit, self.believe_faults
         try:
@@ -144,7 +146,7 @@ class Sandbox:
             child.send(wire.frame(setup), Limit(WallClock(), float("inf"), FILES_TIMEOUT))
         except Backstop:
             child.kill()
-            raise CallFailed(function, "grader_fault", "a new child did not take its files in time") from None
+            raise CallFailed(function, Failure.GRADER_FAULT, "a new child did not take its files in time") from None
         with self._lock:
             self._children.append(child)
             if self.started is None:
@@ -156,11 +158,11 @@ class Sandbox:
         CallFailed("grader_fault") once the submission's wall-time backstop is past."""
         backstop = self.lab.manifest.backstop * self.budget
         if self.started is not None and time.monotonic() - self.started > backstop:
-            raise CallFailed(function, "grader_fault", f"the machine was too busy: the submission was "
+            raise CallFailed(function, Failure.GRADER_FAULT, f"the machine was too busy: the submission was "
                              f"not graded within {backstop:g} s")
         left = self.budget - self.spent
         if left <= 0:
-            raise CallFailed(function, "budget", f"the submission's time budget of {self.budget:g} s "
+            raise CallFailed(function, Failure.BUDGET, f"the submission's time budget of {self.budget:g} s "
                              "ran out: the remaining checks were not run")
         return left
 
@@ -290,12 +292,12 @@ class Sandbox:
         try:
             return child.call(module, function, args, kwargs, limit, self.device, echo)
         except CallFailed as failure:
-            if failure.kind == "raised":
+            if failure.kind == Failure.RAISED:
                 failure.where, failure.given = learner_frames(failure.where, self.lab.manifest.student_files)
-            if failure.kind == "timeout" and left < timeout:
+            if failure.kind == Failure.TIMEOUT and left < timeout:
                 self._charge(clock)
                 self._left(function)            # raises: the budget ended the call
-            if failure.kind == "timeout":
+            if failure.kind == Failure.TIMEOUT:
                 failure.message = f"no answer within {timeout:g} s of CPU time, or {timeout * SLEEP:g} s of its own " \
                                   "time (an endless loop?)"
             raise

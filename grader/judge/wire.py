@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+Bytes = bytes | bytearray | memoryview
 MAX_FRAME = 256 * 2**20        # bytes of any frame
 SMALL_FRAME = 2**16            # bytes of a frame that carries no tensors (the zygote's replies)
 MAX_TREE = 2**20               # bytes of a frame's JSON tree
@@ -331,7 +332,7 @@ def recv_with_fds(sock: socket.socket, limit: int = MAX_FRAME) -> tuple[Any, lis
     return loads(_fill(sock.recv_into, bytearray(size))), fds
 
 
-def write_all(fd: int, data: bytes | Sequence) -> None:
+def write_all(fd: int, data: Bytes | Sequence[Bytes]) -> None:
     """Write bytes, or a frame's parts in turn, to a blocking file descriptor."""
     for part in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
         view = memoryview(part).cast("B")

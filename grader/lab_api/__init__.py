@@ -25,6 +25,7 @@ from concurrent.futures import Future
 
 from grader.judge.channel import CallFailed  # (for labs, too)
 from grader.judge.wire import build  # noqa: F401  (for labs: see above)
+from grader.kinds import Failure
 from grader.lab_api import apart, memo
 
 
@@ -123,7 +124,7 @@ class TrustedWork:
         try:
             return value.result()
         except Exception as error:
-            raise CallFailed(self.name, "grader_fault", f"the grader's own work ({self.name}{args}) failed: "
+            raise CallFailed(self.name, Failure.GRADER_FAULT, f"the grader's own work ({self.name}{args}) failed: "
                              f"{type(error).__name__}: {error}") from error
 
     def keep(self, value, *args):

@@ -48,7 +48,7 @@ def submit(executor, folders, module, function, *args):
     return then(submitted, _load)
 
 
-_requests = queue.SimpleQueue()     # (executor, what to submit, the Future of its value)
+_requests: queue.SimpleQueue = queue.SimpleQueue()     # (executor, what to submit, the Future of its value)
 _starter = None                     # the thread that submits them all
 _starter_lock = threading.Lock()
 

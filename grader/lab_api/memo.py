@@ -27,9 +27,9 @@ from grader.root import ROOT
 
 STATE = ROOT / ".grade"
 DIGEST = 32                     # bytes of SHA-256 that end every file
-_memory = {}                    # file name -> (value, digest), for this process's life
-_used = {}                      # file name -> digest, of what gradings used since forget_used()
-_pending = {}                   # path -> Future of a value being computed in this process
+_memory: dict[str, tuple[object, str]] = {}     # file name -> (value, digest), for this process's life
+_used: dict[str, str] = {}                      # file name -> digest, of what gradings used since forget_used()
+_pending: dict[Path, Future] = {}               # path -> Future of a value being computed in this process
 _lock = threading.RLock()       # reentrant: a value computed at once is kept under it
 
 

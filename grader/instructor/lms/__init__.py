@@ -10,9 +10,7 @@ from dataclasses import dataclass
 
 from grader.cells import csv_text
 from grader.instructor.lms import blackboard, canvas, moodle, plain
-from grader.instructor.lms.common import Columns, Scale, unmatched
-
-Table = list[list[object]]
+from grader.instructor.lms.common import Columns, Scale, Table, unmatched
 
 
 @dataclass(frozen=True)
@@ -22,7 +20,7 @@ class LmsFormat:
     summary: str                                    # a line of --help
     needs_roster: bool                              # rows found by the LMS's ids, which only --roster gives
     column_ids: bool                                # every column titled with the LMS's id of its item
-    table: Callable[[list, float, Scale, Columns], Table]
+    table: Callable[[list, float | None, Scale, Columns], Table]
     text: Callable[[Table], str] = csv_text         # the table as the file's text
 
 

@@ -4,31 +4,36 @@ enrolled is skipped); each grade column titled as the Grade Center's download ti
 "Title [Total Pts: N Score] |column id": a title without its column id makes a new text column of
 0 points. A comma-separated file holds every value inside quotes."""
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from grader.cells import inert
 from grader.errors import UsageError
-from grader.instructor.lms.common import OPTION, grades, identifiers, tops
+from grader.instructor.lms.common import OPTION, Columns, Scale, Table, grades, identifiers, tops
+
+if TYPE_CHECKING:
+    from grader.instructor.export import Line
 
 TITLE_AND_ID = re.compile(r"(.*?)\s*\|\s*([0-9]+)")     # "Lab 2 |123456", as --column gives it
 IDS = (("sis_login_id", "Username"),)
 
 
-def table(lines, max_score, scale, columns):
-    columns = _columns(columns)
+def table(lines: Sequence["Line"], max_score: float | None, scale: Scale, columns: Columns) -> Table:
+    titled = _columns(columns)
     identifiers(lines, IDS, "Blackboard")
     for line in lines:
-        if not line.entry.sis_login_id:
-            raise UsageError(f"--roster line {line.entry.line} ({line.entry.student!r}): no sis_login_id, the "
+        if not line.on_roster.sis_login_id:
+            raise UsageError(f"--roster line {line.on_roster.line} ({line.on_roster.student!r}): no sis_login_id, the "
                              "Blackboard Username by which the upload finds the student")
-    points = tops(lines, max_score, scale, columns)
+    points = tops(lines, max_score, scale, titled)
     rows = [["Username", *(f"{title} [Total Pts: {top} Score] |{column}"
-                           for (title, column), top in zip(columns.values(), points))]]
+                           for (title, column), top in zip(titled.values(), points))]]
     for line in lines:
-        rows.append([line.entry.sis_login_id, *grades(line, max_score, scale, columns)])
+        rows.append([line.on_roster.sis_login_id, *grades(line, max_score, scale, titled)])
     return rows
 
 
-def text(rows):
+def text(rows: Table) -> str:
     """Comma-separated, every value inside quotes, each cell inert (grader.cells)."""
     return "".join(",".join('"' + inert(cell).replace('"', '""') + '"' for cell in row) + "\r\n" for row in rows)
 

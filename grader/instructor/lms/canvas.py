@@ -3,9 +3,14 @@ Section; a "Points Possible" row; each row's student found by ID (digits), else 
 SIS Login ID, else by name (a guess, which these files never leave it to); each assignment column
 titled "Title (id)" (Assignment.title_and_id), any other title creating a new assignment."""
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from grader.errors import UsageError
-from grader.instructor.lms.common import OPTION, grades, identifiers, tops
+from grader.instructor.lms.common import OPTION, Columns, Scale, Table, grades, identifiers, tops
+
+if TYPE_CHECKING:
+    from grader.instructor.export import Line
 
 TITLE_AND_ID = re.compile(r"(.*)\s\(([0-9]+)\)")      # Ruby's \d, as Canvas reads it: 0-9 only
 NOT_ASSIGNMENTS = ("Current Score", "Current Points", "Current Grade", "Final Score", "Final Points",
@@ -14,11 +19,11 @@ NOT_ASSIGNMENTS = ("Current Score", "Current Points", "Current Grade", "Final Sc
 IDS = (("id", "ID"), ("sis_user_id", "SIS User ID"), ("sis_login_id", "SIS Login ID"))
 
 
-def table(lines, max_score, scale, columns):
+def table(lines: Sequence["Line"], max_score: float | None, scale: Scale, columns: Columns) -> Table:
     columns = _columns(columns)
     identifiers(lines, IDS, "Canvas")
     for line in lines:
-        entry = line.entry
+        entry = line.on_roster
         if entry.id and not re.fullmatch("[0-9]+", entry.id):
             raise UsageError(f"--roster line {entry.line}, column id: {entry.id!r} is not a Canvas user id (digits)")
         if not any(getattr(entry, name) for name, _ in IDS):
@@ -27,7 +32,7 @@ def table(lines, max_score, scale, columns):
     rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *columns.values()],
             ["Points Possible", "", "", "", "", *tops(lines, max_score, scale, columns)]]
     for line in lines:
-        entry = line.entry
+        entry = line.on_roster
         name = (entry.name or entry.student).replace("Points Possible", "Points_Possible")   # else read as points
         rows.append([name, entry.id, entry.sis_user_id, entry.sis_login_id, entry.section,
                      *grades(line, max_score, scale, columns)])

@@ -1,28 +1,33 @@
 """What the LMS formats share: numbers as a cell writes them, the scale, the grade columns, and the
 refusal of identifiers an LMS would misread."""
-from typing import Literal
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Literal
 
 from grader.cells import inert
 from grader.errors import UsageError
 from grader.instructor.gradebook import lesson_complete
 
+if TYPE_CHECKING:
+    from grader.instructor.export import Line
+
 Scale = Literal["points", "percent"]
 Kind = Literal["lab", "quiz", "lesson"]
 Columns = dict[Kind, str]                 # the columns written, each with its title
+Table = Sequence[Sequence[object]]        # a format's rows of cells, its header first
 OPTION = {"lab": "--column", "quiz": "--quiz-column", "lesson": "--lesson-column"}
 
 
-def number(value, digits=2):
+def number(value: float | None, digits: int = 2) -> str:
     return "" if value is None else f"{round(value, digits) + 0.0:g}"
 
 
-def scaled(points, top, scale):
+def scaled(points: float | None, top: float | None, scale: Scale) -> float | None:
     if points is None or scale == "points":
         return points
     return 100 * points / top if top else None
 
 
-def grades(line, max_score, scale, columns):
+def grades(line: "Line", max_score: float | None, scale: Scale, columns: Iterable[Kind]) -> list[str]:
     """The line's cells of `columns`: the lab's final score, the quiz's, and the lesson (1, 0 or blank)."""
     quiz, cells = line.quiz, {"lab": number(scaled(line.final, max_score, scale))}
     cells["quiz"] = number(scaled(quiz.score, quiz.max, scale)) if quiz else ""
@@ -30,7 +35,7 @@ def grades(line, max_score, scale, columns):
     return [cells[kind] for kind in columns]
 
 
-def tops(lines, max_score, scale, columns):
+def tops(lines: Sequence["Line"], max_score: float | None, scale: Scale, columns: Iterable[Kind]) -> list[str]:
     """The points possible of `columns`."""
     quiz_max = next((line.quiz.max for line in lines if line.quiz), None)
     top = {"lab": max_score, "quiz": quiz_max, "lesson": 1} if scale == "points" else \
@@ -38,30 +43,31 @@ def tops(lines, max_score, scale, columns):
     return [number(top[kind]) for kind in columns]
 
 
-def kept(value):
+def kept(value: str) -> bool:
     """Whether a cell writes `value` as it is (grader.cells.inert leaves it alone), so that the LMS
     finds the identifier again."""
     return inert(value) == value
 
 
-def identifiers(lines, fields, lms):
+def identifiers(lines: Sequence["Line"], fields: Sequence[tuple[str, str]], lms: str) -> None:
     """Refuses a roster where two students share an identifier of `fields` (the LMS would give both
     rows to one of them), or one a cell would write otherwise (made inert: no one's)."""
     for name, _ in fields:
-        seen = {}
+        seen: dict[str, int] = {}
         for line in lines:
-            value = getattr(line.entry, name)
+            entry = line.on_roster
+            value = getattr(entry, name)
             if not kept(value):
-                raise UsageError(f"--roster line {line.entry.line}, column {name}: {value!r} would be written as "
+                raise UsageError(f"--roster line {entry.line}, column {name}: {value!r} would be written as "
                                  f"{inert(value)!r} (a spreadsheet reads it as a formula), which {lms} "
                                  "matches to no one")
             if value and value in seen:
-                raise UsageError(f"--format {lms.lower()}: roster lines {seen[value]} and {line.entry.line} have "
+                raise UsageError(f"--format {lms.lower()}: roster lines {seen[value]} and {entry.line} have "
                                  f"the same {name} {value!r}: {lms} would give both rows to one student")
-            seen[value] = line.entry.line
+            seen[value] = entry.line
 
 
-def unmatched(lines, max_score):
+def unmatched(lines: Sequence["Line"], max_score: float | None) -> list[list[str]]:
     """The lines an LMS could not match (not on the roster), to grade by hand."""
     table = [["student", "status", "raw_score", "max_score", "final_score", "quiz_score", "note"]]
     for line in lines:

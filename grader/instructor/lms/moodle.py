@@ -3,15 +3,20 @@ which must be filled in every row (a blank one applies the row to the student of
 unknown one stops the import); grades numeric, '' or '-' for none, at most 100 (its gradepointmax
 by default); the feedback shown as HTML."""
 import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from grader.errors import UsageError
-from grader.instructor.lms.common import grades, identifiers, kept, tops
+from grader.instructor.lms.common import Columns, Scale, Table, grades, identifiers, kept, tops
+
+if TYPE_CHECKING:
+    from grader.instructor.export import Line
 
 IDS = (("sis_user_id", "ID number"), ("email", "Email address"))
 MAX = 100
 
 
-def table(lines, max_score, scale, columns):
+def table(lines: Sequence["Line"], max_score: float | None, scale: Scale, columns: Columns) -> Table:
     fields = [(name, label) for name, label in IDS
               if all(getattr(line.entry, name) and kept(getattr(line.entry, name)) for line in lines)]
     if not fields:

@@ -1,10 +1,16 @@
 """The plain CSV: every student, on the roster or not, with everything the record decided."""
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from grader.instructor.gradebook import lesson_complete
-from grader.instructor.lms.common import number, scaled
+from grader.instructor.lms.common import Columns, Scale, Table, number, scaled
+
+if TYPE_CHECKING:
+    from grader.instructor.export import Line
 from grader.results import SCORED
 
 
-def table(lines, max_score, scale, columns):
+def table(lines: Sequence["Line"], max_score: float | None, scale: Scale, columns: Columns) -> Table:
     rows = [["student", "id", "sis_user_id", "email", "section", "status", "raw_score", "max_score",
              "submitted_at", "time_source", "late_by_hours", "penalty_percent", "adjustment", "final_score",
              "final_percent", "quiz_score", "quiz_max", "lesson_complete", "note"]]
@@ -15,7 +21,7 @@ def table(lines, max_score, scale, columns):
                                                                                    "section")),
                      line.status, number(raw), number(max_score),
                      row.submitted_at.isoformat() if row and row.submitted_at else "", row.time_source if row else "",
-                     number(row and row.late_by_hours), number(row and row.penalty_percent),
+                     number(row.late_by_hours if row else None), number(row.penalty_percent if row else None),
                      number(row.adjusted if row and row.adjustments else None), number(line.final),
                      number(scaled(line.final, max_score, "percent")), number(quiz.score) if quiz else "",
                      number(quiz.max) if quiz else "", lesson_complete(row, quiz),

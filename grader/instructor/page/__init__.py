@@ -5,6 +5,7 @@
     OUT/students/<student>/feedback.html    what the learner may read of their grade
     OUT/students/<student>/feedback.md      the same in Markdown
 """
+import os
 from pathlib import Path
 
 from grader.core.submissions import folder_name, read_submission
@@ -12,18 +13,18 @@ from grader.errors import QuizError, UsageError
 from grader.files import write_atomic
 from grader.instructor import similarity
 from grader.instructor.page import classdata, feedback, report
-from grader.manifest import find_lab
+from grader.manifest import Lab, find_lab
 
 QUIZ_RESPONSES = "quiz-responses.csv"       # a class quiz found in OUT when none is given
 
 
-def write_report(out, lab=None, quiz=None):
+def write_report(out: str | os.PathLike, lab: Lab | None = None, quiz: str | os.PathLike | None = None) -> Path:
     """Write the page and the feedback files; returns the page's path. `quiz`: the class's lesson-test
     responses CSV (default: OUT/quiz-responses.csv, where it exists)."""
-    out = Path(out)
-    klass = classdata.load(out)
+    folder = Path(out)
+    klass = classdata.load(folder)
     lab = lab or find_lab(klass.summary.lab)
-    notes = [_read_quiz(klass, lab, quiz or (out / QUIZ_RESPONSES if (out / QUIZ_RESPONSES).is_file() else None))]
+    notes = [_read_quiz(klass, lab, quiz or (folder / QUIZ_RESPONSES if (folder / QUIZ_RESPONSES).is_file() else None))]
     found, missing = _similar(lab, klass)
     if missing:
         notes.append(f"Similarity leaves out {missing} submission(s) that could not be read again from where "
@@ -31,12 +32,12 @@ def write_report(out, lab=None, quiz=None):
     absent = [path.name for path in lab.given_code if not path.is_file()]
     if absent:
         notes.append(f"Similarity counts as the learners' own the given code not found here: {', '.join(absent)}.")
-    write_atomic(out / "report.html", report.render(klass, found, list(filter(None, notes))))
+    write_atomic(folder / "report.html", report.render(klass, found, list(filter(None, notes))))
     for student in klass.students:
-        folder = out / classdata.STUDENTS / folder_name(student.name)
-        write_atomic(folder / "feedback.html", feedback.html(student, klass.summary.title, list(lab.functions)))
-        write_atomic(folder / "feedback.md", feedback.markdown(student, klass.summary.title, list(lab.functions)))
-    return out / "report.html"
+        theirs = folder / classdata.STUDENTS / folder_name(student.name)
+        write_atomic(theirs / "feedback.html", feedback.html(student, klass.summary.title, list(lab.functions)))
+        write_atomic(theirs / "feedback.md", feedback.markdown(student, klass.summary.title, list(lab.functions)))
+    return folder / "report.html"
 
 
 def _read_quiz(klass, lab, responses):

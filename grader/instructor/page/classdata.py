@@ -1,13 +1,20 @@
 """What the page shows, worked out from a batch's output folder: plain data, no HTML here."""
+import os
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from grader.errors import UsageError
 from grader.instructor import record
 from grader.instructor.gradebook import ROWS
-from grader.results import BatchRow, BatchSummary, LabResults, StudentRecord
+from grader.kinds import Timing
+from grader.results import BatchRow, BatchSummary, Check, LabResults, StudentRecord
+
+if TYPE_CHECKING:
+    from grader.manifest import Deadline
+    from grader.quiz.model import Quiz
 
 STUDENTS = "students"           # as grader/instructor/batch.py lays OUT out
 OUTCOMES = ("passed", "failed", "not attempted", "not run")
@@ -24,15 +31,15 @@ class Student:
     quiz: dict | None = None    # {"score", "max", "passed", "answers": {id: (given, correct)}} when known
 
     @property
-    def is_late(self):
+    def is_late(self) -> bool:
         """Whether the late policy charged this student (late, or assumed late)."""
         return any(k.startswith(LATE) and v not in (None, "", 0, False, [], {}) for k, v in self.row)
 
     @property
-    def late(self):
+    def late(self) -> dict[str, object]:
         """What the page shows of the student's lateness: the row's account in words where it has
         one (late, or time unknown), else its lateness fields; {} when on time."""
-        if self.row.timing and (self.is_late or self.row.time_source == "unknown"):
+        if self.row.timing and (self.is_late or self.row.timing_kind == Timing.UNKNOWN):
             return {"lateness": self.row.timing}
         return {k: v for k, v in self.row if k.startswith(LATE) and v not in (None, "", 0, False, [], {})}
 
@@ -41,25 +48,25 @@ class Student:
 class Class:
     summary: BatchSummary
     students: list[Student]
-    policy: object = None           # the late policy in force (labs.Deadline), from the class's record
+    policy: "Deadline | None" = None    # the late policy in force, from the class's record
     quiz_title: str = ""
     questions: list = field(default_factory=list)      # the quiz's questions, when a class quiz was read
 
 
-def load(out):
+def load(out: str | os.PathLike) -> Class:
     """The batch in OUT: its summary and a Student per folder of OUT/students/."""
-    out = Path(out)
+    folder = Path(out)
     try:
-        summary = BatchSummary.model_validate_json((out / "summary.json").read_text(encoding="utf-8"))
+        summary = BatchSummary.model_validate_json((folder / "summary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise UsageError(f"{out}: no batch's summary.json to report on ({type(error).__name__}); "
                          "run grade.py batch LAB SUBMISSIONS --out OUT first") from None
-    decided = record.load(out)
-    rows = {row.student: row for row in decided.rows} if decided else _rows(out)
+    decided = record.load(folder)
+    rows = {row.student: row for row in decided.rows} if decided else _rows(folder)
     students = []
-    for folder in sorted((out / STUDENTS).iterdir() if (out / STUDENTS).is_dir() else []):
+    for mine in sorted((folder / STUDENTS).iterdir() if (folder / STUDENTS).is_dir() else []):
         try:
-            graded = StudentRecord.model_validate_json((folder / "graded.json").read_text(encoding="utf-8"))
+            graded = StudentRecord.model_validate_json((mine / "graded.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if rows and graded.row.student not in rows:
@@ -79,7 +86,7 @@ def _rows(out):
         return {}
 
 
-def glance(klass):
+def glance(klass: Class) -> dict[str, int]:
     """The class at a glance: {label: count}."""
     rows = [s.row for s in klass.students]
     counts = {"submitted": len(rows),
@@ -91,9 +98,9 @@ def glance(klass):
     adjusted = sum(bool(r.adjustments) for r in rows)
     if adjusted:
         counts["adjusted by the instructor"] = adjusted
-    unknown = sum(s.row.time_source == "unknown" and bool(s.row.timing) for s in klass.students)
+    unknown = sum(s.row.timing_kind == Timing.UNKNOWN for s in klass.students)
     if unknown:
-        counts["time unknown"] = unknown
+        counts[Timing.UNKNOWN.value] = unknown
     if klass.questions:
         counts["quiz passed"] = sum(bool(s.quiz and s.quiz["passed"]) for s in klass.students)
         counts["lesson complete (lab and quiz)"] = sum(
@@ -101,17 +108,18 @@ def glance(klass):
     return counts
 
 
-def family(name):
+def family(name: str) -> str:
     """A check's name without its variant ("[head_dim 2, seq 1]"): the variants of one check together."""
     return VARIANT.sub("", name)
 
 
-def check_outcomes(klass):
+def check_outcomes(klass: Class) -> tuple[list[tuple[Check, dict[str, int]]], list[tuple[str, dict[str, int]]]]:
     """[(check, {outcome: students})] in the lab's order, and [(function, {outcome: students})]
     where a function's outcome is its worst check's: failed, else not run, else not attempted."""
-    checks, functions = {}, {}
+    checks: dict[str, tuple[Check, Counter[str]]] = {}
+    functions: dict[str, Counter[str]] = {}
     for s in klass.students:
-        per_function = defaultdict(set)
+        per_function: defaultdict[str, set[str]] = defaultdict(set)
         for check in s.results.checks if s.results else ():
             checks.setdefault(check.test, (check, Counter()))[1][check.outcome] += 1
             per_function[check.function].add(check.outcome)
@@ -121,10 +129,10 @@ def check_outcomes(klass):
     return [(check, dict(c)) for check, c in checks.values()], [(f, dict(c)) for f, c in functions.items()]
 
 
-def mistakes(klass):
+def mistakes(klass: Class) -> list[tuple[Check, set[str], list[str]]]:
     """The failures' mistakes, most learners first: [(check, {checks' names}, [students])], one per
     Check.mistake_key (the first check met stands for the wording)."""
-    found = {}
+    found: dict[str, tuple[Check, set[str], list[str]]] = {}
     for s in klass.students:
         for check in s.results.checks if s.results else ():
             if check.outcome == "failed" and (check.hint or check.mistake):
@@ -141,7 +149,7 @@ class Experiment:
     (a number, or a list over the x values; NAME names the axis, its unit in parentheses),
     "reference NAME" the reference's, "above NAME" / "below NAME" the lab's claim, "x" or "x LABEL"
     the x values of the lists (LABEL names the x axis)."""
-    check: object
+    check: Check
     values: dict = field(default_factory=lambda: defaultdict(dict))     # {NAME: {student: value}}
     reference: dict = field(default_factory=dict)                       # {NAME: value}
     claims: dict = field(default_factory=dict)                          # {NAME: ("above" or "below", value)}
@@ -149,9 +157,9 @@ class Experiment:
     x_label: str = ""
 
 
-def experiments(klass):
+def experiments(klass: Class) -> list[Experiment]:
     """What checks measured: [Experiment], one per check that recorded data, in the lab's order."""
-    found = {}
+    found: dict[str, Experiment] = {}
     for s in klass.students:
         for check in s.results.checks if s.results else ():
             if not check.data:
@@ -171,7 +179,7 @@ def experiments(klass):
 
 
 # -- the class quiz: its answers as grader/quiz/responses.py reads them ------------------------------
-def read_quiz(klass, quiz, responses, name=""):
+def read_quiz(klass: Class, quiz: "Quiz", responses: str | os.PathLike, name: str = "") -> None:
     """Each student's counted row of `responses` (a form's export or the gradebook of grade.py quiz
     --class, read by grader/quiz/responses.py against the keyed `quiz`) into `klass`, names matched
     in their one normal form; QuizError when no student of the class is in it. Every answer is
@@ -200,7 +208,7 @@ def _answer(graded, kind):
     return shown[:80], graded.correct
 
 
-def quiz_questions(klass, shown=3):
+def quiz_questions(klass: Class, shown: int = 3) -> list[tuple[Any, int, int, list[tuple[str, int]]]]:
     """[(question, right, answered, [(wrong answer, students)])] per question of the class quiz."""
     table = []
     for question in klass.questions:
@@ -215,12 +223,12 @@ def quiz_questions(klass, shown=3):
 WORST = ("failed", "not run", "not attempted")     # a student's outcome of several checks: the worst met
 
 
-def hardest(klass):
+def hardest(klass: Class) -> list[tuple[Check, dict[str, int]]]:
     """[(check standing for its variants, {outcome: students})], one per test function (its variants
     together; a student's outcome: their worst variant's), lowest pass rate of those who reached it first."""
-    families = {}
+    families: dict[str, tuple[Check, Counter[str]]] = {}
     for s in klass.students:
-        mine = {}
+        mine: dict[str, tuple[Check, set[str]]] = {}
         for check in s.results.checks if s.results else ():
             mine.setdefault(check.test.split("[")[0], (check, set()))[1].add(check.outcome)
         for test, (check, outcomes) in mine.items():
@@ -228,19 +236,19 @@ def hardest(klass):
             families.setdefault(test, (check, Counter()))[1][worst] += 1
     found = [(check, dict(counts)) for check, counts in families.values()]
 
-    def rate(item):
+    def rate(item: tuple[Check, dict[str, int]]) -> tuple[bool, float, int]:
         reached = item[1].get("passed", 0) + item[1].get("failed", 0)
         return (not reached, item[1].get("passed", 0) / reached if reached else 0, -item[1].get("failed", 0))
     return sorted(found, key=rate)
 
 
-def completion(klass):
+def completion(klass: Class) -> list[tuple[str, int, int]]:
     """[(what the lesson asks, students who have done it, of how many)]: each "done when" line of
     the lab over the graded students, then the quiz where one was read."""
-    graded = [s for s in klass.students if s.results]
-    steps = Counter()
-    for s in graded:
-        for item in s.results.done_when:
+    graded = [s.results for s in klass.students if s.results]
+    steps: Counter[str] = Counter()
+    for results in graded:
+        for item in results.done_when:
             steps[item.text] += item.done
     found = [(text, done, len(graded)) for text, done in steps.items()]
     if klass.questions:

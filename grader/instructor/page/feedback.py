@@ -4,9 +4,11 @@ Checks whose visibility is not "visible" (hidden/ checks, as Gradescope hides th
 count and their points per function: no name, message, hint or output of theirs is written here.
 Nothing names another student."""
 import re
+from collections.abc import Sequence
 
 from grader.cells import markdown as md
 from grader.instructor import record
+from grader.instructor.page.classdata import Student
 from grader.instructor.page.html import e, page
 
 WORDS = {"passed": "passed", "failed": "failed", "not attempted": "not attempted (the stub is as given)",
@@ -75,7 +77,7 @@ def _timing(row):
     return lines
 
 
-def html(student, title, functions):
+def html(student: Student, title: str, functions: Sequence[str]) -> str:
     body = [f"<h1>{e(title)}</h1><p class=muted>Feedback for {e(student.name)}</p>",
             "<ul>" + "".join(f"<li>{e(line)}</li>" for line in _headline(student)) + "</ul>"]
     for function, score, top, shown, (got, hidden_points, hidden) in _sections(student, functions) \
@@ -95,7 +97,7 @@ def html(student, title, functions):
     return page(f"{title}: feedback for {student.name}", "".join(body), script=False)
 
 
-def markdown(student, title, functions):
+def markdown(student: Student, title: str, functions: Sequence[str]) -> str:
     """The feedback in Markdown: every name, file name and detail escaped (grader.cells.markdown), every
     message and printed output in a fence no line of it can close."""
     lines = [f"# {md(title)}", "", f"Feedback for {md(student.name)}", ""]

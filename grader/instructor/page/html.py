@@ -1,5 +1,6 @@
 """The pieces of a self-contained HTML page: the frame with its style and one small script,
 accessible tables (caption, th scope, sorting buttons with aria-sort), links that survive any name."""
+from collections.abc import Container, Iterable, Sequence
 from html import escape
 from itertools import count
 from urllib.parse import quote
@@ -74,33 +75,33 @@ document.querySelectorAll("table.sortable th button").forEach(function (button) 
 """
 
 
-def e(text):
+def e(text: object) -> str:
     return escape(str(text))
 
 
-def link(href, text):
+def link(href: str, text: object) -> str:
     return f'<a href="{e(href)}">{e(text)}</a>'
 
 
-def student_href(name, file="feedback.html", prefix="students/"):
+def student_href(name: str, file: str = "feedback.html", prefix: str = "students/") -> str:
     """The address of a student's file under OUT (in their submissions.folder_name), whatever
     characters the name holds."""
     return f"{prefix}{quote(folder_name(name), safe='')}/{file}"
 
 
-def cell(value, sort=None, html=False, numeric=False, head=False):
+def cell(value: object, sort: object = None, html: bool = False, numeric: bool = False, head: bool = False) -> str:
     """A <td> (a row's header <th> with head): escaped text unless html; data-sort for numbers."""
     attributes = (' class="n"' if numeric else "") + (f' data-sort="{sort}"' if sort is not None else "")
     tag = "th" if head else "td"
     return f'<{tag}{" scope=row" if head else ""}{attributes}>{value if html else e(value)}</{tag}>'
 
 
-def names(text):
+def names(text: object) -> str:
     """Escaped text that may break after an underscore (a long function name in a narrow column)."""
     return e(text).replace("_", "_<wbr>")
 
 
-def details(summary, body):
+def details(summary: object, body: str) -> str:
     """Folded: `summary` (text) shown, `body` (HTML) on opening."""
     return f"<details><summary>{e(summary)}</summary>{body}</details>"
 
@@ -108,10 +109,11 @@ def details(summary, body):
 _captions = count()
 
 
-def table(caption, headers, rows, sortable=True, numeric=(), kind=""):
+def table(caption: str, headers: Sequence[str], rows: Iterable[Iterable[str]], sortable: bool = True,
+          numeric: Container[int] = (), kind: str = "") -> str:
     """A table of `rows` of cells made by cell(), the first of each with head=True; headers are text
     (long names may break after an underscore); `kind`: a class of the table, for its style."""
-    def head(i, name):
+    def head(i: int, name: str) -> str:
         label = f'<button type="button">{names(name)}</button>' if sortable else names(name)
         attributes = (" class=n" if i in numeric else "") + (" aria-sort=none" if sortable else "")
         return f'<th scope="col"{attributes}>{label}</th>'
@@ -123,7 +125,7 @@ def table(caption, headers, rows, sortable=True, numeric=(), kind=""):
             f"<tbody>{body}</tbody></table></div>")
 
 
-def page(title, body, script=True):
+def page(title: str, body: str, script: bool = True) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{e(title)}</title><style>{STYLE}</style></head><body>{body}"

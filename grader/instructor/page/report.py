@@ -1,17 +1,20 @@
 """OUT/report.html, read at a glance: the class, the students, the hardest checks, the common
 mistakes, the quiz, the experiments, similar code last; what is long is folded (<details>)."""
 import functools
+from collections.abc import Iterable
 
 from grader.instructor import record
 from grader.instructor.page import classdata, similar, svg
+from grader.instructor.page.classdata import Class
 from grader.instructor.page.html import cell, details, e, link, names, page, student_href, table
+from grader.instructor.similarity import Similarity
 
 HARDEST = 10                    # checks shown before the fold
 SECTIONS = {"class": "The class", "students": "Students", "checks": "Hardest checks", "mistakes": "Common mistakes",
             "quiz": "Lesson test", "experiments": "Experiments", "similar": "Similar code"}
 
 
-def render(klass, found, notes=()):
+def render(klass: Class, found: Similarity | None, notes: Iterable[str] = ()) -> str:
     """The whole page. `found`: a similarity.Similarity, or None where the code could not be read;
     `notes`: sentences on what the page leaves out."""
     summary = klass.summary

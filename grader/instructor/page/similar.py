@@ -13,7 +13,7 @@ EXPLAIN = ("A lead to read, never a score. Each function is compared in a normal
            "{threshold:.0%} or more in any function form a cluster, shown once.")
 
 
-def section(found):
+def section(found: similarity.Similarity | None) -> str:
     """The section for a similarity.Similarity, or None where the submissions could not be read."""
     head = '<section aria-labelledby="similar"><h2 id="similar">Similar code</h2>'
     if found is None:
@@ -65,12 +65,12 @@ def _reference(matches):
     return head + f"<ul>{''.join(items)}</ul>"
 
 
-def diff(code, who):
+def diff(code: tuple[str, str], who: tuple[str, str]) -> str:
     """Two functions side by side, lined up on their normalised lines; lines that are the same once
     names, comments and spacing are set aside are highlighted."""
     left, right = (text.splitlines() for text in code)
     rows = []
-    matcher = SequenceMatcher(None, *(similarity.line_shapes(text) for text in code), autojunk=False)
+    matcher = SequenceMatcher(None, similarity.line_shapes(code[0]), similarity.line_shapes(code[1]), autojunk=False)
     for kind, a0, a1, b0, b1 in matcher.get_opcodes():
         for i in range(max(a1 - a0, b1 - b0)):
             a = left[a0 + i] if a0 + i < a1 else ""

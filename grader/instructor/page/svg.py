@@ -4,9 +4,11 @@ with a title and a description for screen readers, names both its axes (text.axi
 reference's value and the lab's claim where the data has them, explained in a legend; the page's
 tables hold the same numbers."""
 import math
+from collections.abc import Mapping, Sequence
 from html import escape
 from itertools import count
 
+Claim = tuple[str, float]        # the lab's claim: ("above" or "below", a value)
 OUTCOME_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "not attempted": "#9e9e9e", "not run": "#e0a800"}
 SERIES, REFERENCE, CLAIM = "#1565c0", "#000", "#c62828"
 WIDTH = 440                     # every plot's viewBox width: one scale for every plot's text
@@ -52,7 +54,7 @@ def _legend(entries, y=12):
     return body
 
 
-def ticks(low, high, most=5, whole=False):
+def ticks(low: float, high: float, most: int = 5, whole: bool = False) -> list[float]:
     """Round numbers from at most `low` to at least `high`, about `most` steps apart; whole numbers
     only with `whole` (counts of students)."""
     span = (high - low) or abs(high) or 1.0
@@ -73,7 +75,7 @@ def _claim_words(claim):
     return f"the lab's claim: {'>' if side == 'above' else '<'} {value:g}"
 
 
-def bars(items, title, x_label, y_label="students"):
+def bars(items: Sequence[tuple[str, int]], title: str, x_label: str, y_label: str = "students") -> str:
     """A vertical bar chart of (label, value) pairs, e.g. a score histogram."""
     height, left, top, bottom = 210, 40, 22, 44
     steps = ticks(0, max((v for _, v in items), default=0) or 1, 4, whole=True)
@@ -93,7 +95,8 @@ def bars(items, title, x_label, y_label="students"):
     return _svg(height, title, f"{y_label} per {x_label}: {described}", body)
 
 
-def stacked(rows, title, x_label, y_label, colours=OUTCOME_COLOURS):
+def stacked(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, x_label: str, y_label: str,
+            colours: Mapping[str, str] = OUTCOME_COLOURS) -> str:
     """Horizontal bars, one per (label, {part: count}), each split into its parts on a common count
     axis; the label sits above its bar so that long names read at a phone's width."""
     left, bar, gap, top, bottom = 22, 14, 20, 22, 40
@@ -116,7 +119,8 @@ def stacked(rows, title, x_label, y_label, colours=OUTCOME_COLOURS):
     return _svg(height, title, described, body)
 
 
-def curves(xs, class_curves, reference, claim, title, x_label, y_label):
+def curves(xs: Sequence[float], class_curves: Sequence[Sequence[float]], reference: Sequence[float] | None,
+           claim: Claim | None, title: str, x_label: str, y_label: str) -> str:
     """The class's curves (one thin line each) against the reference's (thick, dashed) over xs, and
     the lab's claim (side, value) as a dotted line."""
     height, left, top, bottom = 230, 48, 26, 44
@@ -144,14 +148,16 @@ def curves(xs, class_curves, reference, claim, title, x_label, y_label):
     return _svg(height, title, described, body)
 
 
-def dots(values, reference, claim, title, x_label, y_label="students"):
+def dots(values: Mapping[str, float], reference: float | None, claim: Claim | None, title: str, x_label: str,
+         y_label: str = "students") -> str:
     """The class's values of one number as a dot histogram (a dot per student, stacked where
     values are close), the reference's as a dashed line and the lab's claim as a dotted one."""
     left, top, bottom, r = 40, 26, 44, 5
     everything = list(values.values()) + [v for v in (reference, claim and claim[1]) if v is not None]
     steps = ticks(min(everything + [0.0]), max(everything, default=1.0), 5)
     fx = _scale(steps[0], steps[-1], left + 8, WIDTH - 12)
-    stacks, placed = {}, []
+    stacks: dict[int, int] = {}
+    placed = []
     for student, v in sorted(values.items(), key=lambda item: item[1]):
         column = round((fx(v) - left) / (2 * r))
         stacks[column] = stacks.get(column, -1) + 1
