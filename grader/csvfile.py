@@ -9,6 +9,8 @@ answers and grade adjustments are read alike, whichever program wrote them.
 - Columns are named by the header in any case and spacing; each row has one cell per column: a
   missing or extra cell is refused in a sentence naming the line and column, as is a file that
   cannot be read at all. Blank lines are left out.
+- A name (the `student` column) is read as it was before a spreadsheet made it inert
+  (grader.cells.as_written): `'=1+1`, copied from grades.csv into a roster, is the student `=1+1`.
 """
 import codecs
 import csv
@@ -16,11 +18,13 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.cells import as_written
 from grader.errors import UsageError
 from grader.identity import identity, shown
 
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
 WORKBOOKS = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")           # .xlsx and .ods are zips; .xls is OLE2
+NAMES = ("student",)                                       # columns of names: inert marks taken off
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,8 @@ def _row(header, line, cells, where, separator, error):
         raise error(f"{where} line {line}: {_cells(len(cells))} where the header has {len(header)}: an extra cell "
                     f"{shown(extra[0])[:60]!r} after column {header[-1]!r} (a cell holding a "
                     f"{SEPARATORS[separator]} needs quotes around it)")
-    return Row(line=line, cells={name: cell.strip() for name, cell in zip(header, cells) if name})
+    return Row(line=line, cells={name: as_written(cell.strip()) if name in NAMES else cell.strip()
+                                 for name, cell in zip(header, cells) if name})
 
 
 def _cells(count):

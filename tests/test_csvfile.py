@@ -99,3 +99,44 @@ def test_rosters_and_timestamps_in_excel_s_encodings_reach_the_gradebook(graded,
     assert main(args) == 2
     said = " ".join(capsys.readouterr().out.split())
     assert "r.csv line 2: 3 cells where the header has 2: an extra cell '9' after column 'id'" in said
+
+
+NEUTRALISED = ["=1+1", "x;=1+1;y", "@x", "-x", "+1", "'=x", " =pad"]
+
+
+def test_a_name_a_spreadsheet_made_inert_is_the_same_student_in_every_instructor_file(tmp_path):
+    """grades.csv writes `=1+1` as `'=1+1`; an instructor who builds the roster, the timestamps or
+    the adjustments from it names the same students, in every file the one reader reads."""
+    from grader.cells import csv_text
+    from grader.identity import identity
+    from grader.instructor.deadlines import read_timestamps
+
+    (tmp_path / "r.csv").write_text(csv_text([["student", "id"], *([name, "1"] for name in NEUTRALISED)]),
+                                    newline="")
+    assert set(read_roster(tmp_path / "r.csv")) == {identity(name) for name in NEUTRALISED}
+    (tmp_path / "t.csv").write_text(csv_text([["student", "submitted_at"],
+                                              *([name, "2026-12-01T10:00:00+01:00"] for name in NEUTRALISED)]),
+                                    newline="")
+    assert set(read_timestamps(tmp_path / "t.csv")) == {identity(name) for name in NEUTRALISED}
+    assert [row.cells["id"] for row in read_table(tmp_path / "r.csv", ["student"]).rows] == ["1"] * len(NEUTRALISED)
+
+
+def test_a_roster_made_from_grades_csv_matches_every_submission(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    for name in NEUTRALISED[:4]:
+        (subs / name).mkdir(parents=True)
+        (subs / name / "positions.py").write_text("x = 1\n")
+    out = tmp_path / "out"
+    batch.grade_class(find_lab("lab2"), subs, out, Console(file=io.StringIO()), backend=stand_in)
+    graded = list(csv.reader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8"))))[1:]
+    assert {row[0] for row in graded} == {"'=1+1", "x;'=1+1;y", "'@x", "'-x"}    # as a spreadsheet shows them
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student,sis_user_id\r\n" + "".join(f'"{row[0]}",S{i}\r\n' for i, row in enumerate(graded)))
+    adjust = tmp_path / "adjust.csv"
+    adjust.write_text("student,points,reason\r\n" + "".join(f'"{row[0]}",1,regrade\r\n' for row in graded))
+    assert main(["adjust", str(out), "--file", str(adjust)]) == 0
+    assert main(["gradebook", str(out), "--roster", str(roster), "--out", str(tmp_path / "g.csv")]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "not on the roster" not in said and "no submission" not in said, said
+    rows = list(csv.DictReader(open(tmp_path / "g.csv", encoding="utf-8")))
+    assert len(rows) == 4 and all(row["sis_user_id"] and row["adjustment"] == "1" for row in rows)
