@@ -261,3 +261,34 @@ def test_a_gradebook_without_the_policy_says_it_gives_way(klass, tmp_path, capsy
     assert "the late policy given before (due 2026-12-01T23:59:00+01:00, -10% per day) gives way to lab.yaml's (none)" \
         in said
     assert page_finals(copy)["late"] == 40                  # what the record now says, everywhere
+
+
+def test_the_class_quiz_stays_on_the_page_and_feedback_through_adjust_report_and_a_regrade(tmp_path, monkeypatch):
+    """grades.csv keeps the quiz's marks in the record; the page and the feedback once lost them at
+    the next command not given --quiz again (adjust, report, gradebook, batch)."""
+    from grader.cells import csv_text
+    from grader.instructor import workers
+
+    monkeypatch.setattr(workers, "grade_all", stand_in)
+    subs = tmp_path / "subs"
+    for student in ("ontime", "late"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "positions.py").write_text("x = 1\n")
+    answers = tmp_path / "responses.csv"
+    answers.write_text(csv_text([["student", "table-size", "order", "methods", "rope-score", "tied"],
+                                 *([name, "38.597376", "a;b;e", "d", "m - n", "c"] for name in ("ontime", "late"))]),
+                       newline="")
+    out = tmp_path / "out"
+
+    def shown():
+        page, said = (out / "report.html").read_text(), (out / "students" / "late" / "feedback.md").read_text()
+        return ">quiz<" in page, "- Lesson test: 5/5, passed" in said, grades_csv(out)["late"]["quiz_score"]
+
+    assert main(["batch", "lab2", str(subs), "--out", str(out), "--quiz", str(answers)]) == 0
+    assert shown() == (True, True, "5")
+    answers.unlink()                                # the instructor's file moved on
+    for command in (["adjust", str(out), "--student", "late", "--points", "1", "--reason", "x"], ["report", str(out)],
+                    ["gradebook", str(out), "--out", str(tmp_path / "g.csv")], ["batch", "lab2", str(subs), "--out",
+                                                                                 str(out), "--force"]):
+        assert main(command) == 0
+        assert shown() == (True, True, "5"), command

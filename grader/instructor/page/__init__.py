@@ -14,16 +14,20 @@ from grader.instructor.page import classdata, feedback, report
 from grader.labs import find_lab
 from grader.submissions import folder_name, read_submission
 
-QUIZ_RESPONSES = "quiz-responses.csv"       # a class quiz found in OUT when none is given
+QUIZ_RESPONSES = "quiz-responses.csv"       # the class quiz last given, kept in OUT for the commands after
 
 
 def write_report(out, lab=None, quiz=None):
     """Write the page and the feedback files; returns the page's path. `quiz`: the class's lesson-test
-    responses CSV (default: OUT/quiz-responses.csv, where it exists)."""
+    responses CSV, kept as OUT/quiz-responses.csv once read (the default), so that a later command
+    not given it again (adjust, report, gradebook, a regrade) shows the quiz grades.csv keeps."""
     out = Path(out)
     klass = classdata.load(out)
     lab = lab or find_lab(klass.summary.lab)
-    notes = [_read_quiz(klass, lab, quiz or (out / QUIZ_RESPONSES if (out / QUIZ_RESPONSES).is_file() else None))]
+    kept = out / QUIZ_RESPONSES
+    notes = [_read_quiz(klass, lab, quiz or (kept if kept.is_file() else None))]
+    if quiz and klass.questions and Path(quiz).resolve() != kept.resolve():
+        write_atomic(kept, Path(quiz).read_bytes())
     found, missing = _similar(lab, klass)
     if missing:
         notes.append(f"Similarity leaves out {missing} submission(s) that could not be read again from where "
