@@ -292,3 +292,22 @@ def test_the_class_quiz_stays_on_the_page_and_feedback_through_adjust_report_and
                                                                                  str(out), "--force"]):
         assert main(command) == 0
         assert shown() == (True, True, "5"), command
+
+
+def test_an_empty_submission_given_points_shows_them_on_every_surface(tmp_path):
+    """Rejected and empty rows have no points of their own (no max_score): their feedback once showed
+    no score at all while the page and the LMS gave the adjustment."""
+    subs = tmp_path / "subs"
+    (subs / "ontime").mkdir(parents=True)
+    (subs / "ontime" / "positions.py").write_text("x = 1\n")
+    (subs / "blank").mkdir()
+    (subs / "blank" / "notes.txt").write_text("sorry\n")
+    out = tmp_path / "out"
+    grade(subs, out)
+    assert main(["adjust", str(out), "--student", "blank", "--points", "5", "--reason", "sent by mail"]) == 0
+    roster = write_csv(tmp_path / "roster.csv", [["student", "id"], ["ontime", "1"], ["blank", "2"]])
+    assert main(["gradebook", str(out), "--format", "canvas", "--roster", str(roster), "--column", "Lab 2 (42)",
+                 "--out", str(tmp_path / "canvas.csv")]) == 0
+    canvas = {row[1]: row[5] for row in list(csv.reader(open(tmp_path / "canvas.csv")))[2:]}
+    assert (page_finals(out)["blank"], feedback_final(out, "blank"), float(grades_csv(out)["blank"]["final_score"]),
+            float(canvas["2"])) == (5, 5, 5, 5)

@@ -5,11 +5,13 @@
     OUT/students/<student>/feedback.html    what the learner may read of their grade
     OUT/students/<student>/feedback.md      the same in Markdown
 """
+from dataclasses import replace
 from pathlib import Path
 
 from grader.errors import QuizError, UsageError
 from grader.files import write_atomic
 from grader.instructor import similarity
+from grader.instructor.gradebook import out_of
 from grader.instructor.page import classdata, feedback, report
 from grader.labs import find_lab
 from grader.submissions import folder_name, read_submission
@@ -36,7 +38,8 @@ def write_report(out, lab=None, quiz=None):
     if absent:
         notes.append(f"Similarity counts as the learners' own the given code not found here: {', '.join(absent)}.")
     write_atomic(out / "report.html", report.render(klass, found, list(filter(None, notes))))
-    for student in klass.students:
+    for student in klass.students:      # a row not graded (empty, rejected): out of the lab's points, as grades.csv
+        student = replace(student, row=out_of(student.row, klass.summary.max_score))
         folder = out / classdata.STUDENTS / folder_name(student.name)
         write_atomic(folder / "feedback.html", feedback.html(student, klass.summary.title, list(lab.functions)))
         write_atomic(folder / "feedback.md", feedback.markdown(student, klass.summary.title, list(lab.functions)))
