@@ -146,7 +146,7 @@ def test_a_roster_listing_one_student_twice_is_refused(klass, capsys):
     ((2, 2, "abc"), "column id: 'abc' is not a Canvas user id"),
     ((3, 2, "201"), "roster lines 2 and 4 have the same id '201'"),
     ((2, 2, "\u0662\u0660\u0661"), "is not a Canvas user id"),    # digits, but not the 0-9 Canvas reads
-    ((2, 3, "-201"), "column sis_user_id: '-201' would be written as"),   # a cell made inert: not the id
+    ((2, 3, "-S201"), "column sis_user_id: '-S201' would be written as"),   # a cell made inert: not the id
 ])
 def test_canvas_ids(klass, capsys, edit, said):
     work, _ = klass
@@ -178,11 +178,11 @@ def test_moodle_needs_an_identifier_in_every_row(klass, capsys):
 
 
 def test_moodle_maps_users_by_an_identifier_written_as_the_roster_has_it(klass):
-    """An ID number a spreadsheet would read as a formula is written made inert ('-17), which is no
+    """An ID number a spreadsheet would read as a formula is written made inert ('@17), which is no
     Moodle user: the file maps users by the e-mail instead."""
     work, _ = klass
     table = [list(row) for row in ROSTER]
-    table[3][3] = "-17"
+    table[3][3] = "@17"
     roster = write(work / "m-17.csv", table)
     dest = gradebook(work, roster, "moodle", "--scale", "percent")
     assert next(csv.reader(open(dest)))[0] == "Email address"
