@@ -311,3 +311,30 @@ def test_an_empty_submission_given_points_shows_them_on_every_surface(tmp_path):
     canvas = {row[1]: row[5] for row in list(csv.reader(open(tmp_path / "canvas.csv")))[2:]}
     assert (page_finals(out)["blank"], feedback_final(out, "blank"), float(grades_csv(out)["blank"]["final_score"]),
             float(canvas["2"])) == (5, 5, 5, 5)
+
+
+@pytest.mark.parametrize("points, said", [
+    ("1e308", "points '1e308': more than the lab's 50 points"), ("-51", "points '-51': more than the lab's 50"),
+    ("1_0", "points '1_0': expected a number of points"), ("0x10", "expected a number of points"),
+    ("5,5", "expected a number of points"), ("inf", "expected a number of points")])
+def test_points_no_lab_could_give_are_refused(klass, tmp_path, capsys, points, said):
+    """+1e308 once went in as an adjustment (clamped to 50), and two such as inf: none can be undone
+    by a later adjustment, and no instructor means one."""
+    import shutil
+
+    _, out, _ = klass
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    capsys.readouterr()
+    assert main(["adjust", str(copy), "--student", "late", f"--points={points}",
+                 "--reason", "typo"]) == 2
+    assert said in " ".join(capsys.readouterr().out.split())
+    assert len(json.loads((copy / "adjustments.json").read_text())) == 1
+
+
+def test_a_look_alike_name_is_no_student_and_the_sentence_says_whom_it_looks_like(klass, capsys):
+    _, out, _ = klass
+    assert main(["adjust", str(out), "--student", "\u043ente", "--points", "1", "--reason", "x"]) == 2   # Cyrillic о
+    assert main(["adjust", str(out), "--student", "l\u0430te", "--points", "1", "--reason", "x"]) == 2   # Cyrillic а
+    said = " ".join(capsys.readouterr().out.split())
+    assert "'lаte' (its а is Cyrillic) is no student of this batch; it looks like 'late'" in said

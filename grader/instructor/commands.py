@@ -368,11 +368,11 @@ def run_adjust(args, console):
                          "first")
     students = {identity(row.student): row.student for row in decided.rows}
     if args.file:
-        new = record.read_adjustments_csv(paths.existing_file("--file", args.file), students)
+        new = record.read_adjustments_csv(paths.existing_file("--file", args.file), students, decided.max_score)
         if not new:
             raise UsageError(f"--file {args.file}: no adjustment in it")
     else:
-        new = [record.adjustment(args.student, args.points, args.reason, "--student", students)]
+        new = [record.adjustment(args.student, args.points, args.reason, "--student", students, decided.max_score)]
     record.add_adjustments(out, new)
     decided = record.again(out, "grade.py adjust")
     record.save(out, decided)
