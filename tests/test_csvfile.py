@@ -54,6 +54,8 @@ def test_excel_s_sep_line_and_blank_lines(tmp_path):
     ("", "r.csv is empty; expected a header line with student"),
     ("student,Student\nada,ada\n", "r.csv line 1: two columns are named 'student'"),
     ('student\n"a"b\n', "r.csv line 2: not CSV"),
+    ("sep=|\nstudent|id\nada|1|2\n", "r.csv line 3: 3 cells where the header has 2: an extra cell '2' after column "
+                                     "'id' (a cell holding a '|' needs quotes around it)"),
 ])
 def test_a_bad_row_or_header_is_a_sentence_naming_line_and_column(tmp_path, content, said):
     (tmp_path / "r.csv").write_text(content)
@@ -140,3 +142,13 @@ def test_a_roster_made_from_grades_csv_matches_every_submission(tmp_path, capsys
     assert "not on the roster" not in said and "no submission" not in said, said
     rows = list(csv.DictReader(open(tmp_path / "g.csv", encoding="utf-8")))
     assert len(rows) == 4 and all(row["sis_user_id"] and row["adjustment"] == "1" for row in rows)
+
+
+@pytest.mark.parametrize("data", [
+    "sep=\t\r\nstudent\tid\r\nada\t1,5\r\n".encode("utf-16"),           # Excel's "Unicode text" with its hint
+    b'"sep=;"\r\nstudent;id\r\nada;1,5\r\n',                              # the hint, quoted by a CSV writer
+    b"\r\n\r\nstudent,id\r\nada,\"1,5\"\r\n",                             # blank lines above the header
+    b" \t\r\nsep=;\r\n\r\nstudent;id\r\nada;1,5\r\n"])
+def test_the_header_is_found_after_a_separator_hint_or_blank_lines(tmp_path, data):
+    (tmp_path / "r.csv").write_bytes(data)
+    assert [row.cells for row in read_table(tmp_path / "r.csv", ["student"]).rows] == [{"student": "ada", "id": "1,5"}]
