@@ -63,6 +63,7 @@ def gradescope_time(root):
                       _due(user.get("assignment") if isinstance(user.get("assignment"), dict) else {}) or assignment)
                for i, user in enumerate(users, 1)]
     latest = datetime.max.replace(tzinfo=timezone.utc)
+    members = members or ([Member("", assignment)] if assignment else [])     # no one listed: the assignment's
     return submitted, sorted(members, key=lambda m: (identity(m.name), m.due or latest))
 
 
