@@ -12,7 +12,7 @@ from lms_checkers import Misread, check_canvas, check_moodle
 from rich.console import Console
 
 from grader.cli import main
-from grader.identity import as_read, identity, look_alikes, shown
+from grader.identity import as_read, foreign_letters, identity, look_alikes, shown
 from grader.instructor import batch
 from grader.labs import find_lab
 from grader.results import Check, LabResults
@@ -256,3 +256,13 @@ def test_look_alike_rows_of_a_quiz_export_are_noted(tmp_path):
                                         "to tell apart?"]
     assert answers.get("\u0410da").notes[0].startswith("'Аda' (its А is Cyrillic) looks like row 2's 'Ada'")
     assert answers.get("bob").notes == []
+
+
+@pytest.mark.parametrize("name, fake", [
+    ("Bob", "B\u0585b"), ("sue", "s\u057de"), ("Ann", "A\u0578\u0578"),        # Armenian օ, ս, ո
+    ("Ada", "\u13aada"), ("Dan", "\u13a0an"),                                  # Cherokee Ꭺ, Ꭰ
+    ("Ada", "\ua4eeda"), ("Tom", "\ua4d4om"),                                  # Lisu ꓮ, ꓔ
+    ("ada", "\u0251da"), ("Amy", "Am\u04af"), ("Ivy", "\u04c0vy"), ("jan", "\u03f3an")])   # ɑ, ү, Ӏ, ϳ
+def test_letters_of_more_scripts_that_pass_for_latin_ones_are_a_collision(name, fake):
+    assert identity(name) != identity(fake) and look_alikes([name, fake]) == [[name, fake]]
+    assert "is " in foreign_letters(fake)
