@@ -266,3 +266,27 @@ def test_look_alike_rows_of_a_quiz_export_are_noted(tmp_path):
 def test_letters_of_more_scripts_that_pass_for_latin_ones_are_a_collision(name, fake):
     assert identity(name) != identity(fake) and look_alikes([name, fake]) == [[name, fake]]
     assert "is " in foreign_letters(fake)
+
+
+def test_a_timestamps_name_that_matches_no_submission_is_said_as_read_and_whom_it_looks_like(klass, tmp_path, capsys):
+    """A stray name was printed with Python's escapes ('\\u0410da'), and a look-alike of a
+    submission's name said nothing of it; batch said nothing of strays at all."""
+    work, roster = klass
+    stamps = write(tmp_path / "s.csv", [["student", "submitted_at"], ["\u0410da", "2026-12-01T10:00:00Z"],
+                                        ["bob", "2026-12-01T10:00:00Z"]])
+    assert main(["gradebook", str(work / "out"), "--out", str(tmp_path / "g.csv"), "--timestamps", str(stamps)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "1 name(s) match no submission: 'аda' (its а is Cyrillic), which looks like 'Ada'" in said, said
+    assert "\\u" not in said
+
+
+def test_batch_names_the_timestamps_that_match_no_submission(klass, tmp_path, capsys, monkeypatch):
+    from grader.instructor import workers
+
+    monkeypatch.setattr(workers, "grade_all", stand_in)
+    work, _ = klass
+    stamps = write(tmp_path / "s.csv", [["student", "submitted_at"], ["b\u043eb", "2026-12-01T10:00:00Z"],
+                                        ["zed", "2026-12-01T10:00:00Z"]])
+    assert main(["batch", "lab2", str(work / "subs"), "--out", str(tmp_path / "out"), "--timestamps", str(stamps)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "timestamps: 1 name(s) match no submission: 'bоb' (its о is Cyrillic), which looks like 'bob'" in said

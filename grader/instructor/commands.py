@@ -92,7 +92,7 @@ def run_batch(args, console):
         raise
     report.show_batch(summary, console, args.out)
     show_timing(summary.timing, console)
-    show_lists(lab, args.out, timing.get("roster"), quiz, console)
+    show_lists(lab, args.out, timing.get("roster"), quiz, console, timing.get("timestamps"))
     return NOT_GRADED_STATUS if summary.statuses.get("regrade") else 0
 
 
@@ -105,15 +105,22 @@ def show_timing(counts, console):
                          "or choose --assume-on-time or --assume-late)[/]" if unknown else ""), soft_wrap=True)
 
 
-def show_lists(lab, out, roster, quiz, console):
-    """A line on the roster (who matched, who is not on it, extensions) and one on the quiz's rows
-    (how many counted, each student's duplicate rows and which one counts), where given."""
+def show_lists(lab, out, roster, quiz, console, timestamps=None):
+    """A line on the roster (who matched, who is not on it, extensions), one on the quiz's rows
+    (how many counted, each student's duplicate rows and which one counts) and one on the
+    timestamps' names that match no submission, where given."""
     from pathlib import Path
 
     from grader.instructor import record
+    from grader.instructor.deadlines import read_timestamps
+    from grader.instructor.export import strays_in_words
     from grader.instructor.roster import read_roster
 
     decided = record.load(Path(out))
+    strays = strays_in_words(read_timestamps(timestamps), decided.rows) if timestamps and decided else []
+    if strays:
+        console.print(f"[yellow]timestamps: {len(strays)} name(s) match no submission:[/] "
+                      f"{escape('; '.join(strays[:10]))}", soft_wrap=True)
     graded = {identity(row.student): row.student for row in decided.rows} if decided else {}
     if decided and decided.policy_from == "command line":
         console.print(f"late policy: the one grade.py gradebook was given (due {decided.deadline().due.isoformat()}, "
@@ -308,7 +315,7 @@ def run_gradebook(args, console):
                                                 columns=columns, missing=args.missing, assume=args.assume, **files)
     if strays:
         console.print(f"[yellow]--timestamps: {len(strays)} name(s) match no submission:[/] "
-                      f"{escape(', '.join(map(ascii, strays[:10])))}", soft_wrap=True)
+                      f"{escape('; '.join(strays[:10]))}", soft_wrap=True)
     _show_gradebook(args, console, dest, lines, unmatched, columns)
     return 0
 

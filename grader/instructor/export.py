@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from grader.cells import csv_text
 from grader.errors import GraderError, UsageError
 from grader.files import write_atomic
-from grader.identity import as_read, how_alike, identity
+from grader.identity import as_read, how_alike, identity, look_alikes
 from grader.instructor import deadlines, lms, record
 from grader.instructor.lms import LmsFormat
 from grader.instructor.roster import RosterEntry, read_quiz, read_roster
@@ -104,6 +104,17 @@ def write(path, fmt: LmsFormat, lines, max_score, scale="points", columns=None):
     return unmatched
 
 
+def strays_in_words(stamps, rows):
+    """The names of a timestamps file ({identity: time}) that match no row, each as people read it,
+    and with the submission whose name it looks like, where one does (grader.identity.look_alikes)."""
+    names = [row.student for row in rows]
+    found = []
+    for key in sorted(set(stamps or {}) - {identity(name) for name in names}):
+        alike = next((group for group in look_alikes([key, *names]) if key in group), [])
+        found.append(as_read(key) + "".join(f", which looks like {as_read(other)}" for other in alike[1:2]))
+    return found
+
+
 def unmatched_path(path):
     return path.with_name(path.stem + ".unmatched.csv")
 
@@ -169,7 +180,7 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
     """Read, decide, build and write one gradebook (paths already checked): the late policy given
     here is decided once into the class's record (OUT/final.json), and grades.csv, the page and
     the feedback follow it. Returns (Lines, unmatched Lines, the timestamps file's names that
-    match no submission)."""
+    match no submission, in words: strays_in_words)."""
     summary, rows = load_batch(out)
     deadline = policy(lab, overrides or {})
     stamps = deadlines.read_timestamps(timestamps) if timestamps else None
@@ -186,7 +197,7 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
     record.save(out, decided)
     follow(out, lab or _batch_lab(summary), decided, quiz)
     lines = build(decided.rows, roster, quiz_rows, summary.max_score, missing)
-    strays = sorted(set(stamps or {}) - {identity(row.student) for row in rows})
+    strays = strays_in_words(stamps, rows)
     columns = {"lab": summary.lab, **(columns or {})}
     if not fmt.column_ids:
         columns = {"quiz": f"{columns['lab']} quiz", "lesson": f"{columns['lab']} lesson complete", **columns}
