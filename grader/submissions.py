@@ -17,7 +17,7 @@ import os
 import re
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.errors import UsageError
@@ -161,9 +161,11 @@ def read_submission(lab, path):
         return {}, "empty", "; ".join(misnamed or [f"none of {', '.join(wanted)} found (in the submission, "
                                                    "its folders or the zips inside it)"])
     problems = [p for name, data in files.items() if (p := _not_python(name, data))]
-    missing = [name for name in wanted if name not in files]
-    detail = "; ".join(problems + misnamed + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
-                                              if missing else []))
+    below = [f"{name} is in {found.below[name]!r}, not beside {', '.join(files)}: graded as the stub (keep the lab's "
+             "files in one folder)" for name in wanted if name in found.below and name not in files]
+    missing = [name for name in wanted if name not in files and name not in found.below]
+    detail = "; ".join(problems + misnamed + below + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
+                                                      if missing else []))
     return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
 
 
@@ -200,6 +202,7 @@ class _Found:
     files: dict                     # {student file: bytes}
     names: list                     # every path seen where the files were looked for (case hints)
     sources: dict                   # {name: bytes} of what holds them at the top: the files, or their archive
+    below: dict = field(default_factory=dict)   # {student file: the deeper folder holding it, not graded}
 
 
 class _Folder:
@@ -309,12 +312,15 @@ def _locate(tree, wanted, depth=0):
     """The student files in `tree`: those in the shallowest folder holding any of them; else, where
     the tree holds none, those in its one archive (the shallowest), searched the same way."""
     places, names, archives, at = {}, [], [], None
+    below = {}                      # a student file deeper than those found: {name: its folder}
     for path, kind in tree.entries():
         level = path.count("/")
-        if at is not None and level > at:
-            break
-        names.append(path)
         name = PurePosixPath(path).name
+        if at is not None and level > at:
+            if name in wanted:
+                below.setdefault(name, path[:-len(name)])
+            continue
+        names.append(path)
         if name in wanted:
             if kind == "link":
                 raise Rejected(f"{name} is a symbolic link; submit the file itself")
@@ -334,7 +340,7 @@ def _locate(tree, wanted, depth=0):
             if len(data) > MAX_FILE_BYTES:
                 raise Rejected(tree.too_big(name, path))
             files[name] = data
-        return _Found(files, names, dict(files))
+        return _Found(files, names, dict(files), below)
     shallowest = [p for p in archives if p.count("/") == min((a.count("/") for a in archives), default=0)]
     if len(shallowest) > 1:
         raise Rejected(f"none of {', '.join(wanted)} found, and {len(shallowest)} archives that may hold them "
@@ -351,7 +357,8 @@ def _locate(tree, wanted, depth=0):
         found = _locate(nested, wanted, depth + 1)
     finally:
         getattr(nested, "__exit__", lambda *exc: None)(None, None, None)
-    return _Found(found.files, names + found.names, {PurePosixPath(inner).name: data} if found.files else {})
+    return _Found(found.files, names + found.names, {PurePosixPath(inner).name: data} if found.files else {},
+                  found.below)
 
 
 def _not_python(name, data):
