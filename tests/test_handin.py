@@ -167,3 +167,11 @@ def test_a_file_below_the_others_is_named_where_it_is_not_called_unsubmitted(lab
     assert (sorted(files), status) == (["positions.py"], "incomplete")
     assert detail == ("invariance.py is in 'sub/', not beside positions.py: graded as the stub (keep the lab's files "
                       "in one folder); not submitted, graded as the stubs: experiments.py")
+
+
+def test_pack_says_where_a_file_below_the_others_is(tmp_path, capsys):
+    put(tmp_path / "mine" / "positions.py", (REFERENCE / "positions.py").read_bytes())
+    put(tmp_path / "mine" / "backup" / "invariance.py", (REFERENCE / "invariance.py").read_bytes())
+    assert main(["pack", "lab2", "--submission", str(tmp_path / "mine"), "--out", str(tmp_path / "a.zip")]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "invariance.py is in 'backup/', not beside positions.py: graded as the stub" in said
