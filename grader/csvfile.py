@@ -25,6 +25,7 @@ from grader.identity import identity, shown
 
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
 WORKBOOKS = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")           # .xlsx and .ods are zips; .xls is OLE2
+LINE_END = re.compile(r"\r\n|\r|\n")
 SEP_LINE = re.compile(r'"?sep=([^"])"?', re.IGNORECASE)            # Excel's first line naming the separator
 NAMES = ("student",)                                       # columns of names: inert marks taken off
 
@@ -64,11 +65,11 @@ def read_table(path, columns=(), option="", error=UsageError):
     text = decode(data, where, error)
     separator, skipped = None, 0
     while text:                             # blank lines and Excel's hint line (sep=;) above the header
-        first, _, rest = text.partition("\n")
-        hint = SEP_LINE.fullmatch(first.rstrip("\r")) if separator is None else None
+        first, *rest = LINE_END.split(text, maxsplit=1)
+        hint = SEP_LINE.fullmatch(first) if separator is None else None
         if first.strip() and not hint:
             break
-        separator, text, skipped = hint.group(1) if hint else separator, rest, skipped + 1
+        separator, text, skipped = hint.group(1) if hint else separator, "".join(rest), skipped + 1
     separator = separator or sniff(text)
     csv.field_size_limit(2**31 - 1)             # a form's export may hold a very long answer
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator, strict=True)
@@ -79,6 +80,8 @@ def read_table(path, columns=(), option="", error=UsageError):
             line = reader.line_num + 1
     except csv.Error as why:
         raise error(f"{where} line {reader.line_num + skipped}: not CSV ({why})") from None
+    while records and not any(cell.strip() for cell in records[0][1]):     # a row of empty cells above the header
+        records.pop(0)
     if not records:
         raise error(f"{where} is empty; expected a header line" + (f" with {', '.join(columns)}" if columns else ""))
     header = [column(cell) for cell in records[0][1]]
@@ -114,7 +117,7 @@ def decode(data, where, error=UsageError):
 def sniff(text):
     """The separator of the header line (comma, tab or semicolon), counting none inside quotes."""
     counts, quoted = dict.fromkeys(SEPARATORS, 0), False
-    for char in text.split("\n", 1)[0]:
+    for char in LINE_END.split(text, maxsplit=1)[0]:
         quoted ^= char == '"'
         if not quoted and char in counts:
             counts[char] += 1

@@ -148,7 +148,17 @@ def test_a_roster_made_from_grades_csv_matches_every_submission(tmp_path, capsys
     "sep=\t\r\nstudent\tid\r\nada\t1,5\r\n".encode("utf-16"),           # Excel's "Unicode text" with its hint
     b'"sep=;"\r\nstudent;id\r\nada;1,5\r\n',                              # the hint, quoted by a CSV writer
     b"\r\n\r\nstudent,id\r\nada,\"1,5\"\r\n",                             # blank lines above the header
-    b" \t\r\nsep=;\r\n\r\nstudent;id\r\nada;1,5\r\n"])
+    b" \t\r\nsep=;\r\n\r\nstudent;id\r\nada;1,5\r\n",
+    b"\r\rsep=;\rstudent;id\rada;1,5\r",                                 # a classic Mac's line ends
+    b",,\r\nstudent,id\r\nada,\"1,5\"\r\n"])                            # an empty row above the header
 def test_the_header_is_found_after_a_separator_hint_or_blank_lines(tmp_path, data):
     (tmp_path / "r.csv").write_bytes(data)
     assert [row.cells for row in read_table(tmp_path / "r.csv", ["student"]).rows] == [{"student": "ada", "id": "1,5"}]
+
+
+def test_a_file_whose_header_is_no_cell_is_a_sentence_for_every_reader(tmp_path):
+    """A header row of no cells (a blank first line with a classic Mac's line ends) once ended in
+    IndexError for a reader that names no column (the quiz's)."""
+    (tmp_path / "q.csv").write_bytes(b"\r,,\r")
+    with pytest.raises(QuizError, match="q.csv is empty; expected a header line"):
+        read_table(tmp_path / "q.csv", (), "--quiz", QuizError)
