@@ -338,3 +338,26 @@ def test_a_look_alike_name_is_no_student_and_the_sentence_says_whom_it_looks_lik
     assert main(["adjust", str(out), "--student", "l\u0430te", "--points", "1", "--reason", "x"]) == 2   # Cyrillic а
     said = " ".join(capsys.readouterr().out.split())
     assert "'lаte' (its а is Cyrillic) is no student of this batch; it looks like 'late'" in said
+
+
+def test_report_given_another_quiz_records_it_for_grades_csv_too(tmp_path, monkeypatch):
+    """report --quiz B after batch --quiz A showed B's marks on the page, A's in grades.csv."""
+    from grader.cells import csv_text
+    from grader.instructor import workers
+
+    monkeypatch.setattr(workers, "grade_all", stand_in)
+    subs = tmp_path / "subs"
+    for student in ("ontime", "late"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "positions.py").write_text("x = 1\n")
+    header = ["student", "table-size", "order", "methods", "rope-score", "tied"]
+    right, wrong = (tmp_path / "a.csv", ["38.597376", "a;b;e", "d", "m - n", "c"]), \
+        (tmp_path / "b.csv", ["1", "a", "a", "x", "a"])
+    for path, answers in (right, wrong):
+        path.write_text(csv_text([header, *([name, *answers] for name in ("ontime", "late"))]), newline="")
+    out = tmp_path / "out"
+    assert main(["batch", "lab2", str(subs), "--out", str(out), "--quiz", str(right[0])]) == 0
+    assert main(["report", str(out), "--quiz", str(wrong[0])]) == 0
+    page = Table((out / "report.html").read_text()).by_student()
+    assert page["late"]["quiz"] == "0/5" and grades_csv(out)["late"]["quiz_score"] == "0"
+    assert json.loads((out / "final.json").read_text())["quiz"]["late"]["score"] == 0

@@ -208,10 +208,17 @@ def report_parser():
 
 
 def run_report(args, console):
+    from pathlib import Path
+
+    from grader.instructor import export
     from grader.instructor.page import write_report
 
-    path = write_report(args.out, find_lab(args.lab) if args.lab else None, args.quiz)
-    console.print(f"[green]wrote[/] {escape(str(path))} and a feedback page per student")
+    lab = find_lab(args.lab) if args.lab else None
+    path = write_report(args.out, lab, args.quiz)
+    if args.quiz:                   # the quiz shown is the one grades.csv keeps
+        export.record_quiz(Path(args.out), lab, args.quiz)
+    console.print(f"[green]wrote[/] {escape(str(path))} and a feedback page per student"
+                  + (" (and the quiz's marks into grades.csv)" if args.quiz else ""))
     return 0
 
 

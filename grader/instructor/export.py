@@ -129,6 +129,22 @@ def follow(out, lab, decided, quiz=None):
         write_report(out, lab, quiz if lab.quiz else None)
 
 
+def record_quiz(out, lab, quiz):
+    """The class quiz given to `report`: its marks into the record and grades.csv, as the page shows them."""
+    from grader.instructor.gradebook import write_grades
+    from grader.results import BatchSummary
+
+    decided = record.load(out)
+    if decided is None:
+        return
+    lab = lab or _batch_lab(BatchSummary.model_validate_json((out / "summary.json").read_text(encoding="utf-8")))
+    marks = read_quiz(quiz, lab, [row.student for row in decided.rows])
+    decided = decided.model_copy(update={"quiz": {key: record.QuizMark(score=q.score, max=q.max, passed=q.passed)
+                                                  for key, q in marks.items()}})
+    record.save(out, decided)
+    write_grades(out, lab, decided)
+
+
 # -- the command ------------------------------------------------------------------------------------------
 def _batch_lab(summary):
     """The lab a batch graded, where this course has it (its quiz grades a form's responses)."""
