@@ -361,3 +361,29 @@ def test_report_given_another_quiz_records_it_for_grades_csv_too(tmp_path, monke
     page = Table((out / "report.html").read_text()).by_student()
     assert page["late"]["quiz"] == "0/5" and grades_csv(out)["late"]["quiz_score"] == "0"
     assert json.loads((out / "final.json").read_text())["quiz"]["late"]["score"] == 0
+
+
+def test_a_gradebook_not_given_the_quiz_takes_the_record_s(tmp_path, monkeypatch):
+    """batch --quiz kept the quiz's marks in the record and grades.csv; a gradebook not given
+    --quiz again wrote its quiz columns blank."""
+    from grader.cells import csv_text
+    from grader.instructor import workers
+
+    monkeypatch.setattr(workers, "grade_all", stand_in)
+    subs = tmp_path / "subs"
+    for student in ("ontime", "late"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "positions.py").write_text("x = 1\n")
+    answers = tmp_path / "a.csv"
+    answers.write_text(csv_text([["student", "table-size", "order", "methods", "rope-score", "tied"],
+                                 *([name, "38.597376", "a;b;e", "d", "m - n", "c"] for name in ("ontime", "late"))]),
+                       newline="")
+    out = tmp_path / "out"
+    assert main(["batch", "lab2", str(subs), "--out", str(out), "--quiz", str(answers)]) == 0
+    assert main(["gradebook", str(out), "--out", str(tmp_path / "plain.csv")]) == 0
+    plain = {row["student"]: row for row in csv.DictReader(open(tmp_path / "plain.csv"))}
+    assert plain["late"]["quiz_score"] == grades_csv(out)["late"]["quiz_score"] == "5"
+    roster = write_csv(tmp_path / "roster.csv", [["student", "id"], ["ontime", "1"], ["late", "2"]])
+    assert main(["gradebook", str(out), "--format", "canvas", "--roster", str(roster), "--column", "Lab 2 (42)",
+                 "--quiz-column", "Quiz (43)", "--out", str(tmp_path / "canvas.csv")]) == 0
+    assert list(csv.reader(open(tmp_path / "canvas.csv")))[2][5:] == ["45", "5"]         # ontime

@@ -212,11 +212,13 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
                             quiz=marks if quiz else None, earlier=record.load(out))
     record.save(out, decided)
     follow(out, lab or _batch_lab(summary), decided, quiz)
+    quiz_rows = quiz_rows or dict(decided.quiz)         # not given again: the quiz the record keeps
     lines = build(decided.rows, roster, quiz_rows, summary.max_score, missing)
     strays = strays_in_words(stamps, rows)
-    columns = {"lab": summary.lab, **(columns or {})}
+    given = columns or {}
+    columns = {"lab": summary.lab, **given}
     if not fmt.column_ids:
         columns = {"quiz": f"{columns['lab']} quiz", "lesson": f"{columns['lab']} lesson complete", **columns}
-    if not quiz:
+    if not quiz and not ({"quiz", "lesson"} & set(given) and quiz_rows):   # the record's, where a column is named
         columns["quiz"] = columns["lesson"] = None
     return lines, write(dest, fmt, lines, summary.max_score, scale, columns), strays
