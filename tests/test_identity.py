@@ -290,3 +290,14 @@ def test_batch_names_the_timestamps_that_match_no_submission(klass, tmp_path, ca
     assert main(["batch", "lab2", str(work / "subs"), "--out", str(tmp_path / "out"), "--timestamps", str(stamps)]) == 0
     said = " ".join(capsys.readouterr().out.split())
     assert "timestamps: 1 name(s) match no submission: 'bоb' (its о is Cyrillic), which looks like 'bob'" in said
+
+
+def test_a_roster_name_that_only_looks_like_a_submission_s_is_said_so(klass, tmp_path, capsys):
+    """The roster's 'Аda' (a Cyrillic А) is not the submission 'Ada': both lines said only 'no
+    submission' and 'not on the roster'."""
+    work, _ = klass
+    roster = write(tmp_path / "r.csv", [["student", "id"], ["b\u043eb", "1"], ["zed", "2"]])
+    assert main(["gradebook", str(work / "out"), "--out", str(tmp_path / "g.csv"), "--roster", str(roster)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "bob: not on the roster, whose 'bоb' (its о is Cyrillic) looks like it" in said, said
+    assert "bоb: no submission, and 'bob' looks like it" in said

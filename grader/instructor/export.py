@@ -34,6 +34,7 @@ class Line:
     final: float | None = None      # points after the late policy; None: no mark
     notes: list[str] = field(default_factory=list)     # for the student too (Moodle's feedback)
     matched: str = ""               # how the roster's name matched the submission's, where they differ
+    alike: str = ""                 # a name of the other list (roster, submissions) that only looks like this one
 
     @property
     def status(self):
@@ -62,16 +63,22 @@ def build(rows, roster, quiz, max_score, missing="zero"):
     rows = _by_identity(rows)
     keys = list(roster or rows) + [k for k in rows if roster and k not in roster]
     keys += [k for k in quiz if k not in keys]
+    alike = {}                      # a roster name and a submission's that only look alike: {each: the other}
+    for group in look_alikes([*(e.student for e in (roster or {}).values()), *(r.student for r in rows.values())]):
+        for name in group:
+            alike.setdefault(identity(name), next(other for other in group if identity(other) != identity(name)))
     lines = []
     for key in keys:
         entry, row = (roster or {}).get(key), rows.get(key)
         name = row.student if row else entry.student if entry else key
         line = Line(name, entry, row, quiz.get(key))
         if roster is not None and entry is None:
-            line.notes.append("not on the roster")
+            line.notes.append("not on the roster" + (f", whose {as_read(alike[key])} looks like it" if key in alike
+                                                     else ""))
         if entry and row and entry.student != row.student:
             line.matched = f"roster {as_read(entry.student)} is submission {as_read(row.student)} " \
                            f"({how_alike(entry.student, row.student)})"
+        line.alike = alike.get(key, "")
         _score(line, missing)
         lines.append(line)
     return lines
@@ -81,7 +88,7 @@ def _score(line, missing):
     row = line.row
     if row is None:
         line.final = 0.0 if missing == "zero" else None
-        line.notes.append("no submission")
+        line.notes.append("no submission" + (f", and {as_read(line.alike)} looks like it" if line.alike else ""))
         return
     line.final = row.final_score
     line.notes += [n for n in (row.timing if row.timing != "on time" else "",
