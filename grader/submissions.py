@@ -58,7 +58,11 @@ def class_entries(lab, folder, out=None):
     types = {".zip", *(PurePosixPath(name).suffix.lower() for name in lab.manifest.student_files)}
     candidates, ignored = [], []
     for path in sorted(Path(folder).iterdir()):
-        if _ignored(path.name) or (out is not None and path.resolve() == Path(out).resolve()):
+        if out is not None and path.resolve() == Path(out).resolve():
+            continue
+        if _ignored(path.name):
+            if path.name not in JUNK:       # a folder or zip a student may have named so: said, not dropped
+                ignored.append(f"{one_line(path.name)} (a name starting with . or __ is never a student's)")
             continue
         if path.is_dir() or path.suffix.lower() in types:
             candidates.append(path)
@@ -182,6 +186,9 @@ def _case_mismatches(names, wanted, found):
     by_lower = {PurePosixPath(n).name.lower(): PurePosixPath(n).name for n in names}
     return [f"found {one_line(by_lower[name.lower()])!r}, expected {name!r}: file names are case-sensitive, "
             "rename it" for name in wanted if name not in found and by_lower.get(name.lower(), name) != name]
+
+
+JUNK = {"__MACOSX", ".DS_Store", ".git", "__pycache__", ".ipynb_checkpoints", ".localized"}     # never said
 
 
 def _ignored(name):

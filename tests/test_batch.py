@@ -393,3 +393,17 @@ def test_the_resume_cache_is_keyed_on_content_not_on_where_the_course_lies(lab, 
     assert run.returncode == 0 and run.stdout.strip() == str(clone / "grader" / "__init__.py"), run.stdout + run.stderr
     (clone / "grader" / "labs" / "lab2" / "hidden" / "test_positions.py").write_text("# changed\n", "utf-8")
     assert "regraded ['a', 'b']" in rerun().stdout
+
+
+def test_an_entry_skipped_for_its_name_is_listed_unless_it_is_known_junk(lab, tmp_path):
+    """A student's `__ada.zip` or `.ada/` was dropped without a word; __MACOSX, .DS_Store and
+    .git stay unlisted."""
+    for junk in ("__MACOSX", ".git", "__pycache__"):
+        (tmp_path / junk).mkdir()
+    (tmp_path / ".DS_Store").write_text("")
+    zip_folder(tmp_path / "__ada.zip", REFERENCE)
+    (tmp_path / ".bob").mkdir()
+    (tmp_path / "carl").mkdir()
+    assert submissions.class_entries(lab, tmp_path)[1] == [".bob (a name starting with . or __ is never a "
+                                                           "student's)", "__ada.zip (a name starting with . or __ "
+                                                           "is never a student's)"]
