@@ -301,3 +301,12 @@ def test_a_roster_name_that_only_looks_like_a_submission_s_is_said_so(klass, tmp
     said = " ".join(capsys.readouterr().out.split())
     assert "bob: not on the roster, whose 'bоb' (its о is Cyrillic) looks like it" in said, said
     assert "bоb: no submission, and 'bob' looks like it" in said
+
+
+def test_a_quiz_name_that_only_looks_like_a_submission_s_is_said_so(klass, tmp_path, capsys):
+    work, _ = klass
+    quiz = write(tmp_path / "q.csv", [["student", "score", "max", "passed"], ["b\u043eb", "5", "5", "yes"],
+                                      ["zed", "4", "5", "yes"]])
+    assert main(["gradebook", str(work / "out"), "--out", str(tmp_path / "g.csv"), "--quiz", str(quiz)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "bоb: no submission, and 'bob' looks like it" in said, said

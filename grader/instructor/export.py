@@ -63,8 +63,9 @@ def build(rows, roster, quiz, max_score, missing="zero"):
     rows = _by_identity(rows)
     keys = list(roster or rows) + [k for k in rows if roster and k not in roster]
     keys += [k for k in quiz if k not in keys]
-    alike = {}                      # a roster name and a submission's that only look alike: {each: the other}
-    for group in look_alikes([*(e.student for e in (roster or {}).values()), *(r.student for r in rows.values())]):
+    alike = {}                      # names of the roster, submissions and quiz that only look alike: {each: other}
+    for group in look_alikes([*(e.student for e in (roster or {}).values()), *(r.student for r in rows.values()),
+                              *quiz]):
         for name in group:
             alike.setdefault(identity(name), next(other for other in group if identity(other) != identity(name)))
     lines = []
