@@ -155,9 +155,8 @@ def read_submission(lab, path):
             with _Zip(path.name, path) as tree:
                 found = _locate(tree, wanted)
         else:
-            raise Rejected(f"{one_line(path.name)} is neither a folder nor a .zip: put a student's files in a folder "
-                           "(or .zip) of their own, named for them (an LMS download of loose files holds each "
-                           "student's files apart)")
+            raise Rejected(f"{one_line(path.name)} is neither a folder nor a .zip: put each student's files in a "
+                           "folder (or .zip) of their own, named for them")
     except Rejected as why:
         return {}, "rejected", str(why)
     except OSError as error:            # e.g. a path the record holds as shown, too long for the disk

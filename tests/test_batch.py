@@ -115,9 +115,8 @@ def test_listing_names_students_and_flags_duplicates(lab, tmp_path):
     found = {s.student: (s.status, s.detail) for s in submissions.list_submissions(lab, tmp_path)}
     assert found == {"alice": ("rejected", "2 submissions for one student: 'alice', 'alice.zip' (names are compared "
                                "in any case and Unicode form): keep one"), "bob": ("graded", ""),
-                     "stray.py": ("rejected", "stray.py is neither a folder nor a .zip: put a student's files in a "
-                                              "folder (or .zip) of their own, named for them (an LMS download of "
-                                              "loose files holds each student's files apart)")}
+                     "stray.py": ("rejected", "stray.py is neither a folder nor a .zip: put each student's files "
+                                              "in a folder (or .zip) of their own, named for them")}
     assert submissions.class_entries(lab, tmp_path)[1] == ["notes.txt"]       # listed as ignored
 
 
