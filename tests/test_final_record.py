@@ -387,3 +387,25 @@ def test_a_gradebook_not_given_the_quiz_takes_the_record_s(tmp_path, monkeypatch
     assert main(["gradebook", str(out), "--format", "canvas", "--roster", str(roster), "--column", "Lab 2 (42)",
                  "--quiz-column", "Quiz (43)", "--out", str(tmp_path / "canvas.csv")]) == 0
     assert list(csv.reader(open(tmp_path / "canvas.csv")))[2][5:] == ["45", "5"]         # ontime
+
+
+def test_the_terminal_says_what_an_assumed_time_cost_and_a_huge_grace_is_a_sentence(tmp_path, capsys):
+    """--assume-late gave every unknown time the cap, yet the terminal said they had 'no mark until
+    their time is known'; --grace inf ended in 'the grader itself failed: OverflowError'."""
+    subs = tmp_path / "subs"
+    for student in ("ontime", "late"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "positions.py").write_text("x = 1\n")
+    grade(subs, tmp_path / "out")
+    capsys.readouterr()
+    args = ["gradebook", str(tmp_path / "out"), "--out", str(tmp_path / "g.csv"), *POLICY]
+    assert main([*args, "--assume-late"]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "late policy: 2 assumed late" in said and "no mark" not in said, said
+    assert main(args) == 0
+    assert "2 time unknown; 2 with no mark until their time is known" in " ".join(capsys.readouterr().out.split())
+    stamps = write_csv(tmp_path / "s.csv", STAMPS[:3])
+    for grace in ("inf", "1e300"):
+        assert main([*args, "--timestamps", str(stamps), "--grace", grace]) == 2
+        said = " ".join(capsys.readouterr().out.split())
+        assert "late policy: grace_minutes: Input should be less than or equal to 527040" in said, said

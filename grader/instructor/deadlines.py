@@ -179,10 +179,12 @@ def assess(row, policy, submitted, source, due=None, assume=None, max_score=None
 
 
 def tally(rows):
-    """{"on time", "late", "time unknown": students} of the rows a late policy was applied to."""
+    """{"on time", "late", "time unknown" (no mark), "assumed on time", "assumed late": students} of the
+    rows a late policy was applied to."""
     counts = {}
     for row in rows:
-        kind = "time unknown" if row.timing.startswith("time unknown") else \
+        assumed = row.timing.startswith("time unknown, ") and row.timing.removeprefix("time unknown, ").split(":")[0]
+        kind = assumed or "time unknown" if row.timing.startswith("time unknown") else \
             "on time" if row.timing == "on time" else "late" if row.timing else ""
         if kind:
             counts[kind] = counts.get(kind, 0) + 1
