@@ -409,3 +409,17 @@ def test_the_terminal_says_what_an_assumed_time_cost_and_a_huge_grace_is_a_sente
         assert main([*args, "--timestamps", str(stamps), "--grace", grace]) == 2
         said = " ".join(capsys.readouterr().out.split())
         assert "late policy: grace_minutes: Input should be less than or equal to 527040" in said, said
+
+
+def test_adjust_records_nothing_where_it_cannot_write_the_page_again(klass, tmp_path, capsys):
+    """An OUT whose lab cannot be told (no summary.json) recorded the adjustment, then failed: run
+    again once fixed, the student got the points twice."""
+    import shutil
+
+    _, out, _ = klass
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    (copy / "rows.json").unlink()
+    before = (copy / "adjustments.json").read_text()
+    assert main(["adjust", str(copy), "--student", "late", "--points", "1", "--reason", "x"]) == 2
+    assert (copy / "adjustments.json").read_text() == before

@@ -387,10 +387,11 @@ def run_adjust(args, console):
             raise UsageError(f"--file {args.file}: no adjustment in it")
     else:
         new = [record.adjustment(args.student, args.points, args.reason, "--student", students, decided.max_score)]
+    lab = find_lab(decided_lab(out))        # before anything is recorded: a bad OUT records nothing
     record.add_adjustments(out, new)
     decided = record.again(out, "grade.py adjust")
     record.save(out, decided)
-    export.follow(out, find_lab(decided_lab(out)), decided)
+    export.follow(out, lab, decided)
     finals = {row.student: row.final_score for row in decided.rows}
     for a in new:
         final = finals.get(a.student)
