@@ -423,3 +423,20 @@ def test_adjust_records_nothing_where_it_cannot_write_the_page_again(klass, tmp_
     before = (copy / "adjustments.json").read_text()
     assert main(["adjust", str(copy), "--student", "late", "--points", "1", "--reason", "x"]) == 2
     assert (copy / "adjustments.json").read_text() == before
+
+
+def test_a_gradebook_refused_for_its_roster_decides_nothing(tmp_path, capsys):
+    """A Canvas roster refused (an id not digits) once left the new late policy in the record, the
+    page and the feedback, though the command failed."""
+    subs = tmp_path / "subs"
+    (subs / "late").mkdir(parents=True)
+    (subs / "late" / "positions.py").write_text("x = 1\n")
+    out = tmp_path / "out"
+    grade(subs, out)
+    before = json.loads((out / "final.json").read_text())
+    roster = write_csv(tmp_path / "r.csv", [["student", "id"], ["late", "abc"]])
+    assert main(["gradebook", str(out), "--format", "canvas", "--roster", str(roster), "--column", "Lab 2 (42)",
+                 "--out", str(tmp_path / "c.csv"), *POLICY]) == 2
+    after = json.loads((out / "final.json").read_text())
+    assert (after["policy"], after["decided_by"]) == (before["policy"], before["decided_by"]) == \
+        (None, "grade.py batch")

@@ -218,8 +218,6 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
                             times=stamps, extensions=extensions, assume=assume,
                             adjustments=record.read_adjustments(out), max_score=summary.max_score,
                             quiz=marks if quiz else None, earlier=record.load(out))
-    record.save(out, decided)
-    follow(out, lab or _batch_lab(summary), decided, quiz)
     quiz_rows = quiz_rows or dict(decided.quiz)         # not given again: the quiz the record keeps
     lines = build(decided.rows, roster, quiz_rows, summary.max_score, missing)
     strays = strays_in_words(stamps, rows)
@@ -229,4 +227,7 @@ def gradebook(out, fmt, dest, lab=None, roster=None, quiz=None, timestamps=None,
         columns = {"quiz": f"{columns['lab']} quiz", "lesson": f"{columns['lab']} lesson complete", **columns}
     if not quiz and not ({"quiz", "lesson"} & set(given) and quiz_rows):   # the record's, where a column is named
         columns["quiz"] = columns["lesson"] = None
-    return lines, write(dest, fmt, lines, summary.max_score, scale, columns), strays
+    unmatched = write(dest, fmt, lines, summary.max_score, scale, columns)    # first: a refused file decides nothing
+    record.save(out, decided)
+    follow(out, lab or _batch_lab(summary), decided, quiz)
+    return lines, unmatched, strays
