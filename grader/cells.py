@@ -8,6 +8,7 @@ from grader.results import one_line, printable
 FORMULA = "=+-@\uff1d\uff0b\uff0d\uff20"            # and their full-width forms, which some spreadsheets take
 STARTS = re.compile(rf"(^|[;,])(\s*)(?='*[{re.escape(FORMULA)}])")   # a cell, or a part a ; or , begins
 MADE_INERT = re.compile(rf"(^|[;,])(\s*)'(?='*[{re.escape(FORMULA)}])")
+NEGATIVE = re.compile(r"-[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?")     # a number a spreadsheet reads as one, no formula
 QUOTED = re.compile(r'[,;"]|^\s|\s$')
 MARKDOWN = re.compile(r"([\\`*_{}\[\]<>#|~!&$@])|(?<=\w)(:)(?=//)|(?<=\bwww)(\.)", re.IGNORECASE)
 
@@ -16,9 +17,10 @@ def inert(text: object) -> str:
     """A CSV cell a spreadsheet shows as text: no control character (a tab or line break is a
     space), and a ' before every part that would start a formula (=, +, -, @), at the start of the
     cell or after a ; or , (where a spreadsheet set to split there would start a cell), also where
-    quotes come first ('=1 is ''=1), so that `as_written` can take exactly these off again."""
+    quotes come first ('=1 is ''=1), so that `as_written` can take exactly these off again. A
+    negative number (-2.5) is left as it is: a spreadsheet reads it as the number, not a formula."""
     text = printable(str(text)).replace("\n", " ").replace("\t", " ")
-    return STARTS.sub(r"\1\2'", text)
+    return text if NEGATIVE.fullmatch(text) else STARTS.sub(r"\1\2'", text)
 
 
 def as_written(cell: str) -> str:

@@ -5,24 +5,31 @@ answers and grade adjustments are read alike, whichever program wrote them.
   with its BOM (Excel's "Unicode text", Microsoft Forms), or without one, and cp1252 (Excel's
   plain "CSV" on Windows); Latin-1 where cp1252 has no character.
 - Separators: comma, semicolon (Excel where a comma is the decimal mark) or tab, as the header
-  line has them, or as Excel's first line `sep=;` names.
+  line has them, or as Excel's first line `sep=;` names (quoted or not, a tab too).
 - Columns are named by the header in any case and spacing; each row has one cell per column: a
   missing or extra cell is refused in a sentence naming the line and column, as is a file that
   cannot be read at all. Blank lines are left out.
+- A name (the `student` column) is read as it was before a spreadsheet made it inert
+  (grader.cells.as_written): `'=1+1`, copied from grades.csv into a roster, is the student `=1+1`.
 """
 import codecs
 import csv
 import io
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.cells import as_written
 from grader.errors import GraderError, UsageError
 from grader.identity import identity, shown
 
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
 WORKBOOKS = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")           # .xlsx and .ods are zips; .xls is OLE2
+LINE_END = re.compile(r"\r\n|\r|\n")
+SEP_LINE = re.compile(r'"?sep=([^"])"?', re.IGNORECASE)            # Excel's first line naming the separator
+NAMES = ("student",)                                       # columns of names: inert marks taken off
 
 
 @dataclass(frozen=True)
@@ -59,12 +66,14 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] = (), option: str
     except OSError as why:
         raise error(f"{where} cannot be read ({why.strerror or type(why).__name__})") from None
     text = decode(data, where, error)
-    first, _, rest = text.partition("\n")
-    skipped = 0
-    if first.strip().lower().startswith("sep=") and len(first.strip()) == 5:     # Excel's hint line
-        separator, text, skipped = first.strip()[4], rest, 1
-    else:
-        separator = sniff(text)
+    separator, skipped = None, 0
+    while text:                             # blank lines and Excel's hint line (sep=;) above the header
+        first, *rest = LINE_END.split(text, maxsplit=1)
+        hint = SEP_LINE.fullmatch(first) if separator is None else None
+        if first.strip() and not hint:
+            break
+        separator, text, skipped = hint.group(1) if hint else separator, "".join(rest), skipped + 1
+    separator = separator or sniff(text)
     csv.field_size_limit(2**31 - 1)             # a form's export may hold a very long answer
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator, strict=True)
     records, line = [], 1
@@ -74,6 +83,8 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] = (), option: str
             line = reader.line_num + 1
     except csv.Error as why:
         raise error(f"{where} line {reader.line_num + skipped}: not CSV ({why})") from None
+    while records and not any(cell.strip() for cell in records[0][1]):     # a row of empty cells above the header
+        records.pop(0)
     if not records:
         raise error(f"{where} is empty; expected a header line" + (f" with {', '.join(columns)}" if columns else ""))
     header = [column(cell) for cell in records[0][1]]
@@ -109,7 +120,7 @@ def decode(data: bytes, where: str, error: type[GraderError] = UsageError) -> st
 def sniff(text: str) -> str:
     """The separator of the header line (comma, tab or semicolon), counting none inside quotes."""
     counts, quoted = dict.fromkeys(SEPARATORS, 0), False
-    for char in text.split("\n", 1)[0]:
+    for char in LINE_END.split(text, maxsplit=1)[0]:
         quoted ^= char == '"'
         if not quoted and char in counts:
             counts[char] += 1
@@ -137,8 +148,9 @@ def _row(header, line, cells, where, separator, error):
     if extra:
         raise error(f"{where} line {line}: {_cells(len(cells))} where the header has {len(header)}: an extra cell "
                     f"{shown(extra[0])[:60]!r} after column {header[-1]!r} (a cell holding a "
-                    f"{SEPARATORS[separator]} needs quotes around it)")
-    return Row(line=line, cells={name: cell.strip() for name, cell in zip(header, cells) if name})
+                    f"{SEPARATORS.get(separator, repr(separator))} needs quotes around it)")
+    return Row(line=line, cells={name: as_written(cell.strip()) if name in NAMES else cell.strip()
+                                 for name, cell in zip(header, cells) if name})
 
 
 def _cells(count):

@@ -17,12 +17,16 @@ IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x18
              (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
 
 # Letters of other scripts that render as a Latin letter (a part of Unicode's confusables.txt,
-# UTS #39): Cyrillic and Greek, small and capital, and the Latin letters that pass for others.
+# UTS #39): Cyrillic, Greek, Armenian, Cherokee and Lisu, and the Latin letters that pass for others.
 CONFUSABLE = dict(zip(
-    "аеорсухіјѕԁԛԝһӏɡıαοιν"                      # small letters that look like small Latin ones
-    "АВЕКМНОРСТХЅІЈԚԜѴΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",         # capitals that look like Latin capitals
-    "aeopcyxijsdqwhlgiaoiv"
-    "ABEKMHOPCTXSIJQWVABEZHIKMNOPTYX"))
+    "аеорсухіјѕԁԛԝһӏүɡɑıαοινϳօսոցհզ"              # small letters that look like small Latin ones
+    "АВЕКМНОРСТХЅІЈԚԜѴӀΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"           # capitals that look like Latin capitals
+    "ᎪᏴᏟᎠᎬᏀᎻᎫᏦᏞᎷᏢᏒᏚᎢᏙᏔᏃ"                        # Cherokee
+    "ꓮꓐꓚꓓꓰꓝꓖꓧꓲꓙꓗꓡꓟꓠꓳꓑꓣꓢꓔꓴꓦꓪꓫꓬꓜ",                # Lisu
+    "aeopcyxijsdqwhlygaiaoivjounghq"
+    "ABEKMHOPCTXSIJQWVIABEZHIKMNOPTYX"
+    "ABCDEGHJKLMPRSTVWZ"
+    "ABCDEFGHIJKLMNOPRSTUVWXYZ"))
 
 
 def _ignorable(char):

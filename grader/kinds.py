@@ -64,4 +64,9 @@ class Timing(Word):
     """Where a batch row stands under the lab's late policy (grader/instructor/deadlines.py)."""
     ON_TIME = "on time"
     LATE = "late"
-    UNKNOWN = "time unknown"                # no trusted time: no mark, unless the instructor assumed one
+    UNKNOWN = "time unknown"                # no trusted time: no mark
+    ASSUMED_ON_TIME = "assumed on time"     # no trusted time, and the instructor assumed one
+    ASSUMED_LATE = "assumed late"
+
+
+UNKNOWN_TIMES = (Timing.UNKNOWN, Timing.ASSUMED_ON_TIME, Timing.ASSUMED_LATE)     # no trusted time

@@ -32,7 +32,7 @@ class Deadline(BaseModel):
     either keeps the capped penalty or, with `after_cap: zero`, is 0."""
     model_config = ConfigDict(extra="forbid")
     due: datetime = Field(description="with its time zone, e.g. 2026-12-01T23:59:00+01:00")
-    grace_minutes: float = Field(0, ge=0)
+    grace_minutes: float = Field(0, ge=0, le=366 * 24 * 60)      # at most a year: a clock can hold it
     penalty: float = Field(0, ge=0, le=100, description="percent of the points per period late")
     per: Literal["day", "hour"] = "day"
     cap: float = Field(100, ge=0, le=100, description="the largest penalty, percent of the points")

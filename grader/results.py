@@ -244,7 +244,9 @@ class BatchRow(BaseModel):
         """A row written before timing_kind existed: its kind, read from the words it was written with."""
         if isinstance(data, dict) and "timing_kind" not in data and data.get("timing"):
             words = str(data["timing"])
-            kind = Timing.UNKNOWN if words.startswith(Timing.UNKNOWN.value) else \
+            assumed = words.removeprefix(f"{Timing.UNKNOWN}, ").split(":")[0]
+            kind = Timing(assumed) if assumed in (Timing.ASSUMED_ON_TIME, Timing.ASSUMED_LATE) else \
+                Timing.UNKNOWN if words.startswith(Timing.UNKNOWN.value) else \
                 Timing.ON_TIME if words == Timing.ON_TIME.value else Timing.LATE
             data = {**data, "timing_kind": kind}
         return data

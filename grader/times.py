@@ -78,9 +78,16 @@ def orders(text: str) -> set[Order]:
     a, b, c = (int(match.group(k)) for k in "abc")
     if len(match.group("a")) == 4:
         return set(Order) if _real(a, b, c) else set()
-    year = c + 2000 if len(match.group("c")) == 2 else c
+    year = _year(match.group("c"))
     return {order for order, (day, month) in ((Order.DAY_FIRST, (a, b)), (Order.MONTH_FIRST, (b, a)))
             if _real(year, month, day)}
+
+
+def _year(text):
+    """The year of a date's last part: two digits as spreadsheets read them (00-29: 2000-2029,
+    30-99: 1930-1999), else as written."""
+    year = int(text)
+    return year + (2000 if year < 30 else 1900) if len(text) == 2 else year
 
 
 def _real(year, month, day):
@@ -102,7 +109,7 @@ def _iso(text, where, order):
     if len(slashed.group("a")) == 4:
         year, month, day = a, b, c
     else:
-        year = c + 2000 if len(slashed.group("c")) == 2 else c
+        year = _year(slashed.group("c"))
         readable = orders(body)
         if order is None and len(readable) > 1 and a != b:
             raise NotATime(f"{where}: {text!r} is {a:02d}/{b:02d} day-first, {b:02d}/{a:02d} month-first; write "

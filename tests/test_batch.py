@@ -116,7 +116,8 @@ def test_listing_names_students_and_flags_duplicates(lab, tmp_path):
     found = {s.student: (s.status, s.detail) for s in submissions.list_submissions(lab, tmp_path)}
     assert found == {"alice": ("rejected", "2 submissions for one student: 'alice', 'alice.zip' (names are compared "
                                "in any case and Unicode form): keep one"), "bob": ("graded", ""),
-                     "stray.py": ("rejected", "stray.py is neither a folder nor a .zip")}
+                     "stray.py": ("rejected", "stray.py is neither a folder nor a .zip: put each student's files "
+                                              "in a folder (or .zip) of their own, named for them")}
     assert submissions.class_entries(lab, tmp_path)[1] == ["notes.txt"]       # listed as ignored
 
 
@@ -394,3 +395,17 @@ def test_the_resume_cache_is_keyed_on_content_not_on_where_the_course_lies(lab, 
     assert run.returncode == 0 and run.stdout.strip() == str(clone / "grader" / "__init__.py"), run.stdout + run.stderr
     (clone / "grader" / "labs" / "lab2" / "hidden" / "test_positions.py").write_text("# changed\n", "utf-8")
     assert "regraded ['a', 'b']" in rerun().stdout
+
+
+def test_an_entry_skipped_for_its_name_is_listed_unless_it_is_known_junk(lab, tmp_path):
+    """A student's `__ada.zip` or `.ada/` was dropped without a word; __MACOSX, .DS_Store and
+    .git stay unlisted."""
+    for junk in ("__MACOSX", ".git", "__pycache__"):
+        (tmp_path / junk).mkdir()
+    (tmp_path / ".DS_Store").write_text("")
+    zip_folder(tmp_path / "__ada.zip", REFERENCE)
+    (tmp_path / ".bob").mkdir()
+    (tmp_path / "carl").mkdir()
+    assert submissions.class_entries(lab, tmp_path)[1] == [".bob (a name starting with . or __ is never a "
+                                                           "student's)", "__ada.zip (a name starting with . or __ "
+                                                           "is never a student's)"]

@@ -10,7 +10,8 @@ from grader.identity import identity
 
 
 @pytest.mark.parametrize("text, cell", [
-    ("=cmd", "'=cmd"), ("+1", "'+1"), ("-2", "'-2"), ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", " '=1"),
+    ("=cmd", "'=cmd"), ("+1", "'+1"), ("-2+3", "'-2+3"), ("-2", "-2"), ("-2.5", "-2.5"), ("-1e+308", "-1e+308"),
+    ("-2 ", "'-2 "), ("x;-2", "x;'-2"), ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", " '=1"),
     ("\r=1", "\ufffd=1"), ("＝1+1", "'＝1+1"), ("x;=1+1;y", "x;'=1+1;y"), ("a, -b", "a, '-b"),
     ("Liddell, Alice", "Liddell, Alice"), ("1 d 10.0 h late: -20%", "1 d 10.0 h late: -20%"), ("a\nb", "a b")])
 def test_no_cell_or_part_of_one_starts_a_formula(text, cell):
@@ -51,3 +52,8 @@ def test_a_quiz_gradebook_finds_every_student_it_was_written_for(tmp_path):
     answers = read_class(tmp_path / "quiz.csv")
     assert all(answers.get(name) is not None for name in NAMES)
     assert {identity(row.student) for row in answers.counted()} == {identity(name) for name in NAMES}
+
+
+def test_a_negative_number_is_written_as_a_number():
+    """grades.csv's adjustment -3 once read '-3 in a spreadsheet: text, not the number."""
+    assert csv_text([["ada", -3, "-2.5"]]) == "ada,-3,-2.5\r\n"

@@ -103,6 +103,10 @@ def test_gradescope_s_due_time_is_the_student_s_own_extension_included(tmp_path)
     del metadata["users"][0]["assignment"]
     (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata))
     assert gradescope_time(tmp_path)[1][0].due == DUE
+    metadata["users"] = []                  # no one listed (an instructor's test run): still Gradescope's due
+    metadata["assignment"]["due_date"] = "2026-12-04T23:59:00+01:00"
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata))
+    assert [member.due for member in gradescope_time(tmp_path)[1]] == [DUE + timedelta(days=3)]
 
 
 GROUP = {"created_at": "2026-12-03T10:00:00Z", "assignment": {"due_date": "2026-12-01T23:59:00+01:00"},

@@ -261,3 +261,182 @@ def test_a_gradebook_without_the_policy_says_it_gives_way(klass, tmp_path, capsy
     assert "the late policy given before (due 2026-12-01T23:59:00+01:00, -10% per day) gives way to lab.yaml's (none)" \
         in said
     assert page_finals(copy)["late"] == 40                  # what the record now says, everywhere
+
+
+def test_the_class_quiz_stays_on_the_page_and_feedback_through_adjust_report_and_a_regrade(tmp_path, monkeypatch):
+    """grades.csv keeps the quiz's marks in the record; the page and the feedback once lost them at
+    the next command not given --quiz again (adjust, report, gradebook, batch)."""
+    from grader.cells import csv_text
+    from grader.instructor import workers
+
+    monkeypatch.setattr(workers, "grade_all", stand_in)
+    subs = tmp_path / "subs"
+    for student in ("ontime", "late"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "positions.py").write_text("x = 1\n")
+    answers = tmp_path / "responses.csv"
+    answers.write_text(csv_text([["student", "table-size", "order", "methods", "rope-score", "tied"],
+                                 *([name, "38.597376", "a;b;e", "d", "m - n", "c"] for name in ("ontime", "late"))]),
+                       newline="")
+    out = tmp_path / "out"
+
+    def shown():
+        page, said = (out / "report.html").read_text(), (out / "students" / "late" / "feedback.md").read_text()
+        return ">quiz<" in page, "- Lesson test: 5/5, passed" in said, grades_csv(out)["late"]["quiz_score"]
+
+    assert main(["batch", "lab2", str(subs), "--out", str(out), "--quiz", str(answers)]) == 0
+    assert shown() == (True, True, "5")
+    answers.unlink()                                # the instructor's file moved on
+    for command in (["adjust", str(out), "--student", "late", "--points", "1", "--reason", "x"], ["report", str(out)],
+                    ["gradebook", str(out), "--out", str(tmp_path / "g.csv")], ["batch", "lab2", str(subs), "--out",
+                                                                                 str(out), "--force"]):
+        assert main(command) == 0
+        assert shown() == (True, True, "5"), command
+
+
+def test_an_empty_submission_given_points_shows_them_on_every_surface(tmp_path):
+    """Rejected and empty rows have no points of their own (no max_score): their feedback once showed
+    no score at all while the page and the LMS gave the adjustment."""
+    subs = tmp_path / "subs"
+    (subs / "ontime").mkdir(parents=True)
+    (subs / "ontime" / "positions.py").write_text("x = 1\n")
+    (subs / "blank").mkdir()
+    (subs / "blank" / "notes.txt").write_text("sorry\n")
+    out = tmp_path / "out"
+    grade(subs, out)
+    assert main(["adjust", str(out), "--student", "blank", "--points", "5", "--reason", "sent by mail"]) == 0
+    roster = write_csv(tmp_path / "roster.csv", [["student", "id"], ["ontime", "1"], ["blank", "2"]])
+    assert main(["gradebook", str(out), "--format", "canvas", "--roster", str(roster), "--column", "Lab 2 (42)",
+                 "--out", str(tmp_path / "canvas.csv")]) == 0
+    canvas = {row[1]: row[5] for row in list(csv.reader(open(tmp_path / "canvas.csv")))[2:]}
+    assert (page_finals(out)["blank"], feedback_final(out, "blank"), float(grades_csv(out)["blank"]["final_score"]),
+            float(canvas["2"])) == (5, 5, 5, 5)
+
+
+@pytest.mark.parametrize("points, said", [
+    ("1e308", "points '1e308': more than the lab's 50 points"), ("-51", "points '-51': more than the lab's 50"),
+    ("1_0", "points '1_0': expected a number of points"), ("0x10", "expected a number of points"),
+    ("5,5", "expected a number of points"), ("inf", "expected a number of points")])
+def test_points_no_lab_could_give_are_refused(klass, tmp_path, capsys, points, said):
+    """+1e308 once went in as an adjustment (clamped to 50), and two such as inf: none can be undone
+    by a later adjustment, and no instructor means one."""
+    import shutil
+
+    _, out, _ = klass
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    capsys.readouterr()
+    assert main(["adjust", str(copy), "--student", "late", f"--points={points}",
+                 "--reason", "typo"]) == 2
+    assert said in " ".join(capsys.readouterr().out.split())
+    assert len(json.loads((copy / "adjustments.json").read_text())) == 1
+
+
+def test_a_look_alike_name_is_no_student_and_the_sentence_says_whom_it_looks_like(klass, capsys):
+    _, out, _ = klass
+    assert main(["adjust", str(out), "--student", "\u043ente", "--points", "1", "--reason", "x"]) == 2   # Cyrillic о
+    assert main(["adjust", str(out), "--student", "l\u0430te", "--points", "1", "--reason", "x"]) == 2   # Cyrillic а
+    said = " ".join(capsys.readouterr().out.split())
+    assert "'lаte' (its а is Cyrillic) is no student of this batch; it looks like 'late'" in said
+
+
+def test_report_given_another_quiz_records_it_for_grades_csv_too(tmp_path, monkeypatch):
+    """report --quiz B after batch --quiz A showed B's marks on the page, A's in grades.csv."""
+    from grader.cells import csv_text
+    from grader.instructor import workers
+
+    monkeypatch.setattr(workers, "grade_all", stand_in)
+    subs = tmp_path / "subs"
+    for student in ("ontime", "late"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "positions.py").write_text("x = 1\n")
+    header = ["student", "table-size", "order", "methods", "rope-score", "tied"]
+    right, wrong = (tmp_path / "a.csv", ["38.597376", "a;b;e", "d", "m - n", "c"]), \
+        (tmp_path / "b.csv", ["1", "a", "a", "x", "a"])
+    for path, answers in (right, wrong):
+        path.write_text(csv_text([header, *([name, *answers] for name in ("ontime", "late"))]), newline="")
+    out = tmp_path / "out"
+    assert main(["batch", "lab2", str(subs), "--out", str(out), "--quiz", str(right[0])]) == 0
+    assert main(["report", str(out), "--quiz", str(wrong[0])]) == 0
+    page = Table((out / "report.html").read_text()).by_student()
+    assert page["late"]["quiz"] == "0/5" and grades_csv(out)["late"]["quiz_score"] == "0"
+    assert json.loads((out / "final.json").read_text())["quiz"]["late"]["score"] == 0
+
+
+def test_a_gradebook_not_given_the_quiz_takes_the_record_s(tmp_path, monkeypatch):
+    """batch --quiz kept the quiz's marks in the record and grades.csv; a gradebook not given
+    --quiz again wrote its quiz columns blank."""
+    from grader.cells import csv_text
+    from grader.instructor import workers
+
+    monkeypatch.setattr(workers, "grade_all", stand_in)
+    subs = tmp_path / "subs"
+    for student in ("ontime", "late"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "positions.py").write_text("x = 1\n")
+    answers = tmp_path / "a.csv"
+    answers.write_text(csv_text([["student", "table-size", "order", "methods", "rope-score", "tied"],
+                                 *([name, "38.597376", "a;b;e", "d", "m - n", "c"] for name in ("ontime", "late"))]),
+                       newline="")
+    out = tmp_path / "out"
+    assert main(["batch", "lab2", str(subs), "--out", str(out), "--quiz", str(answers)]) == 0
+    assert main(["gradebook", str(out), "--out", str(tmp_path / "plain.csv")]) == 0
+    plain = {row["student"]: row for row in csv.DictReader(open(tmp_path / "plain.csv"))}
+    assert plain["late"]["quiz_score"] == grades_csv(out)["late"]["quiz_score"] == "5"
+    roster = write_csv(tmp_path / "roster.csv", [["student", "id"], ["ontime", "1"], ["late", "2"]])
+    assert main(["gradebook", str(out), "--format", "canvas", "--roster", str(roster), "--column", "Lab 2 (42)",
+                 "--quiz-column", "Quiz (43)", "--out", str(tmp_path / "canvas.csv")]) == 0
+    assert list(csv.reader(open(tmp_path / "canvas.csv")))[2][5:] == ["45", "5"]         # ontime
+
+
+def test_the_terminal_says_what_an_assumed_time_cost_and_a_huge_grace_is_a_sentence(tmp_path, capsys):
+    """--assume-late gave every unknown time the cap, yet the terminal said they had 'no mark until
+    their time is known'; --grace inf ended in 'the grader itself failed: OverflowError'."""
+    subs = tmp_path / "subs"
+    for student in ("ontime", "late"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "positions.py").write_text("x = 1\n")
+    grade(subs, tmp_path / "out")
+    capsys.readouterr()
+    args = ["gradebook", str(tmp_path / "out"), "--out", str(tmp_path / "g.csv"), *POLICY]
+    assert main([*args, "--assume-late"]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "late policy: 2 assumed late" in said and "no mark" not in said, said
+    assert main(args) == 0
+    assert "2 time unknown; 2 with no mark until their time is known" in " ".join(capsys.readouterr().out.split())
+    stamps = write_csv(tmp_path / "s.csv", STAMPS[:3])
+    for grace in ("inf", "1e300"):
+        assert main([*args, "--timestamps", str(stamps), "--grace", grace]) == 2
+        said = " ".join(capsys.readouterr().out.split())
+        assert "late policy: grace_minutes: Input should be less than or equal to 527040" in said, said
+
+
+def test_adjust_records_nothing_where_it_cannot_write_the_page_again(klass, tmp_path, capsys):
+    """An OUT whose lab cannot be told (no summary.json) recorded the adjustment, then failed: run
+    again once fixed, the student got the points twice."""
+    import shutil
+
+    _, out, _ = klass
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    (copy / "rows.json").unlink()
+    before = (copy / "adjustments.json").read_text()
+    assert main(["adjust", str(copy), "--student", "late", "--points", "1", "--reason", "x"]) == 2
+    assert (copy / "adjustments.json").read_text() == before
+
+
+def test_a_gradebook_refused_for_its_roster_decides_nothing(tmp_path, capsys):
+    """A Canvas roster refused (an id not digits) once left the new late policy in the record, the
+    page and the feedback, though the command failed."""
+    subs = tmp_path / "subs"
+    (subs / "late").mkdir(parents=True)
+    (subs / "late" / "positions.py").write_text("x = 1\n")
+    out = tmp_path / "out"
+    grade(subs, out)
+    before = json.loads((out / "final.json").read_text())
+    roster = write_csv(tmp_path / "r.csv", [["student", "id"], ["late", "abc"]])
+    assert main(["gradebook", str(out), "--format", "canvas", "--roster", str(roster), "--column", "Lab 2 (42)",
+                 "--out", str(tmp_path / "c.csv"), *POLICY]) == 2
+    after = json.loads((out / "final.json").read_text())
+    assert (after["policy"], after["decided_by"]) == (before["policy"], before["decided_by"]) == \
+        (None, "grade.py batch")

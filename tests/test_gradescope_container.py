@@ -339,3 +339,30 @@ def test_the_classic_hostile_submission_finds_nothing_and_leaves_nothing(autogra
     said = "\n".join(t.output for t in results.tests)
     assert results.score == 0 and "def test_" not in said and "mark.grade" not in said
     assert processes_marked(marker.encode()) == []
+
+
+@pytest.mark.slow
+def test_a_packed_zip_scores_on_gradescope_as_in_a_batch(autograder, tmp_path):
+    """grade.py pack, then the zip uploaded (Gradescope keeps a zip's files, or the zip itself where
+    it is sent as a file), and the same zip in a class folder: one score."""
+    import io
+
+    from rich.console import Console
+
+    from grader.instructor import batch
+    from grader.learner.cli import main
+
+    mine = tmp_path / "mine"
+    shutil.copytree(ROOT / "tests" / "submissions" / "mistakes_a", mine)
+    (mine / "notes.txt").write_text("not graded")
+    packed = tmp_path / "lab2-submission.zip"
+    assert main(["pack", "lab2", "--submission", str(mine), "--out", str(packed)]) == 0
+    (tmp_path / "class" / "ada").mkdir(parents=True)
+    shutil.copy(packed, tmp_path / "class" / "ada" / "upload.zip")
+    batch.grade_class(find_lab("lab2"), tmp_path / "class", tmp_path / "out", Console(file=io.StringIO()), workers=1)
+    [row] = json.loads((tmp_path / "out" / "rows.json").read_text())
+    with zipfile.ZipFile(packed) as archive:
+        unpacked = {name: archive.read(name) for name in archive.namelist()}
+    for upload in (unpacked, {packed.name: packed.read_bytes()}):
+        results, _ = run_autograder(autograder, upload)
+        assert results.score == row["score"] > 0, upload.keys()

@@ -156,3 +156,22 @@ def test_a_packed_zip_grades_in_a_batch_as_its_folder_does(lab, tmp_path):
     single = grade(find_lab("lab2"), submission=tmp_path / "mine", select=select)
     assert summary.statuses.get("incomplete") == 1 and row["score"] == single.score > 0
     assert row["score"] < single.max_score
+
+
+def test_a_file_below_the_others_is_named_where_it_is_not_called_unsubmitted(lab, tmp_path):
+    """positions.py at the top and invariance.py one folder down: the shallowest folder counts,
+    and the detail once said invariance.py was "not submitted"."""
+    put(tmp_path / "ada" / "positions.py", b"x = 1\n")
+    put(tmp_path / "ada" / "sub" / "invariance.py", b"y = 1\n")
+    files, status, detail = read_submission(lab, tmp_path / "ada")
+    assert (sorted(files), status) == (["positions.py"], "incomplete")
+    assert detail == ("invariance.py is in 'sub/', not beside positions.py: graded as the stub (keep the lab's files "
+                      "in one folder); not submitted, graded as the stubs: experiments.py")
+
+
+def test_pack_says_where_a_file_below_the_others_is(tmp_path, capsys):
+    put(tmp_path / "mine" / "positions.py", (REFERENCE / "positions.py").read_bytes())
+    put(tmp_path / "mine" / "backup" / "invariance.py", (REFERENCE / "invariance.py").read_bytes())
+    assert main(["pack", "lab2", "--submission", str(tmp_path / "mine"), "--out", str(tmp_path / "a.zip")]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "invariance.py is in 'backup/', not beside positions.py: graded as the stub" in said

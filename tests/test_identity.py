@@ -12,7 +12,7 @@ from lms_checkers import Misread, check_canvas, check_moodle
 from rich.console import Console
 
 from grader.core.submissions import list_submissions
-from grader.identity import as_read, identity, look_alikes, shown
+from grader.identity import as_read, foreign_letters, identity, look_alikes, shown
 from grader.instructor import batch
 from grader.learner.cli import main
 from grader.manifest import find_lab
@@ -146,7 +146,7 @@ def test_a_roster_listing_one_student_twice_is_refused(klass, capsys):
     ((2, 2, "abc"), "column id: 'abc' is not a Canvas user id"),
     ((3, 2, "201"), "roster lines 2 and 4 have the same id '201'"),
     ((2, 2, "\u0662\u0660\u0661"), "is not a Canvas user id"),    # digits, but not the 0-9 Canvas reads
-    ((2, 3, "-201"), "column sis_user_id: '-201' would be written as"),   # a cell made inert: not the id
+    ((2, 3, "-S201"), "column sis_user_id: '-S201' would be written as"),   # a cell made inert: not the id
 ])
 def test_canvas_ids(klass, capsys, edit, said):
     work, _ = klass
@@ -178,11 +178,11 @@ def test_moodle_needs_an_identifier_in_every_row(klass, capsys):
 
 
 def test_moodle_maps_users_by_an_identifier_written_as_the_roster_has_it(klass):
-    """An ID number a spreadsheet would read as a formula is written made inert ('-17), which is no
+    """An ID number a spreadsheet would read as a formula is written made inert ('@17), which is no
     Moodle user: the file maps users by the e-mail instead."""
     work, _ = klass
     table = [list(row) for row in ROSTER]
-    table[3][3] = "-17"
+    table[3][3] = "@17"
     roster = write(work / "m-17.csv", table)
     dest = gradebook(work, roster, "moodle", "--scale", "percent")
     assert next(csv.reader(open(dest)))[0] == "Email address"
@@ -256,3 +256,57 @@ def test_look_alike_rows_of_a_quiz_export_are_noted(tmp_path):
                                         "to tell apart?"]
     assert answers.get("\u0410da").notes[0].startswith("'Аda' (its А is Cyrillic) looks like row 2's 'Ada'")
     assert answers.get("bob").notes == []
+
+
+@pytest.mark.parametrize("name, fake", [
+    ("Bob", "B\u0585b"), ("sue", "s\u057de"), ("Ann", "A\u0578\u0578"),        # Armenian օ, ս, ո
+    ("Ada", "\u13aada"), ("Dan", "\u13a0an"),                                  # Cherokee Ꭺ, Ꭰ
+    ("Ada", "\ua4eeda"), ("Tom", "\ua4d4om"),                                  # Lisu ꓮ, ꓔ
+    ("ada", "\u0251da"), ("Amy", "Am\u04af"), ("Ivy", "\u04c0vy"), ("jan", "\u03f3an")])   # ɑ, ү, Ӏ, ϳ
+def test_letters_of_more_scripts_that_pass_for_latin_ones_are_a_collision(name, fake):
+    assert identity(name) != identity(fake) and look_alikes([name, fake]) == [[name, fake]]
+    assert "is " in foreign_letters(fake)
+
+
+def test_a_timestamps_name_that_matches_no_submission_is_said_as_read_and_whom_it_looks_like(klass, tmp_path, capsys):
+    """A stray name was printed with Python's escapes ('\\u0410da'), and a look-alike of a
+    submission's name said nothing of it; batch said nothing of strays at all."""
+    work, roster = klass
+    stamps = write(tmp_path / "s.csv", [["student", "submitted_at"], ["\u0410da", "2026-12-01T10:00:00Z"],
+                                        ["bob", "2026-12-01T10:00:00Z"]])
+    assert main(["gradebook", str(work / "out"), "--out", str(tmp_path / "g.csv"), "--timestamps", str(stamps)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "1 name(s) match no submission: 'аda' (its а is Cyrillic), which looks like 'Ada'" in said, said
+    assert "\\u" not in said
+
+
+def test_batch_names_the_timestamps_that_match_no_submission(klass, tmp_path, capsys, monkeypatch):
+    from grader.instructor import workers
+
+    monkeypatch.setattr(workers, "grade_all", stand_in)
+    work, _ = klass
+    stamps = write(tmp_path / "s.csv", [["student", "submitted_at"], ["b\u043eb", "2026-12-01T10:00:00Z"],
+                                        ["zed", "2026-12-01T10:00:00Z"]])
+    assert main(["batch", "lab2", str(work / "subs"), "--out", str(tmp_path / "out"), "--timestamps", str(stamps)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "timestamps: 1 name(s) match no submission: 'bоb' (its о is Cyrillic), which looks like 'bob'" in said
+
+
+def test_a_roster_name_that_only_looks_like_a_submission_s_is_said_so(klass, tmp_path, capsys):
+    """The roster's 'Аda' (a Cyrillic А) is not the submission 'Ada': both lines said only 'no
+    submission' and 'not on the roster'."""
+    work, _ = klass
+    roster = write(tmp_path / "r.csv", [["student", "id"], ["b\u043eb", "1"], ["zed", "2"]])
+    assert main(["gradebook", str(work / "out"), "--out", str(tmp_path / "g.csv"), "--roster", str(roster)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "bob: not on the roster, whose 'bоb' (its о is Cyrillic) looks like it" in said, said
+    assert "bоb: no submission, and 'bob' looks like it" in said
+
+
+def test_a_quiz_name_that_only_looks_like_a_submission_s_is_said_so(klass, tmp_path, capsys):
+    work, _ = klass
+    quiz = write(tmp_path / "q.csv", [["student", "score", "max", "passed"], ["b\u043eb", "5", "5", "yes"],
+                                      ["zed", "4", "5", "yes"]])
+    assert main(["gradebook", str(work / "out"), "--out", str(tmp_path / "g.csv"), "--quiz", str(quiz)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "bоb: no submission, and 'bob' looks like it" in said, said

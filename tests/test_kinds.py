@@ -47,8 +47,8 @@ def test_a_check_written_before_the_types_loads_and_is_written_back_alike():
 @pytest.mark.parametrize("words, kind", [
     ("time unknown: no mark until it is known (the instructor gives --timestamps, or --assume-on-time or "
      "--assume-late)", Timing.UNKNOWN),
-    ("time unknown, assumed late: -50% (the late policy's cap)", Timing.UNKNOWN),
-    ("time unknown, assumed on time", Timing.UNKNOWN),
+    ("time unknown, assumed late: -50% (the late policy's cap)", Timing.ASSUMED_LATE),
+    ("time unknown, assumed on time", Timing.ASSUMED_ON_TIME),
     ("on time", Timing.ON_TIME),
     ("1 d 10.0 h late: -20%", Timing.LATE),
     ("3.0 h late: score 0 past the cap", Timing.LATE),

@@ -38,6 +38,14 @@ def test_a_time_as_spreadsheets_write_it(text, when):
     assert parse_time(text, "x", order) == when
 
 
+@pytest.mark.parametrize("text, year", [("31/12/99 10:00Z", 1999), ("31/12/30 10:00Z", 1930), ("31/12/29 10:00Z", 2029),
+                                        ("31/12/00 10:00Z", 2000), ("29/02/00 10:00Z", 2000)])
+def test_a_two_digit_year_is_read_as_a_spreadsheet_reads_it(text, year):
+    """Excel's rule: 00-29 are 2000-2029, 30-99 are 1930-1999 (99 once read 2099, late by 73 years)."""
+    assert parse_time(text, "x").year == year
+    assert orders(text) == {Order.DAY_FIRST}
+
+
 def test_a_date_whose_order_is_left_open_is_refused_alone():
     with pytest.raises(UsageError, match="'01/10/2026 14:05Z' is 01/10 day-first, 10/01 month-first; write it as ISO"):
         parse_time("01/10/2026 14:05Z", "--due")

@@ -17,7 +17,7 @@ import os
 import re
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader.errors import UsageError
@@ -58,7 +58,11 @@ def class_entries(lab, folder, out=None):
     types = {".zip", *(PurePosixPath(name).suffix.lower() for name in lab.manifest.student_files)}
     candidates, ignored = [], []
     for path in sorted(Path(folder).iterdir()):
-        if _ignored(path.name) or (out is not None and path.resolve() == Path(out).resolve()):
+        if out is not None and path.resolve() == Path(out).resolve():
+            continue
+        if _ignored(path.name):
+            if path.name not in JUNK:       # a folder or zip a student may have named so: said, not dropped
+                ignored.append(f"{one_line(path.name)} (a name starting with . or __ is never a student's)")
             continue
         if path.is_dir() or path.suffix.lower() in types:
             candidates.append(path)
@@ -151,7 +155,8 @@ def read_submission(lab, path):
             with _Zip(path.name, path) as tree:
                 found = _locate(tree, wanted)
         else:
-            raise Rejected(f"{one_line(path.name)} is neither a folder nor a .zip")
+            raise Rejected(f"{one_line(path.name)} is neither a folder nor a .zip: put each student's files in a "
+                           "folder (or .zip) of their own, named for them")
     except Rejected as why:
         return {}, "rejected", str(why)
     except OSError as error:            # e.g. a path the record holds as shown, too long for the disk
@@ -161,9 +166,11 @@ def read_submission(lab, path):
         return {}, "empty", "; ".join(misnamed or [f"none of {', '.join(wanted)} found (in the submission, "
                                                    "its folders or the zips inside it)"])
     problems = [p for name, data in files.items() if (p := _not_python(name, data))]
-    missing = [name for name in wanted if name not in files]
-    detail = "; ".join(problems + misnamed + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
-                                              if missing else []))
+    below = [f"{name} is in {found.below[name]!r}, not beside {', '.join(files)}: graded as the stub (keep the lab's "
+             "files in one folder)" for name in wanted if name in found.below and name not in files]
+    missing = [name for name in wanted if name not in files and name not in found.below]
+    detail = "; ".join(problems + misnamed + below + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
+                                                      if missing else []))
     return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
 
 
@@ -180,6 +187,9 @@ def _case_mismatches(names, wanted, found):
     by_lower = {PurePosixPath(n).name.lower(): PurePosixPath(n).name for n in names}
     return [f"found {one_line(by_lower[name.lower()])!r}, expected {name!r}: file names are case-sensitive, "
             "rename it" for name in wanted if name not in found and by_lower.get(name.lower(), name) != name]
+
+
+JUNK = {"__MACOSX", ".DS_Store", ".git", "__pycache__", ".ipynb_checkpoints", ".localized"}     # never said
 
 
 def _ignored(name):
@@ -200,6 +210,7 @@ class _Found:
     files: dict                     # {student file: bytes}
     names: list                     # every path seen where the files were looked for (case hints)
     sources: dict                   # {name: bytes} of what holds them at the top: the files, or their archive
+    below: dict = field(default_factory=dict)   # {student file: the deeper folder holding it, not graded}
 
 
 class _Folder:
@@ -309,12 +320,15 @@ def _locate(tree, wanted, depth=0):
     """The student files in `tree`: those in the shallowest folder holding any of them; else, where
     the tree holds none, those in its one archive (the shallowest), searched the same way."""
     places, names, archives, at = {}, [], [], None
+    below = {}                      # a student file deeper than those found: {name: its folder}
     for path, kind in tree.entries():
         level = path.count("/")
-        if at is not None and level > at:
-            break
-        names.append(path)
         name = PurePosixPath(path).name
+        if at is not None and level > at:
+            if name in wanted:
+                below.setdefault(name, path[:-len(name)])
+            continue
+        names.append(path)
         if name in wanted:
             if kind == "link":
                 raise Rejected(f"{name} is a symbolic link; submit the file itself")
@@ -334,7 +348,7 @@ def _locate(tree, wanted, depth=0):
             if len(data) > MAX_FILE_BYTES:
                 raise Rejected(tree.too_big(name, path))
             files[name] = data
-        return _Found(files, names, dict(files))
+        return _Found(files, names, dict(files), below)
     shallowest = [p for p in archives if p.count("/") == min((a.count("/") for a in archives), default=0)]
     if len(shallowest) > 1:
         raise Rejected(f"none of {', '.join(wanted)} found, and {len(shallowest)} archives that may hold them "
@@ -351,7 +365,8 @@ def _locate(tree, wanted, depth=0):
         found = _locate(nested, wanted, depth + 1)
     finally:
         getattr(nested, "__exit__", lambda *exc: None)(None, None, None)
-    return _Found(found.files, names + found.names, {PurePosixPath(inner).name: data} if found.files else {})
+    return _Found(found.files, names + found.names, {PurePosixPath(inner).name: data} if found.files else {},
+                  found.below)
 
 
 def _not_python(name, data):

@@ -14,7 +14,7 @@ from grader.instructor.lms import FORMATS
 from grader.instructor.lms.common import Kind
 from grader.kinds import Timing
 from grader.learner.cli import NOT_GRADED_STATUS, grading_options
-from grader.manifest import Lab, find_lab
+from grader.manifest import find_lab
 from grader.results import one_line
 
 COMMANDS = {}
@@ -97,7 +97,7 @@ def run_batch(args: argparse.Namespace, console: Console) -> int:
         raise
     report.show_batch(summary, console, args.out)
     show_timing(summary.timing, console)
-    show_lists(lab, args.out, timing.get("roster"), quiz, console)
+    show_lists(lab, args.out, timing.get("roster"), quiz, console, timing.get("timestamps"))
     return NOT_GRADED_STATUS if summary.statuses.get("regrade") else 0
 
 
@@ -110,13 +110,22 @@ def show_timing(counts: Mapping[Timing, int], console: Console) -> None:
                          "or choose --assume-on-time or --assume-late)[/]" if unknown else ""), soft_wrap=True)
 
 
-def show_lists(lab: Lab, out: Path, roster: Path | None, quiz: Path | None, console: Console) -> None:
-    """A line on the roster (who matched, who is not on it, extensions) and one on the quiz's rows
-    (how many counted, each student's duplicate rows and which one counts), where given."""
+def show_lists(lab, out, roster, quiz, console, timestamps=None):
+    """A line on the roster (who matched, who is not on it, extensions), one on the quiz's rows
+    (how many counted, each student's duplicate rows and which one counts) and one on the
+    timestamps' names that match no submission, where given."""
+    from pathlib import Path
+
     from grader.instructor import record
+    from grader.instructor.deadlines import read_timestamps
+    from grader.instructor.export import strays_in_words
     from grader.instructor.roster import read_roster
 
     decided = record.load(Path(out))
+    strays = strays_in_words(read_timestamps(timestamps), decided.rows) if timestamps and decided else []
+    if strays:
+        console.print(f"[yellow]timestamps: {len(strays)} name(s) match no submission:[/] "
+                      f"{escape('; '.join(strays[:10]))}", soft_wrap=True)
     graded = {identity(row.student): row.student for row in decided.rows} if decided else {}
     given = decided.deadline() if decided and decided.policy_from == "command line" else None
     if given is not None:
@@ -204,11 +213,18 @@ def report_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_report(args: argparse.Namespace, console: Console) -> int:
+def run_report(args, console):
+    from pathlib import Path
+
+    from grader.instructor import export
     from grader.instructor.page import write_report
 
-    path = write_report(args.out, find_lab(args.lab) if args.lab else None, args.quiz)
-    console.print(f"[green]wrote[/] {escape(str(path))} and a feedback page per student")
+    lab = find_lab(args.lab) if args.lab else None
+    path = write_report(args.out, lab, args.quiz)
+    if args.quiz:                   # the quiz shown is the one grades.csv keeps
+        export.record_quiz(Path(args.out), lab, args.quiz)
+    console.print(f"[green]wrote[/] {escape(str(path))} and a feedback page per student"
+                  + (" (and the quiz's marks into grades.csv)" if args.quiz else ""))
     return 0
 
 
@@ -313,7 +329,7 @@ def run_gradebook(args: argparse.Namespace, console: Console) -> int:
                                                 columns=columns, missing=args.missing, assume=args.assume, **files)
     if strays:
         console.print(f"[yellow]--timestamps: {len(strays)} name(s) match no submission:[/] "
-                      f"{escape(', '.join(map(ascii, strays[:10])))}", soft_wrap=True)
+                      f"{escape('; '.join(strays[:10]))}", soft_wrap=True)
     _show_gradebook(args, console, dest, lines, unmatched, columns)
     return 0
 
@@ -373,15 +389,16 @@ def run_adjust(args: argparse.Namespace, console: Console) -> int:
                          "first")
     students = {identity(row.student): row.student for row in decided.rows}
     if args.file:
-        new = record.read_adjustments_csv(paths.existing_file("--file", args.file), students)
+        new = record.read_adjustments_csv(paths.existing_file("--file", args.file), students, decided.max_score)
         if not new:
             raise UsageError(f"--file {args.file}: no adjustment in it")
     else:
-        new = [record.adjustment(args.student, args.points, args.reason, "--student", students)]
+        new = [record.adjustment(args.student, args.points, args.reason, "--student", students, decided.max_score)]
+    lab = find_lab(decided_lab(out))        # before anything is recorded: a bad OUT records nothing
     record.add_adjustments(out, new)
     decided = record.again(out, "grade.py adjust")
     record.save(out, decided)
-    export.follow(out, find_lab(decided_lab(out)), decided)
+    export.follow(out, lab, decided)
     finals = {row.student: row.final_score for row in decided.rows}
     for a in new:
         final = finals.get(a.student)

@@ -70,6 +70,7 @@ def gradescope_time(root: str | os.PathLike) -> tuple[datetime | None, list[Memb
                       _due(user.get("assignment") if isinstance(user.get("assignment"), dict) else {}) or assignment)
                for i, user in enumerate(users, 1)]
     latest = datetime.max.replace(tzinfo=timezone.utc)
+    members = members or ([Member("", assignment)] if assignment else [])     # no one listed: the assignment's
     return submitted, sorted(members, key=lambda m: (identity(m.name), m.due or latest))
 
 
@@ -174,6 +175,7 @@ def assess(row: BatchRow, policy: "Deadline | None", submitted: datetime | None,
                                "or --assume-on-time or --assume-late)"
             return row.model_copy(update={**fields, "final_score": None})
         cut = policy.cap if assume == "late" else 0.0
+        fields["timing_kind"] = Timing(ASSUMED[assume])
         fields["timing"] = f"{Timing.UNKNOWN}, {ASSUMED[assume]}" + \
             (f": -{cut:g}% (the late policy's cap)" if cut else "")
     elif policy is not None:
@@ -190,7 +192,8 @@ def assess(row: BatchRow, policy: "Deadline | None", submitted: datetime | None,
 
 
 def tally(rows: Iterable[BatchRow]) -> dict[Timing, int]:
-    """{Timing: students} of the rows a late policy was applied to."""
+    """{Timing: students} of the rows a late policy was applied to (an assumed time counted as
+    such, apart from the unknown ones that get no mark)."""
     counts: dict[Timing, int] = {}
     for row in rows:
         if row.timing_kind is not None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from grader.cells import csv_text
 from grader.errors import GraderError, UsageError
 from grader.files import write_atomic
-from grader.identity import as_read, how_alike, identity
+from grader.identity import as_read, how_alike, identity, look_alikes
 from grader.instructor import deadlines, lms, record
 from grader.instructor.lms import LmsFormat
 from grader.instructor.lms.common import Columns, Kind, Scale
@@ -46,6 +46,7 @@ class Line:
     final: float | None = None      # points after the late policy; None: no mark
     notes: list[str] = field(default_factory=list)     # for the student too (Moodle's feedback)
     matched: str = ""               # how the roster's name matched the submission's, where they differ
+    alike: str = ""                 # a name of the other list (roster, submissions) that only looks like this one
 
     @property
     def status(self) -> str:
@@ -82,16 +83,23 @@ def build(rows: Iterable[BatchRow], roster: dict[str, RosterEntry] | None, quiz:
     by_key = _by_identity(rows)
     keys = list(roster or by_key) + [k for k in by_key if roster and k not in roster]
     keys += [k for k in quiz if k not in keys]
+    alike: dict[str, str] = {}      # names of the roster, submissions and quiz that only look alike: {each: other}
+    for group in look_alikes([*(e.student for e in (roster or {}).values()), *(r.student for r in by_key.values()),
+                              *quiz]):
+        for name in group:
+            alike.setdefault(identity(name), next(other for other in group if identity(other) != identity(name)))
     lines = []
     for key in keys:
         entry, row = (roster or {}).get(key), by_key.get(key)
         name = row.student if row else entry.student if entry else key
         line = Line(name, entry, row, quiz.get(key))
         if roster is not None and entry is None:
-            line.notes.append("not on the roster")
+            line.notes.append("not on the roster" + (f", whose {as_read(alike[key])} looks like it" if key in alike
+                                                     else ""))
         if entry and row and entry.student != row.student:
             line.matched = f"roster {as_read(entry.student)} is submission {as_read(row.student)} " \
                            f"({how_alike(entry.student, row.student)})"
+        line.alike = alike.get(key, "")
         _score(line, missing)
         lines.append(line)
     return lines
@@ -101,7 +109,7 @@ def _score(line, missing):
     row = line.row
     if row is None:
         line.final = 0.0 if missing == "zero" else None
-        line.notes.append("no submission")
+        line.notes.append("no submission" + (f", and {as_read(line.alike)} looks like it" if line.alike else ""))
         return
     line.final = row.final_score
     line.notes += [n for n in (row.timing if row.timing_kind != Timing.ON_TIME else "",
@@ -125,7 +133,18 @@ def write(path: Path, fmt: LmsFormat, lines: Sequence[Line], max_score: float | 
     return unmatched
 
 
-def unmatched_path(path: Path) -> Path:
+def strays_in_words(stamps, rows):
+    """The names of a timestamps file ({identity: time}) that match no row, each as people read it,
+    and with the submission whose name it looks like, where one does (grader.identity.look_alikes)."""
+    names = [row.student for row in rows]
+    found = []
+    for key in sorted(set(stamps or {}) - {identity(name) for name in names}):
+        alike = next((group for group in look_alikes([key, *names]) if key in group), [])
+        found.append(as_read(key) + "".join(f", which looks like {as_read(other)}" for other in alike[1:2]))
+    return found
+
+
+def unmatched_path(path):
     return path.with_name(path.stem + ".unmatched.csv")
 
 
@@ -137,6 +156,22 @@ def follow(out: Path, lab: "Lab | None", decided: record.FinalRecord, quiz: str 
     if lab is not None:
         write_grades(out, lab, decided)
         write_report(out, lab, quiz if lab.quiz else None)
+
+
+def record_quiz(out, lab, quiz):
+    """The class quiz given to `report`: its marks into the record and grades.csv, as the page shows them."""
+    from grader.instructor.gradebook import write_grades
+    from grader.results import BatchSummary
+
+    decided = record.load(out)
+    if decided is None:
+        return
+    lab = lab or _batch_lab(BatchSummary.model_validate_json((out / "summary.json").read_text(encoding="utf-8")))
+    marks = read_quiz(quiz, lab, [row.student for row in decided.rows])
+    decided = decided.model_copy(update={"quiz": {key: record.QuizMark(score=q.score, max=q.max, passed=q.passed)
+                                                  for key, q in marks.items()}})
+    record.save(out, decided)
+    write_grades(out, lab, decided)
 
 
 # -- the command ------------------------------------------------------------------------------------------
@@ -192,7 +227,7 @@ def gradebook(out: Path, fmt: LmsFormat, dest: Path, lab: "Lab | None" = None, r
     """Read, decide, build and write one gradebook (paths already checked): the late policy given
     here is decided once into the class's record (OUT/final.json), and grades.csv, the page and
     the feedback follow it. Returns (Lines, unmatched Lines, the timestamps file's names that
-    match no submission)."""
+    match no submission, in words: strays_in_words)."""
     summary, rows = load_batch(out)
     deadline = policy(lab, overrides or {})
     stamps = deadlines.read_timestamps(timestamps) if timestamps else None
@@ -206,13 +241,16 @@ def gradebook(out: Path, fmt: LmsFormat, dest: Path, lab: "Lab | None" = None, r
                             times=stamps, extensions=extensions, assume=assume,
                             adjustments=record.read_adjustments(out), max_score=summary.max_score,
                             quiz=marks if quiz else None, earlier=record.load(out))
-    record.save(out, decided)
-    follow(out, lab or _batch_lab(summary), decided, quiz)
-    lines = build(decided.rows, entries, quiz_rows, summary.max_score, missing)
-    strays = sorted(set(stamps or {}) - {identity(row.student) for row in rows})
-    titles: dict[Kind, str | None] = {"lab": summary.lab, **(columns or {})}
+    kept: dict[str, Any] = quiz_rows or dict(decided.quiz)      # not given again: the quiz the record keeps
+    lines = build(decided.rows, entries, kept, summary.max_score, missing)
+    strays = strays_in_words(stamps, rows)
+    given = columns or {}
+    titles: dict[Kind, str | None] = {"lab": summary.lab, **given}
     if not fmt.column_ids:
         titles = {"quiz": f"{titles['lab']} quiz", "lesson": f"{titles['lab']} lesson complete", **titles}
-    if not quiz:
+    if not quiz and not ({"quiz", "lesson"} & set(given) and kept):   # the record's, where a column is named
         titles["quiz"] = titles["lesson"] = None
-    return lines, write(dest, fmt, lines, summary.max_score, scale, titles), strays
+    unmatched = write(dest, fmt, lines, summary.max_score, scale, titles)    # first: a refused file decides nothing
+    record.save(out, decided)
+    follow(out, lab or _batch_lab(summary), decided, quiz)
+    return lines, unmatched, strays

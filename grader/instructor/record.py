@@ -10,7 +10,7 @@ and each feedback page read it, never working a grade out again on their own.
     OUT/adjustments.json    every adjustment given, in order: kept through any regrade
 """
 import math
-import os
+import re
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,7 +21,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from grader.errors import UsageError
 from grader.files import write_atomic
-from grader.identity import identity, shown
+from grader.identity import as_read, identity, look_alikes, shown
 from grader.instructor import deadlines
 from grader.manifest import Deadline
 from grader.results import Adjustment, BatchRow, TimeSource
@@ -31,6 +31,7 @@ ADJUSTMENTS = "adjustments.json"
 LOG = TypeAdapter(list[Adjustment])
 Assume = Literal["on time", "late"] | None
 PolicyFrom = Literal["", "lab.yaml", "command line"]
+NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")    # points as typed: 5, -2.5, +1e1
 
 
 class QuizMark(BaseModel):
@@ -140,32 +141,34 @@ def add_adjustments(out: Path, new: Iterable[Adjustment]) -> None:
     write_atomic(out / ADJUSTMENTS, LOG.dump_json([*read_adjustments(out), *new], indent=2).decode())
 
 
-def adjustment(student: str | None, points: object, reason: str | None, source: str,
-               students: dict[str, str]) -> Adjustment:
+def adjustment(student, points, reason, source, students, top=None):
     """An Adjustment from what the instructor typed (`source`: where, for an error), its student
-    one of `students` ({identity: name}) in their one normal form; UsageError in one sentence."""
+    one of `students` ({identity: name}) in their one normal form, its points a number no larger
+    than the lab's `top`; UsageError in one sentence."""
     name = students.get(identity(student or ""))
     if name is None:
-        raise UsageError(f"{source}: {shown(student or '')!r} is no student of this batch")
-    try:
-        value = float(str(points).strip())
-    except ValueError:
-        value = math.nan
+        alike = next((group for group in look_alikes([*students.values(), student or ""]) if student in group), [])
+        raise UsageError(f"{source}: {as_read(student or '')} is no student of this batch" +
+                         "".join(f"; it looks like {as_read(other)}" for other in alike if other != student))
+    text = str(points).strip()
+    value = float(text) if NUMBER.fullmatch(text) else math.nan
     if not math.isfinite(value) or value == 0:
-        raise UsageError(f"{source}: points {shown(str(points))!r}: expected a number of points, e.g. 5 or -2.5")
+        raise UsageError(f"{source}: points {shown(text)!r}: expected a number of points, e.g. 5 or -2.5")
+    if top and abs(value) > top:
+        raise UsageError(f"{source}: points {shown(text)!r}: more than the lab's {top:g} points")
     if not " ".join(shown(reason or "").split()):
         raise UsageError(f"{source}: give the reason (it is shown to the student)")
     return Adjustment(student=name, points=value, reason=" ".join(shown(reason).split()),
                       at=datetime.now(timezone.utc), source=source)
 
 
-def read_adjustments_csv(path: str | os.PathLike, students: dict[str, str]) -> list[Adjustment]:
+def read_adjustments_csv(path, students, top=None):
     """[Adjustment] from a CSV with the columns student, points, reason; each bad line refused in
     one sentence naming the file and line."""
     from grader.csvfile import read_table
 
     return [adjustment(row.cells.get("student"), row.cells.get("points", ""), row.cells.get("reason", ""),
-                       f"--file {path} line {row.line}", students)
+                       f"--file {path} line {row.line}", students, top)
             for row in read_table(path, ["student", "points", "reason"], "--file").rows]
 
 

@@ -28,7 +28,8 @@ def parser():
 
 def pack(lab, folder, dest):
     """Write `dest`, a zip of what `folder` hands in for `lab`; returns (files the course will
-    grade {name: bytes}, status, detail) as it reads `dest` back. UsageError when there is nothing
+    grade {name: bytes}, status, detail) as it reads `dest` back (the detail as it reads `folder`,
+    which names a file left out for lying below the others). UsageError when there is nothing
     to hand in, or the zip does not read back as the folder does."""
     try:
         sources, files = handin_sources(lab, folder)
@@ -41,11 +42,11 @@ def pack(lab, folder, dest):
         for name, data in sources.items():
             archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
     part.replace(dest)
-    read, status, detail = read_submission(lab, dest)
+    read, status, _ = read_submission(lab, dest)
     if read != files:
         dest.unlink()
         raise UsageError(f"{dest}: the zip does not read back as {folder} does (a grader fault: please report it)")
-    return read, status, detail
+    return read, status, read_submission(lab, folder)[2]        # the folder's words: where each file is
 
 
 def run(args, console):

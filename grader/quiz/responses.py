@@ -205,7 +205,7 @@ def _read_gradebook(header, lines, quiz, name, path):
 
 
 def _gradebook_row(quiz, name, number, cells, ids, when, path):
-    student, status = _plain(cells["student"]), _plain(cells.get("status", "")) or "graded"
+    student, status = cells["student"], _plain(cells.get("status", "")) or "graded"     # csvfile's plain name
     notes = [note for note in _plain(cells.get("notes", "")).split("; ") if note]
     if not student or not cells["score"]:
         return ClassRow(row=number, student=student, status=status if status != "graded" else "no score", notes=notes)

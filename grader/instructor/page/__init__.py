@@ -6,25 +6,31 @@
     OUT/students/<student>/feedback.md      the same in Markdown
 """
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from grader.core.submissions import folder_name, read_submission
 from grader.errors import QuizError, UsageError
 from grader.files import write_atomic
 from grader.instructor import similarity
+from grader.instructor.gradebook import out_of
 from grader.instructor.page import classdata, feedback, report
 from grader.manifest import Lab, find_lab
 
-QUIZ_RESPONSES = "quiz-responses.csv"       # a class quiz found in OUT when none is given
+QUIZ_RESPONSES = "quiz-responses.csv"       # the class quiz last given, kept in OUT for the commands after
 
 
 def write_report(out: str | os.PathLike, lab: Lab | None = None, quiz: str | os.PathLike | None = None) -> Path:
     """Write the page and the feedback files; returns the page's path. `quiz`: the class's lesson-test
-    responses CSV (default: OUT/quiz-responses.csv, where it exists)."""
-    folder = Path(out)
-    klass = classdata.load(folder)
+    responses CSV, kept as OUT/quiz-responses.csv once read (the default), so that a later command
+    not given it again (adjust, report, gradebook, a regrade) shows the quiz grades.csv keeps."""
+    out = Path(out)
+    klass = classdata.load(out)
     lab = lab or find_lab(klass.summary.lab)
-    notes = [_read_quiz(klass, lab, quiz or (folder / QUIZ_RESPONSES if (folder / QUIZ_RESPONSES).is_file() else None))]
+    kept = out / QUIZ_RESPONSES
+    notes = [_read_quiz(klass, lab, quiz or (kept if kept.is_file() else None))]
+    if quiz and klass.questions and Path(quiz).resolve() != kept.resolve():
+        write_atomic(kept, Path(quiz).read_bytes())
     found, missing = _similar(lab, klass)
     if missing:
         notes.append(f"Similarity leaves out {missing} submission(s) that could not be read again from where "
@@ -32,12 +38,13 @@ def write_report(out: str | os.PathLike, lab: Lab | None = None, quiz: str | os.
     absent = [path.name for path in lab.given_code if not path.is_file()]
     if absent:
         notes.append(f"Similarity counts as the learners' own the given code not found here: {', '.join(absent)}.")
-    write_atomic(folder / "report.html", report.render(klass, found, list(filter(None, notes))))
-    for student in klass.students:
-        theirs = folder / classdata.STUDENTS / folder_name(student.name)
-        write_atomic(theirs / "feedback.html", feedback.html(student, klass.summary.title, list(lab.functions)))
-        write_atomic(theirs / "feedback.md", feedback.markdown(student, klass.summary.title, list(lab.functions)))
-    return folder / "report.html"
+    write_atomic(out / "report.html", report.render(klass, found, list(filter(None, notes))))
+    for student in klass.students:      # a row not graded (empty, rejected): out of the lab's points, as grades.csv
+        student = replace(student, row=out_of(student.row, klass.summary.max_score))
+        folder = out / classdata.STUDENTS / folder_name(student.name)
+        write_atomic(folder / "feedback.html", feedback.html(student, klass.summary.title, list(lab.functions)))
+        write_atomic(folder / "feedback.md", feedback.markdown(student, klass.summary.title, list(lab.functions)))
+    return out / "report.html"
 
 
 def _read_quiz(klass, lab, responses):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from grader.errors import UsageError
 from grader.instructor import record
 from grader.instructor.gradebook import ROWS
-from grader.kinds import Timing
+from grader.kinds import UNKNOWN_TIMES, Timing
 from grader.results import BatchRow, BatchSummary, Check, LabResults, StudentRecord
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class Student:
     def late(self) -> dict[str, object]:
         """What the page shows of the student's lateness: the row's account in words where it has
         one (late, or time unknown), else its lateness fields; {} when on time."""
-        if self.row.timing and (self.is_late or self.row.timing_kind == Timing.UNKNOWN):
+        if self.row.timing and (self.is_late or self.row.timing_kind in UNKNOWN_TIMES):
             return {"lateness": self.row.timing}
         return {k: v for k, v in self.row if k.startswith(LATE) and v not in (None, "", 0, False, [], {})}
 
@@ -98,7 +98,7 @@ def glance(klass: Class) -> dict[str, int]:
     adjusted = sum(bool(r.adjustments) for r in rows)
     if adjusted:
         counts["adjusted by the instructor"] = adjusted
-    unknown = sum(s.row.timing_kind == Timing.UNKNOWN for s in klass.students)
+    unknown = sum(s.row.timing_kind in UNKNOWN_TIMES for s in klass.students)
     if unknown:
         counts[Timing.UNKNOWN.value] = unknown
     if klass.questions:
