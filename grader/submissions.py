@@ -45,10 +45,10 @@ class Submission:
 
 # -- reading submissions ----------------------------------------------------------------------------
 def class_entries(lab, folder, out=None):
-    """(candidates, ignored) in a class folder: folders, .zip files and files of the lab's own
-    types (.py: a student who sent one file) are submissions; anything else (a README.txt, a
+    """(candidates, ignored) in a class folder: folders, .zip files, notebooks and files of the lab's
+    own types (.py: a student who sent one file) are submissions; anything else (a README.txt, a
     spreadsheet) is listed as ignored, by a name safe to print."""
-    types = {".zip", *(PurePosixPath(name).suffix.lower() for name in lab.manifest.student_files)}
+    types = {".zip", ".ipynb", *(PurePosixPath(name).suffix.lower() for name in lab.manifest.student_files)}
     candidates, ignored = [], []
     for path in sorted(Path(folder).iterdir()):
         if _ignored(path.name) or (out is not None and path.resolve() == Path(out).resolve()):
@@ -68,6 +68,8 @@ def list_submissions(lab, folder, out=None):
     by_student = {}
     for path in class_entries(lab, folder, out)[0]:
         name = path.stem if path.suffix.lower() == ".zip" and path.is_file() else path.name
+        if path.suffix.lower() == ".ipynb" and path.is_file():
+            name = notebook_student(path.name)
         student = shown(name) if identity(name) else ascii(name)
         by_student.setdefault(disk_name(student), []).append((student, path))
     submissions = []
@@ -109,8 +111,12 @@ def read_submission(lab, path):
             files = _read_folder(path, wanted)
         elif path.is_file() and path.suffix.lower() == ".zip":
             files = _read_zip(path, wanted)
+        elif path.is_file() and path.suffix.lower() == ".ipynb":
+            files = {}
         else:
             raise Rejected(f"{one_line(path.name)} is neither a folder nor a .zip")
+        if not files and (notebook := notebook_in(path)):
+            return read_notebook_files(lab, *notebook)
     except Rejected as why:
         return {}, "rejected", str(why)
     except OSError as error:            # e.g. a path the record holds as shown, too long for the disk
@@ -124,6 +130,75 @@ def read_submission(lab, path):
     detail = "; ".join(problems + misnamed + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
                                               if missing else []))
     return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
+
+
+# -- notebooks: one more container of the student files (grader/notebook_reader.py) ----------------------
+CANVAS = re.compile(r"(?P<student>[^_]+?)(?:_late)?_\d+_\d+_.+", re.IGNORECASE)   # name[_late]_USER_SUBMISSION_file
+
+
+def notebook_student(filename):
+    """The student a notebook's file name stands for: Canvas's download naming
+    (name_12345_67890_lab2.ipynb, its _late mark too) gives the name; else the name less .ipynb."""
+    stem = filename[:-len(".ipynb")] if filename.lower().endswith(".ipynb") else filename
+    match = CANVAS.fullmatch(stem)
+    return match.group("student") if match else stem
+
+
+def notebook_in(path):
+    """(its name, its bytes) of the notebook that is the submission at `path`: the .ipynb itself,
+    or the one notebook of a folder or a .zip (at its top or in one folder inside it), holding no
+    student file; None when there is none, or more than one (which one would be graded?)."""
+    from grader.notebook_reader import MAX_NOTEBOOK_BYTES
+
+    def notebook(name):
+        parts = PurePosixPath(name).parts
+        return name.lower().endswith(".ipynb") and not any(_ignored(p) or p == ".ipynb_checkpoints" for p in parts)
+
+    def capped(name, stream, size):
+        if size > MAX_NOTEBOOK_BYTES:
+            from grader.notebook_reader import _too_big
+            raise Rejected(_too_big(one_line(name), size))
+        data = stream.read(MAX_NOTEBOOK_BYTES + 1)
+        if len(data) > MAX_NOTEBOOK_BYTES:
+            raise Rejected(f"{one_line(name)} unpacks to more than {_mib(MAX_NOTEBOOK_BYTES)}")
+        return one_line(PurePosixPath(name).name), data
+
+    if path.is_file() and path.suffix.lower() == ".ipynb":
+        with open(path, "rb") as file:
+            return capped(path.name, file, path.stat().st_size)
+    if path.is_dir():
+        found = [p for p in [*path.iterdir(), *(p for d in path.iterdir() if d.is_dir() and not d.is_symlink()
+                                                and not _ignored(d.name) for p in d.iterdir())]
+                 if notebook(p.name) and p.is_file() and not p.is_symlink()]
+        if len(found) != 1:
+            return None
+        with open(found[0], "rb") as file:
+            return capped(found[0].name, file, found[0].stat().st_size)
+    with zipfile.ZipFile(path) as archive:      # its paths were checked by _read_zip
+        found = [i for i in archive.infolist() if not i.is_dir() and len(PurePosixPath(i.filename).parts) <= 2
+                 and notebook(i.filename.replace("\\", "/"))]
+        if len(found) != 1:
+            return None
+        with archive.open(found[0]) as member:
+            return capped(found[0].filename, member, found[0].file_size)
+
+
+def read_notebook_files(lab, name, data):
+    """(files, status, detail) of a notebook, as read_submission gives them: the files its
+    functions fill (the others are graded as the stubs), the reader's sentences as the detail."""
+    from grader.notebook_reader import NotebookError, extract, notes, relocate
+
+    try:
+        found = extract(lab, data, name)
+    except NotebookError as why:
+        return {}, "rejected", str(why)
+    if not found.files:
+        return {}, "empty", f"{name} defines none of {', '.join(lab.functions)} at the top level of a code cell"
+    problems = [relocate(p, found.files) for n, d in found.files.items() if (p := _not_python(n, d))]
+    missing = [file for file in lab.manifest.student_files if file not in found.files]
+    said = problems + notes(found.files) + ([f"{name} defines none of the functions of {', '.join(missing)}: "
+                                             "graded as the stubs"] if missing else [])
+    return found.files, "broken_code" if problems else "incomplete" if missing else "graded", "; ".join(said)
 
 
 def _case_mismatches(path, wanted, found):
@@ -242,6 +317,8 @@ def file_problems(lab, folder, files, missing):
     """Sentences on the student files of `folder` before any check runs: a syntax error (its line,
     with a caret under the place), a file missing (and any other file there that seems to be it,
     renamed). Parsed, never run."""
+    from grader.notebook_reader import notes, relocate
+
     problems = []
     for name in lab.manifest.student_files:
         error = _syntax_error(files[name]) if name.endswith(".py") and name not in missing else None
@@ -249,7 +326,13 @@ def file_problems(lab, folder, files, missing):
             line = (error.text or "").rstrip("\n")
             indent = len(line) - len(line.lstrip())
             caret = " " * (max(1, error.offset or 1) - 1 - indent) + "^"
-            problems.append(f"{name} line {error.lineno}: {error.msg}\n    {line.strip()}\n    {caret}")
+            problems.append(relocate(f"{name} line {error.lineno}: {error.msg}\n    {line.strip()}\n    {caret}",
+                                     files))
+    said = notes({name: files[name] for name in lab.manifest.student_files if name in files and name not in missing})
+    if said or Path(folder).suffix.lower() == ".ipynb":      # a notebook's: its sentences, and no file to copy
+        return problems + said + [f"{', '.join(missing)}: the notebook defines none of "
+                                  f"{', '.join(f for m in missing for f in lab.manifest.student_files[m])}, "
+                                  "graded as the stubs"] * bool(missing)
     for name in missing:
         stub = lab.stubs / name
         why = f"{name} is not in {_shown(folder)}: its pristine stub was graded instead"
@@ -289,12 +372,18 @@ def submission_files(lab, submission=None, pristine=True):
     Returns ({relative path: bytes}, [student files the submission lacks]); UsageError if it cannot be read.
     """
     folder = Path(submission) if submission is not None else lab.handout
-    if not folder.is_dir():
+    notebook = folder.suffix.lower() == ".ipynb" and folder.is_file()
+    if not folder.is_dir() and not notebook:
         where = f"--submission {submission}" if submission is not None else f"the handout folder {folder}"
-        raise UsageError(f"{where} is a file, not a folder" if folder.exists() else f"{where} does not exist")
+        raise UsageError(f"{where} is a file, not a folder or a notebook" if folder.exists() else
+                         f"{where} does not exist")
     wanted = list(lab.manifest.student_files)
     try:
-        found = _read_folder(folder, wanted)
+        found = {} if notebook else _read_folder(folder, wanted)
+        if not found and submission is not None and (inside := notebook_in(folder)):
+            found, status, detail = read_notebook_files(lab, *inside)
+            if status == "rejected":
+                raise Rejected(detail)
     except Rejected as why:
         raise UsageError(f"{folder}: {why}") from None
     files = {str(p.relative_to(lab.handout)): p.read_bytes() for p in sorted(lab.handout.rglob("*.py"))
