@@ -133,7 +133,7 @@ def read_submission(lab, path):
 
 
 # -- notebooks: one more container of the student files (grader/notebook_reader.py) ----------------------
-CANVAS = re.compile(r"(?P<student>[^_]+?)(?:_late)?_\d+_\d+_.+", re.IGNORECASE)   # name[_late]_USER_SUBMISSION_file
+CANVAS = re.compile(r"(?P<student>.+?)(?:_late)?_\d+_\d+_.+", re.IGNORECASE)   # name[_late]_USER_SUBMISSION_file
 
 
 def notebook_student(filename):
