@@ -48,7 +48,7 @@ class Block:
     binds: set
     uses: set
     source: str
-    cell: int                       # 1-based, counting every cell
+    cell: str                       # "cell 4" (every cell counted from 1), or a kernel's "In [4]"
     line: int                       # its first line in the cell, 1-based
     kind: str                       # import, def, constant, broken
     order: int = 0
@@ -80,7 +80,7 @@ def _too_big(name, size):
 
 
 def code_cells(data, name="notebook.ipynb"):
-    """[(cell number, source)] of the code cells of notebook bytes `data`: bytes, cells and code
+    """[("cell N", source)] of the code cells of notebook bytes `data`: bytes, cells and code
     capped before nbformat reads it; outputs and attachments are never looked at."""
     import nbformat
 
@@ -121,7 +121,7 @@ def code_cells(data, name="notebook.ipynb"):
         total += len(source.encode())
         if total > MAX_CODE_BYTES:
             raise NotebookError(f"{name}: its code cells hold more than {MAX_CODE_BYTES // 2**20} MiB of code")
-        found.append((number, source))
+        found.append((f"cell {number}", source))
     return found
 
 
@@ -220,20 +220,20 @@ class Cells:
 
 
 def _blocks(cells, graded):
-    """Cells: the kept statements of the code cells [(number, source)] and what was dropped."""
+    """Cells: the kept statements of the code cells [(label, source)] and what was dropped."""
     found = Cells()
-    for number, source in cells:
+    for label, source in cells:
         python, magic = cell_python(source)
         if python is None:
             defined = [f for f in graded if re.search(rf"^\s*def\s+{f}\s*\(", source, re.M)]
             if defined:
-                found.notes.append(f"cell {number} is a %%{magic} cell, not Python to the grader: its "
+                found.notes.append(f"{label} is a %%{magic} cell, not Python to the grader: its "
                                    f"{', '.join(defined)} is not read (remove the %%{magic} line)")
             continue
         try:
             tree = ast.parse(python)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-            _broken(found, number, python, error, graded)
+            _broken(found, label, python, error, graded)
             continue
         lines = python.split("\n")
         spans = [(_first_line(s), s.end_lineno) for s in tree.body]
@@ -244,15 +244,15 @@ def _blocks(cells, graded):
                                                                                          ast.Attribute))):
                     what = _what(statement)
                     for name in _bound(statement):
-                        found.dropped[name] = (number, statement.lineno, what)
-                    if not _a_check(statement) and number not in found.ran:
-                        found.ran.append(number)
+                        found.dropped[name] = (label, statement.lineno, what)
+                    if not _a_check(statement) and label not in found.ran:
+                        found.ran.append(label)
                 continue
             start, end = spans[index]
             shares = any(o != index and not (e < start or s > end) for o, (s, e) in enumerate(spans))
             text = ast.unparse(statement) if shares else "\n".join(lines[start - 1:end])
             binds = _bound(statement) if kind != "def" else {statement.name}
-            found.blocks.append(Block(binds, _free(text), text, number, start, kind))
+            found.blocks.append(Block(binds, _free(text), text, label, start, kind))
             for name in binds:
                 found.dropped.pop(name, None)
     for order, block in enumerate(found.blocks):
@@ -272,14 +272,14 @@ def _a_check(statement):
         isinstance(call.func.value, ast.Name) and call.func.value.id == "notebook"
 
 
-def _broken(found, number, python, error, graded):
+def _broken(found, label, python, error, graded):
     """A cell that is not Python: kept whole in the file of the graded functions it seems to
     define, so that file is graded as broken, as a .py file would be; else dropped, said."""
     defined = [f for f in graded if re.search(rf"^\s*def\s+{f}\s*\(", python, re.M)]
     line = getattr(error, "lineno", None) or 1
-    why = f"cell {number}, line {line}: {getattr(error, 'msg', None) or type(error).__name__}"
+    why = f"{label}, line {line}: {getattr(error, 'msg', None) or type(error).__name__}"
     if defined:
-        found.blocks.append(Block(set(defined), set(), python, number, 1, "broken"))
+        found.blocks.append(Block(set(defined), set(), python, label, 1, "broken"))
     else:
         found.notes.append(f"{why}; the cell defines no function of the lab and is not graded")
 
@@ -291,8 +291,8 @@ def extract(lab, data, name="notebook.ipynb"):
 
 
 def extract_cells(lab, cells, name="notebook.ipynb"):
-    """The lab's student files in code cells [(cell number, source)]: those of a notebook, or
-    the cells a kernel ran (grader.notebook)."""
+    """The lab's student files in code cells [(label, source)]: a notebook's ("cell 4"), or the
+    cells a kernel ran ("In [4]", grader.notebook)."""
     graded = dict(lab.functions)            # function -> its file
     found = _blocks(cells, graded)
     defines = {}                            # name -> the last kept statement binding it
@@ -303,7 +303,7 @@ def extract_cells(lab, cells, name="notebook.ipynb"):
     for function in graded:
         if function not in defines and function in found.dropped:
             cell, line, what = found.dropped[function]
-            notes.append(f"{name}: {function} is defined inside {what} (cell {cell}, line {line}); grading reads "
+            notes.append(f"{name}: {function} is defined inside {what} ({cell}, line {line}); grading reads "
                          "functions defined at the top level of a cell: it stays a stub")
     present = [f for f in graded if f in defines]
     result = Extracted({}, notes, present)
@@ -324,12 +324,12 @@ def extract_cells(lab, cells, name="notebook.ipynb"):
     return result
 
 
-def _cells(numbers):
-    numbers = [str(n) for n in numbers]
-    if len(numbers) == 1:
-        return f"cell {numbers[0]}"
+def _cells(labels):
+    """'cell 3', 'cells 3, 5 and 7' (or 'In [3], In [5] and In [7]' for a kernel's cells)."""
+    numbers = [label.removeprefix("cell ") for label in labels]
     shown = numbers[:8] + (["..."] if len(numbers) > 8 else [])
-    return f"cells {', '.join(shown[:-1])} and {shown[-1]}"
+    words = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+    return ("cell " if len(shown) == 1 else "cells ") + words if labels[0].startswith("cell ") else words
 
 
 def _file_text(lab, file, mine, defines, graded, found, name):
@@ -348,7 +348,7 @@ def _file_text(lab, file, mine, defines, graded, found, name):
         if block is None:
             if bound in found.dropped and not hasattr(builtins, bound):
                 cell, line, what = found.dropped[bound]
-                notes.append(f"{name}: {bound} is defined only by {what} at the top level (cell {cell}, line {line}), "
+                notes.append(f"{name}: {bound} is defined only by {what} at the top level ({cell}, line {line}), "
                              f"which grading never runs; define it inside the function that uses it, or as a "
                              "constant")
             continue
@@ -383,7 +383,7 @@ def _with_header(segments, notes):
     body, spans, line = [], [], 2
     for text, cell, first in segments:
         count = text.count("\n") + 1
-        if cell:
+        if cell != 0:
             spans.append([line, cell, first, count])
         body.append(text)
         line += count + 1
@@ -416,10 +416,11 @@ def where(data, line):
     """'cell 4, line 2' for line `line` of a generated file's bytes, or None."""
     header = _header(data)
     for span in (header or {}).get("map", []):
-        if isinstance(span, list) and len(span) == 4 and all(isinstance(v, int) for v in span):
+        if isinstance(span, list) and len(span) == 4 and isinstance(span[1], str) \
+                and all(isinstance(v, int) for v in span[:1] + span[2:]):
             start, cell, first, count = span
             if start <= line < start + count:
-                return f"cell {cell}, line {first + line - start}"
+                return f"{cell}, line {first + line - start}"
     return None
 
 
