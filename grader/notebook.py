@@ -55,7 +55,8 @@ def start(name):
     sandbox = launcher_for("auto").name
     _console().print(f"[dim]{escape(lab.manifest.title)}: checks run in a separate process "
                      + ("(bubblewrap sandbox)" if sandbox == "bubblewrap" else
-                        "(no OS sandbox here: bubblewrap cannot start, so a plain child process)") + "[/]")
+                        "(no OS sandbox here: bubblewrap cannot start, so a plain child process)") + "[/]",
+                     soft_wrap=True)
 
 
 def check(lab="lab2", function=None, experiments=False, device="cpu", history=None):

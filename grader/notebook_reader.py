@@ -236,6 +236,7 @@ def _blocks(cells, graded):
             _broken(found, label, python, error, graded)
             continue
         lines = python.split("\n")
+        own = any(_front_door(s) for s in tree.body)      # the handout's own cell (install, check): not said
         spans = [(_first_line(s), s.end_lineno) for s in tree.body]
         for index, statement in enumerate(tree.body):
             kind = _kept_kind(statement)
@@ -245,7 +246,7 @@ def _blocks(cells, graded):
                     what = _what(statement)
                     for name in _bound(statement):
                         found.dropped[name] = (label, statement.lineno, what)
-                    if not _a_check(statement) and label not in found.ran:
+                    if not own and label not in found.ran:
                         found.ran.append(label)
                 continue
             start, end = spans[index]
@@ -265,8 +266,9 @@ def _first_line(statement):
     return min([statement.lineno, *(d.lineno for d in decorators)])
 
 
-def _a_check(statement):
-    """A call of the notebook front door (notebook.check(...)): the released notebook's own cells."""
+def _front_door(statement):
+    """A call of the notebook front door (notebook.check(...), notebook.start(...)): a cell of the
+    released notebook's own, whose top-level code is no learner's."""
     call = statement.value if isinstance(statement, ast.Expr) else None
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
         isinstance(call.func.value, ast.Name) and call.func.value.id == "notebook"
