@@ -44,6 +44,8 @@ def run(handout, notebook, skip=("experiments=True", "notebook.quiz(")):
 
 
 def _text(output):
+    if output.get("output_type") == "display_data":         # rich's report: HTML, and text beside it
+        assert "text/html" in output.get("data", {})
     if output.get("output_type") == "stream":
         return output.get("text", "")
     if output.get("output_type") == "error":
@@ -96,7 +98,6 @@ def check_cell(outputs, function):
 def test_the_released_notebook_with_its_stubs_says_not_implemented_yet(handout):
     outputs = run(handout, released(handout))
     assert "not implemented yet" in check_cell(outputs, "rope_frequencies")
-    assert "hidden" not in check_cell(outputs, "rope_frequencies").split("public")[0][-200:] or True
     whole = outputs['notebook.check("lab2")']
     assert "0 hidden" in whole and "course's grading adds hidden checks" in whole.replace("\n", " ")
 
@@ -144,7 +145,8 @@ def test_the_install_cell_is_safe_to_run_twice(handout, tmp_path):
     notebook = nbformat.read(handout / "lab2.ipynb", as_version=4)
     install = next(c.source for c in notebook.cells if "HANDOUT =" in c.source)
     script = tmp_path / "install.py"
-    script.write_text(install.replace('"-q",', '"-q", "--no-index",') + "\n" + install.replace('"-q",', '"-q", "--no-index",'))
+    offline = install.replace('"-q",', '"-q", "--no-index",')           # nothing to fetch: all is installed
+    script.write_text(offline + "\n" + offline)
     started = time.monotonic()
     done = subprocess.run([sys.executable, str(script)], cwd=handout, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -184,7 +184,8 @@ def working_copy_changes(lab):
 def release(lab, out, quiz="practice", ignore_working_copy=False, url=""):
     """The learners' copy of `lab` in `out`: no reference, no hidden check, the quiz in `quiz` form,
     the student files as the pristine stubs; also the lab as a notebook, and the release zipped
-    for it (`url`: where the course will host that zip, written into the notebook's install cell). Refuses while the handout folder's copies differ from
+    for it (`url`: where the course will host that zip, written into the notebook's install cell).
+    Refuses while the handout folder's copies differ from
     them (a solution tried there, or a stub edited but not saved as pristine) unless told to ignore
     that. Returns the files written."""
     changed = working_copy_changes(lab)
