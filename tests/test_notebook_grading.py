@@ -69,7 +69,7 @@ def test_every_submission_as_a_notebook_scores_what_its_py_folder_scores(grade_l
 def test_a_class_of_notebooks_grades_as_the_class_of_folders(lab2, tmp_path, capsys):
     from rich.console import Console
 
-    names = ["reference", "mistakes_b", "syntax_error"]
+    names = ["reference", "mistakes_b", "syntax_error"]          # graded on positions.py: a class in seconds
     folders, notebooks = tmp_path / "folders", tmp_path / "notebooks"
     notebooks.mkdir()
     for number, name in enumerate(names):
@@ -81,10 +81,11 @@ def test_a_class_of_notebooks_grades_as_the_class_of_folders(lab2, tmp_path, cap
     console = Console(file=open(tmp_path / "log", "w"))
     rows = {}
     for kind, folder in (("py", folders), ("ipynb", notebooks)):
-        grade_class(lab2, folder, tmp_path / f"out-{kind}", console, workers=1, select=PARTS, device="cpu",
-                    backend=grade_all)
+        grade_class(lab2, folder, tmp_path / f"out-{kind}", console, workers=1, select=["positions"],
+                    device="cpu", backend=grade_all)
         with open(tmp_path / f"out-{kind}" / "grades.csv") as file:
             rows[kind] = [(r["student"], r["status"], r["score"], r["max_score"]) for r in csv.DictReader(file)]
     assert rows["ipynb"] == rows["py"]
-    again = grade_class(lab2, notebooks, tmp_path / "out-ipynb", console, workers=1, select=PARTS, device="cpu")
+    again = grade_class(lab2, notebooks, tmp_path / "out-ipynb", console, workers=1, select=["positions"],
+                        device="cpu")
     assert again.graded_now == 0              # unchanged notebooks: the resume cache keeps every grade

@@ -139,6 +139,7 @@ def test_the_install_cell_plans_no_torch_where_torch_is_present(handout):
     assert not [name for name in planned if name.lower().startswith("torch")]
 
 
+@pytest.mark.slow
 def test_the_install_cell_is_safe_to_run_twice(handout, tmp_path):
     """Run twice in a plain Python started in the handout: it finds the handout (no download),
     installs nothing new, and starts the lab each time."""

@@ -1,0 +1,64 @@
+"""grader/notebook.py in-process: a check of the cells a kernel ran (given here as `history`), with
+the public checks only; what it says where it cannot grade; the quiz from a cell."""
+from pathlib import Path
+
+import pytest
+
+from grader import notebook
+from grader.quiz import progress
+
+ROOT = Path(__file__).resolve().parent.parent
+POSITIONS = (ROOT / "reference" / "lab2" / "positions.py").read_text()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_zygote():
+    yield
+    zygote = notebook._warm.pop("zygote", None)
+    if zygote is not None:
+        zygote.close()
+
+
+def test_a_check_grades_the_cells_as_run_with_public_checks_only(capsys, state):
+    wrong = POSITIONS.replace("out1 = x1 * cos - x2 * sin", "out1 = x1 * cos + x2 * sin")
+    results = notebook.check("lab2", "positions.py", history=["import torch", wrong, POSITIONS,
+                                                             'notebook.check("lab2", "positions.py")'])
+    assert results.all_passed and results.max_score > 0             # the last definition, as the kernel has it
+    assert {c.visibility for c in results.checks} == {"visible"}    # the course's hidden checks never run here
+    assert results.submission == notebook.KERNEL
+    shown = capsys.readouterr().out
+    assert "0 hidden" in shown and "top-level code" not in shown    # the check cell is the notebook's own
+
+
+def test_a_stub_says_not_implemented_yet_and_a_crash_is_the_childs(capsys, state):
+    crash = "import os\ndef rope_frequencies(head_dim, seq_len, base=10000.0, device='cpu'):\n    os._exit(3)\n"
+    results = notebook.check("lab2", "positions.py", history=[crash])
+    statuses = {c.function: {c.status for c in results.checks if c.function == f} for f in ("rope_frequencies",
+                                                                                             "apply_rope")
+                for c in results.checks if c.function == f}
+    assert statuses["rope_frequencies"] == {"failed"} and "not_implemented" in statuses["apply_rope"]
+    assert "not implemented yet" in capsys.readouterr().out
+
+
+def test_what_cannot_be_graded_gets_one_sentence(capsys):
+    assert notebook.check("lab2", "rope_frequencies") is None             # not in a kernel
+    assert "outside one, grade files with python grade.py" in capsys.readouterr().out.replace("\n", " ")
+    assert notebook.check("lab2", "rope_frequencies", history=[POSITIONS], device="cuda") is None \
+        or __import__("torch").cuda.is_available()
+    assert notebook.verify(ROOT / "missing.ipynb") is None
+    assert "does not exist" in capsys.readouterr().out
+
+
+def test_the_quiz_runs_from_a_cell_and_keeps_what_was_answered(monkeypatch, capsys, state):
+    answers = iter(["38.6"])
+
+    def typed(*_):
+        try:
+            return next(answers)
+        except StopIteration:
+            raise EOFError from None
+    monkeypatch.setattr("builtins.input", typed)
+    assert notebook.quiz("lab2") is None                    # stopped at the end of input: nothing lost
+    said = capsys.readouterr().out
+    assert "Question 1" in said or "1/5" in said or "1 of 5" in said, said[:500]
+    assert progress.progress_file("lab2").is_file()
