@@ -62,3 +62,32 @@ def test_the_quiz_runs_from_a_cell_and_keeps_what_was_answered(monkeypatch, caps
     said = capsys.readouterr().out
     assert "Question 1" in said or "1/5" in said or "1 of 5" in said, said[:500]
     assert progress.progress_file("lab2").is_file()
+
+
+def test_a_hostile_notebook_runs_nothing_outside_the_sandbox(tmp_path, capsys, state):
+    """Top-level code that would write a file, a cell that redefines __import__, a function in a
+    %%capture cell: verify() grades the saved file, and none of its top-level code ran anywhere."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    marker = tmp_path / "ran"
+    cells = [f"open({str(marker)!r}, 'w').write('top level ran')",
+             "import builtins\nbuiltins.__import__ = None\n__import__ = print",
+             "%%capture\n" + POSITIONS]
+    path = tmp_path / "lab2.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell(c) for c in cells]), path)
+    results = notebook.verify(path, lab="lab2")
+    assert not marker.exists()
+    positions = [c for c in results.checks if c.function in ("rope_frequencies", "apply_rope")]
+    assert positions and all(c.status == "passed" for c in positions)     # the %%capture cell's functions
+    said = capsys.readouterr().out.replace("\n", " ")
+    assert "cells 1 and 2 of lab2.ipynb hold top-level code" in " ".join(said.split())
+
+
+@pytest.mark.slow
+def test_the_experiments_run_from_a_cell_with_progress_in_it(tmp_path, capfd, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    experiments = (ROOT / "reference" / "lab2" / "experiments.py").read_text()
+    assert notebook.check("lab2", experiments=True, history=[POSITIONS, experiments]) == 0
+    shown = capfd.readouterr().out
+    assert "measure_loss_gap" in shown or "loss" in shown

@@ -217,6 +217,7 @@ def autograde(root, lab_name, sandbox="auto"):
     from grader.instructor.gradebook import not_graded
     from grader.judge.sandbox import write_files
     from grader.judge.zygote import Zygote
+    from grader.notebook_reader import notes
     from grader.runner import grade
     from grader.submissions import GRADABLE, read_submission
 
@@ -248,6 +249,8 @@ def autograde(root, lab_name, sandbox="auto"):
         report = results.gradescope(lab.manifest.score_visibility)
         if status == "broken_code":
             report.output += f"\n{detail}"
+        elif said := notes(files):         # an uploaded notebook's: what grading did not run, and why
+            report.output += "\n" + "\n".join(said)
         late_policy(report, lab.manifest.deadline, submitted, due, results.max_score)
     report.extra_data.update(launcher.facts())
     (root / "results" / "results.json").write_text(report.model_dump_json(indent=2))
