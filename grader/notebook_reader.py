@@ -164,7 +164,10 @@ def _free(source):
         names.update(s.get_name() for s in table.get_symbols() if s.is_referenced() and (module or s.is_global()))
         for child in table.get_children():
             walk(child)
-    walk(symtable.symtable(source, "<cell>", "exec"))
+    try:
+        walk(symtable.symtable(source, "<cell>", "exec"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):      # e.g. a stray nonlocal: the child's
+        return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}   # import will say so
     return names
 
 
@@ -251,7 +254,11 @@ def _blocks(cells, graded):
                 continue
             start, end = spans[index]
             shares = any(o != index and not (e < start or s > end) for o, (s, e) in enumerate(spans))
-            text = ast.unparse(statement) if shares else "\n".join(lines[start - 1:end])
+            try:
+                text = ast.unparse(statement) if shares else "\n".join(lines[start - 1:end])
+            except (RecursionError, MemoryError, ValueError):
+                _broken(found, label, python, SyntaxError("too deeply nested to read"), graded)
+                break
             binds = _bound(statement) if kind != "def" else {statement.name}
             found.blocks.append(Block(binds, _free(text), text, label, start, kind))
             for name in binds:
@@ -302,6 +309,11 @@ def extract_cells(lab, cells, name="notebook.ipynb"):
         for bound in block.binds:
             defines[bound] = block
     notes = list(found.notes)
+    for function in graded:
+        if function in defines and defines[function].kind == "import":     # from positions import apply_rope:
+            block = defines.pop(function)                                   # the handout's file, not the notebook's
+            notes.append(f"{name}: {function} is imported ({block.cell}, line {block.line}), not defined in a cell: "
+                         "grading reads the notebook's own def, so it stays a stub")
     for function in graded:
         if function not in defines and function in found.dropped:
             cell, line, what = found.dropped[function]

@@ -184,3 +184,18 @@ def test_single_grading_reads_a_notebook_as_its_submission(lab, tmp_path):
     assert "def apply_rope" in files["positions.py"].decode()
     assert files["invariance.py"] == (lab.stubs / "invariance.py").read_bytes()
     assert files["model.py"] == (lab.handout / "model.py").read_bytes()       # the given code as ever
+
+
+def test_an_imported_graded_function_is_not_taken_for_the_notebooks_own(lab):
+    found = reader.extract(lab, notebook("from positions import apply_rope\nimport torch",
+                                         "def rope_frequencies(head_dim, seq_len, base=10000.0, device='cpu'):\n"
+                                         "    return apply_rope"))
+    source = found.files["positions.py"].decode()
+    assert "from positions import" not in source and "raise NotImplementedError" in source
+    assert any("apply_rope is imported (cell 2, line 1)" in n for n in found.notes)
+
+
+def test_a_stray_nonlocal_is_left_for_the_child_to_report(lab):
+    cell = "import torch\ndef apply_rope(x, cos, sin):\n    nonlocal y\n    return torch.ones(1)\n"
+    source = reader.extract(lab, notebook(cell)).files["positions.py"].decode()
+    assert "nonlocal y" in source and "import torch" in source
