@@ -89,3 +89,18 @@ def test_a_class_of_notebooks_grades_as_the_class_of_folders(lab2, tmp_path, cap
     again = grade_class(lab2, notebooks, tmp_path / "out-ipynb", console, workers=1, select=["positions"],
                         device="cpu")
     assert again.graded_now == 0              # unchanged notebooks: the resume cache keeps every grade
+
+
+def test_forbid_reads_a_notebooks_functions_and_says_the_cell_and_line(zygote, tmp_path):
+    from grader.labs import find_lab
+    from grader.runner import grade
+
+    lab = find_lab(ROOT / "tests" / "labs" / "forbid")
+    cells = [new_code_cell("import torch"),
+             new_code_cell("def softmax(x):\n    return torch.softmax(x, -1)\nprint(softmax(torch.ones(2)))")]
+    path = tmp_path / "norm.ipynb"
+    nbformat.write(new_notebook(cells=cells), path)
+    zygote.reset()
+    results = grade(lab, submission=path, device="cpu", select=["softmax"], zygote=zygote)
+    [check] = results.checks
+    assert check.status == "failed" and "cell 2, line 2 uses torch.softmax" in check.message, check.message
