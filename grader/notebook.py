@@ -14,6 +14,7 @@ notebook holds the public checks only: the course's grading adds hidden ones. A 
 kept in the kernel's process between checks, so that the second one answers at once; every check
 still runs in fresh children.
 """
+import atexit
 import os
 import subprocess
 import sys
@@ -126,6 +127,7 @@ def _grade(lab, submission, select, device):
     zygote = _warm.get("zygote")
     if zygote is None:
         zygote = _warm["zygote"] = Zygote(launcher_for("auto"))
+        atexit.register(zygote.close)           # the kernel's end (or restart) ends it
     else:
         zygote.reset()              # nothing of the last check stays
     return grade(lab, submission=submission, device=device, select=select, zygote=zygote)
