@@ -66,6 +66,7 @@ def test_every_submission_as_a_notebook_scores_what_its_py_folder_scores(grade_l
     same_grade(grade_lab2, name, tmp_path, parts=())
 
 
+@pytest.mark.slow
 def test_a_class_of_notebooks_grades_as_the_class_of_folders(lab2, tmp_path, capsys):
     from rich.console import Console
 
