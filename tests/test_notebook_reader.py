@@ -199,3 +199,16 @@ def test_a_stray_nonlocal_is_left_for_the_child_to_report(lab):
     cell = "import torch\ndef apply_rope(x, cos, sin):\n    nonlocal y\n    return torch.ones(1)\n"
     source = reader.extract(lab, notebook(cell)).files["positions.py"].decode()
     assert "nonlocal y" in source and "import torch" in source
+
+
+def test_similarity_compares_a_notebooks_functions_with_a_py_folders(lab, tmp_path):
+    from grader.instructor import similarity
+
+    mine = (ROOT / "tests" / "submissions" / "mistakes_b" / "positions.py").read_text()
+    path = tmp_path / "ada.ipynb"
+    path.write_bytes(notebook("print('hello')", mine))
+    sources = {student: {n: d.decode() for n, d in read_submission(lab, where)[0].items()}
+               for student, where in (("ada", path), ("grace", ROOT / "tests" / "submissions" / "mistakes_b"))}
+    given = [(lab.stubs / f).read_text() for f in lab.manifest.student_files]
+    found = similarity.similarity(sources, lab.functions, given)
+    assert [c.students for c in found.clusters] == [["ada", "grace"]]
