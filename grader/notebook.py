@@ -89,6 +89,11 @@ def verify(path="lab2.ipynb", lab=None, device="cpu"):
     """Grade the saved notebook at `path` as the course's grading reads it (its public checks
     here): save it first (Ctrl-S), since the file on disk is what is sent."""
     console = _console()
+    if not Path(path).is_file():
+        console.print(f"[bold red]error:[/] {escape(str(path))} is not on this machine's disk (Colab keeps a notebook "
+                      "in Drive): download it (File > Download > .ipynb), upload it beside this notebook (the Files "
+                      "pane) and verify again; notebook.check grades what this kernel ran", soft_wrap=True)
+        return None
     try:
         lab_ = public(lab or _lab_of(path))
         results = _grade(lab_, Path(path), [], device)
