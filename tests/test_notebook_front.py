@@ -91,3 +91,22 @@ def test_the_experiments_run_from_a_cell_with_progress_in_it(tmp_path, capfd, mo
     assert notebook.check("lab2", experiments=True, history=[POSITIONS, experiments]) == 0
     shown = capfd.readouterr().out
     assert "measure_loss_gap" in shown or "loss" in shown
+
+
+def test_where_bubblewrap_cannot_start_checks_run_in_a_plain_child_and_say_so(monkeypatch, capsys, state):
+    from grader.judge import launchers
+
+    monkeypatch.setattr(launchers, "bubblewrap_works", lambda: False)
+    warm = notebook._warm.pop("zygote", None)
+    try:
+        notebook.start("lab2")
+        assert "no OS sandbox here: bubblewrap cannot start" in capsys.readouterr().out
+        results = notebook.check("lab2", "rope_frequencies", history=[POSITIONS])
+        assert results.sandbox == "process" and results.all_passed
+        assert "no OS sandbox" in capsys.readouterr().out
+    finally:
+        plain = notebook._warm.pop("zygote", None)
+        if plain is not None:
+            plain.close()
+        if warm is not None:
+            notebook._warm["zygote"] = warm
