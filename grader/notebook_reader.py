@@ -68,13 +68,13 @@ def read_notebook(lab, path):
     path = Path(path)
     size = path.stat().st_size
     if size > MAX_NOTEBOOK_BYTES:
-        raise NotebookError(_too_big(path.name, size))
+        raise NotebookError(too_big(path.name, size))
     with open(path, "rb") as file:
         data = file.read(MAX_NOTEBOOK_BYTES + 1)
     return extract(lab, data, path.name)
 
 
-def _too_big(name, size):
+def too_big(name, size):
     return (f"{name} is {size / 2**20:.1f} MiB; a notebook may have at most {MAX_NOTEBOOK_BYTES // 2**20} MiB: "
             "clear its outputs (Edit > Clear all outputs) and save it again")
 
@@ -85,7 +85,7 @@ def code_cells(data, name="notebook.ipynb"):
     import nbformat
 
     if len(data) > MAX_NOTEBOOK_BYTES:
-        raise NotebookError(_too_big(name, len(data)))
+        raise NotebookError(too_big(name, len(data)))
     try:
         raw = json.loads(data.decode("utf-8-sig"), parse_constant=_no_constant)
     except UnicodeDecodeError:

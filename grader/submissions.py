@@ -147,17 +147,22 @@ def notebook_student(filename):
 def notebook_in(path):
     """(its name, its bytes) of the notebook that is the submission at `path`: the .ipynb itself,
     or the one notebook of a folder or a .zip (at its top or in one folder inside it), holding no
-    student file; None when there is none, or more than one (which one would be graded?)."""
-    from grader.notebook_reader import MAX_NOTEBOOK_BYTES
+    student file; None when there is none. Rejected when there are two (which would be graded?)."""
+    from grader.notebook_reader import MAX_NOTEBOOK_BYTES, too_big
 
     def notebook(name):
         parts = PurePosixPath(name).parts
         return name.lower().endswith(".ipynb") and not any(_ignored(p) or p == ".ipynb_checkpoints" for p in parts)
 
+    def one(found, name):
+        if len(found) > 1:
+            names = ", ".join(sorted(one_line(name(f)) for f in found)[:5])
+            raise Rejected(f"the submission holds {len(found)} notebooks ({names}) and no student file: keep one")
+        return found[0] if found else None
+
     def capped(name, stream, size):
         if size > MAX_NOTEBOOK_BYTES:
-            from grader.notebook_reader import _too_big
-            raise Rejected(_too_big(one_line(name), size))
+            raise Rejected(too_big(one_line(name), size))
         data = stream.read(MAX_NOTEBOOK_BYTES + 1)
         if len(data) > MAX_NOTEBOOK_BYTES:
             raise Rejected(f"{one_line(name)} unpacks to more than {_mib(MAX_NOTEBOOK_BYTES)}")
@@ -167,20 +172,24 @@ def notebook_in(path):
         with open(path, "rb") as file:
             return capped(path.name, file, path.stat().st_size)
     if path.is_dir():
-        found = [p for p in [*path.iterdir(), *(p for d in path.iterdir() if d.is_dir() and not d.is_symlink()
-                                                and not _ignored(d.name) for p in d.iterdir())]
-                 if notebook(p.name) and p.is_file() and not p.is_symlink()]
-        if len(found) != 1:
+        found = one([p for p in [*path.iterdir(), *(p for d in path.iterdir() if d.is_dir() and not d.is_symlink()
+                                                    and not _ignored(d.name) for p in d.iterdir())]
+                     if notebook(p.name) and p.is_file() and not p.is_symlink()], lambda p: p.name)
+        if found is None:
             return None
-        with open(found[0], "rb") as file:
-            return capped(found[0].name, file, found[0].stat().st_size)
-    with zipfile.ZipFile(path) as archive:      # its paths were checked by _read_zip
-        found = [i for i in archive.infolist() if not i.is_dir() and len(PurePosixPath(i.filename).parts) <= 2
-                 and notebook(i.filename.replace("\\", "/"))]
-        if len(found) != 1:
-            return None
-        with archive.open(found[0]) as member:
-            return capped(found[0].filename, member, found[0].file_size)
+        with open(found, "rb") as file:
+            return capped(found.name, file, found.stat().st_size)
+    try:
+        with zipfile.ZipFile(path) as archive:      # its paths were checked by _read_zip
+            found = one([i for i in archive.infolist() if not i.is_dir() and len(PurePosixPath(i.filename).parts) <= 2
+                         and notebook(i.filename.replace("\\", "/"))], lambda i: i.filename)
+            if found is None:
+                return None
+            with archive.open(found) as member:
+                return capped(found.filename, member, found.file_size)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError,
+            ValueError) as error:
+        raise Rejected(f"{path.name} is not a readable zip ({error})") from None
 
 
 def read_notebook_files(lab, name, data):

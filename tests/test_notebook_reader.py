@@ -167,7 +167,8 @@ def test_a_folder_or_zip_holding_one_notebook_is_one_student(lab, tmp_path):
 def test_two_notebooks_in_one_folder_are_not_guessed_between(lab, tmp_path):
     (tmp_path / "a.ipynb").write_bytes(notebook(*reference_cells()))
     (tmp_path / "b.ipynb").write_bytes(notebook(*reference_cells()))
-    assert read_submission(lab, tmp_path)[1] == "empty"
+    files, status, detail = read_submission(lab, tmp_path)
+    assert status == "rejected" and "holds 2 notebooks (a.ipynb, b.ipynb) and no student file: keep one" in detail
 
 
 def test_canvas_names_give_the_student():
@@ -212,3 +213,15 @@ def test_similarity_compares_a_notebooks_functions_with_a_py_folders(lab, tmp_pa
     given = [(lab.stubs / f).read_text() for f in lab.manifest.student_files]
     found = similarity.similarity(sources, lab.functions, given)
     assert [c.students for c in found.clusters] == [["ada", "grace"]]
+
+
+def test_a_zip_whose_notebook_does_not_unpack_is_rejected_in_one_sentence(lab, tmp_path):
+    path = tmp_path / "ada.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("lab2.ipynb", notebook(*reference_cells()))
+    data = bytearray(path.read_bytes())
+    start = data.index(b"lab2.ipynb") + len("lab2.ipynb")       # the local header's name, then the deflated bytes
+    data[start + 10:start + 60] = b"\xff" * 50
+    path.write_bytes(bytes(data))
+    files, status, detail = read_submission(lab, path)
+    assert status == "rejected" and "ada.zip" in detail
