@@ -144,6 +144,8 @@ def _show(lab, results, console, own_copy):
 
     quiz = lesson_after(lab, results, own_copy=own_copy) if not results.faults else None
     report.show(results, lab, console, quiz=(lab.quiz is not None, quiz))
+    console.print(f'[dim]In this notebook: notebook.check("{lab.name}") for the whole lab'
+                  + (f', notebook.quiz("{lab.name}") for the lesson test' if lab.quiz else "") + "[/]", soft_wrap=True)
 
 
 def _history():
