@@ -62,8 +62,9 @@ def start(name):
 
 def check(lab="lab2", function=None, experiments=False, device="cpu", history=None):
     """Grade the functions as the kernel has them (the cells it ran) with the lab's public checks:
-    the report in the cell, and the results (grader.results.LabResults, what --json writes), or
-    None when nothing could be graded (said in one sentence). `function`: one function's checks
+    the report in the cell, and the results --json writes (grader.results.GradescopeResults:
+    `score`, `tests` each with its `max_score`), or None when nothing could be graded (said in one
+    sentence). `function`: one function's checks
     (or a file's); `experiments`: run the experiments instead, with progress in the cell;
     `device`: "cpu", or "cuda" where there is one. `history`: the cells' sources in the order run
     (default: IPython's)."""
@@ -82,12 +83,12 @@ def check(lab="lab2", function=None, experiments=False, device="cpu", history=No
         console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
         return None
     _show(lab_, results, console, own_copy=function is None)
-    return results
+    return results.gradescope()
 
 
 def verify(path="lab2.ipynb", lab=None, device="cpu"):
     """Grade the saved notebook at `path` as the course's grading reads it (its public checks
-    here): save it first (Ctrl-S), since the file on disk is what is sent."""
+    here): save it first (Ctrl-S), since the file on disk is what is sent. Returns what check does."""
     console = _console()
     if not Path(path).is_file():
         console.print(f"[bold red]error:[/] {escape(str(path))} is not on this machine's disk (Colab keeps a notebook "
@@ -101,7 +102,7 @@ def verify(path="lab2.ipynb", lab=None, device="cpu"):
         console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
         return None
     _show(lab_, results, console, own_copy=True)
-    return results
+    return results.gradescope()
 
 
 def quiz(lab="lab2"):

@@ -23,9 +23,8 @@ def test_a_check_grades_the_cells_as_run_with_public_checks_only(capsys, state):
     wrong = POSITIONS.replace("out1 = x1 * cos - x2 * sin", "out1 = x1 * cos + x2 * sin")
     results = notebook.check("lab2", "positions.py", history=["import torch", wrong, POSITIONS,
                                                              'notebook.check("lab2", "positions.py")'])
-    assert results.all_passed and results.max_score > 0             # the last definition, as the kernel has it
-    assert {c.visibility for c in results.checks} == {"visible"}    # the course's hidden checks never run here
-    assert results.submission == notebook.KERNEL
+    assert results.score == sum(t.max_score for t in results.tests) > 0     # the last definition, as the kernel has it
+    assert {t.visibility for t in results.tests} == {"visible"}    # the course's hidden checks never run here
     shown = capsys.readouterr().out
     assert "0 hidden" in shown and "top-level code" not in shown    # the check cell is the notebook's own
 
@@ -33,11 +32,10 @@ def test_a_check_grades_the_cells_as_run_with_public_checks_only(capsys, state):
 def test_a_stub_says_not_implemented_yet_and_a_crash_is_the_childs(capsys, state):
     crash = "import os\ndef rope_frequencies(head_dim, seq_len, base=10000.0, device='cpu'):\n    os._exit(3)\n"
     results = notebook.check("lab2", "positions.py", history=[crash])
-    statuses = {c.function: {c.status for c in results.checks if c.function == f} for f in ("rope_frequencies",
-                                                                                             "apply_rope")
-                for c in results.checks if c.function == f}
-    assert statuses["rope_frequencies"] == {"failed"} and "not_implemented" in statuses["apply_rope"]
-    assert "not implemented yet" in capsys.readouterr().out
+    assert results.score == 0 and {t.status for t in results.tests} == {"failed"}
+    crashed = [t.output for t in results.tests if t.tags[0] == "rope_frequencies"]
+    assert crashed and all("not implemented" not in output for output in crashed)
+    assert "not implemented yet" in capsys.readouterr().out                 # apply_rope: its stub
 
 
 def test_what_cannot_be_graded_gets_one_sentence(capsys):
@@ -78,8 +76,8 @@ def test_a_hostile_notebook_runs_nothing_outside_the_sandbox(tmp_path, capsys, s
     nbformat.write(new_notebook(cells=[new_code_cell(c) for c in cells]), path)
     results = notebook.verify(path, lab="lab2")
     assert not marker.exists()
-    positions = [c for c in results.checks if c.function in ("rope_frequencies", "apply_rope")]
-    assert positions and all(c.status == "passed" for c in positions)     # the %%capture cell's functions
+    positions = [t for t in results.tests if t.tags[0] in ("rope_frequencies", "apply_rope")]
+    assert positions and all(t.status == "passed" for t in positions)     # the %%capture cell's functions
     said = capsys.readouterr().out.replace("\n", " ")
     assert "cells 1 and 2 of lab2.ipynb hold top-level code" in " ".join(said.split())
 
@@ -102,7 +100,7 @@ def test_where_bubblewrap_cannot_start_checks_run_in_a_plain_child_and_say_so(mo
         notebook.start("lab2")
         assert "no OS sandbox here: bubblewrap cannot start" in capsys.readouterr().out
         results = notebook.check("lab2", "rope_frequencies", history=[POSITIONS])
-        assert results.sandbox == "process" and results.all_passed
+        assert results.extra_data["sandbox"] == "process" and results.score == sum(t.max_score for t in results.tests)
         assert "no OS sandbox" in capsys.readouterr().out
     finally:
         plain = notebook._warm.pop("zygote", None)
