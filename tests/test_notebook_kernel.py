@@ -17,7 +17,8 @@ from grader.labs import find_lab
 nbclient = pytest.importorskip("nbclient")
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "lab2"
-TIMED = """started = time.monotonic()
+TIMED = """import time
+started = time.monotonic()
 second = notebook.check("lab2", "apply_rope")
 print("SECOND CHECK", round(time.monotonic() - started, 3), second.score, sum(t.max_score for t in second.tests))"""
 
