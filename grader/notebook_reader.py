@@ -57,8 +57,7 @@ class Block:
 @dataclass
 class Extracted:
     files: dict                     # {student file: bytes} for files with a function of theirs
-    notes: list = field(default_factory=list)
-    found: list = field(default_factory=list)    # the graded functions the notebook defines
+    notes: list = field(default_factory=list)   # the reader's sentences: what was not read, and why
 
 
 # -- reading the file, capped -------------------------------------------------------------------
@@ -319,8 +318,7 @@ def extract_cells(lab, cells, name="notebook.ipynb"):
             cell, line, what = found.dropped[function]
             notes.append(f"{name}: {function} is defined inside {what} ({cell}, line {line}); grading reads "
                          "functions defined at the top level of a cell: it stays a stub")
-    present = [f for f in graded if f in defines]
-    result = Extracted({}, notes, present)
+    result = Extracted({}, notes)
     for file, functions in lab.manifest.student_files.items():
         mine = [f for f in functions if f in defines]
         if not mine:
@@ -376,10 +374,16 @@ def _file_text(lab, file, mine, defines, graded, found, name):
     segments += [(b.source, b.cell, b.line) for b in sorted(chosen.values(), key=lambda b: (b.kind != "import",
                                                                                              b.order))
                  if id(b) not in future]          # imports first: a decorator or default may need one
-    for function in lab.manifest.student_files[file]:
-        if function not in mine:
-            segments.append((_stub_of(lab, file, function), 0, 0))
-    return segments, notes
+    stubs = [_stub_of(lab, file, function) for function in lab.manifest.student_files[file] if function not in mine]
+    if stubs:                                   # with the stub file's imports: its annotations may need them
+        segments[len(future):len(future)] = [(text, 0, 0) for text in _stub_imports(lab, file)]
+    return segments + [(text, 0, 0) for text in stubs], notes
+
+
+def _stub_imports(lab, file):
+    source = (lab.stubs / file).read_text(encoding="utf-8")
+    return [ast.get_source_segment(source, s) for s in ast.parse(source).body
+            if isinstance(s, ast.Import) or (isinstance(s, ast.ImportFrom) and s.module != "__future__")]
 
 
 def _stub_of(lab, file, function):

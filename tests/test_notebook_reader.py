@@ -225,3 +225,12 @@ def test_a_zip_whose_notebook_does_not_unpack_is_rejected_in_one_sentence(lab, t
     path.write_bytes(bytes(data))
     files, status, detail = read_submission(lab, path)
     assert status == "rejected" and "ada.zip" in detail
+
+
+def test_a_stub_standing_in_comes_with_its_files_imports(tmp_path):
+    forbid = find_lab(ROOT / "tests" / "labs" / "forbid")         # its stubs annotate with torch.Tensor
+    found = reader.extract(forbid, notebook("import math\ndef softmax(x):\n    return math.e ** x\n"))
+    source = found.files["norm.py"].decode()
+    assert "import torch" in source and "def attend(" in source
+    assert source.index("import torch") < source.index("def attend(")
+    compile(source, "norm.py", "exec")
