@@ -14,7 +14,7 @@ READY  := $(VENV)/.installed
 
 $(READY): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q $(PIP_ARGS) -e '.[dev,plots]'
+	$(BIN)/pip install -q $(PIP_ARGS) -e '.[dev,plots,notebook]'
 	touch $@
 
 grade: $(READY)

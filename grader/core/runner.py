@@ -113,9 +113,12 @@ def _run_checks(lab, box, options):
 
 
 def _results(lab, box, plugin, submission, missing, started):
+    from grader.core.notebook_reader import relocate
     from grader.lab_api import memo
     from grader.results import DoneItem, LabResults
 
+    for check in plugin.checks:        # a notebook's files say where their lines came from: "cell 4, line 2"
+        check.message, check.hint = relocate(check.message, box.files), relocate(check.hint, box.files)
     done = [DoneItem(text=d.text, done=_done(plugin.checks, d.tags),
                      graded=any(set(c.tags) & set(d.tags) for c in plugin.checks))
             for d in lab.manifest.done_when]

@@ -52,10 +52,10 @@ class Submission:
 
 # -- reading submissions ----------------------------------------------------------------------------
 def class_entries(lab, folder, out=None):
-    """(candidates, ignored) in a class folder: folders, .zip files and files of the lab's own
-    types (.py: a student who sent one file) are submissions; anything else (a README.txt, a
+    """(candidates, ignored) in a class folder: folders, .zip files, notebooks and files of the lab's
+    own types (.py: a student who sent one file) are submissions; anything else (a README.txt, a
     spreadsheet) is listed as ignored, by a name safe to print."""
-    types = {".zip", *(PurePosixPath(name).suffix.lower() for name in lab.manifest.student_files)}
+    types = {".zip", ".ipynb", *(PurePosixPath(name).suffix.lower() for name in lab.manifest.student_files)}
     candidates, ignored = [], []
     for path in sorted(Path(folder).iterdir()):
         if out is not None and path.resolve() == Path(out).resolve():
@@ -82,6 +82,8 @@ def list_submissions(lab, folder, out=None):
     _a_class_folder(lab, folder, candidates, ignored)
     for path in candidates:
         name = path.stem if path.suffix.lower() == ".zip" and path.is_file() else path.name
+        if path.suffix.lower() == ".ipynb" and path.is_file():
+            name = notebook_student(path.name)
         student = shown(name) if identity(name) else ascii(name)
         by_student.setdefault(disk_name(student), []).append((student, path))
     for group in look_alikes(same[0][0] for same in by_student.values()):     # "Ada" and "Аda": one row
@@ -154,9 +156,13 @@ def read_submission(lab, path):
             _check_zip_size(path.name, path.stat().st_size)
             with _Zip(path.name, path) as tree:
                 found = _locate(tree, wanted)
+        elif path.is_file() and path.suffix.lower() == ".ipynb":
+            found = _Found({}, [], {})
         else:
-            raise Rejected(f"{one_line(path.name)} is neither a folder nor a .zip: put each student's files in a "
-                           "folder (or .zip) of their own, named for them")
+            raise Rejected(f"{one_line(path.name)} is neither a folder nor a .zip: put each student's files "
+                           "in a folder (or .zip) of their own, named for them")
+        if not found.files and (notebook := notebook_in(path)):
+            return read_notebook_files(lab, *notebook)
     except Rejected as why:
         return {}, "rejected", str(why)
     except OSError as error:            # e.g. a path the record holds as shown, too long for the disk
@@ -179,6 +185,84 @@ def handin_sources(lab, folder):
     `folder`, as read_submission finds them: the student files, or the archive that holds them."""
     found = _locate(_Folder(folder), list(lab.manifest.student_files))
     return found.sources, found.files
+
+
+# -- notebooks: one more container of the student files (grader/core/notebook_reader.py) ----------------------
+CANVAS = re.compile(r"(?P<student>.+?)(?:_late)?_\d+_\d+_.+", re.IGNORECASE)   # name[_late]_USER_SUBMISSION_file
+
+
+def notebook_student(filename):
+    """The student a notebook's file name stands for: Canvas's download naming
+    (name_12345_67890_lab2.ipynb, its _late mark too) gives the name; else the name less .ipynb."""
+    stem = filename[:-len(".ipynb")] if filename.lower().endswith(".ipynb") else filename
+    match = CANVAS.fullmatch(stem)
+    return match.group("student") if match else stem
+
+
+def notebook_in(path):
+    """(its name, its bytes) of the notebook that is the submission at `path`: the .ipynb itself,
+    or the one notebook of a folder or a .zip (at its top or in one folder inside it), holding no
+    student file; None when there is none. Rejected when there are two (which would be graded?)."""
+    from grader.core.notebook_reader import MAX_NOTEBOOK_BYTES, too_big
+
+    def notebook(name):
+        parts = PurePosixPath(name).parts
+        return name.lower().endswith(".ipynb") and not any(_ignored(p) or p == ".ipynb_checkpoints" for p in parts)
+
+    def one(found, name):
+        if len(found) > 1:
+            names = ", ".join(sorted(one_line(name(f)) for f in found)[:5])
+            raise Rejected(f"the submission holds {len(found)} notebooks ({names}) and no student file: keep one")
+        return found[0] if found else None
+
+    def capped(name, stream, size):
+        if size > MAX_NOTEBOOK_BYTES:
+            raise Rejected(too_big(one_line(name), size))
+        data = stream.read(MAX_NOTEBOOK_BYTES + 1)
+        if len(data) > MAX_NOTEBOOK_BYTES:
+            raise Rejected(f"{one_line(name)} unpacks to more than {_mib(MAX_NOTEBOOK_BYTES)}")
+        return one_line(PurePosixPath(name).name), data
+
+    if path.is_file() and path.suffix.lower() == ".ipynb":
+        with open(path, "rb") as file:
+            return capped(path.name, file, path.stat().st_size)
+    if path.is_dir():
+        found = one([p for p in [*path.iterdir(), *(p for d in path.iterdir() if d.is_dir() and not d.is_symlink()
+                                                    and not _ignored(d.name) for p in d.iterdir())]
+                     if notebook(p.name) and p.is_file() and not p.is_symlink()], lambda p: p.name)
+        if found is None:
+            return None
+        with open(found, "rb") as file:
+            return capped(found.name, file, found.stat().st_size)
+    try:
+        with zipfile.ZipFile(path) as archive:      # its paths were checked by _read_zip
+            found = one([i for i in archive.infolist() if not i.is_dir() and len(PurePosixPath(i.filename).parts) <= 2
+                         and notebook(i.filename.replace("\\", "/"))], lambda i: i.filename)
+            if found is None:
+                return None
+            with archive.open(found) as member:
+                return capped(found.filename, member, found.file_size)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError,
+            ValueError) as error:
+        raise Rejected(f"{path.name} is not a readable zip ({error})") from None
+
+
+def read_notebook_files(lab, name, data):
+    """(files, status, detail) of a notebook, as read_submission gives them: the files its
+    functions fill (the others are graded as the stubs), the reader's sentences as the detail."""
+    from grader.core.notebook_reader import NotebookError, extract, notes, relocate
+
+    try:
+        found = extract(lab, data, name)
+    except NotebookError as why:
+        return {}, "rejected", str(why)
+    if not found.files:
+        return {}, "empty", f"{name} defines none of {', '.join(lab.functions)} at the top level of a code cell"
+    problems = [relocate(p, found.files) for n, d in found.files.items() if (p := _not_python(n, d))]
+    missing = [file for file in lab.manifest.student_files if file not in found.files]
+    said = problems + notes(found.files) + ([f"{name} defines none of the functions of {', '.join(missing)}: "
+                                             "graded as the stubs"] if missing else [])
+    return found.files, "broken_code" if problems else "incomplete" if missing else "graded", "; ".join(said)
 
 
 def _case_mismatches(names, wanted, found):
@@ -386,6 +470,8 @@ def file_problems(lab, folder, files, missing):
     """Sentences on the student files of `folder` before any check runs: a syntax error (its line,
     with a caret under the place), a file missing (and any other file there that seems to be it,
     renamed). Parsed, never run."""
+    from grader.core.notebook_reader import notes, relocate
+
     problems = []
     for name in lab.manifest.student_files:
         error = _syntax_error(files[name]) if name.endswith(".py") and name not in missing else None
@@ -393,7 +479,13 @@ def file_problems(lab, folder, files, missing):
             line = (error.text or "").rstrip("\n")
             indent = len(line) - len(line.lstrip())
             caret = " " * (max(1, error.offset or 1) - 1 - indent) + "^"
-            problems.append(f"{name} line {error.lineno}: {error.msg}\n    {line.strip()}\n    {caret}")
+            problems.append(relocate(f"{name} line {error.lineno}: {error.msg}\n    {line.strip()}\n    {caret}",
+                                     files))
+    said = notes({name: files[name] for name in lab.manifest.student_files if name in files and name not in missing})
+    if said or Path(folder).suffix.lower() == ".ipynb":      # a notebook's: its sentences, and no file to copy
+        return problems + said + [f"{', '.join(missing)}: the notebook defines none of "
+                                  f"{', '.join(f for m in missing for f in lab.manifest.student_files[m])}, "
+                                  "graded as the stubs"] * bool(missing)
     for name in missing:
         stub = lab.stubs / name
         why = f"{name} is not in {_shown(folder)}: its pristine stub was graded instead"
@@ -433,12 +525,18 @@ def submission_files(lab, submission=None, pristine=True):
     Returns ({relative path: bytes}, [student files the submission lacks]); UsageError if it cannot be read.
     """
     folder = Path(submission) if submission is not None else lab.handout
-    if not folder.is_dir():
+    notebook = folder.suffix.lower() == ".ipynb" and folder.is_file()
+    if not folder.is_dir() and not notebook:
         where = f"--submission {submission}" if submission is not None else f"the handout folder {folder}"
-        raise UsageError(f"{where} is a file, not a folder" if folder.exists() else f"{where} does not exist")
+        raise UsageError(f"{where} is a file, not a folder or a notebook" if folder.exists() else
+                         f"{where} does not exist")
     wanted = list(lab.manifest.student_files)
     try:
-        found = _locate(_Folder(folder), wanted).files
+        found = {} if notebook else _locate(_Folder(folder), wanted).files
+        if not found and submission is not None and (inside := notebook_in(folder)):
+            found, status, detail = read_notebook_files(lab, *inside)
+            if status == "rejected":
+                raise Rejected(detail)
     except Rejected as why:
         raise UsageError(f"{folder}: {why}") from None
     files = {str(p.relative_to(lab.handout)): p.read_bytes() for p in sorted(lab.handout.rglob("*.py"))

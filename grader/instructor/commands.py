@@ -179,6 +179,9 @@ def release_parser() -> argparse.ArgumentParser:
                         "class that hands its responses in")
     parser.add_argument("--ignore-working-copy", action="store_true",
                         help="release the pristine stubs even though the handout folder's copies differ")
+    parser.add_argument("--url", default="", metavar="URL",
+                        help="where the course will host OUT/LAB-handout.zip: the notebook's install cell "
+                        "fetches it from there on Colab (the learner can also paste it into that cell)")
     return parser
 
 
@@ -189,9 +192,10 @@ def run_release(args: argparse.Namespace, console: Console) -> int:
     out = paths.output_folder("--out", args.out, "a new or empty folder")
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"--out {out}: expected a new or empty folder")
-    files = release.release(lab, out, quiz=args.quiz, ignore_working_copy=args.ignore_working_copy)
+    files = release.release(lab, out, quiz=args.quiz, ignore_working_copy=args.ignore_working_copy, url=args.url)
     console.print(f"[green]released[/] {lab.name} to {escape(str(out))}: {len(files)} files "
-                  f"(quiz: {args.quiz if lab.quiz else 'none'}). Learners run: python grade.py {lab.name}")
+                  f"(quiz: {args.quiz if lab.quiz else 'none'}). Learners run: python grade.py {lab.name}, or "
+                  f"open {lab.name}.ipynb (Colab: host {lab.name}-handout.zip, pass its link with --url)")
     if lab.quiz and args.quiz == "practice":
         console.print("[yellow]the quiz is in its practice form: its answer key is in the release, for learners "
                       "on their own; for a graded class release with --quiz exam[/]")

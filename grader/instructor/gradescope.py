@@ -224,6 +224,7 @@ def autograde(root: str | os.PathLike, lab_name: str, sandbox: str = "auto") -> 
     stdout): Gradescope then shows a failed run to regrade, not a 0 for the student. The sandbox
     it graded in is said in extra_data and on stdout.
     """
+    from grader.core.notebook_reader import notes
     from grader.core.runner import grade
     from grader.core.submissions import GRADABLE, read_submission
     from grader.instructor.gradebook import not_graded
@@ -258,6 +259,8 @@ def autograde(root: str | os.PathLike, lab_name: str, sandbox: str = "auto") -> 
         report = students_total(results, lab.manifest.score_visibility)
         if status == "broken_code":
             report.output += f"\n{detail}"
+        elif said := notes(files):         # an uploaded notebook's: what grading did not run, and why
+            report.output += "\n" + "\n".join(said)
         late_policy(report, lab.manifest.deadline, submitted, members, results.max_score)
     report.extra_data.update(launcher.facts())
     (root / "results" / "results.json").write_text(report.model_dump_json(indent=2))

@@ -17,6 +17,7 @@ an instructor may have tried a solution.
 """
 import re
 import shutil
+import zipfile
 from pathlib import Path
 
 import yaml
@@ -181,9 +182,11 @@ def working_copy_changes(lab):
             or (lab.handout / name).read_bytes() != (lab.stubs / name).read_bytes()]
 
 
-def release(lab, out, quiz="practice", ignore_working_copy=False):
+def release(lab, out, quiz="practice", ignore_working_copy=False, url=""):
     """The learners' copy of `lab` in `out`: no reference, no hidden check, the quiz in `quiz` form,
-    the student files as the pristine stubs. Refuses while the handout folder's copies differ from
+    the student files as the pristine stubs; also the lab as a notebook, and the release zipped
+    for it (`url`: where the course will host that zip, written into the notebook's install cell).
+    Refuses while the handout folder's copies differ from
     them (a solution tried there, or a stub edited but not saved as pristine) unless told to ignore
     that. Returns the files written."""
     changed = working_copy_changes(lab)
@@ -196,7 +199,29 @@ def release(lab, out, quiz="practice", ignore_working_copy=False):
     torch = next(name for name in dependencies() if re.match(r"torch\b", name))
     (Path(out) / "requirements-cpu.txt").write_text(REQUIREMENTS_CPU % {"cpu": CPU_TORCH, "torch": torch})
     (Path(out) / "README.md").write_text(readme(lab, quiz))
+    learner_notebook(lab, out, url)
     return sorted(p for p in Path(out).rglob("*") if p.is_file())
+
+
+def learner_notebook(lab, out, url=""):
+    """OUT/LAB.ipynb, the lab as a notebook (grader/instructor/notebook_handout.py), what it installs
+    (requirements-notebook.txt: never torch), and OUT/LAB-handout.zip: the release itself, which
+    the notebook's install cell fetches from `url` where it is not opened inside the release (Colab)."""
+    import nbformat
+
+    from grader.instructor import notebook_handout
+
+    out = Path(out)
+    (out / "requirements-notebook.txt").write_text(
+        "# What a notebook's install cell adds: the grader's packages, never torch (Colab's stays)\n"
+        + "\n".join(notebook_handout.requirements(dependencies())) + "\n")
+    nbformat.write(notebook_handout.notebook(lab, url), out / f"{lab.name}.ipynb")
+    archive = out / f"{lab.name}-handout.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for path in sorted(p for p in out.rglob("*") if p.is_file() and p != archive):
+            info = zipfile.ZipInfo(path.relative_to(out).as_posix(), date_time=(2020, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            bundle.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
 
 
 def dependencies(extras=()):

@@ -26,7 +26,7 @@ def grade_parser():
         f"Other commands: {', '.join([*COMMANDS, *STAFF])} (e.g. python grade.py quiz --help).")
     parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
     parser.add_argument("--submission", metavar="DIR",
-                        help="folder with your files (default: the lab's handout folder)")
+                        help="folder with your files, or your notebook (.ipynb) (default: the lab's handout folder)")
     parser.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
     parser.add_argument("--watch", action="store_true",
                         help="grade again each time you save a file of the lab (Ctrl-C to stop)")
