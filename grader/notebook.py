@@ -29,7 +29,7 @@ from grader.errors import GraderError
 from grader.manifest import Lab, find_lab, list_labs
 
 KERNEL = "the kernel's cells"
-_warm = {}                          # "zygote": the Zygote kept between checks in this kernel
+_warm: dict = {}                        # "zygote": the Zygote kept between checks in this kernel
 
 
 class PublicLab(Lab):
@@ -62,7 +62,7 @@ def start(name):
 
 def check(lab="lab2", function=None, experiments=False, device="cpu", history=None):
     """Grade the functions as the kernel has them (the cells it ran) with the lab's public checks:
-    the report in the cell, and the results --json writes (grader.results.GradescopeResults:
+    the report in the cell, and the results --json writes (grader.core.results.GradescopeResults:
     `score`, `tests` each with its `max_score`), or None when nothing could be graded (said in one
     sentence). `function`: one function's checks
     (or a file's); `experiments`: run the experiments instead, with progress in the cell;

@@ -11,8 +11,9 @@ import re
 import shutil
 from pathlib import Path
 
+from grader.core.results import Check, DoneItem, LabResults
 from grader.instructor import gradebook
-from grader.results import BatchRow, Check, DoneItem, LabResults, StudentRecord
+from grader.instructor.records import BatchRow, StudentRecord
 
 KINDS = ("perfect", "swapped", "stub", "numbers", "rejected")
 XS = [24.0, 48.0, 96.0]

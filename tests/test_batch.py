@@ -15,11 +15,12 @@ import pytest
 from rich.console import Console
 
 from grader.core import submissions
+from grader.core.results import Check, GradescopeResults, LabResults
 from grader.instructor import batch
+from grader.instructor.records import BatchRow, BatchSummary, StudentRecord
 from grader.judge.launchers import launcher_for
 from grader.lab_api import memo
 from grader.manifest import find_lab
-from grader.results import BatchRow, BatchSummary, Check, GradescopeResults, LabResults, StudentRecord
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"

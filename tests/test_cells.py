@@ -5,8 +5,8 @@ import io
 
 import pytest
 
-from grader.cells import as_written, csv_text, inert, markdown
 from grader.identity import identity
+from grader.text import as_written, csv_text, inert, markdown
 
 
 @pytest.mark.parametrize("text, cell", [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.results import GradescopeResults
+from grader.core.results import GradescopeResults
 
 ROOT = Path(__file__).parent.parent
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.core.results import GradescopeResults
+from grader.instructor.records import BatchSummary, StudentRecord
 from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.learner import cli
-from grader.results import BatchSummary, GradescopeResults, StudentRecord
 
 ROOT = Path(__file__).parent.parent
 MIX = [ROOT / "tests" / "submissions" / name for name in (      # a class: named, so a new submission changes nothing

@@ -109,9 +109,9 @@ NEUTRALISED = ["=1+1", "x;=1+1;y", "@x", "-x", "+1", "'=x", " =pad"]
 def test_a_name_a_spreadsheet_made_inert_is_the_same_student_in_every_instructor_file(tmp_path):
     """grades.csv writes `=1+1` as `'=1+1`; an instructor who builds the roster, the timestamps or
     the adjustments from it names the same students, in every file the one reader reads."""
-    from grader.cells import csv_text
     from grader.identity import identity
     from grader.instructor.deadlines import read_timestamps
+    from grader.text import csv_text
 
     (tmp_path / "r.csv").write_text(csv_text([["student", "id"], *([name, "1"] for name in NEUTRALISED)]),
                                     newline="")

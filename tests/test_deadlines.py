@@ -15,13 +15,14 @@ import pytest
 from pydantic import ValidationError
 from rich.console import Console
 
+from grader.core.results import Check, LabResults
 from grader.errors import UsageError
 from grader.instructor import batch
 from grader.instructor.deadlines import assess, due_for, gradescope_time, lateness, parse_time, read_timestamps
+from grader.instructor.records import BatchRow
 from grader.instructor.roster import read_roster
 from grader.learner.cli import main
 from grader.manifest import Deadline, find_lab
-from grader.results import BatchRow, Check, LabResults
 
 DUE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone(timedelta(hours=1)))
 REFERENCE = Path(__file__).parent.parent / "reference" / "lab2"
@@ -119,8 +120,8 @@ GROUP = {"created_at": "2026-12-03T10:00:00Z", "assignment": {"due_date": "2026-
 def test_a_group_is_judged_the_same_in_any_order_each_member_against_their_own_due(tmp_path, order):
     """One member's extension never covers a late partner, whoever Gradescope lists first; a due
     date that does not parse is not the group's either."""
+    from grader.core.results import GradescopeResults
     from grader.instructor.gradescope import late_policy
-    from grader.results import GradescopeResults
 
     metadata = {**GROUP, "users": [GROUP["users"][i] for i in order]}
     (tmp_path / "submission_metadata.json").write_text(json.dumps(metadata))
@@ -137,8 +138,8 @@ def test_a_group_is_judged_the_same_in_any_order_each_member_against_their_own_d
 def test_the_bundle_applies_the_late_policy_at_gradescopes_time_only():
     """In a Gradescope bundle the lab's late policy cuts the score at Gradescope's own time of the
     submission, says so, and cuts nothing when that time is unknown."""
+    from grader.core.results import GradescopeResults
     from grader.instructor.gradescope import late_policy
-    from grader.results import GradescopeResults
 
     policy = Deadline(due=DUE, penalty=10, per="day", cap=50)
     results = lambda: GradescopeResults(score=80, execution_time=1, output="80/89", tests=[])  # noqa: E731

@@ -11,9 +11,9 @@ import signal
 import pytest
 from test_batch import REFERENCE, grade_py
 
+from grader.instructor.records import BatchSummary, StudentRecord
 from grader.judge.sandbox import CallFailed, Sandbox
 from grader.manifest import find_lab
-from grader.results import BatchSummary, StudentRecord
 
 from conftest import zygote_pid
 

@@ -12,10 +12,11 @@ import pytest
 from lms_checkers import Misread, check_blackboard, check_canvas, check_moodle
 from rich.console import Console
 
+from grader.core.results import Check, LabResults
 from grader.instructor import batch
+from grader.instructor.records import BatchSummary
 from grader.learner.cli import main
 from grader.manifest import find_lab
-from grader.results import BatchSummary, Check, LabResults
 
 POINTS = 10                                     # per student function: lab 2 has 5, so 50 in all
 SCORES = {"alice": 50, "bob": 40, "carol": 40, "dave": 45, "grace": 30, "heidi": 35, "ivan": 20,
@@ -300,8 +301,8 @@ def test_canvas_refuses_a_file_it_would_misread(graded, capsys, args, said):
 def test_moodle_feedback_is_text_in_the_html_moodle_shows_it_as():
     from grader.instructor.export import Line
     from grader.instructor.lms import FORMATS
+    from grader.instructor.records import BatchRow
     from grader.instructor.roster import RosterEntry
-    from grader.results import BatchRow
 
     row = BatchRow(student="a", status="rejected", score=0, detail="unsafe path in the zip: '<img src=x>'")
     line = Line("a", RosterEntry(student="a", sis_user_id="S1", line=2), row, final=0.0,

@@ -18,13 +18,13 @@ import pytest
 import yaml
 from test_printed import SHARED
 
+from grader.core.results import GradescopeResults
 from grader.errors import SetupError
 from grader.instructor import gradescope
 from grader.judge import launchers
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
 from grader.manifest import find_lab
-from grader.results import GradescopeResults
 
 from conftest import processes_marked
 

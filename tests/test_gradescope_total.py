@@ -1,8 +1,8 @@
 """Gradescope shows students their total by default: the hidden checks are one visible line with
 their points and no detail (Gradescope hides the total while any test is hidden); lab.yaml's
 score_visibility keeps them hidden and the total as it says, and `export` says which is in force."""
+from grader.core.results import Check, LabResults
 from grader.instructor.gradescope import students_total, total_in_words
-from grader.results import Check, LabResults
 
 
 def graded():

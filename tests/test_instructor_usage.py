@@ -2,8 +2,8 @@
 status 2, never a traceback (IsADirectoryError, FileExistsError) or "please report it"."""
 import pytest
 
+from grader.instructor.records import BatchSummary
 from grader.learner.cli import main
-from grader.results import BatchSummary
 
 
 @pytest.fixture

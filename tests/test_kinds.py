@@ -6,11 +6,12 @@ import json
 import pytest
 
 from grader.core.outcome import Blocked
+from grader.core.results import Check
 from grader.instructor.deadlines import tally
 from grader.instructor.gradebook import ROWS
+from grader.instructor.records import BatchRow
 from grader.judge.channel import CallFailed
 from grader.kinds import Answer, Failure, Status, Timing, Why
-from grader.results import BatchRow, Check
 
 CHECK = {"name": "adds", "test": "t.py::test_add", "tags": ["f"], "points": 1.0, "score": 0.0,
          "visibility": "visible"}

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grader.core.results import Check, LabResults
 from grader.core.submissions import folder_name
 from grader.instructor import batch
 from grader.instructor.deadlines import parse_time
 from grader.instructor.page import classdata
 from grader.manifest import Deadline, find_lab
-from grader.results import Check, LabResults
 
 REFERENCE = Path(__file__).parent.parent / "reference" / "lab2"
 HOSTILE = "<img src=x onerror=alert(1)> *bold* [a](javascript:x) `tick`"

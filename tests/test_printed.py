@@ -11,10 +11,10 @@ import pytest
 import yaml
 from test_batch import grade_py
 
+from grader.core.results import HIDDEN_INPUTS
 from grader.core.runner import grade
 from grader.judge.sandbox import Sandbox
 from grader.manifest import find_lab
-from grader.results import HIDDEN_INPUTS
 
 PRINTING = Path(__file__).parent / "submissions" / "print_arguments"
 TELLER = Path(__file__).parent / "submissions" / "seed_teller"

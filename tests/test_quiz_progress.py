@@ -33,9 +33,9 @@ def test_lesson_completion_is_the_same_in_the_quiz_and_the_lab_report(capsys):
     """A passed lesson test with the lab not passed is not a complete lesson, on either screen."""
     from rich.console import Console
 
+    from grader.core.results import LabResults
     from grader.learner import report
     from grader.quiz import terminal as quiz_tui
-    from grader.results import LabResults
 
     quiz = load_quiz(LAB2_QUIZ)
     result = grade(quiz, RIGHT, "lab2")

@@ -12,12 +12,12 @@ import jsonschema
 import pytest
 import yaml
 
+from grader.core.results import Check, GradescopeResults, LabResults
 from grader.core.submissions import submission_files
 from grader.instructor.gradebook import not_graded
 from grader.instructor.release import stage
 from grader.manifest import ENGINE, engine_files, find_lab
 from grader.quiz.model import load_quiz
-from grader.results import Check, GradescopeResults, LabResults
 
 ROOT = Path(__file__).parent.parent
 REFERENCE = ROOT / "reference" / "lab2"

@@ -15,10 +15,10 @@ import pytest
 from synthetic_class import lesson_class, make_class
 
 from grader.instructor.page import classdata, feedback, write_report
+from grader.instructor.records import BatchRow, BatchSummary
 from grader.learner.cli import main
 from grader.manifest import Lab
 from grader.quiz.model import load_quiz
-from grader.results import BatchRow, BatchSummary
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).parent / "submissions"
@@ -275,7 +275,7 @@ def test_a_learner_is_told_a_regrade_without_the_graders_reasons():
 
 
 def test_a_long_hint_shows_once_and_is_referred_to_after():
-    from grader.results import Check, LabResults
+    from grader.core.results import Check, LabResults
 
     hint = "hint: the angle of position p is p times the frequency, not p plus it; " * 2
     checks = [Check(name=f"angles {i}", test=f"visible/t.py::test_{i}", tags=["f"], points=1, score=0,

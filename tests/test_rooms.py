@@ -5,13 +5,14 @@ other through a socket."""
 import pytest
 import yaml
 
+from grader.core.results import HIDDEN_INPUTS
 from grader.core.runner import grade
 from grader.instructor.page import classdata, feedback
+from grader.instructor.records import BatchRow
 from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
 from grader.manifest import find_lab
-from grader.results import HIDDEN_INPUTS, BatchRow
 
 SECRET = 40961
 TOY = f'''import socket

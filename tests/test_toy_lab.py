@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.core.results import GradescopeResults
 from grader.instructor.batch import lab_fingerprint
+from grader.instructor.records import BatchSummary
 from grader.manifest import find_lab
-from grader.results import BatchSummary, GradescopeResults
 
 ROOT = Path(__file__).parent.parent
 

@@ -8,9 +8,9 @@ from typing import Literal, Protocol
 
 from _pytest.outcomes import Skipped  # pytest.skip.Exception, by a name a type checker can follow
 
+from grader.core.results import NOT_GRADED
 from grader.judge.channel import CallFailed
 from grader.kinds import Failure, Status, Why
-from grader.results import NOT_GRADED
 
 # Why a function's remaining checks do not run: as the check's own function, as a dependency.
 BLOCKED: dict[Why, tuple[str | None, str]] = {

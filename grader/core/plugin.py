@@ -18,12 +18,13 @@ import torch
 
 from grader.core import forbid
 from grader.core.outcome import Blocked, blocked, outcome
+from grader.core.results import NOT_GRADED, Check
 from grader.errors import SetupError
 from grader.judge.channel import CallFailed
 from grader.judge.zygote import MESSAGE_LIMIT
 from grader.kinds import Status, Why
 from grader.lab_api.checks import CheckFailed
-from grader.results import NOT_GRADED, Check, printable
+from grader.text import printable
 
 
 @dataclass(frozen=True)

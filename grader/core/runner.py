@@ -22,8 +22,8 @@ from grader.judge.zygote import Zygote
 from grader.learner import fast_exit
 
 if TYPE_CHECKING:
+    from grader.core.results import LabResults
     from grader.manifest import Lab
-    from grader.results import LabResults
 
 
 @dataclass(frozen=True)
@@ -114,8 +114,8 @@ def _run_checks(lab, box, options):
 
 def _results(lab, box, plugin, submission, missing, started):
     from grader.core.notebook_reader import relocate
+    from grader.core.results import DoneItem, LabResults
     from grader.lab_api import memo
-    from grader.results import DoneItem, LabResults
 
     for check in plugin.checks:        # a notebook's files say where their lines came from: "cell 4, line 2"
         check.message, check.hint = relocate(check.message, box.files), relocate(check.hint, box.files)

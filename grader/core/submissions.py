@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 from grader.errors import UsageError
 from grader.identity import as_read, identity, look_alikes, shown
-from grader.results import one_line
+from grader.text import one_line
 
 MAX_FILE_BYTES = 2**20              # the largest student file accepted
 ZIP_MAX_BYTES = 64 * 2**20          # a submission .zip, as stored

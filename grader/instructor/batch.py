@@ -1,11 +1,11 @@
 """Grade a class: one folder or .zip per student, graded by warm workers into a gradebook.
 
 `python grade.py batch lab2 SUBMISSIONS --out OUT` writes
-    OUT/grades.csv                        one row per student (results.BatchRow), for an LMS gradebook
+    OUT/grades.csv                        one row per student (records.BatchRow), for an LMS gradebook
     OUT/students/<student>/results.json   Gradescope's results.json, as single grading writes it
                                           (<student>: submissions.folder_name, one folder each on any disk)
     OUT/students/<student>/graded.json    the row, the full results and a hash of what was graded
-    OUT/summary.json                      where the class struggles (results.BatchSummary)
+    OUT/summary.json                      where the class struggles (records.BatchSummary)
     OUT/rows.json                         every row with its submission time: what `grade.py gradebook` reads
 Students' folders live apart from the gradebook's files, so no student's name can replace them.
 
@@ -24,19 +24,21 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from grader.core.results import LabResults
 from grader.core.submissions import GRADABLE, Submission, class_entries, folder_name, list_submissions
 from grader.errors import UsageError
 from grader.files import write_atomic
 from grader.identity import identity
 from grader.instructor import deadlines, gradebook, record
 from grader.instructor.page import write_report
+from grader.instructor.records import BatchRow, BatchSummary, StudentRecord
 from grader.instructor.roster import read_quiz, read_roster
 from grader.instructor.workers import grade_all
 from grader.judge.launchers import launcher_for
 from grader.kinds import Answer
 from grader.lab_api import memo
 from grader.manifest import ENGINE, Lab, engine_files
-from grader.results import BatchRow, BatchSummary, LabResults, StudentRecord, one_line, printable
+from grader.text import one_line, printable
 
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 # grade_class's backend(lab, todo, workers, options, done): the local pool or a Ray cluster; how many it ran

@@ -15,7 +15,7 @@ from grader.instructor.lms.common import Kind
 from grader.kinds import Timing
 from grader.learner.cli import NOT_GRADED_STATUS, grading_options
 from grader.manifest import find_lab
-from grader.results import one_line
+from grader.text import one_line
 
 COMMANDS = {}
 
@@ -341,7 +341,7 @@ def run_gradebook(args: argparse.Namespace, console: Console) -> int:
 def _show_gradebook(args, console, dest, lines, unmatched, columns):
     from grader.instructor.deadlines import tally
     from grader.instructor.export import unmatched_path
-    from grader.results import one_line
+    from grader.text import one_line
 
     for line in (line for line in lines if line.notes or line.matched):
         said = "; ".join(filter(None, [*line.notes, line.matched]))

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from grader.csvfile import Row, read_table
 from grader.errors import UsageError
 from grader.identity import as_read, identity, look_alikes, shown
+from grader.instructor.records import SCORED, BatchRow, TimeSource
 from grader.kinds import Timing
-from grader.results import SCORED, BatchRow, TimeSource
 
 if TYPE_CHECKING:
     from grader.manifest import Deadline

@@ -7,7 +7,7 @@ how its LMS reads the file.
 Students match in one normal form (grader.identity). An LMS file holds only rows of the roster,
 each with the roster's identifier: an LMS cannot match any other row (Moodle applies a row without
 one to the student of the row before). Submissions not on the roster go to FILE.unmatched.csv
-and the terminal. Every cell is inert (grader.cells).
+and the terminal. Every cell is inert (grader.text).
 """
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -15,20 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from grader.cells import csv_text
 from grader.errors import GraderError, UsageError
 from grader.files import write_atomic
 from grader.identity import as_read, how_alike, identity, look_alikes
 from grader.instructor import deadlines, lms, record
 from grader.instructor.lms import LmsFormat
 from grader.instructor.lms.common import Columns, Kind, Scale
+from grader.instructor.records import BatchRow
 from grader.instructor.roster import Quiz, RosterEntry, read_quiz, read_roster
 from grader.kinds import Timing
-from grader.results import BatchRow
+from grader.text import csv_text
 
 if TYPE_CHECKING:
+    from grader.instructor.records import BatchSummary
     from grader.manifest import Deadline, Lab
-    from grader.results import BatchSummary
 
 Missing = Literal["zero", "blank"]
 
@@ -161,7 +161,7 @@ def follow(out: Path, lab: "Lab | None", decided: record.FinalRecord, quiz: str 
 def record_quiz(out, lab, quiz):
     """The class quiz given to `report`: its marks into the record and grades.csv, as the page shows them."""
     from grader.instructor.gradebook import write_grades
-    from grader.results import BatchSummary
+    from grader.instructor.records import BatchSummary
 
     decided = record.load(out)
     if decided is None:
@@ -188,7 +188,7 @@ def _batch_lab(summary):
 def load_batch(out: Path) -> tuple["BatchSummary", list[BatchRow]]:
     """(BatchSummary, [BatchRow]) of a batch's output folder."""
     from grader.instructor.gradebook import ROWS
-    from grader.results import BatchSummary
+    from grader.instructor.records import BatchSummary
 
     for name in ("summary.json", "rows.json"):
         if not (out / name).is_file():

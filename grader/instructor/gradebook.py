@@ -10,23 +10,12 @@ from typing import TYPE_CHECKING, Protocol, cast
 from pydantic import TypeAdapter
 from rich.markup import escape
 
-from grader.cells import csv_text
+from grader.core.results import GradescopeResults, LabResults
 from grader.files import write_atomic
 from grader.identity import identity
+from grader.instructor.records import SCORED, BatchRow, BatchSummary, CheckRate, Mistake, RowStatus, ScoreBin
 from grader.kinds import Failure, Status
-from grader.results import (
-    SCORED,
-    BatchRow,
-    BatchSummary,
-    CheckRate,
-    GradescopeResults,
-    LabResults,
-    Mistake,
-    RowStatus,
-    ScoreBin,
-    one_line,
-    printable,
-)
+from grader.text import csv_text, one_line, printable
 
 if TYPE_CHECKING:
     from grader.core.submissions import Submission

@@ -19,12 +19,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.core.results import GradescopeResults, GradescopeTest, LabResults, Visibility
 from grader.errors import SetupError
 from grader.instructor import deadlines
 from grader.instructor.release import CPU_TORCH, dependencies, stage
 from grader.kinds import Timing
 from grader.manifest import find_lab
-from grader.results import GradescopeResults, GradescopeTest, LabResults, Visibility
 
 if TYPE_CHECKING:
     from grader.judge.launchers import BubblewrapLauncher, ProcessLauncher

@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 from grader.errors import UsageError
-from grader.results import one_line
+from grader.text import one_line
 
 
 def _missing(option, path):

@@ -23,8 +23,8 @@ from grader.errors import UsageError
 from grader.files import write_atomic
 from grader.identity import as_read, identity, look_alikes, shown
 from grader.instructor import deadlines
+from grader.instructor.records import Adjustment, BatchRow, TimeSource
 from grader.manifest import Deadline
-from grader.results import Adjustment, BatchRow, TimeSource
 
 RECORD = "final.json"
 ADJUSTMENTS = "adjustments.json"

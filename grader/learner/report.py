@@ -16,13 +16,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
-from grader.results import NOT_GRADED, printable
+from grader.core.results import NOT_GRADED
+from grader.text import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from grader.core.results import LabResults
     from grader.manifest import Lab
-    from grader.results import LabResults
 
 MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "[yellow]·[/]",
         "skipped": "[yellow]-[/]", "not_graded": "[magenta]?[/]"}

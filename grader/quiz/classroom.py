@@ -4,9 +4,9 @@ gradebook is inert in a spreadsheet (no formula).
 """
 import unicodedata
 
-from grader.cells import csv_text
 from grader.files import write_atomic
 from grader.quiz.responses import read_class
+from grader.text import csv_text
 
 
 def grade_class(quiz, name, responses_path, gradebook_path):
@@ -17,7 +17,7 @@ def grade_class(quiz, name, responses_path, gradebook_path):
 
 
 def _write_gradebook(path, ids, answers):
-    """The gradebook CSV, written aside and renamed; every cell inert (grader.cells)."""
+    """The gradebook CSV, written aside and renamed; every cell inert (grader.text)."""
     table = [["student", "score", "max", "passed", "status", *ids, "notes"]]
     for row in answers.rows:
         result = row.result

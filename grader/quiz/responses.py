@@ -19,12 +19,12 @@ from typing import Literal
 from pydantic import BaseModel, PrivateAttr
 
 from grader import csvfile
-from grader.cells import as_written
 from grader.errors import QuizError, UsageError
 from grader.identity import as_read, identity, look_alikes
 from grader.quiz.answers import AnswerError, in_key_form, parse_answer, why_wrong
 from grader.quiz.grading import grade
 from grader.quiz.model import QuestionResult, QuizResult
+from grader.text import as_written
 from grader.times import read_column
 
 TIMESTAMPS = ("timestamp", "completion time", "submitted at", "submitted", "time")
@@ -77,7 +77,7 @@ def _table(path, option):
 
 
 def _plain(cell):
-    """A cell as its writer meant it: the gradebook's inert marks taken off (grader.cells.as_written)."""
+    """A cell as its writer meant it: the gradebook's inert marks taken off (grader.text.as_written)."""
     return as_written(cell.strip())
 
 

@@ -7,9 +7,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from grader.cells import inert
 from grader.errors import UsageError
 from grader.instructor.lms.common import OPTION, Columns, Scale, Table, grades, identifiers, tops
+from grader.text import inert
 
 if TYPE_CHECKING:
     from grader.instructor.export import Line
@@ -34,7 +34,7 @@ def table(lines: Sequence["Line"], max_score: float | None, scale: Scale, column
 
 
 def text(rows: Table) -> str:
-    """Comma-separated, every value inside quotes, each cell inert (grader.cells)."""
+    """Comma-separated, every value inside quotes, each cell inert (grader.text)."""
     return "".join(",".join('"' + inert(cell).replace('"', '""') + '"' for cell in row) + "\r\n" for row in rows)
 
 

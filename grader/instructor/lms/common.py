@@ -3,9 +3,9 @@ refusal of identifiers an LMS would misread."""
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from grader.cells import inert
 from grader.errors import UsageError
 from grader.instructor.gradebook import lesson_complete
+from grader.text import inert
 
 if TYPE_CHECKING:
     from grader.instructor.export import Line
@@ -44,7 +44,7 @@ def tops(lines: Sequence["Line"], max_score: float | None, scale: Scale, columns
 
 
 def kept(value: str) -> bool:
-    """Whether a cell writes `value` as it is (grader.cells.inert leaves it alone), so that the LMS
+    """Whether a cell writes `value` as it is (grader.text.inert leaves it alone), so that the LMS
     finds the identifier again."""
     return inert(value) == value
 

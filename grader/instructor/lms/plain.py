@@ -7,7 +7,7 @@ from grader.instructor.lms.common import Columns, Scale, Table, number, scaled
 
 if TYPE_CHECKING:
     from grader.instructor.export import Line
-from grader.results import SCORED
+from grader.instructor.records import SCORED
 
 
 def table(lines: Sequence["Line"], max_score: float | None, scale: Scale, columns: Columns) -> Table:

@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader.core.results import Check, LabResults
 from grader.errors import UsageError
 from grader.instructor import record
 from grader.instructor.gradebook import ROWS
+from grader.instructor.records import BatchRow, BatchSummary, StudentRecord
 from grader.kinds import UNKNOWN_TIMES, Timing
-from grader.results import BatchRow, BatchSummary, Check, LabResults, StudentRecord
 
 if TYPE_CHECKING:
     from grader.manifest import Deadline

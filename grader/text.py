@@ -1,9 +1,20 @@
-"""Text the project writes for people, escaped for the format it lands in: CSV cells a spreadsheet
-shows as text, and Markdown that renders as the text it holds. (HTML: html.escape.)"""
+"""Text the project writes for people, made safe for where it lands: a terminal or a JSON file
+(printable, one_line), CSV cells a spreadsheet shows as text (inert, csv_text), and Markdown that
+renders as the text it holds. (HTML: html.escape.)"""
 import re
 from collections.abc import Iterable
 
-from grader.results import one_line, printable
+
+def printable(text: str) -> str:
+    """Text from student code made safe for a terminal and a JSON file: no control characters."""
+    return "".join(c if c.isprintable() or c in "\n\t" else "\N{REPLACEMENT CHARACTER}" for c in text)
+
+
+def one_line(text: str) -> str:
+    """A name from the filesystem (a student's folder, a file) made safe for any output: no
+    control character at all, not even a newline that would forge a line of progress output."""
+    return "".join(c if c.isprintable() else "\N{REPLACEMENT CHARACTER}" for c in text)
+
 
 FORMULA = "=+-@\uff1d\uff0b\uff0d\uff20"            # and their full-width forms, which some spreadsheets take
 STARTS = re.compile(rf"(^|[;,])(\s*)(?='*[{re.escape(FORMULA)}])")   # a cell, or a part a ; or , begins
