@@ -36,7 +36,7 @@ test-slow: $(READY)             # the slow tier: end-to-end gradings, busy machi
 
 test-cluster: $(READY)          # the optional Ray extra (~40 s, 250 MB), then its tests on a local instance
 	$(BIN)/pip install -q $(PIP_ARGS) -e '.[cluster]'
-	$(BIN)/python -m pytest -q tests/test_cluster.py
+	$(BIN)/python -m pytest -q tests/instructor/test_cluster.py
 
 bench: $(READY)                 # each script rewrites its own section of docs/figures.md
 	$(BIN)/python benchmarks/bench.py --runs 5

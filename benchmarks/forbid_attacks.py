@@ -4,7 +4,7 @@ Each attack is a softmax for the forbid lab (tests/labs/forbid: softmax may not 
 that computes a softmax with torch's own code by a way the judge might miss; a line says whether
 the grading caught it, and where: in the source (the judge's scan) or at run time (the child's
 trap; names built at run time pass the scan), or the attack earned the point. The tests hold
-every attack the judge catches (tests/test_forbid.py, tests/test_forbid_trap.py); the ones that
+every attack the judge catches (tests/core/test_forbid.py, tests/judge/test_forbid_trap.py); the ones that
 still earn it are what stays open, listed here so that the claim can be checked.
 """
 import tempfile

@@ -2,7 +2,7 @@
 
 A call run apart with hidden inputs (as lab 2's experiments run at the course's seed) tells the
 input on every channel it can; the visible checks' child, called meanwhile, listens on each. A
-line per sandbox and channel says whether the input got through. tests/test_rooms.py holds the
+line per sandbox and channel says whether the input got through. tests/judge/test_rooms.py holds the
 channels that are closed (sockets); those that get through are what stays open, listed here so
 that the claim can be checked. Only a child that never runs beside a visible one closes them all.
 """

@@ -1,4 +1,4 @@
-"""The probe lab's student module (tests/test_isolation.py): what a hostile submission can try.
+"""The probe lab's student module (tests/judge/test_isolation.py): what a hostile submission can try.
 It runs only inside the sandbox, sent as a submission; the tests judge what it returns."""
 import contextlib
 import ctypes

@@ -1,0 +1,236 @@
+"""grader/core/notebook_reader.py: a notebook read as the lab's student files, never run; and the
+containers that hold one (submissions.py): a notebook, a folder or zip of one, Canvas's names."""
+import ast
+import json
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from grader.core import notebook_reader as reader
+from grader.core.submissions import list_submissions, notebook_student, read_submission, submission_files
+from grader.manifest import find_lab
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "reference" / "lab2"
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return find_lab("lab2")
+
+
+def notebook(*sources, outputs=()):
+    cells = [new_markdown_cell("# Lab 2")] + [new_code_cell(s, outputs=list(outputs)) for s in sources]
+    return nbformat.writes(new_notebook(cells=cells)).encode()
+
+
+def reference_cells():
+    return [(REFERENCE / name).read_text() for name in ("positions.py", "invariance.py", "experiments.py")]
+
+
+def functions(source):
+    return {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+
+
+def test_the_reference_as_cells_gives_each_file_its_functions_and_what_they_need(lab):
+    found = reader.extract(lab, notebook("import torch\n%matplotlib inline\n!pip install nothing", *reference_cells(),
+                                         "for step in range(10):\n    print(step)\nmodel = build_model(Config())"))
+    assert set(found.files) == set(lab.manifest.student_files)
+    for name, names in lab.manifest.student_files.items():
+        source = found.files[name].decode()
+        assert set(names) <= functions(source) <= set(names) | {"_run"}     # with its helper
+        assert "print(step)" not in source and "%matplotlib" not in source
+        compile(source, name, "exec")
+    assert "from tasks import TRAIN_LEN, evaluate, train" in found.files["experiments.py"].decode()
+    assert any("cell 6 of notebook.ipynb holds top-level code" in n for n in found.notes)
+
+
+def test_the_last_definition_wins_and_a_missing_function_keeps_its_stub(lab):
+    first = "import torch\ndef apply_rope(x, cos, sin):\n    return 1\n"
+    second = "def apply_rope(x, cos, sin):\n    return 2\n"
+    source = reader.extract(lab, notebook(first, second)).files["positions.py"].decode()
+    assert "return 2" in source and "return 1" not in source
+    assert "raise NotImplementedError" in source and "def rope_frequencies(" in source     # its stub
+
+
+def test_constants_are_kept_and_computed_values_are_not(lab):
+    cell = ("import math\nBASE = 10000.0\nHALF = BASE / 2\nscale = math.sqrt(2)\n"
+            "def rope_frequencies(head_dim, seq_len, base=BASE, device='cpu'):\n    return HALF * scale\n")
+    found = reader.extract(lab, notebook(cell))
+    source = found.files["positions.py"].decode()
+    assert "BASE = 10000.0" in source and "HALF = BASE / 2" in source and "scale =" not in source
+    assert any("scale is defined only by an assignment of a computed value at the top level (cell 2, line 4)" in n
+               for n in found.notes)
+
+
+def test_a_local_name_is_not_taken_for_a_dropped_global(lab):
+    cell = "model = make()\ndef is_permutation_invariant(attn, x, atol=1e-5):\n    model = attn\n    return model\n"
+    assert not any("model is defined only" in n for n in reader.extract(lab, notebook(cell)).notes)
+
+
+def test_cell_magics_python_bodies_are_read_and_others_are_not(lab):
+    hidden = "%%capture\ndef apply_rope(x, cos, sin):\n    return 'captured'\n"
+    shell = "%%writefile positions.py\ndef rope_frequencies(head_dim, seq_len, base=1.0, device='cpu'):\n    pass\n"
+    found = reader.extract(lab, notebook(hidden, shell))
+    source = found.files["positions.py"].decode()
+    assert "return 'captured'" in source                                    # %%capture: Python, kept
+    assert "base=1.0" not in source                                          # %%writefile: not Python
+    assert any("cell 3 is a %%writefile cell" in n and "rope_frequencies" in n for n in found.notes)
+
+
+def test_top_level_code_and_a_redefined_import_never_reach_a_file(lab):
+    attack = ("import builtins, os\nos.system('touch /tmp/pwned')\nbuiltins.__import__ = print\n"
+              "__import__ = print\ntorch.allclose = lambda *a, **k: True\n"
+              "def is_permutation_invariant(attn, x, atol=1e-5):\n    return True\n")
+    found = reader.extract(lab, notebook(attack))
+    source = found.files["invariance.py"].decode()
+    assert "os.system" not in source and "__import__" not in source and "allclose" not in source
+    assert "import builtins" not in source                # not used by the function: not imported
+    assert any("cell 2 of notebook.ipynb holds top-level code" in n for n in found.notes)
+
+
+def test_a_function_only_a_loop_defines_stays_a_stub_and_says_so(lab):
+    found = reader.extract(lab, notebook("if True:\n    def apply_rope(x, cos, sin):\n        return x\n"))
+    assert found.files == {}
+    assert any("apply_rope is defined inside an if block (cell 2, line 1)" in n for n in found.notes)
+
+
+def test_a_cell_that_is_not_python_breaks_its_file_as_a_py_would_with_the_cell_and_line(lab, tmp_path):
+    path = tmp_path / "work.ipynb"
+    path.write_bytes(notebook("import torch", "def apply_rope(x, cos, sin):\n    return (x\n"))
+    files, status, detail = read_submission(lab, path)
+    assert status == "broken_code" and "cell 3, line 2" in detail, detail
+
+
+def test_tracebacks_and_messages_are_said_in_cells_and_lines(lab):
+    files = reader.extract(lab, notebook("import torch", "\n\ndef apply_rope(x, cos, sin):\n    return x\n")).files
+    line = files["positions.py"].decode().split("\n").index("    return x") + 1
+    assert reader.relocate(f"positions.py line {line}, in apply_rope", files) == "cell 3, line 4, in apply_rope"
+    assert reader.relocate(f'File "/tmp/w/positions.py", line {line}', files) == "cell 3, line 4"
+    assert reader.relocate("invariance.py line 3", files) == "invariance.py line 3"     # not from the notebook
+
+
+@pytest.mark.parametrize("data, said", [
+    (b"{not json", "not valid JSON (line 1, column 2)"),
+    (b'{"cells": 3}', "has no list of cells"),
+    (b"\xff\xfe", "not UTF-8"),
+    (b"[" * 100_000 + b"]" * 100_000, "not valid JSON"),
+    (json.dumps({"cells": [{"cell_type": "code", "source": "x"}] * 100_000, "nbformat": 4, "nbformat_minor": 5,
+                 "metadata": {}}).encode(), "has 100000 cells; a notebook may have at most 5000"),
+])
+def test_a_notebook_that_cannot_be_read_gets_one_sentence(lab, data, said):
+    with pytest.raises(reader.NotebookError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        reader.extract(lab, data, "work.ipynb")
+
+
+def test_a_200_mb_output_is_refused_by_its_size_before_it_is_read(lab, tmp_path):
+    path = tmp_path / "big.ipynb"
+    with open(path, "w") as file:                 # a valid notebook, its one output 200 MB of text
+        file.write('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", '
+                   '"metadata": {}, "execution_count": 1, "source": "x = 1", "outputs": [{"output_type": '
+                   '"stream", "name": "stdout", "text": "')
+        for _ in range(200):
+            file.write("a" * 2**20)
+        file.write('"}]}]}')
+    files, status, detail = read_submission(lab, path)
+    assert status == "rejected" and "big.ipynb is 200.0 MiB; a notebook may have at most 32 MiB" in detail
+    assert "clear its outputs" in detail
+
+
+def test_outputs_change_nothing_extracted_so_the_resume_cache_keeps_its_grade(lab, tmp_path):
+    one, two = tmp_path / "one.ipynb", tmp_path / "two.ipynb"
+    one.write_bytes(notebook(*reference_cells()))
+    two.write_bytes(notebook(*reference_cells(), outputs=[new_output("stream", name="stdout", text="loss 0.1\n")]))
+    assert read_submission(lab, one) == read_submission(lab, two)
+
+
+def test_a_folder_or_zip_holding_one_notebook_is_one_student(lab, tmp_path):
+    data = notebook(*reference_cells())
+    folder = tmp_path / "class"
+    (folder / "ada" / "work").mkdir(parents=True)
+    (folder / "ada" / "work" / "lab2.ipynb").write_bytes(data)
+    (folder / "ada" / "work" / ".ipynb_checkpoints").mkdir()
+    (folder / "ada" / "work" / ".ipynb_checkpoints" / "lab2-checkpoint.ipynb").write_bytes(b"old")
+    with zipfile.ZipFile(folder / "grace.zip", "w") as archive:
+        archive.writestr("lab2/lab2.ipynb", data)
+    (folder / "linus_1234_56789_lab2.ipynb").write_bytes(data)
+    (folder / "margaret_late_1235_56790_lab2-1.ipynb").write_bytes(data)
+    subs = {sub.student: sub for sub in list_submissions(lab, folder)}
+    assert set(subs) == {"ada", "grace", "linus", "margaret"}
+    assert all(sub.status == "graded" and set(sub.files) == set(lab.manifest.student_files)
+               for sub in subs.values()), [(s.student, s.status, s.detail) for s in subs.values()]
+
+
+def test_two_notebooks_in_one_folder_are_not_guessed_between(lab, tmp_path):
+    (tmp_path / "a.ipynb").write_bytes(notebook(*reference_cells()))
+    (tmp_path / "b.ipynb").write_bytes(notebook(*reference_cells()))
+    files, status, detail = read_submission(lab, tmp_path)
+    assert status == "rejected" and "holds 2 notebooks (a.ipynb, b.ipynb) and no student file: keep one" in detail
+
+
+def test_canvas_names_give_the_student():
+    assert notebook_student("ada_12345_67890_lab2.ipynb") == "ada"
+    assert notebook_student("ada_late_12345_67890_my_lab_2.ipynb") == "ada"
+    assert notebook_student("lab2.ipynb") == "lab2"
+
+
+def test_single_grading_reads_a_notebook_as_its_submission(lab, tmp_path):
+    path = tmp_path / "lab2.ipynb"
+    path.write_bytes(notebook(reference_cells()[0]))
+    files, missing = submission_files(lab, path)
+    assert missing == ["invariance.py", "experiments.py"]
+    assert "def apply_rope" in files["positions.py"].decode()
+    assert files["invariance.py"] == (lab.stubs / "invariance.py").read_bytes()
+    assert files["model.py"] == (lab.handout / "model.py").read_bytes()       # the given code as ever
+
+
+def test_an_imported_graded_function_is_not_taken_for_the_notebooks_own(lab):
+    found = reader.extract(lab, notebook("from positions import apply_rope\nimport torch",
+                                         "def rope_frequencies(head_dim, seq_len, base=10000.0, device='cpu'):\n"
+                                         "    return apply_rope"))
+    source = found.files["positions.py"].decode()
+    assert "from positions import" not in source and "raise NotImplementedError" in source
+    assert any("apply_rope is imported (cell 2, line 1)" in n for n in found.notes)
+
+
+def test_a_stray_nonlocal_is_left_for_the_child_to_report(lab):
+    cell = "import torch\ndef apply_rope(x, cos, sin):\n    nonlocal y\n    return torch.ones(1)\n"
+    source = reader.extract(lab, notebook(cell)).files["positions.py"].decode()
+    assert "nonlocal y" in source and "import torch" in source
+
+
+def test_similarity_compares_a_notebooks_functions_with_a_py_folders(lab, tmp_path):
+    from grader.instructor import similarity
+
+    mine = (ROOT / "tests" / "submissions" / "mistakes_b" / "positions.py").read_text()
+    path = tmp_path / "ada.ipynb"
+    path.write_bytes(notebook("print('hello')", mine))
+    sources = {student: {n: d.decode() for n, d in read_submission(lab, where)[0].items()}
+               for student, where in (("ada", path), ("grace", ROOT / "tests" / "submissions" / "mistakes_b"))}
+    given = [(lab.stubs / f).read_text() for f in lab.manifest.student_files]
+    found = similarity.similarity(sources, lab.functions, given)
+    assert [c.students for c in found.clusters] == [["ada", "grace"]]
+
+
+def test_a_zip_whose_notebook_does_not_unpack_is_rejected_in_one_sentence(lab, tmp_path):
+    path = tmp_path / "ada.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("lab2.ipynb", notebook(*reference_cells()))
+    data = bytearray(path.read_bytes())
+    start = data.index(b"lab2.ipynb") + len("lab2.ipynb")       # the local header's name, then the deflated bytes
+    data[start + 10:start + 60] = b"\xff" * 50
+    path.write_bytes(bytes(data))
+    files, status, detail = read_submission(lab, path)
+    assert status == "rejected" and "ada.zip" in detail
+
+
+def test_a_stub_standing_in_comes_with_its_files_imports(tmp_path):
+    forbid = find_lab(ROOT / "tests" / "labs" / "forbid")         # its stubs annotate with torch.Tensor
+    found = reader.extract(forbid, notebook("import math\ndef softmax(x):\n    return math.e ** x\n"))
+    source = found.files["norm.py"].decode()
+    assert "import torch" in source and "def attend(" in source
+    assert source.index("import torch") < source.index("def attend(")
+    compile(source, "norm.py", "exec")

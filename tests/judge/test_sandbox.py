@@ -1,0 +1,323 @@
+"""The child's OS sandbox: a hostile submission cannot reach the host, the network or the
+answers, and leaves nothing running. Needs bubblewrap; the fallback is tested to say so."""
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.core.runner import grade
+from grader.judge import launchers
+from grader.judge.cgroup import Cgroup, judge_id
+from grader.judge.channel import Child
+from grader.judge.launchers import bubblewrap_works, launcher_for
+from grader.judge.sandbox import Sandbox
+from grader.judge.zygote import Zygote, let_go
+from grader.manifest import find_lab
+
+from conftest import processes_marked
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = Path(__file__).resolve().parents[1] / "submissions" / "hostile"
+needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
+
+
+def daemons():
+    return processes_marked(b"grader-daemon-marker")
+
+
+@pytest.fixture
+def listener():
+    """A server on 127.0.0.1:47321 that records whatever reaches it."""
+    received = []
+    server = socket.create_server(("127.0.0.1", 47321), reuse_port=True)
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+                received.append(connection.recv(100))
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    yield received
+    stop.set()
+    thread.join()
+    server.close()
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_hostile_submission_is_contained(listener):
+    canary = Path("/tmp/grader-canary")
+    canary.write_text("still here")
+    created = Path("/tmp/grader-hostile-created")
+    created.unlink(missing_ok=True)
+    results = grade(find_lab("lab2"), submission=HOSTILE, device="cpu", select=["rope_frequencies"],
+                    sandbox="required")
+    time.sleep(0.5)
+    assert results.sandbox == "bubblewrap"
+    assert results.score == 0                       # it found no reference to copy
+    assert canary.read_text() == "still here" and not created.exists()
+    assert listener == []
+    assert daemons() == []
+    leaked = " ".join(c.output + c.message for c in results.checks)
+    assert "mark.grade" not in leaked and "def test_" not in leaked
+
+
+@needs_bwrap
+def test_sandbox_is_named_in_report_and_json(tmp_path):
+    out = tmp_path / "results.json"
+    run = subprocess.run([sys.executable, "grade.py", "lab2", "--submission", "reference/lab2",
+                          "-k", "rope_frequencies", "--json", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    assert run.returncode == 0 and "sandbox bubblewrap" in run.stdout
+    assert json.loads(out.read_text())["extra_data"]["sandbox"] == "bubblewrap"
+
+
+def test_without_bubblewrap_the_fallback_says_so(tmp_path):
+    """With bwrap off the PATH: `auto` grades in a plain process and says so, `required` refuses."""
+    env = {**os.environ, "PATH": str(tmp_path), "COLUMNS": "200"}
+    out = tmp_path / "results.json"
+    run = subprocess.run([sys.executable, "grade.py", "lab2", "--submission", "reference/lab2",
+                          "-k", "rope_frequencies", "--json", str(out)], cwd=ROOT,
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0 and "sandbox process" in run.stdout and "bubblewrap" in run.stdout
+    assert json.loads(out.read_text())["extra_data"]["sandbox"] == "process"
+    run = subprocess.run([sys.executable, "grade.py", "lab2", "--sandbox", "required"], cwd=ROOT,
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 2 and "bubblewrap" in run.stdout
+
+
+
+def test_a_submission_has_a_cpu_share_of_its_own():
+    """As root with cgroups: a hundred busy processes of one submission get one share of the CPU
+    between them, so they slow only that submission; without, the report says how it is done."""
+    assert "no cpu control group" in Cgroup.fairness(None)
+    group = Cgroup.make(f"grader-{judge_id()}-cpu")
+    if group is None:
+        pytest.skip("no control groups here")
+    try:
+        assert group.cpu and Cgroup.fairness(group).startswith("a control group")
+        shares = [folder for folder in group.folders if (folder / "cpu.weight").exists() or
+                  (folder / "cpu.shares").exists()]
+        assert shares, group.folders
+    finally:
+        group.remove()
+
+
+def test_groups_of_killed_judges_are_swept(monkeypatch):
+    """A judge beside us (another test's) may sweep the gone judges' groups first, as it should:
+    then the daemon never joined its group, and the end is the same."""
+    probe = Cgroup.make(f"grader-{judge_id()}-2")
+    if probe is None:
+        pytest.skip("no control groups here")
+    probe.remove()
+    monkeypatch.setattr(Cgroup, "sweep", staticmethod(lambda: None))     # until all are made
+
+    def staged(name):
+        return Cgroup.make(name) or Cgroup([])
+
+    gone = subprocess.Popen(["true"])
+    namespace, _, started = judge_id(gone.pid).split(".")
+    gone.wait()                                     # a judge killed before it removed its group
+    left = staged(f"grader-{namespace}.{gone.pid}.{started}-0")
+    reused = staged(f"grader-{namespace}.{os.getppid()}.0-0")   # its pid since taken by another
+    alive = Cgroup.make(f"grader-{judge_id(os.getppid())}-0")
+    elsewhere = Cgroup.make(f"grader-1.{gone.pid}.{started}-0")     # a judge in another PID namespace
+    daemon = subprocess.Popen(left.wrap(["sleep", "300"]), start_new_session=True)   # a student's, left
+    deadline = time.monotonic() + 5
+    while left.folders and daemon.pid not in left.pids() and daemon.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    monkeypatch.undo()
+    Cgroup.make(f"grader-{judge_id()}-1").remove()  # the next judge's start sweeps
+    assert daemon.wait(5) == -9 or not left.folders or not left.folders[0].exists()
+    assert not any(folder.exists() for folder in left.folders + reused.folders)
+    assert all(folder.exists() for folder in alive.folders + elsewhere.folders), "another judge's groups"
+    alive.remove()
+    elsewhere.remove()
+
+
+SWEEP = """
+import shutil, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from grader.judge import cgroup
+cgroup.CGROUPS = Path(sys.argv[2])                                   # the staged tree
+cgroup.Cgroup.remove = lambda group: shutil.rmtree(group.folders[0])  # its folders are no groups
+cgroup.Cgroup.sweep()
+"""
+
+
+@pytest.mark.skipif(os.getuid() != 0 or platform.machine() != "x86_64", reason="tests/container.py: root, x86_64")
+def test_a_judge_in_a_container_leaves_the_groups_of_judges_beside_it(tmp_path):
+    """A judge as Docker runs one (root without CAP_SYS_PTRACE, tests/container.py) may not read the
+    PID namespace of a judge with more capabilities: it took every judge beside it for gone, and
+    its start killed what their groups held, their zygotes (exit status -9) mid-grading. Staged: a
+    folder for the cgroup tree, each group holding a process of ours; the live judge's (this one's)
+    is left alone, and a gone judge's is still swept."""
+    gone = subprocess.Popen(["true"])
+    dead = judge_id(gone.pid)
+    gone.wait()
+    held = {}
+    for judge in (judge_id(), dead):
+        held[judge] = subprocess.Popen(["sleep", "60"], start_new_session=True)    # a zygote, say
+        group = tmp_path / "memory" / f"grader-{judge}-0"
+        group.mkdir(parents=True)
+        (group / "cgroup.procs").write_text(f"{held[judge].pid}\n")
+    try:
+        run = subprocess.run([sys.executable, str(ROOT / "tests" / "container.py"), "--", sys.executable, "-I", "-c",
+                              SWEEP, str(ROOT), str(tmp_path)], capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert held[dead].wait(5) == -9 and not (tmp_path / "memory" / f"grader-{dead}-0").exists()
+        assert held[judge_id()].poll() is None, "a live judge's group was swept"
+    finally:
+        for process in held.values():
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.parametrize("mode", ["required", "process"])
+def test_python_under_tmp_stays_whole_in_a_child(tmp_path, monkeypatch, mode):
+    """A learner's venv in /tmp: the child's empty /tmp must not hide what Python imports late."""
+    if mode == "required" and not bubblewrap_works():
+        pytest.skip("bubblewrap is not available here")
+    venv = tmp_path / "venv"                        # under /tmp, as pytest's tmp_path is
+    (venv / "late").mkdir(parents=True)
+    (venv / "late" / "module.py").write_text("LATE = 'imported'\n")
+    real = launchers.python_prefixes()
+    monkeypatch.setattr(launchers, "python_prefixes", lambda: sorted([*real, str(venv)]))
+    lab = tmp_path / "course" / "late"
+    for part in ("handout", "stubs", "hidden"):
+        (lab / part).mkdir(parents=True)
+    (lab / "handout" / "late.py").write_text("def read(path):\n    raise NotImplementedError\n")
+    (lab / "stubs" / "late.py").write_text("def read(path):\n    raise NotImplementedError\n")
+    (lab / "lab.yaml").write_text(yaml.safe_dump({"title": "Late", "handout": "handout",
+                                                  "student_files": {"late.py": ["read"]}}))
+    source = b"def read(path):\n    return open(path).read()\n"
+    warm = Zygote(launcher_for(mode))
+    box = Sandbox(find_lab(lab), {"late.py": source}, warm)
+    try:
+        assert box.call("read", [str(venv / "late" / "module.py")]) == "LATE = 'imported'\n"
+    finally:
+        box.close()
+        warm.close()
+
+
+@pytest.mark.parametrize("mode", ["auto", "process"])
+def test_a_child_forked_ahead_is_used_once_and_only_fresh(mode):
+    """--watch forks the next round's child while the learner reads: the next fork for the same
+    device takes it; a fork for another device, a reset and a close each drop it."""
+    lab = find_lab("lab2")
+    memory = lab.manifest.memory_mb
+    zygote = Zygote(launcher_for(mode))
+    try:
+        zygote.prepare("cpu", memory)
+        ahead = zygote._spare[1]
+        assert zygote.fork("cpu", memory) is ahead and zygote._spare is None
+        let_go(ahead)
+        for drop in (lambda: let_go(zygote.fork("meta", memory)), zygote.reset):
+            zygote.prepare("cpu", memory)
+            left = zygote._spare[1]
+            drop()
+            assert zygote._spare is None and left.shared.closed
+        zygote.prepare("cpu", memory)       # killed while it waited (out of memory, say): not used
+        os.kill(zygote._spare[1].host_pid, signal.SIGKILL)
+        time.sleep(0.2)
+        left = zygote._spare[1]
+        let_go(zygote.fork("cpu", memory))
+        assert left.shared.closed
+        zygote.reset()
+        zygote.prepare("cpu", memory)       # a real grading on the child forked ahead
+        results = grade(lab, ROOT / "reference" / "lab2", device="cpu", select=["positions.py"], zygote=zygote)
+        assert results.score == results.max_score > 0 and zygote._spare is None
+        zygote.prepare("cpu", memory)
+    finally:
+        zygote.close()
+    assert zygote._spare is None
+
+
+@pytest.mark.parametrize("mode", ["auto", "process"])
+def test_a_child_forked_ahead_and_dropped_leaves_no_control_group(mode):
+    """A spare that no round took (a reset, a fork for another device) is killed before its own
+    control groups are removed: removed while it still ran, they stayed behind, one pair a
+    dropped spare, for the zygote's life (a --watch session), and a later child given the same
+    pid got no group of its own, so no kernel count of its CPU time."""
+    memory = find_lab("lab2").manifest.memory_mb
+    zygote = Zygote(launcher_for(mode))
+    try:
+        if zygote.cgroup is None:
+            pytest.skip("no control groups here (not root)")
+        dropped = []
+        for drop in (zygote.reset, lambda: let_go(zygote.fork("meta", memory))):
+            zygote.prepare("cpu", memory)
+            dropped += zygote._spare[1].groups
+            drop()
+        assert dropped and not [folder for folder in dropped if folder.exists()]
+    finally:
+        zygote.close()
+
+
+def test_a_zygote_gone_while_it_starts_is_started_once_more(monkeypatch):
+    """A first zygote gone before it was ready (killed by something else: no student code has run)
+    is started again; only a second that cannot start says that this machine runs none (exit 2).
+    Staged: the first closes its channel and waits, as one killed while the judge waits for it."""
+    launcher, starts = launcher_for("process"), []
+    argv = launcher.argv
+
+    def first_gone(scratch, control_fd):
+        starts.append(control_fd)
+        if len(starts) > 1:
+            return argv(scratch, control_fd)
+        return [sys.executable, "-c", f"import os, time; os.close({control_fd}); time.sleep(60)"]
+
+    monkeypatch.setattr(launcher, "argv", first_gone)
+    zygote = Zygote(launcher)
+    try:
+        let_go(zygote.fork("cpu", 1024))
+        assert len(starts) == 2 and zygote.proven
+    finally:
+        zygote.close()
+
+
+def test_a_child_closed_by_threads_at_once_is_closed_once_and_quietly(monkeypatch):
+    """A call run apart ends in its own thread while the sandbox closes (the grading is over):
+    both close the child. Neither may fail, nor read or close a pipe another has closed (a number
+    closed may by then be another file's): a TypeError in the judge's thread was seen in a full
+    run. Reads are slowed here, as a busy machine slows them, to widen the race."""
+    memory = find_lab("lab2").manifest.memory_mb
+    read = os.read
+    monkeypatch.setattr(os, "read", lambda fd, size: (time.sleep(0.05), read(fd, size))[1])
+    zygote = Zygote(launcher_for("process"))
+    errors = []
+    try:
+        for _ in range(5):
+            child = Child(zygote, *zygote.fork("cpu", memory))
+            barrier = threading.Barrier(4)
+
+            def close(child=child, barrier=barrier):
+                barrier.wait()
+                try:
+                    child.kill()
+                except BaseException as error:
+                    errors.append(error)
+            threads = [threading.Thread(target=close) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        zygote.close()
+    assert not errors, errors

@@ -1,0 +1,231 @@
+"""Lab 2's experiment checks: the reference's claims hold, every time; every run is held to the
+lab's recipe and only numbers that reproduce from returned weights count; the usual slips are
+named, each only where it is made, and no visible message names the course's hidden seed. Also
+the learner's --experiments run."""
+import importlib.util
+import json
+import os
+import re
+import runpy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from test_lab2_model import load_handout
+
+from grader.lab_api import apart
+
+ROOT = Path(__file__).resolve().parents[2]
+SUBMISSIONS = Path(__file__).resolve().parents[1] / "submissions"
+HIDDEN_SEED = runpy.run_path(str(ROOT / "grader/labs/lab2/hidden/seed.py"))["SEED"]    # never named by a check
+EXPERIMENTS = ["measure_loss_gap", "extrapolation_runs"]
+
+
+def assemble(tmp_path, **overrides):
+    """A submission: the reference's files, with some replaced by tests/submissions/<name>/<file>."""
+    folder = tmp_path / "submission"
+    shutil.copytree(ROOT / "reference/lab2", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for file, name in overrides.items():
+        shutil.copy(SUBMISSIONS / name / f"{file}.py", folder / f"{file}.py")
+    return folder
+
+
+@pytest.mark.slow
+def test_reference_full_marks_and_same_figures_twice(grade_lab2):
+    first = grade_lab2(ROOT / "reference/lab2")
+    assert first.all_passed and first.score == first.max_score, [c.message for c in first.checks if c.message]
+    assert all(item.done for item in first.done_when)
+    second = grade_lab2(ROOT / "reference/lab2")
+    strip = lambda results: json.loads(results.model_dump_json(exclude={"execution_time"}))
+    assert strip(first) == strip(second)
+
+
+def test_stubs_say_not_implemented_once_and_train_nothing(grade_lab2, monkeypatch):
+    """A stub's grading starts no run of the recipe: no process of the judge's own is spawned."""
+    started = []
+    monkeypatch.setattr(apart, "submit", lambda *args: started.append(args))
+    results = grade_lab2(None, EXPERIMENTS)
+    assert started == []
+    assert results.score == 0
+    assert {c.status for c in results.checks} == {"not_implemented"}
+    assert {c.message for c in results.checks if c.function == "measure_loss_gap"} == {"not implemented yet"}
+
+
+def test_made_up_numbers_with_untrained_weights_score_zero(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="fabricated"), EXPERIMENTS)
+    assert results.score == 0
+    assert all("do not come from the returned weights" in c.message for c in results.checks)
+
+
+def test_undertrained_runs_are_not_the_recipe(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="undertrained"), EXPERIMENTS)
+    assert results.score == 0
+    assert all("trained 15 steps, the lab trains 70" in c.message for c in results.checks)
+
+
+def checks_of(results, function):
+    """{check name: message} of the function's failed checks, and whether any passed."""
+    mine = [c for c in results.checks if c.function == function]
+    return {c.test.split("::")[-1]: c.message for c in mine if c.status == "failed"}, \
+        any(c.status == "passed" for c in mine)
+
+
+def expect_all_lost(results, function, words):
+    failed, any_passed = checks_of(results, function)
+    assert not any_passed and failed, (function, failed)
+    assert all(words in message for message in failed.values()), (words, failed)
+
+
+def expect_slip(results, function, check, words):
+    """A named slip costs the reproduction check only."""
+    failed, _ = checks_of(results, function)
+    assert list(failed) == [check], failed
+    assert all(w in failed[check] for w in words), failed[check]
+    assert "do not come from" not in failed[check]
+
+
+@pytest.mark.slow
+def test_fitting_the_evaluation_batch_and_training_longer_lose_their_functions(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="fit_and_stretch"), EXPERIMENTS)
+    expect_all_lost(results, "measure_loss_gap", "on the documented data")
+    expect_all_lost(results, "measure_loss_gap", "fitted to the evaluation batch")
+    expect_all_lost(results, "extrapolation_runs", "trained at length 96, the lab trains at 24")
+
+
+@pytest.mark.slow
+def test_sorted_losses_lose_and_start_0_is_named(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="tidy_and_start0"), EXPERIMENTS)
+    expect_all_lost(results, "measure_loss_gap", "the recipe's losses in another order (sorted?)")
+    expect_slip(results, "extrapolation_runs", "test_extrapolation_reproduces",
+                ["your numbers match evaluate(..., start=0)", "(start=TRAIN_LEN)"])
+
+
+def test_rounded_numbers_are_named(grade_lab2, tmp_path):
+    """evaluate()'s numbers rounded to 3 decimals (the docstring: unrounded), within the float noise
+    a reproduction allows: named, at the reproduction check only; unrounded ones are not."""
+    results = grade_lab2(assemble(tmp_path, experiments="rounded_numbers"), EXPERIMENTS)
+    expect_slip(results, "extrapolation_runs", "test_extrapolation_reproduces",
+                ["your numbers are evaluate()'s rounded (3 decimals)"])
+    assert checks_of(results, "measure_loss_gap") == ({}, True)
+
+
+def hidden_seed_named(results):
+    """The visible messages and hints that name the course's hidden seed (hidden/seed.py) as a number."""
+    seed = re.compile(rf"(?<![\w.]){HIDDEN_SEED}(?![\w.])")
+    return [c.message + c.hint for c in results.checks
+            if c.visibility == "visible" and seed.search(c.message + c.hint)]
+
+
+@pytest.mark.slow
+def test_evaluating_on_the_training_seed_is_named_and_more_steps_lose(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="seed_slip_and_more_steps"), EXPERIMENTS)
+    expect_slip(results, "measure_loss_gap", "test_gap_reproduces",
+                ["your numbers match evaluate(..., seed=seed)", "seed=seed + 1"])
+    failed, _ = checks_of(results, "measure_loss_gap")
+    assert "best of" not in failed["test_gap_reproduces"] and "seed is ignored" not in failed["test_gap_reproduces"]
+    expect_all_lost(results, "extrapolation_runs", "trained 140 steps, the lab trains 70")
+    assert hidden_seed_named(results) == []
+
+
+def test_the_best_of_several_evaluations_is_named(grade_lab2, tmp_path):
+    """Each run evaluated on seed, seed + 1 and seed + 2, the lowest loss kept: named as such (not as
+    the training seed, which one run's numbers match), at the reproduction checks only."""
+    results = grade_lab2(assemble(tmp_path, experiments="best_of_three"), EXPERIMENTS)
+    for function, check in (("measure_loss_gap", "test_gap_reproduces"),
+                            ("extrapolation_runs", "test_extrapolation_reproduces")):
+        expect_slip(results, function, check, ["your numbers are the best of evaluations on different data",
+                                               "evaluate each model once per length, with seed=seed + 1"])
+        assert "training data" not in checks_of(results, function)[0][check]
+    assert hidden_seed_named(results) == []
+
+
+def test_experiments_that_ignore_the_seed_lose_all_and_the_hidden_seed_is_not_named(grade_lab2, tmp_path):
+    """The defaults whatever seed is asked: right only at seed 0, so the course's seed shows it; the
+    hint says so without naming that seed."""
+    results = grade_lab2(assemble(tmp_path, experiments="seed_ignored"), EXPERIMENTS)
+    for function in EXPERIMENTS:
+        expect_all_lost(results, function, "the seed is ignored: built and trained as for seed 0")
+    assert hidden_seed_named(results) == [] and HIDDEN_SEED != 0
+
+
+@pytest.mark.slow
+def test_another_task_loses_and_lengths_in_another_order_are_named(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="other_task_and_order_slip"), EXPERIMENTS)
+    expect_all_lost(results, "measure_loss_gap", "trained on 'lookback', this run is 'majority'")
+    expect_slip(results, "extrapolation_runs", "test_extrapolation_reproduces", ["in another order"])
+
+
+@pytest.mark.slow
+def test_own_adam_loop_runs_in_another_order_and_complex_rope_keep_full_marks(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="own_loop", positions="alternative_styles"), EXPERIMENTS)
+    assert results.score == results.max_score, [c.message for c in results.checks if c.status != "passed"]
+
+
+def test_a_wrong_rope_costs_positions_only(grade_lab2, tmp_path):
+    """The experiments run with a correct RoPE in place of positions.py (public/fed/positions.py): a RoPE
+    mistake is charged to rope_frequencies and apply_rope, not again to extrapolation_runs."""
+    results = grade_lab2(assemble(tmp_path, positions="mistakes_a"))
+    scores = results.by_function(EXPERIMENTS + ["apply_rope", "rope_frequencies"])
+    assert all(scores[f][0] == scores[f][1] for f in EXPERIMENTS), [c.message for c in results.checks if c.message]
+    assert scores["apply_rope"][0] < scores["apply_rope"][1] and scores["rope_frequencies"][0] == 0
+
+
+def test_experiments_command_shows_table_chart_and_writes_plots(tmp_path):
+    run = subprocess.run([sys.executable, "grade.py", "lab2", "--experiments", "--submission", "reference/lab2",
+                          "--out", str(tmp_path / "plots")], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "120"}, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Loss gap" in run.stdout and "█" in run.stdout
+    assert {p.name for p in (tmp_path / "plots").glob("*.png")} == {"extrapolation.png", "training_loss.png"}
+
+
+def test_each_set_of_weights_is_measured_once_and_only_for_itself(monkeypatch):
+    """The judge measures the same weights once per process (a batch worker's next student, the
+    yardsticks), and never hands one model's numbers to another whose weights differ in one bit."""
+    spec = importlib.util.spec_from_file_location("provenance_under_test",
+                                                  ROOT / "grader/labs/lab2/public/provenance.py")
+    provenance = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(provenance)
+    model, tasks = load_handout()
+    measured = []
+    monkeypatch.setattr(tasks, "evaluate", lambda net, *args, **kwargs: measured.append(args) or (
+        float(next(net.parameters()).detach().sum()), 0.5))
+    reference = SimpleNamespace(model=model, tasks=tasks)
+    first = model.build_model(model.Config(pos="learned"), seed=0)
+    again = model.build_model(model.Config(pos="learned"), first.state_dict())
+    lengths = [tasks.TRAIN_LEN, 2 * tasks.TRAIN_LEN]
+    assert provenance.remeasure(reference, first, "lookback", lengths, 6) == \
+        provenance.remeasure(reference, again, "lookback", lengths, 6)
+    assert len(measured) == 2
+    provenance.remeasure(reference, first, "lookback", lengths, 7)         # other data: measured
+    assert len(measured) == 4
+    weights = {name: w.clone() for name, w in first.state_dict().items()}
+    weights["tok_emb.weight"][0, 0] = torch.nextafter(weights["tok_emb.weight"][0, 0], torch.tensor(9.0))
+    nudged = model.build_model(model.Config(pos="learned"), weights)
+    scores = provenance.remeasure(reference, nudged, "lookback", lengths, 6)
+    assert len(measured) == 4 + len(lengths) and scores[0].loss == float(next(nudged.parameters()).detach().sum())
+
+
+def test_models_in_each_others_fields_are_named_so():
+    """Extrapolation(rope, learned) for Extrapolation(learned, rope): the hint says which model is
+    where, not that the models were built wrong; a config changed otherwise keeps that hint."""
+    spec = importlib.util.spec_from_file_location("provenance_under_test",
+                                                  ROOT / "grader/labs/lab2/public/provenance.py")
+    provenance = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(provenance)
+    from dataclasses import asdict
+
+    from grader.lab_api.checks import CheckFailed
+
+    model, tasks = load_handout()
+    given = SimpleNamespace(model=model, tasks=tasks)
+    for config, hint in ((asdict(model.Config(pos="rope")), "this is the pos='rope' model: learned holds the "
+                          "pos='learned' one"), (asdict(model.Config(pos="learned", d_model=64)), "nothing changed")):
+        run = SimpleNamespace(config=config, task="lookback", eval_lengths=[24])
+        with pytest.raises(CheckFailed) as failed:
+            provenance.rebuild(given, run, "learned", "learned", "lookback", [24], "cpu")
+        assert hint in failed.value.hint
