@@ -130,7 +130,7 @@ def check_frequencies(student, head_dim, seq_len, exact_base, on, **kwargs):
     both = torch.cat((cos.cpu(), sin.cpu()), dim=-1)
     hint = None
     if max_error(both, torch.cat((exact.cos(), exact.sin()), dim=-1)) > 1e-3:
-        hint = diagnose(both, frequency_mistakes(head_dim, seq_len, exact_base))
+        hint = diagnose(both, frequency_mistakes(head_dim, seq_len, exact_base), 4 * tolerance.repeat(1, 2))
     expect_close(cos.cpu(), exact.cos(), "cos", tolerance, hint)
     expect_close(sin.cpu(), exact.sin(), "sin", tolerance, hint)
 
@@ -227,7 +227,7 @@ def expect_rotated(student, out, x, cos, sin, device):
     truth, tolerance = rotate(x, cos, sin), rope_tolerance(x, device)
     hint = None
     if max_error(out.cpu(), truth) > 1e-3:
-        hint = diagnose(out.cpu(), rope_mistakes(x, cos, sin), atol=max(1e-3, 4 * float(tolerance.max())))
+        hint = diagnose(out.cpu(), rope_mistakes(x, cos, sin), 4 * tolerance)
     expect_close(out.cpu(), truth, "apply_rope(x, cos, sin)", tolerance, hint)
 
 
