@@ -1,5 +1,5 @@
-"""Wrong: three random shuffles of the positions (torch.randperm), not every reordering: a layer that
-only a few orders change is called invariant when none of the three is one of them, by luck."""
+"""Wrong: four random shuffles of the positions (torch.randperm), not every reordering: a layer that
+only a few orders change is called invariant when none of the four is one of them, by luck."""
 import torch
 
 
