@@ -2,9 +2,12 @@
 gives for the returned weights on the documented data (seed=seed + 1, start=TRAIN_LEN past
 TRAIN_LEN). When a run's are not, the judge measures the weights again on inputs that tell the
 usual slips apart, and names the one that gives the reported numbers: another order of lengths,
-another task, start=0, other data (the training seed, evaluate's default, another seed), or
-several evaluations on different data with the best kept. A named slip costs the reproduction
-check only; numbers that no slip explains do not come from the weights, and nothing of the run counts.
+another task, start=0, other data (the training seed, evaluate's default, another seed), several
+evaluations on different data with the best kept, accuracies in percent, another start index or
+batch size (report_slip). A named slip costs the reproduction check only. Numbers that no slip
+explains cost the reproduction check only as well when the run's weights are the recipe's (the
+caller says which: `honest`), and the check says only that they differ from evaluate()'s; from
+other weights they do not come from the weights, and nothing of the run counts.
 
 Other data is looked for over the whole experiment: a slip in the code is in every run it
 evaluates, and only there can one seed used throughout be told from the best of several, which
