@@ -128,3 +128,127 @@ def test_each_call_meets_luck_of_its_own_arguments(lab2, zygote, tmp_path):
         first.close()
         second.close()
     assert torch.equal(a[0], again[0]) and not torch.equal(a[0], b[0]) and not torch.equal(c, d)
+
+
+# -- the value mistakes of rope.py, judged as the checks judge them, at the checks' own sizes ------
+FREQUENCY_SIZES = [(8, 6, 10000.0), (12, 5, 100.0), (4, 3, 10000.0), (6, 4, 10000.0), (64, 50, 10000.0),
+                   (2, 9, 10000.0), (6, 7, 10000.0), (128, 3, 10000.0), (32, 40, 500.0), (32, 40, 1e6),
+                   (16, 8, 10000.0)]
+ROPE_SHAPES = [((2, 3, 5, 8), 10000.0), ((3, 1, 7, 2), 500.0), ((2, 2, 5, 8), 500.0), ((2, 4, 12, 16), 10000.0),
+               ((2, 2, 9, 12), 500.0), ((1, 2, 3, 4), 10000.0)]
+
+
+class Answers:
+    """A stand-in for the sandboxed student: its functions give what `angles` or `rotated` make."""
+
+    def __init__(self, angles=None, rotated=None):
+        self.angles, self.rotated = angles, rotated
+
+    def rope_frequencies(self, head_dim, seq_len, base=10000.0, device="cpu"):
+        cos, sin = self.angles(head_dim, seq_len, base)
+        return cos.float().to(device), sin.float().to(device)
+
+    def apply_rope(self, x, cos, sin):
+        return self.rotated(x, cos, sin).to(x.dtype)
+
+
+def frequency_answers(rope, exponents=None, start=0, scale=1.0, swap=False, sign=1.0, base=None):
+    def angles(head_dim, seq_len, given_base):
+        a = scale * rope.exact_angles(head_dim, seq_len, base or given_base, start, exponents)
+        return (sign * a.sin(), a.cos()) if swap else (a.cos(), sign * a.sin())
+    return Answers(angles=angles)
+
+
+def frequency_hints(lab2, student):
+    """The hint of every frequency check at the checks' sizes that fails."""
+    rope = helper(lab2, "rope")
+    from grader.checks import CheckFailed
+
+    hints = []
+    for head_dim, seq_len, base in FREQUENCY_SIZES:
+        try:
+            rope.check_frequencies(student, head_dim, seq_len, base, torch.device("cpu"), base=base)
+        except CheckFailed as failure:
+            hints.append(failure.hint)
+    return hints
+
+
+FREQUENCY_SLIPS = {     # the words of a mistake's hint in rope.frequency_mistakes -> what gives them
+    "cos and sin are swapped": dict(swap=True),
+    "the angle has the wrong sign": dict(sign=-1.0),
+    "positions start at 1": dict(start=1),
+    "the exponent uses i / head_dim": dict(exponents=lambda i, d: i / d),
+    "the exponent is rounded to a whole number: 2i // head_dim": dict(exponents=lambda i, d: 2 * i // d),
+    "the exponent counts pairs from 1": dict(exponents=lambda i, d: (2 * i + 2) / d),
+    "the exponent is (2i + 1) / head_dim": dict(exponents=lambda i, d: (2 * i + 1) / d),
+    "every angle is 0": dict(scale=0.0),
+    "the base argument is ignored": dict(base=10000.0),
+}
+FREQUENCY_NEIGHBOURS = {    # slips no hint names: every failure says what differs, with no hint
+    "an angle in cycles (times 2 pi)": dict(scale=2 * torch.pi),
+    "an angle in degrees' stead (times 180 / pi)": dict(scale=180 / torch.pi),
+    "positions from 2": dict(start=2),
+    "half the angle": dict(scale=0.5),
+    "the exponent 2i / (head_dim - 2)": dict(exponents=lambda i, d: 2 * i / max(d - 2, 1)),
+}
+
+
+@pytest.mark.parametrize("words", FREQUENCY_SLIPS)
+def test_a_frequency_mistake_is_named_only_by_its_own_hint(lab2, words):
+    hints = frequency_hints(lab2, frequency_answers(helper(lab2, "rope"), **FREQUENCY_SLIPS[words]))
+    assert hints and any(h and words in h for h in hints), hints
+    assert all(h is None or words in h for h in hints), hints
+
+
+@pytest.mark.parametrize("neighbour", FREQUENCY_NEIGHBOURS)
+def test_a_frequency_slip_no_hint_describes_gets_none(lab2, neighbour):
+    hints = frequency_hints(lab2, frequency_answers(helper(lab2, "rope"), **FREQUENCY_NEIGHBOURS[neighbour]))
+    assert hints and not any(hints), hints
+
+
+def rope_hints(lab2, rotated):
+    rope = helper(lab2, "rope")
+    from grader.checks import CheckFailed
+
+    hints = []
+    for shape, base in ROPE_SHAPES:
+        try:
+            rope.check_rope(Answers(rotated=rotated), *rope.rope_inputs(shape, 3, "cpu", base), torch.device("cpu"))
+        except CheckFailed as failure:
+            hints.append(failure.hint)
+    return hints
+
+
+def rope_slips(rope):
+    """The words of a mistake's hint in rope.rope_mistakes -> an apply_rope that makes it."""
+    default = lambda x: rope.exact_angles(x.shape[-1], x.shape[-2], 10000.0)     # noqa: E731
+    return {"half-split rotate_half": lambda x, c, s: rope.rotate(x, c, s, "half"),
+            "the angle has the wrong sign": lambda x, c, s: rope.rotate(x, c, s, sign=-1.0),
+            "cos and sin are swapped": lambda x, c, s: rope.rotate(x, s, c),
+            "concatenated": lambda x, c, s: rope.rotate(x, c, s, "concatenated"),
+            "x came back unrotated": lambda x, c, s: x.clone(),
+            "the cos and sin it is given are not used": lambda x, c, s: rope.rotate(x, default(x).cos(),
+                                                                                    default(x).sin())}
+
+
+def rope_neighbours(rope):
+    """apply_rope slips no hint describes."""
+    return {"the angle doubled": lambda x, c, s: rope.rotate(x, c * c - s * s, 2 * s * c),
+            "no sin term": lambda x, c, s: rope.rotate(x, c, 0 * s),
+            "x times cos": lambda x, c, s: x * c.repeat_interleave(2, -1),
+            "pairs turned by the next position's angle": lambda x, c, s: rope.rotate(x, c.roll(-1, 0), s.roll(-1, 0))}
+
+
+@pytest.mark.parametrize("words", ["half-split rotate_half", "the angle has the wrong sign", "cos and sin are swapped",
+                                   "concatenated", "x came back unrotated", "the cos and sin it is given are not used"])
+def test_an_apply_rope_mistake_is_named_only_by_its_own_hint(lab2, words):
+    hints = rope_hints(lab2, rope_slips(helper(lab2, "rope"))[words])
+    assert hints and any(h and words in h for h in hints), hints
+    assert all(h is None or words in h for h in hints), hints
+
+
+@pytest.mark.parametrize("neighbour", ["the angle doubled", "no sin term", "x times cos",
+                                       "pairs turned by the next position's angle"])
+def test_an_apply_rope_slip_no_hint_describes_gets_none(lab2, neighbour):
+    hints = rope_hints(lab2, rope_neighbours(helper(lab2, "rope"))[neighbour])
+    assert hints and not any(hints), hints
