@@ -1,9 +1,9 @@
 """tasks.py as the grader's on_step probe runs your experiments (public/conftest.py): the
-handout's tasks.py (here as given_tasks.py), but train() trains nothing. Each train call calls
-the on_step it was given as the real train would, (name, step, steps, loss) for every step, and
-checks that those calls reached the experiment's own on_step (the `probe()` the grader passed
-it), unchanged: a train call given another callback, or none, raises OnStepNotPassed. The
-experiment then runs on, on untrained weights, and its result is not used.
+handout's tasks.py (here as given_tasks.py), but train() trains nothing and evaluate() measures
+nothing. Each train call calls the on_step it was given as the real train would, (name, step,
+steps, loss) for every step, and checks that those calls reached the experiment's own on_step
+(the `probe()` the grader passed it), unchanged: a train call given another callback, or none,
+raises OnStepNotPassed. The experiment then runs on, and its result is not used.
 """
 from given_tasks import *  # noqa: F403  (the handout's tasks.py: TRAIN_LEN, evaluate, ...)
 from given_tasks import BATCH_SIZE, LR, STEPS, TRAIN_LEN
@@ -49,3 +49,8 @@ def train(model, task, steps=STEPS, seq_len=TRAIN_LEN, batch_size=BATCH_SIZE, lr
         i = next(i for i, (a, b) in enumerate(zip(calls, expected)) if a != b)
         what = (f"train called on_step{expected[i]}, and the experiment's on_step got {calls[i]}")
     raise OnStepNotPassed(f"train(model, {task!r}) of the {model.cfg.pos!r} model: {what}")
+
+
+def evaluate(model, task, seq_len, start=0, batch_size=128, seed=1):
+    """Nothing measured: the probe's result is not used."""
+    return 1.0, 0.5
