@@ -94,8 +94,8 @@ def experiments(request, lab, student, device, seeds, recipe_runs):
     runs of the recipe that it and the later seeds' calls train. A hidden seed's calls are marked so:
     what they print or return shows under no visible check. Then, under (experiment, "on_step"),
     the on_step probe: the experiment at the first seed with fed/on_step/tasks.py, whose train()
-    trains nothing and raises OnStepNotPassed where the on_step the grader passed does not reach
-    it unchanged."""
+    trains nothing (nor evaluate() measures) and raises OnStepNotPassed where the on_step the
+    grader passed does not reach it unchanged."""
     fed = {"positions.py": (FED / "positions.py").read_bytes()}
 
     def returned(name, seed):
