@@ -47,13 +47,24 @@ def max_error(actual, expected):
     return float(diff.nan_to_num(nan=float("inf")).max()) if diff.numel() else 0.0
 
 
-def diagnose(actual, mistakes, atol=1e-3):
-    """The first of `mistakes` ({what the mistake is, in words: what it gives}) that `actual` matches
-    within atol everywhere (NaN matches nothing), or None: the hint for a wrong answer."""
-    for name, wrong in mistakes.items():
-        if isinstance(actual, torch.Tensor) and actual.shape == wrong.shape and max_error(actual, wrong) < atol:
-            return name
-    return None
+def diagnose(actual, mistakes, slack=0.0, rtol=1e-3):
+    """The one mistake of `mistakes` ({what the mistake is, in words: what it gives}) that `actual`
+    matches, or None: the hint for a wrong answer. A mistake matches when every element is within
+    rtol of the mistake's value, relative to that value, plus `slack` (a number or a tensor of
+    bounds: the working precision's own error); NaN matches nothing. When several match (at small
+    angles, say, mistakes give nearly the same values) the answers do not tell which was made, and
+    none is named."""
+    if not isinstance(actual, torch.Tensor):
+        return None
+    found = [name for name, wrong in mistakes.items()
+             if actual.shape == wrong.shape and _within(actual, wrong, slack, rtol)]
+    return found[0] if len(found) == 1 else None
+
+
+def _within(actual, wrong, slack, rtol):
+    diff = (actual.double() - wrong.double()).abs().nan_to_num(nan=float("inf"))
+    bound = rtol * wrong.double().abs() + torch.as_tensor(slack, dtype=torch.float64, device=diff.device)
+    return bool((diff <= bound).all())
 
 
 def expect_unchanged(before, after, name, function, hint=None):

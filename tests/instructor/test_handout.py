@@ -256,7 +256,7 @@ def test_the_experiments_boxes_are_checked_by_the_copys_own_grade_py(handout, tm
     assert "☑ Measured loss gap with and without positions" in run.stdout
     assert "☑ RoPE extrapolated further than learned positions" in run.stdout
     results = json.loads((tmp_path / "r.json").read_text())
-    assert results["score"] == 18 and "Traceback" not in run.stdout + run.stderr
+    assert results["score"] == 20 and "Traceback" not in run.stdout + run.stderr
 
 
 @pytest.mark.slow

@@ -113,6 +113,66 @@ def test_rounded_numbers_are_named(grade_lab2, tmp_path):
     assert checks_of(results, "measure_loss_gap") == ({}, True)
 
 
+REPRODUCES = {"measure_loss_gap": "test_gap_reproduces", "extrapolation_runs": "test_extrapolation_reproduces"}
+
+
+def expect_reporting_slip(results, words, functions=EXPERIMENTS):
+    """A slip in the report of runs that are the recipe's: the reproduction check of each function
+    in `functions` fails, with `words`, and nothing else; the others keep full marks; the course's
+    seed is named nowhere."""
+    for function in EXPERIMENTS:
+        if function in functions:
+            expect_slip(results, function, REPRODUCES[function], words)
+        else:
+            assert checks_of(results, function) == ({}, True), function
+    scores = results.by_function(EXPERIMENTS)
+    assert all(scores[f][0] == scores[f][1] - (3 if f in functions else 0) for f in EXPERIMENTS), scores
+    assert hidden_seed_named(results) == []
+
+
+def test_accuracy_in_percent_costs_the_reproduction_checks_only(grade_lab2, tmp_path):
+    """The recipe's weights, accuracies reported as percentages: 3 points of 10 per function, named
+    as a factor of 100 at the course's seed too (it is the grading's seed here), not as numbers that
+    do not come from the weights."""
+    results = grade_lab2(assemble(tmp_path, experiments="report_percent"), EXPERIMENTS)
+    expect_reporting_slip(results, ["your accuracies are evaluate()'s times 100"])
+
+
+@pytest.mark.slow
+def test_another_start_index_costs_the_reproduction_check_only(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="report_start_index"), EXPERIMENTS)
+    expect_reporting_slip(results, ["your numbers match evaluate(..., start=12 at length 48, start=12 at length 96)"],
+                          ["extrapolation_runs"])
+
+
+@pytest.mark.slow
+def test_another_batch_size_costs_the_reproduction_check_only(grade_lab2, tmp_path):
+    results = grade_lab2(assemble(tmp_path, experiments="report_batch_size"), EXPERIMENTS)
+    expect_reporting_slip(results, ["your numbers match evaluate(..., batch_size=64)"], ["measure_loss_gap"])
+
+
+@pytest.mark.slow
+def test_numbers_no_slip_explains_from_the_recipes_weights_cost_the_reproduction_check_only(grade_lab2, tmp_path):
+    """Losses reported 1.1 times evaluate()'s: no hint names a slip, the check says the numbers differ."""
+    results = grade_lab2(assemble(tmp_path, experiments="report_scaled_loss"), EXPERIMENTS)
+    expect_reporting_slip(results, ["the reported numbers differ from what evaluate() gives for these weights"])
+    assert not [c.hint for c in results.checks if c.hint]
+
+
+def test_on_step_dropped_or_wrapped_costs_its_check_only(grade_lab2, tmp_path):
+    """The docstring: pass on_step to every train call unchanged. Dropped (measure_loss_gap) or
+    wrapped in a callback that changes what it is told (extrapolation_runs): 1 point each, said why."""
+    results = grade_lab2(assemble(tmp_path, experiments="on_step_dropped"), EXPERIMENTS)
+    for function, check, words in (
+            ("measure_loss_gap", "test_gap_passes_on_step", "none of train's 70 calls of on_step reached"),
+            ("extrapolation_runs", "test_extrapolation_passes_on_step", "the experiment's on_step got "
+                                                                         "('learned · lookback', 0, 70")):
+        failed, _ = checks_of(results, function)
+        assert list(failed) == [check] and words in failed[check], failed
+    scores = results.by_function(EXPERIMENTS)
+    assert all(scores[f][0] == scores[f][1] - 1 for f in EXPERIMENTS), scores
+
+
 def hidden_seed_named(results):
     """The visible messages and hints that name the course's hidden seed (hidden/seed.py) as a number."""
     seed = re.compile(rf"(?<![\w.]){HIDDEN_SEED}(?![\w.])")

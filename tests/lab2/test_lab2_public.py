@@ -184,7 +184,7 @@ def test_the_experiments_are_checked_in_a_learners_copy(graded_experiments):
     """The reference's runs are the recipe's and make the lab's claims: full marks, boxes ticked;
     made-up numbers lose every point there, with why, and leave the boxes empty."""
     reference, fabricated = graded_experiments(ROOT / "reference" / "lab2"), graded_experiments("fabricated")
-    assert reference.all_passed and reference.score == reference.max_score == 18
+    assert reference.all_passed and reference.score == reference.max_score == 20
     assert all(item.done for item in reference.done_when if item.graded)
     assert sum(item.graded for item in reference.done_when) == 2
     assert fabricated.score == 0

@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader.lab_api import TrustedWork, after, selected, trusted_modules
+from grader.lab_api import TrustedWork, after, build, selected, trusted_modules
 from grader.lab_api.checks import load_beside
 
 RECIPE = Path(__file__).with_name("recipe.py")     # the judge's run of the recipe, and its check
 FED = Path(__file__).with_name("fed")              # the positions.py the experiments run with
+ON_STEP = FED / "on_step" / "tasks.py"            # the tasks.py of the on_step probe
 COURSE_SEED = Path(__file__).parent.parent / "hidden" / "seed.py"
 PUBLIC_SEEDS = (0, 7)
 EXPERIMENTS = ("measure_loss_gap", "extrapolation_runs")
@@ -62,6 +63,11 @@ def recipe_files(lab):
     return [*found, Path(__file__), RECIPE]
 
 
+def given_file(lab, name):
+    """The handout's module `name`.py, pristine, as the judge's copy of the experiments' code has it."""
+    return next(Path(f) / f"{name}.py" for f in judge_folders(lab)[1:] if (Path(f) / f"{name}.py").is_file())
+
+
 def measured_at(pos, task):
     """The lengths (x TRAIN_LEN) at which the recipe's run of (pos, task) is measured: every
     experiment's that trains it."""
@@ -81,12 +87,15 @@ def recipe_runs(lab, device):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def experiments(request, student, device, seeds, recipe_runs):
+def experiments(request, lab, student, device, seeds, recipe_runs):
     """{(experiment, seed): Future of its result}, for the experiments whose checks are selected: a
     call per seed, each once the one before has returned (two children at a time fill two cores, and
     a call that fails leaves the next unstarted). As one returns a value, the judge starts its own
     runs of the recipe that it and the later seeds' calls train. A hidden seed's calls are marked so:
-    what they print or return shows under no visible check."""
+    what they print or return shows under no visible check. Then, under (experiment, "on_step"),
+    the on_step probe: the experiment at the first seed with fed/on_step/tasks.py, whose train()
+    trains nothing (nor evaluate() measures) and raises OnStepNotPassed where the on_step the
+    grader passed does not reach it unchanged."""
     fed = {"positions.py": (FED / "positions.py").read_bytes()}
 
     def returned(name, seed):
@@ -101,6 +110,7 @@ def experiments(request, student, device, seeds, recipe_runs):
         return start_recipe
 
     calls = {}
+    probe = {**fed, "tasks.py": ON_STEP.read_bytes(), "given_tasks.py": given_file(lab, "tasks").read_bytes()}
     for name in (name for name in EXPERIMENTS if name in selected(request)):
         previous = None
         for seed in seeds:
@@ -108,6 +118,8 @@ def experiments(request, student, device, seeds, recipe_runs):
                                                                replace=fed, hidden=seed.hidden)
             previous = calls[name, seed.value] = call() if previous is None else after(previous, call)
             previous.add_done_callback(returned(name, seed.value))
+        calls[name, ON_STEP.parent.name] = after(previous, lambda name=name, seed=seeds[0]: student.submit(
+            name, seed=seed.value, device=str(device), replace=probe, hidden=seed.hidden, on_step=build("tasks:probe")))
     return calls
 
 

@@ -132,23 +132,28 @@ def truth(factory, weights, x, atol):
     return worst < atol / 10
 
 
-def sealed(factory, weights, x, atol, key=None):
+def sealed(factory, weights, x, atol, key=None, again=0):
     """What the child builds: the layer as a plain function of x, its weights masked by noise from
-    a seed drawn from the question itself (the same answer for the same submission)."""
-    seed = int((key or digest(factory, weights, x, atol))[:12], 16)
+    a seed drawn from the question itself (the same answer for the same submission), and from
+    `again` when it is asked again: the child seeds each call from its arguments
+    (grader/judge/child.py), so a question asked again meets fresh luck, and a random strategy
+    shows as random."""
+    key = key or digest(factory, weights, x, atol)
+    seed = int((hashlib.sha256(f"{key} {again}".encode()).hexdigest() if again else key)[:12], 16)
     return build("toy_attention:sealed", factory, toy_attention.mask(weights, seed), seed)
 
 
 # -- asking ---------------------------------------------------------------------------------------------
-def ask(student, weights, x, atol=1e-5, factory="Layer"):
+def ask(student, weights, x, atol=1e-5, factory="Layer", again=0):
     """The student's answer about the layer with these weights, and the truth. atol=None asks
-    without an atol: the docstring's default, 1e-5, must apply."""
+    without an atol: the docstring's default, 1e-5, must apply. `again` > 0: the same question
+    asked once more, its layer masked anew."""
     given = {} if atol is None else {"atol": atol}
     atol = 1e-5 if atol is None else atol
     key = digest(factory, weights, x, atol)
     expected = truth(factory, weights, x, atol)
     try:
-        answer = student.is_permutation_invariant(sealed(factory, weights, x, atol, key), x, **given)
+        answer = student.is_permutation_invariant(sealed(factory, weights, x, atol, key, again), x, **given)
     except CallFailed as failure:       # the lesson's starter as it stands: assert, randperm(5), wherever it surfaces
         starter = failure.message.startswith(("AssertionError", "IndexError")) or \
             getattr(failure, "given", "") == "toy_attention.py"
@@ -181,8 +186,8 @@ def check(student, name, x, own=(), atol=1e-5, repeats=1, weights=None, otherwis
     A wrong one's hint names the slip the function's answers show, those in `own` tried first
     (slips.py); `otherwise` is the hint when none does."""
     weights = weights or LAYERS[name](x.shape[1])
-    for _ in range(repeats):
-        expected, answer = ask(student, weights, x, atol)
+    for again in range(repeats):
+        expected, answer = ask(student, weights, x, atol, again=again)
         if answer != expected:
             raise CheckFailed(f"{expected} for {name}, seq {x.shape[1]}", str(answer),
                               _slips().hint(student, x.device, own) or otherwise)

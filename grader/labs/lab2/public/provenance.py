@@ -18,12 +18,13 @@ another length, task, batch or learning rate). Measured by benchmarks/recipe_tol
 
 Reported numbers must be what evaluate() gives for the returned weights on the documented data
 (seed + 1); when they are not, reported.py names the usual slip that gives them (a cost to the
-reproduction check only), and numbers no slip explains count as not coming from the weights:
-then nothing of the run counts. The judge's run of the recipe comes with its own measurements
-(recipe.train), which stand for any weights that are its own, bit for bit (know).
-The claims are judged on the judge's own data (seed FRESH), where the weights must do as they do
-on the documented data, within the reference's spread (FRESH_SPREAD): a model fitted to the
-documented evaluation batch shows there.
+reproduction check only). Numbers no slip explains cost the reproduction check only too when the
+run's weights and losses are the recipe's (a slip in the report, not in the run); from weights
+that are not, they count as not coming from the weights: then nothing of the run counts. The
+judge's run of the recipe comes with its own measurements (recipe.train), which stand for any
+weights that are its own, bit for bit (know). The claims are judged on the judge's own data (seed
+FRESH), where the weights must do as they do on the documented data, within the reference's
+spread (FRESH_SPREAD): a model fitted to the documented evaluation batch shows there.
 """
 import contextlib
 import hashlib
@@ -130,17 +131,19 @@ def rebuild(given, run, name, pos, task, eval_lengths, device):
                           str(error).splitlines()[0][:300], "return model.state_dict() of the trained model") from None
 
 
-def remeasure(given, model, task, eval_lengths, seed, start=None):
+def remeasure(given, model, task, eval_lengths, seed, start=None, batch_size=None):
     """(loss, accuracy) at each length on data from `seed`, scoring past TRAIN_LEN beyond it
-    (or from `start` everywhere). Measured once per weights (MEASURED), whoever returned them."""
+    (or from `start` everywhere), on evaluate()'s default batch (or `batch_size` sequences).
+    Measured once per weights (MEASURED), whoever returned them."""
     train_len, weights = given.tasks.TRAIN_LEN, digest(model)
+    batch = {} if batch_size is None else {"batch_size": batch_size}
     scores = []
     for n in eval_lengths:
         begin = (0 if n == train_len else train_len) if start is None else start
-        key = (weights, task, n, seed, begin)
+        key = (weights, task, n, seed, begin, *batch.values())
         if key not in MEASURED:
             with torch.no_grad():
-                MEASURED[key] = Score(*given.tasks.evaluate(model, task, n, seed=seed, start=begin))
+                MEASURED[key] = Score(*given.tasks.evaluate(model, task, n, seed=seed, start=begin, **batch))
             while len(MEASURED) > MEASURED_KEPT:
                 MEASURED.pop(next(iter(MEASURED)))
         scores.append(MEASURED[key])
@@ -151,7 +154,8 @@ def remeasure(given, model, task, eval_lengths, seed, start=None):
 # numbers, so they are measured once per judge process. Honest runs of one seed hold the same
 # weights, bit for bit, as the judge's own run of the recipe and as each other's (a batch worker's
 # next student's, the learned run both experiments train): what a batch or --watch pays again
-# is only what is new. Keys: (digest of the weights and the model's device, task, length, seed, start).
+# is only what is new. Keys: (digest of the weights and the model's device, task, length, seed, start),
+# and the batch size when it is not evaluate()'s default (a reporting slip's search).
 MEASURED = {}
 MEASURED_KEPT = 4096
 
@@ -297,14 +301,16 @@ def measured_runs(call, recipe, given, device, seed, name, model, runs):
         fresh = remeasure(given, built, task, eval_lengths, FRESH)
         documented = remeasure(given, built, task, eval_lengths, seed.value + 1)
         returned[run_name] = pos, judge, fresh, reported.Reported(label, run, built, task, documented)
-    explained = reported.reproduction(given, seed, [r for *_, r in returned.values()], remeasure)
+    recipe_problems = {r.label: losses_provenance(given, r.run, r.label, pos, r.task, seed, device, judge)
+                       or fresh_difference(r.label, r.run, fresh, r.documented)
+                       or weights_provenance(r.run, r.label, pos, r.task, judge)
+                       for pos, judge, fresh, r in returned.values()}
+    honest = {label for label, problem in recipe_problems.items() if problem is None}
+    explained = reported.reproduction(given, seed, [r for *_, r in returned.values()], remeasure, honest)
     out = {}
-    for run_name, (pos, judge, fresh, r) in returned.items():
+    for run_name, (_, _, fresh, r) in returned.items():
         unexplained, slip = explained.get(r.label, (None, None))
-        problem = (unexplained or losses_provenance(given, r.run, r.label, pos, r.task, seed, device, judge)
-                   or fresh_difference(r.label, r.run, fresh, r.documented)
-                   or weights_provenance(r.run, r.label, pos, r.task, judge))
-        out[run_name] = Measured(r.run, fresh, r.documented, problem, slip)
+        out[run_name] = Measured(r.run, fresh, r.documented, unexplained or recipe_problems[r.label], slip)
     return value, out
 
 

@@ -2,9 +2,12 @@
 gives for the returned weights on the documented data (seed=seed + 1, start=TRAIN_LEN past
 TRAIN_LEN). When a run's are not, the judge measures the weights again on inputs that tell the
 usual slips apart, and names the one that gives the reported numbers: another order of lengths,
-another task, start=0, other data (the training seed, evaluate's default, another seed), or
-several evaluations on different data with the best kept. A named slip costs the reproduction
-check only; numbers that no slip explains do not come from the weights, and nothing of the run counts.
+another task, start=0, other data (the training seed, evaluate's default, another seed), several
+evaluations on different data with the best kept, accuracies in percent, another start index or
+batch size (report_slip). A named slip costs the reproduction check only. Numbers that no slip
+explains cost the reproduction check only as well when the run's weights are the recipe's (the
+caller says which: `honest`), and the check says only that they differ from evaluate()'s; from
+other weights they do not come from the weights, and nothing of the run counts.
 
 Other data is looked for over the whole experiment: a slip in the code is in every run it
 evaluates, and only there can one seed used throughout be told from the best of several, which
@@ -42,18 +45,26 @@ def close(reported, measured):
     return abs(reported - measured) <= REPRODUCE * max(1.0, abs(measured))
 
 
-def reproduction(given, seed, runs, remeasure):
+def reproduction(given, seed, runs, remeasure, honest=()):
     """{label: (problem, slip)} for the runs (Reported) whose numbers are not the documented
-    measurement: a slip (CheckFailed) when a usual mistake gives them, else a problem."""
-    wrong = [r for r in runs if not matches(pairs(r.run), r.documented) or rounded(r)]
+    measurement: a slip (CheckFailed) when a usual mistake gives them, or when the run is one of
+    `honest` (labels of runs whose weights and losses are the recipe's: the slip is in the report
+    alone), else a problem."""
+    percent = [in_percent(r) for r in runs]
+    runs = [fraction or r for fraction, r in zip(percent, runs)]
+    wrong = [(r, fraction is not None) for r, fraction in zip(runs, percent)
+             if fraction is not None or not matches(pairs(r.run), r.documented) or rounded(r)]
     data = None
     out = {}
-    for r in wrong:
-        hint = rounded(r) or in_another_order(r)
+    for r, scaled in wrong:
+        hint = "" if scaled and matches(pairs(r.run), r.documented) else rounded(r) or in_another_order(r)
         if hint is None:
             data = data_slip(given, seed, runs, remeasure) if data is None else data
-            hint = data or run_slip(given, seed, r, remeasure)
+            hint = data or run_slip(given, seed, r, remeasure) or report_slip(given, seed, r, remeasure)
+        hint = "; ".join(h for h in (PERCENT if scaled else "", hint) if h) if hint is not None else None
         reported = pairs(r.run)
+        if scaled:
+            reported = [(loss, 100 * accuracy) for loss, accuracy in reported]
         i = next((i for i, (a, b) in enumerate(zip(reported, r.documented)) if not matches([a], [b])), 0)
         expected = (f"{r.label}'s reported numbers to be evaluate()'s for the returned weights on the documented "
                     f"data (seed=seed + 1, start=TRAIN_LEN past TRAIN_LEN)")
@@ -61,10 +72,28 @@ def reproduction(given, seed, runs, remeasure):
         seen = (f"at length {r.run.eval_lengths[i]} reported loss {number(reported[i][0])}, accuracy "
                 f"{number(reported[i][1])}; the grader measured {number(r.documented[i].loss)}, "
                 f"{number(r.documented[i].accuracy)}")
-        out[r.label] = (None, CheckFailed(expected, seen, hint)) if hint else (CheckFailed(
-            expected, seen + ": these numbers do not come from the returned weights",
-            "report exactly what evaluate() returned for the model you return"), None)
+        if hint:
+            out[r.label] = (None, CheckFailed(expected, seen, hint))
+        elif r.label in honest:         # the recipe's weights: the report alone is wrong
+            out[r.label] = (None, CheckFailed(expected, seen + ": the reported numbers differ from what evaluate() "
+                                              "gives for these weights"))
+        else:
+            out[r.label] = (CheckFailed(expected, seen + ": these numbers do not come from the returned weights",
+                                        "report exactly what evaluate() returned for the model you return"), None)
     return out
+
+
+PERCENT = ("your accuracies are evaluate()'s times 100, a percentage: report the fraction evaluate() returns "
+           "(0 to 1), as it is")
+
+
+def in_percent(r):
+    """The run with its accuracies divided by 100 when they are a percentage (some above 1, none
+    above 100: a fraction never is), else None."""
+    accuracies = r.run.eval_accuracies
+    if not any(a > 1 for a in accuracies) or not all(0 <= a <= 100 for a in accuracies):
+        return None
+    return r._replace(run=r.run.model_copy(update={"eval_accuracies": [a / 100 for a in accuracies]}))
 
 
 def rounded(r):
@@ -189,3 +218,38 @@ def run_slip(given, seed, r, remeasure):
                              if p)
             return f"your numbers match evaluate(..., {call}): " + "; ".join(s for s in said if s)
     return None
+
+
+BATCH_SIZES = (1, 2, 4, 8, 10, 16, 32, 50, 64, 100, 200, 256, 500, 512, 1000, 1024)
+
+
+def report_slip(given, seed, r, remeasure):
+    """The hint naming what differs in how one run's numbers were measured, where the grader can
+    tell: evaluate's start index, or its batch size (each tried on the documented data), or None."""
+    tasks, documented = given.tasks, seed.value + 1
+    starts, batches = {}, set()
+    for n, pair, truth in zip(r.run.eval_lengths, pairs(r.run), r.documented):
+        if matches([pair], [truth]):
+            continue
+        begin = 0 if n == tasks.TRAIN_LEN else tasks.TRAIN_LEN
+        tried = dict.fromkeys([*starts.values(), tasks.LOOKBACK + 1, tasks.TRAIN_LEN // 2, tasks.TRAIN_LEN - 1,
+                               tasks.TRAIN_LEN + 1, n // 2, n - tasks.TRAIN_LEN, 2 * tasks.TRAIN_LEN])
+        start = next((s for s in tried if tasks.LOOKBACK < s < n and s != begin
+                      and matches([pair], remeasure(given, r.model, r.task, [n], documented, s))), None)
+        if start is not None:
+            starts[n] = start
+            continue
+        batch = next((b for b in [*batches, *BATCH_SIZES]
+                      if matches([pair], remeasure(given, r.model, r.task, [n], documented, None, b))), None)
+        if batch is None:
+            return None
+        batches.add(batch)
+    said = []
+    if starts:
+        at = ", ".join(f"start={s} at length {n}" for n, s in starts.items())
+        said.append(f"your numbers match evaluate(..., {at}): score from start=0 at TRAIN_LEN and from "
+                    f"start=TRAIN_LEN at the longer lengths")
+    if batches:
+        sizes = " and ".join(f"batch_size={b}" for b in sorted(batches))
+        said.append(f"your numbers match evaluate(..., {sizes}): keep evaluate()'s default batch size")
+    return "; ".join(said) or None

@@ -12,18 +12,24 @@ from grader.lab_api import CallFailed
 from grader.lab_api.checks import CheckFailed, load_beside
 
 layers = load_beside(__file__, "layers")
-RANDOM_TRIES = 10           # the same seq-2 question again: a random shuffle answers alike 2 times in 1024
+RANDOM_TRIES = 6            # each question of RANDOM again, its layer masked anew (the child seeds each call
+#                             from its arguments): a strategy that draws a few random orders answers some of
+#                             them differently, one that draws many rarely errs at all
+RANDOM = ("positional 2", "aab", "3-cycle", "one in 6")    # orders that change the sum: 1/2, 1/3, 1/3, 1/6 of all
+AGAIN = 3                   # a slip's telling answers, asked this often: a random strategy does not give them alike
 HINTS = {
     "random": "a random shuffle gives different answers from call to call, and torch.randperm(2) leaves the "
               "order unchanged half the time: ",
     "exact": "exact equality (== or torch.equal) fails on float noise: summed in another order, the same numbers "
              "differ in their last bits; compare with torch.allclose(..., rtol=0, atol=atol)",
     "positionwise": "compare attn(x).sum(1), not the outputs position by position",
+    "any": "every number of the summed output must stay within atol (.all(), or torch.allclose), not just some "
+           "of them (.any())",
     "total": "compare attn(x).sum(1) elementwise, one number per row and feature, not one total: here the total "
              "stays the same under every reordering while its parts change",
     "atol": "compare with atol=atol, the argument, whose default is 1e-5",
-    "mean": "compare sums over positions (.sum(1)), not means: a change the mean keeps within atol is seq times "
-            "larger in the sum",
+    "mean": "compare the sums over positions (.sum(1)) within atol itself: a mean over positions, or atol scaled "
+            "by seq, lets through a change of the sum up to seq times atol",
     "first_row": "every row of the batch counts: here row 0 keeps its sum under every reordering and row 1 does "
                  "not; compare all of attn(x).sum(1), not its first row",
     "unmoved": "some position is never moved: reorder every position, 0 .. seq - 1 (permutations of range(1, seq) "
@@ -74,7 +80,7 @@ class Answers:
         if key not in self.seen:
             weights, x, atol = QUESTIONS[name](self.device)
             try:
-                self.seen[key] = layers.ask(self.student, weights, x, atol)[1]
+                self.seen[key] = layers.ask(self.student, weights, x, atol, again=again)[1]
             except CheckFailed:
                 self.seen[key] = None
             except CallFailed as failure:
@@ -106,9 +112,16 @@ def _zero_total(device):
 
 def _gated(which):
     def question(device):
-        weights, _, opened, mixed = layers.gated(4, 3, 49, device)
-        return weights, opened if which == "opened" else mixed, 1e-5
+        weights, shut, opened, mixed = layers.gated(4, 3, 49, device)
+        return weights, {"opened": opened, "mixed": mixed, "row 0": torch.cat((opened[:1], shut[1:]))}[which], 1e-5
     return question
+
+
+def _one_in(seq):
+    """A layer weighting position 0 alone, on tokens a a ... a b: only the orders that bring b to
+    position 0 change its sum, 1 in seq."""
+    tokens = "a" * (seq - 1) + "b"
+    return lambda d: (layers.toy(seq, gain=torch.eye(seq)[0] / 2), layers.inputs(2, seq, 3, 53, d, tokens), 1e-5)
 
 
 QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers as the comment says
@@ -128,22 +141,39 @@ QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers
        for t, seq in ((0, 3), (1, 3), (2, 3), (3, 4))},
     "opened": _gated("opened"),                                                                     # False
     "row 1 opened": _gated("mixed"),                                                                # False
+    "row 0 opened": _gated("row 0"),                                                                # False
+    "one in 6": _one_in(6),                                                                         # False
     "3-cycle": lambda d: (*layers.three_cycle(3, 2, 3, 47, d), 1e-5),                               # False
     "rotations": lambda d: (layers.LAYERS[layers.ROTATIONS](4), layers.inputs(2, 4, 3, 48, d), 1e-5),  # False
     "aab": lambda d: (layers.toy(3, gain=[0.0, 0.5, 0.0]), layers.inputs(2, 3, 3, 49, d, "aab"), 1e-5),  # False
 }
 WEIGHTED_AT = [n for n in QUESTIONS if n.startswith("weighted at")]   # False from a function that tries every swap
-SLIPS = {       # slip -> does what the function answered show it? (a right function: never)
-    "random": lambda ask: len({ask("positional 2", again) for again in range(RANDOM_TRIES)}) > 1,
+
+
+def varies(ask):
+    """Whether the function answers some question of RANDOM differently when asked it again."""
+    return any(len({ask(name, again) for again in range(RANDOM_TRIES)}) > 1 for name in RANDOM)
+
+
+def always(ask, name, answer=True):
+    """Whether the function gives `answer` to the question every time it is asked, AGAIN times."""
+    return all(ask(name, again) is answer for again in range(AGAIN))
+
+
+SLIPS = {       # slip -> does what the function answered show it? (a right function: never; each
+    #             also asks what tells it from its neighbours: tests/lab2/test_slips.py)
+    "random": varies,
     "exact": lambda ask: not ask("noisy") and ask("reversal, whole numbers"),
     "positionwise": lambda ask: not ask("reversal, whole numbers") and ask("one token"),
     "atol": lambda ask: (not ask("atol 1") and ask("noisy")) or (ask("default atol") and not ask("positional 3")),
-    "total": lambda ask: ask("zero total") and not ask("positional 3"),
-    "mean": lambda ask: ask("sum sized") and ask("sum sized 3") and not ask("positional 3"),
-    "first_row": lambda ask: ask("row 1 opened") and not ask("opened"),
-    "unmoved": lambda ask: any(ask(name) for name in WEIGHTED_AT) and not ask("positional 3"),
-    "transpositions": lambda ask: ask("3-cycle") and not ask("positional 3") and not any(map(ask, WEIGHTED_AT)),
-    "rotations": lambda ask: ask("rotations") and not ask("positional 3"),
-    "few": lambda ask: ask("aab") and not ask("positional 3"),
+    "total": lambda ask: ask("zero total") and not ask("positional 3") and not ask("row 1 opened"),
+    "mean": lambda ask: ask("sum sized") and ask("sum sized 3") and not ask("positional 3") and not ask("row 1 opened"),
+    "first_row": lambda ask: ask("row 1 opened") and not ask("opened") and not ask("row 0 opened"),
+    "any": lambda ask: ask("row 1 opened") and ask("row 0 opened") and not ask("opened"),
+    "unmoved": lambda ask: any(always(ask, name) for name in WEIGHTED_AT) and not ask("positional 3"),
+    "transpositions": lambda ask: always(ask, "3-cycle") and always(ask, "one in 6", False)
+    and not ask("positional 3") and not any(map(ask, WEIGHTED_AT)),
+    "rotations": lambda ask: always(ask, "rotations") and not ask("positional 3"),
+    "few": lambda ask: always(ask, "aab") and not ask("positional 3"),
     "no_reorder": lambda ask: ask("positional 3"),
 }

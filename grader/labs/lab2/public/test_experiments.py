@@ -16,9 +16,12 @@ Thresholds come from the reference over seeds 0..19 (benchmarks/seed_spread.py),
 """
 import pytest
 
-from grader.lab_api.checks import expect, load_beside
+from grader.lab_api import CallFailed
+from grader.lab_api.checks import CheckFailed, expect, load_beside
 
 provenance = load_beside(__file__, "provenance")
+ON_STEP = "on_step"             # the key of the on_step probe's call (conftest.py: experiments)
+NOT_PASSED = "OnStepNotPassed: "  # what the probe's train() raises (fed/on_step/tasks.py)
 ROPE_ACCURACY = 0.8             # at every length, the training length's and beyond (the class page draws it)
 GAP = 1.0                       # nats: deleting positions costs at least this much (the class page draws it)
 
@@ -47,6 +50,23 @@ def first(outcomes):
     """The first seed and its (result, runs), or None when it raised: the class page's figures."""
     seed, outcome = next(iter(outcomes.items()))
     return None if isinstance(outcome, BaseException) else (seed, *outcome)
+
+
+def expect_on_step(outcomes, experiments, name):
+    """The runs are the recipe's, and the on_step probe (conftest.py) found on_step handed on
+    unchanged to every train call: each call of train()'s reached the on_step the grader passed. A
+    failure of the probe's call that is not the probe's (its train() trains nothing) shows no slip."""
+    provenance.each_seed(outcomes, lambda value, runs, seed: provenance.expect_honest((value, runs)))
+    try:
+        experiments[name, ON_STEP].result()
+    except CallFailed as failure:
+        if failure.kind != "raised":
+            raise
+        if failure.message.startswith(NOT_PASSED):
+            raise CheckFailed(f"{name} to pass its on_step to every train call unchanged",
+                              failure.message.removeprefix(NOT_PASSED),
+                              "train(model, task, seed=seed, on_step=on_step): hand on the on_step you were given, "
+                              "as it is, to every train call") from None
 
 
 def gap_runs(given):
@@ -122,6 +142,12 @@ def test_gap_can_and_cannot(gap):
     provenance.each_seed(gap, check)
 
 
+@pytest.mark.grade(points=1, tags=["measure_loss_gap"])
+def test_gap_passes_on_step(gap, experiments):
+    """passes on_step to every train call unchanged"""
+    expect_on_step(gap, experiments, "measure_loss_gap")
+
+
 # -- extrapolation_runs: run with a correct RoPE (conftest.py), so graded on its own --------------
 TAGS = ["extrapolation_runs"]
 
@@ -185,3 +211,9 @@ def test_rope_extrapolates(extrapolation, recipe, given, device, record_property
                        f"{rope_accuracy:.3f} vs {learned_accuracy:.3f}")
     record_extrapolation(extrapolation, recipe, given, device, record_property)
     provenance.each_seed(extrapolation, check)
+
+
+@pytest.mark.grade(points=1, tags=TAGS)
+def test_extrapolation_passes_on_step(extrapolation, experiments):
+    """passes on_step to every train call unchanged"""
+    expect_on_step(extrapolation, experiments, "extrapolation_runs")

@@ -1,0 +1,56 @@
+"""tasks.py as the grader's on_step probe runs your experiments (public/conftest.py): the
+handout's tasks.py (here as given_tasks.py), but train() trains nothing and evaluate() measures
+nothing. Each train call calls the on_step it was given as the real train would, (name, step,
+steps, loss) for every step, and checks that those calls reached the experiment's own on_step
+(the `probe()` the grader passed it), unchanged: a train call given another callback, or none,
+raises OnStepNotPassed. The experiment then runs on, and its result is not used.
+"""
+from given_tasks import *  # noqa: F403  (the handout's tasks.py: TRAIN_LEN, evaluate, ...)
+from given_tasks import BATCH_SIZE, LR, STEPS, TRAIN_LEN
+
+GIVEN = []          # the probe the grader passed as on_step (one per child: one call per child)
+
+
+class OnStepNotPassed(Exception):
+    """A train call whose on_step does not reach the experiment's own, unchanged."""
+
+
+class Probe:
+    """The on_step the grader passes: it keeps every call that reaches it."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, name, step, steps, loss):
+        self.calls.append((name, step, steps, loss))
+
+
+def probe():
+    GIVEN.append(Probe())
+    return GIVEN[-1]
+
+
+def train(model, task, steps=STEPS, seq_len=TRAIN_LEN, batch_size=BATCH_SIZE, lr=LR, seed=0, on_step=None):
+    """No training: on_step called as train() calls it, and what reached the probe compared."""
+    given = GIVEN[-1]
+    expected = [(f"{model.cfg.pos} · {task}", step, steps, 1.0 / step) for step in range(1, steps + 1)]
+    before = len(given.calls)
+    for call in expected:
+        if on_step is not None:
+            on_step(*call)
+    calls = given.calls[before:]
+    if calls == expected:
+        return [loss for *_, loss in expected]
+    if not calls:
+        what = f"none of train's {len(expected)} calls of on_step reached the on_step the experiment was given"
+    elif len(calls) != len(expected):
+        what = f"{len(calls)} calls of on_step reached the experiment's on_step, train made {len(expected)}"
+    else:
+        i = next(i for i, (a, b) in enumerate(zip(calls, expected)) if a != b)
+        what = (f"train called on_step{expected[i]}, and the experiment's on_step got {calls[i]}")
+    raise OnStepNotPassed(f"train(model, {task!r}) of the {model.cfg.pos!r} model: {what}")
+
+
+def evaluate(model, task, seq_len, start=0, batch_size=128, seed=1):
+    """Nothing measured: the probe's result is not used."""
+    return 1.0, 0.5
