@@ -21,7 +21,7 @@ from grader.quiz.numbers import UNITS, read_number
 LONGEST = 1000                          # characters: past this an answer is not "a short phrase"
 HOW = {"single": "type the letter of one choice", "multiple": "type the letters that apply",
        "numeric": "type a number"}
-_READY = {}                             # a question's Choices, built once per question
+_READY: dict = {}                       # a question's Choices, built once per question
 
 
 def read(question, raw):

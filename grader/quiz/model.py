@@ -30,9 +30,9 @@ from pydantic import (
 
 from grader.errors import QuizError
 from grader.manifest import find_lab
-from grader.quiz.answers import UNITS
 from grader.quiz.forms import translate
 from grader.quiz.matching import Rules
+from grader.quiz.numbers import Unit
 from grader.quiz.paths import case_hint
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's where built: the quiz loads 10x faster
@@ -90,7 +90,7 @@ class Question(BaseModel):
     aliases: dict[str, list[str]] | None = None     # choice key -> other names of it ("SGD")
     answer: Answer | None = None
     tolerance: float | None = Field(None, ge=0)
-    unit: Literal[tuple(UNITS)] | None = None
+    unit: Unit | None = None               # the scale a count is given in
     explanation: str | None = None
 
     @field_validator("choices")

@@ -23,13 +23,15 @@ number at all is an AnswerError.
 import math
 import re
 import unicodedata
+from typing import Literal
 
 from grader.quiz.choices import AnswerError, Reading
 from grader.quiz.expressions import parse_at, value
 from grader.quiz.number_words import read_runs
 from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, negator_at
 
-UNITS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+Unit = Literal["thousand", "million", "billion"]            # the scale a question counts in
+UNITS: dict[Unit, float] = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 SUFFIXES = {"hundred": 1e2, "k": 1e3, "thousand": 1e3, "thousands": 1e3, "lakh": 1e5, "lakhs": 1e5,
             "m": 1e6, "mio": 1e6, "mn": 1e6, "mln": 1e6, "million": 1e6, "millions": 1e6, "millionen": 1e6,
             "millones": 1e6, "milioni": 1e6, "miljoen": 1e6, "mega": 1e6, "crore": 1e7, "crores": 1e7,

@@ -20,8 +20,9 @@ STARTER = ("return the answer as a bool (e.g. return torch.allclose(...)) rather
            "x's own positions (x.shape[1] of them), not a fixed 5")
 EVERY_ORDER = ("try every reordering of the positions (itertools.permutations; stacked along the batch "
                "dimension they take one call of attn)")
-CHANGES = {}    # digest of (layer, input) -> the most a reordering changes its sum: once per process, so
-#                 that a batch worker's and --watch's gradings compute none of their truths again
+# digest of (layer, input) -> the most a reordering changes its sum: once per process, so that
+# a batch worker's and --watch's gradings compute none of their truths again
+CHANGES: dict[str, float] = {}
 
 
 toy_attention = load_beside(__file__, "../toy_attention")     # trusted: the lab's, as the child has it

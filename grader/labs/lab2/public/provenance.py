@@ -95,8 +95,8 @@ class Measured:
     run: Run
     fresh: list[Score]          # per length, on the judge's data
     documented: list[Score]     # the same on the documented data (seed + 1)
-    problem: CheckFailed = None     # not the recipe's, or numbers from elsewhere: nothing counts
-    slip: CheckFailed = None        # numbers from a named slip: costs the reproduction check
+    problem: CheckFailed | None = None     # not the recipe's, or numbers from elsewhere: nothing counts
+    slip: CheckFailed | None = None        # numbers from a named slip: costs the reproduction check
 
 
 def result(call, name, model):
@@ -156,7 +156,7 @@ def remeasure(given, model, task, eval_lengths, seed, start=None, batch_size=Non
 # next student's, the learned run both experiments train): what a batch or --watch pays again
 # is only what is new. Keys: (digest of the weights and the model's device, task, length, seed, start),
 # and the batch size when it is not evaluate()'s default (a reporting slip's search).
-MEASURED = {}
+MEASURED: dict[tuple, object] = {}
 MEASURED_KEPT = 4096
 
 
@@ -168,7 +168,7 @@ def digest(model):
     return DIGESTS[model]
 
 
-DIGESTS = weakref.WeakKeyDictionary()
+DIGESTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _digest(model):

@@ -387,7 +387,8 @@ def check_rope_leaves_inputs(student, x, cos, sin, device):
 
 # -- apply_rope in the lab's model: one call per grading, its verdict asked by every scored check ------
 MODEL = dict(batch=2, seq=5, heads=3, head_dim=8, max_len=7)
-_in_model = weakref.WeakKeyDictionary()     # student -> {device: the verdict (None, or what to raise)}
+# student -> {device: the verdict (None, or what to raise)}
+_in_model: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def in_model_inputs(device):
@@ -420,11 +421,11 @@ def expect_in_model(student, device):
             verdicts[key] = None
         except (CheckFailed, CallFailed) as failure:
             verdicts[key] = failure
-    failure = verdicts[key]
-    if isinstance(failure, CheckFailed):
-        raise CheckFailed(failure.expected, failure.seen, failure.hint, failure.mistake)
-    if failure is not None:
-        raise failure
+    verdict = verdicts[key]
+    if isinstance(verdict, CheckFailed):
+        raise CheckFailed(verdict.expected, verdict.seen, verdict.hint, verdict.mistake)
+    if verdict is not None:
+        raise verdict
 
 
 def _judge_in_model(student, device):

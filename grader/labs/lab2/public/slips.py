@@ -44,7 +44,7 @@ HINTS = {
 ORDER = list(HINTS)                         # the most telling first: a random shuffle fails anything
 EVERY = {"random", "unmoved", "transpositions", "rotations", "few"}    # hints that end with layers.EVERY_ORDER
 STOP = "stop"
-SEEN = weakref.WeakKeyDictionary()          # student -> {question: answer}: one grading's, gone with it
+SEEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()      # student -> {question: answer}, per grading
 
 
 def hint(student, device, own=()):

@@ -8,7 +8,7 @@ raises OnStepNotPassed. The experiment then runs on, and its result is not used.
 from given_tasks import *  # noqa: F403  (the handout's tasks.py: TRAIN_LEN, evaluate, ...)
 from given_tasks import BATCH_SIZE, LR, STEPS, TRAIN_LEN
 
-GIVEN = []          # the probe the grader passed as on_step (one per child: one call per child)
+GIVEN: list = []          # the probe the grader passed as on_step (one per child: one call per child)
 
 
 class OnStepNotPassed(Exception):
