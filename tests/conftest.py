@@ -14,6 +14,7 @@ from grader.judge.launchers import launcher_for
 from grader.judge.zygote import Zygote, children_of
 from grader.labs import find_lab
 from grader.quiz import progress
+from grader.request import Device, Request, Selection
 from grader.runner import grade
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +43,7 @@ def grade_lab2(lab2, zygote):
     """grade_lab2(submission, select=[...]) -> LabResults, on the CPU, with the warm zygote."""
     def run(submission, select=()):
         zygote.reset()
-        return grade(lab2, submission=submission, device="cpu", select=select, zygote=zygote)
+        return grade(Request(lab2, submission, Device.CPU, Selection(tuple(select))), zygote)
     return run
 
 

@@ -10,6 +10,7 @@ import torch
 
 from grader.judge import trap
 from grader.labs import find_lab
+from grader.request import Device, Request
 from grader.runner import grade
 
 EXAMPLE = Path(__file__).resolve().parent / "labs" / "example"
@@ -88,7 +89,7 @@ def graded(lab, zygote, tmp_path, softmax, attend=ATTEND, file="norm.py"):
     (folder / file).write_text("import builtins\nimport importlib\nimport operator\nimport sys\n\nimport torch\n"
                                f"{given}\n\n{softmax}{attend}")
     zygote.reset()
-    results = grade(lab, submission=folder, device="cpu", zygote=zygote)
+    results = grade(Request(lab, folder, Device.CPU), zygote)
     return {f: [c for c in results.checks if c.tags[0] == f] for f in lab.functions}
 
 

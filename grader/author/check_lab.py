@@ -160,10 +160,11 @@ def _graded(lab, zygote):
     """The reference must earn every point; the pristine stubs none, each function not implemented."""
     from grader.judge.launchers import launcher_for
     from grader.judge.zygote import Zygote
+    from grader.request import Device, Request, SandboxKind
     from grader.runner import grade
 
     own = zygote is None
-    zygote = zygote or Zygote(launcher_for("auto"))
+    zygote = zygote or Zygote(launcher_for(SandboxKind.AUTO))
     try:
         problems = []
         for folder, judge in ((lab.reference, _reference_problems), (lab.stubs, _stub_problems)):
@@ -172,7 +173,7 @@ def _graded(lab, zygote):
                 continue            # said already, as data: its failures would only repeat it
             zygote.reset()
             try:
-                problems += judge(lab, grade(lab, submission=folder, device="cpu", zygote=zygote))
+                problems += judge(lab, grade(Request(lab, folder, Device.CPU), zygote))
             except GraderError as error:
                 problems.append(f"grading the {'reference' if folder == lab.reference else 'stubs'} failed: {error}")
         return problems

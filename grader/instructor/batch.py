@@ -27,9 +27,10 @@ from grader.identity import identity
 from grader.instructor import deadlines, gradebook
 from grader.instructor.page import write_report
 from grader.instructor.roster import read_quiz, read_roster
-from grader.instructor.workers import grade_all
+from grader.instructor.workers import Plan, grade_all
 from grader.judge.launchers import launcher_for
 from grader.labs import ENGINE, engine_files
+from grader.request import Device, SandboxKind, Selection
 from grader.results import BatchRow, LabResults, StudentRecord, one_line, printable
 from grader.submissions import GRADABLE, class_entries, folder_name, list_submissions
 
@@ -97,8 +98,8 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
         with _progress(console) as progress:
             task = progress.add_task(lab.name, total=len(todo))
             if todo:
-                options = {"device": device, "select": list(select), "sandbox": sandbox}
-                used = backend(lab, todo, workers, options, done)
+                plan = Plan(Device(device), Selection(tuple(select)), SandboxKind(sandbox))
+                used = backend(lab, todo, workers, plan, done)
     except KeyboardInterrupt:
         interrupted = True
         raise

@@ -169,6 +169,7 @@ def check_sandbox(root, lab_name, mode="auto"):
     checks) in the strongest sandbox, then in the next if that fails; keep the one that worked
     in source/sandbox.txt. Exit status 1, saying why, when none did."""
     from grader.judge.zygote import Zygote
+    from grader.request import Device, Request, Selection
     from grader.runner import grade
 
     root = Path(root)
@@ -182,7 +183,7 @@ def check_sandbox(root, lab_name, mode="auto"):
             return 1
         zygote = Zygote(launcher)
         try:
-            results = grade(lab, None, device="cpu", select=list(lab.functions)[:1], zygote=zygote)
+            results = grade(Request(lab, None, Device.CPU, Selection(tuple(lab.functions)[:1])), zygote)
             failed = "; ".join(dict.fromkeys(c.message for c in results.faults))
         except SetupError as error:
             failed = str(error)
@@ -217,6 +218,7 @@ def autograde(root, lab_name, sandbox="auto"):
     from grader.instructor.gradebook import not_graded
     from grader.judge.sandbox import write_files
     from grader.judge.zygote import Zygote
+    from grader.request import Request
     from grader.runner import grade
     from grader.submissions import GRADABLE, read_submission
 
@@ -238,7 +240,7 @@ def autograde(root, lab_name, sandbox="auto"):
         with tempfile.TemporaryDirectory(prefix="submission-") as folder:
             write_files(folder, files)
             try:
-                results = grade(lab, folder, zygote=zygote)
+                results = grade(Request(lab, folder), zygote)
             except SetupError as error:
                 return _grader_fault(str(error))
             finally:

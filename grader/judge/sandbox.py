@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -94,6 +95,22 @@ def write_files(folder, files):
 
 
 # -- one submission's calls -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Settings:
+    """How a sandbox grades, fixed when it is built. `device`: where tensors go. `show_all`: keep all
+    that calls print, not only their first lines. `believe_faults`: a grader fault a child reports is
+    believed (on a first try only, or a submission could fake one and stay ungraded for ever).
+    `observers`: callables on_answer(call, answer) -> answer that see every call's Call and its
+    answer (the value, or the CallFailed it raises) and may replace it: a test's simulated grader
+    fault, grade.py mutants' record of calls. `budget`: seconds for all the submission's calls
+    (None: the lab's)."""
+    device: str = "cpu"
+    show_all: bool = False
+    believe_faults: bool = True
+    observers: tuple = ()
+    budget: float | None = None
+
+
 class Sandbox:
     """The children grading one submission: a main child reused call after call, and one child
     of its own for each call run apart. A child that fails is replaced by a fresh fork. Every
@@ -101,24 +118,22 @@ class Sandbox:
     (`budget` seconds charged to all its calls), whatever it asks for. Wall time only backs these
     up, `backstop` times over (lab.yaml): past it the grader was at fault, not the submission.
 
-    `observers`: callables on_answer(call, answer) -> answer that see every call's Call and its
-    answer (the value, or the CallFailed it raises) and may replace it: a test's simulated grader
-    fault, grade.py mutants' record of calls. `Sandbox.observers`: those of every sandbox."""
+    `settings` (Settings): how it grades, given when it is built. `Sandbox.observers`: on_answer
+    callables that see the calls of every sandbox of this process."""
 
     observers = []              # on_answer callables for every sandbox of this process
 
-    def __init__(self, lab, files, zygote, budget=None, observers=()):
-        self.lab, self.files, self.zygote = lab, files, zygote
-        self.device = "cpu"         # where tensors go; the runner sets the grading device
-        self.budget = budget or lab.manifest.time_budget
+    def __init__(self, lab, files, zygote, settings=None):
+        settings = settings or Settings()
+        self.lab, self.files, self.zygote, self.settings = lab, files, zygote, settings
+        self.device = settings.device   # where tensors go
+        self.budget = settings.budget or lab.manifest.time_budget
         self.spent = 0.0            # seconds charged to the calls that have ended
         self.started = None         # when the first child was up: the zygote's start is ours
-        self.printed = Printed()    # what calls printed, until their check takes it
+        self.printed = Printed(settings.show_all)   # what calls printed, until their check takes it
         self.inputs_seen = False    # a value of a call on hidden inputs went to a check not hidden
         self.serving = Serving(None, None, threading.current_thread())
-        self.observers = [*Sandbox.observers, *observers]
-        self.believe_faults = True  # a grader fault a child reports: believed on a first try only,
-        #                             or a submission could fake one and stay ungraded for ever
+        self.observers = [*Sandbox.observers, *settings.observers]
         self._main = {}             # room -> the child that serves its checks
         self._held = []             # hidden calls not started yet (submit)
         self._children = []
@@ -135,9 +150,10 @@ class Sandbox:
         except ZygoteGone as gone:      # no student code ran in this child: the grader's fault
             if gone.never_started:
                 raise SetupError(str(gone)) from None
-            raise CallFailed(function, "grader_fault" if self.believe_faults else "crashed", str(gone)) from None
+            kind = "grader_fault" if self.settings.believe_faults else "crashed"
+            raise CallFailed(function, kind, str(gone)) from None
         child = Child(self.zygote, *forked, answer_bytes=self.lab.manifest.answer_mb * 2**20)
-        child.output_limit, child.believe_faults = self.printed.limit, self.believe_faults
+        child.output_limit, child.believe_faults = self.printed.limit, self.settings.believe_faults
         try:
             setup = {"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes,
                      "forbid": self.lab.forbidden, "student": [*self.lab.manifest.student_files]}
