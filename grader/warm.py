@@ -209,6 +209,7 @@ class Server:
         with contextlib.suppress(OSError):
             if os.stat(self.path).st_ino == self._inode:      # ours, not a successor's
                 self.path.unlink()
+                self.path.with_suffix(".log").unlink(missing_ok=True)
         self.listener.close()
         if self.grader:
             self.grader.close()
@@ -249,7 +250,7 @@ class Server:
             return f"this warm grader serves the lab {self.lab.name} of {self.lab.folder}"
         if ask.code != self.code:
             return STALE
-        if ask.op == "grade" and ask.sandbox != self.kind:
+        if ask.sandbox != self.kind:
             return f"this warm grader runs --sandbox {self.kind}"
         return None
 
