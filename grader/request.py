@@ -13,6 +13,8 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader.errors import UsageError
+
 if TYPE_CHECKING:
     from grader.labs import Lab
 
@@ -68,8 +70,9 @@ class Observers:
 @dataclass(frozen=True)
 class Request:
     """One grading: the lab, the submission (a folder; None: the learner's own copy, the handout),
-    the device, which checks, the sandbox, what it leaves and who watches it. Made with a bad -k,
-    it raises UsageError (the closest name suggested) before anything starts."""
+    the device, which checks, the sandbox, what it leaves and who watches it. Made with a bad -k
+    (the closest name suggested) or a submission that is no folder, it raises UsageError, before
+    anything starts."""
     lab: Lab
     submission: Path | None = None
     device: Device = Device.AUTO
@@ -83,6 +86,10 @@ class Request:
             object.__setattr__(self, name, kind(getattr(self, name)))     # a front door's word, checked
         if self.submission is not None:
             object.__setattr__(self, "submission", Path(self.submission))
+            if not self.submission.is_dir():
+                where = f"--submission {self.submission}"
+                raise UsageError(f"{where} is a file, not a folder" if self.submission.exists()
+                                 else f"{where} does not exist")
         self.lab.select(self.selection.only)
 
     @property

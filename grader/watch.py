@@ -21,7 +21,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from grader import report
-from grader.errors import GraderError, UsageError
+from grader.errors import GraderError
 from grader.request import Observers, Request, Selection
 
 QUIET_MS = 20       # a save is over when its files are quiet this long (editors write in bursts)
@@ -31,8 +31,6 @@ def watch(request: Request, console) -> int:
     """Grade the request's submission round after round until Ctrl-C -> 0."""
     from grader.warm import Grader, WarmClient
 
-    if request.submission is not None and not request.submission.is_dir():
-        raise UsageError(f"submission folder {request.submission} does not exist")
     live = Live(_status("starting", "importing torch and the checks"), console=console,
                 refresh_per_second=8, transient=True)
     live.start()                                    # the first line, before anything is imported
