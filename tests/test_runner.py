@@ -3,11 +3,13 @@ the one finishing step of every front door (the command line, --watch, the noteb
 import json
 
 import pytest
+import yaml
 
 from grader.errors import UsageError
+from grader.labs import find_lab
 from grader.request import NOT_GRADED_STATUS, Device, Output, Request, SandboxKind, Selection
 from grader.results import Check, LabResults
-from grader.runner import finish
+from grader.runner import finish, grade
 
 
 def results_with(*statuses):
@@ -65,3 +67,43 @@ def test_a_submission_that_is_no_folder_is_refused_when_asked(lab2, tmp_path):
     (tmp_path / "file.py").write_text("")
     with pytest.raises(UsageError, match="is a file, not a folder"):
         Request(lab2, tmp_path / "file.py")
+
+
+BEGUN = '''import time
+
+
+def begun(seconds):
+    started = time.time()
+    time.sleep(seconds)
+    return started
+'''
+BEGUN_CHECKS = '''import pytest
+
+
+@pytest.fixture(scope="session")
+def hidden_calls(student):
+    return [student.submit("begun", 1.5, hidden=True) for _ in range(2)]
+
+
+@pytest.mark.grade(points=1, tags=["begun"])
+def test_together(hidden_calls, record_property):
+    """hidden calls start together"""
+    first, second = (call.result(30) for call in hidden_calls)
+    record_property("apart", abs(second - first))
+'''
+
+
+def test_the_hidden_calls_held_back_start_together_when_the_hidden_room_begins(tmp_path, zygote):
+    """A visible check asking for one call on hidden inputs begins the hidden room: every call held
+    back starts then (lab 2's two experiments at the course's seed), not one after the other."""
+    folder = tmp_path / "begun"
+    manifest = {"title": "Begun", "handout": "handout", "student_files": {"begun.py": ["begun"]}}
+    stub = "def begun(seconds):\n    raise NotImplementedError\n"
+    for name, text in {"lab.yaml": yaml.safe_dump(manifest), "stubs/begun.py": stub, "handout/begun.py": BEGUN,
+                       "public/test_begun.py": BEGUN_CHECKS}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    zygote.reset()
+    check = grade(Request(find_lab(folder), device=Device.CPU), zygote).checks[0]
+    assert check.status == "passed", check.message
+    assert check.data["apart"] < 1.0 and check.inputs_hidden

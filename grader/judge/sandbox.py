@@ -227,7 +227,8 @@ class Sandbox:
         that child gets instead of the submission's (the lab's own, to grade a function on its own).
         `hidden`: its inputs are hidden (a seed only the course's grading uses): what it prints
         goes to no check but a hidden one, whatever room it was made in. Made for a check that is
-        not hidden, it starts only once a check asks for its value or the hidden room comes: the
+        not hidden, it starts only once a check asks for its value (or another's on hidden inputs:
+        the hidden room begins, and every call held back starts together) or the hidden room comes: the
         visible calls that would wait for it meanwhile could time it (a clock, a child replaced),
         and its time is taken from the budget of none of them."""
         future = Submitted(self, HIDDEN if hidden else self.serving.room)
@@ -255,9 +256,10 @@ class Sandbox:
         return future
 
     def _asked(self, future):
-        """A check asks for a submitted call's value: start it if it is held back."""
+        """A check asks for a submitted call's value: start it if it is held back. Asked for a call
+        on hidden inputs, the hidden room begins: every call held back starts, together."""
         if threading.current_thread() is self.serving.thread:
-            self._release([future])
+            self._release(None if future.room == HIDDEN else [future])
 
     def _release(self, futures=None):
         """Start the held-back hidden calls `futures` (all by default)."""
