@@ -17,6 +17,7 @@ Ctrl-C) grades only the students whose files, or the lab, changed since.
 import hashlib
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -30,7 +31,6 @@ from grader.instructor.roster import read_quiz, read_roster
 from grader.instructor.workers import Plan, grade_all
 from grader.judge.launchers import launcher_for
 from grader.labs import ENGINE, engine_files
-from grader.request import Device, SandboxKind, Selection
 from grader.results import BatchRow, LabResults, StudentRecord, one_line, printable
 from grader.submissions import GRADABLE, class_entries, folder_name, list_submissions
 
@@ -41,7 +41,7 @@ STUDENTS = "students"                           # OUT/students/<student>/: one f
 def lab_fingerprint(lab, select, device, sandbox):
     """A hash of everything a grade depends on besides the student's files: their content and
     names within the lab, never where the course lies (a moved or cloned course regrades no one)."""
-    digest = hashlib.sha256(repr((sorted(select), device, sandbox)).encode())
+    digest = hashlib.sha256(repr((sorted(select), str(device), str(sandbox))).encode())
     folders = [lab.folder, lab.handout, lab.reference, *lab.child_modules, *(ENGINE / f for f in engine_files())]
     for role, top in enumerate(folders):
         for path in sorted([] if top is None else [top] if top.is_file() else top.rglob("*")):
@@ -59,33 +59,53 @@ def submission_hash(fingerprint, files):
 
 
 # -- one class ----------------------------------------------------------------------------------------
-def grade_class(lab, submissions, out, console, workers=None, force=False, select=(), device="auto",
-                sandbox="auto", backend=grade_all, students=(), quiz=None, timing=None):
-    """Grade every submission in `submissions` into `out`; returns the BatchSummary. `students`:
-    grade only these (again, changed or not); the others keep the rows they have.
+@dataclass(frozen=True)
+class Timing:
+    """What the lab's late policy (lab.yaml's deadline) is applied with: `timestamps` (CSV: the only
+    source of submission times; without it every time is unknown, a submission's own dates being
+    the student's word), `roster` (CSV: extensions), `assume` ("on time" / "late": what an unknown
+    time counts as; None: no mark until it is known)."""
+    timestamps: Path | None = None
+    roster: Path | None = None
+    assume: str | None = None
 
-    `backend(lab, todo, workers, options, done)` grades the submissions that need it and returns
+
+@dataclass(frozen=True)
+class ClassRequest:
+    """One batch: what each grading asks (workers.Plan), `workers` (None: one per core), `force`
+    (grade again the unchanged), `students` (grade only these, again; the others keep the rows they
+    have), `quiz` (the class quiz: a form's responses, or the gradebook of grade.py quiz --class,
+    whose scores grades.csv carries beside the lab's, and the page shows) and the Timing."""
+    plan: Plan = field(default_factory=Plan)
+    workers: int | None = None
+    force: bool = False
+    students: tuple[str, ...] = ()
+    quiz: Path | None = None
+    timing: Timing = field(default_factory=Timing)
+
+
+def grade_class(lab, submissions, out, console, request=None, backend=grade_all):
+    """Grade every submission in `submissions` into `out` as `request` (a ClassRequest) asks;
+    returns the BatchSummary.
+
+    `backend(lab, todo, workers, plan, done)` grades the submissions that need it and returns
     how many workers it ran: the local pool (grade_all) or a Ray cluster (grader/cluster.py).
-    `quiz`: the class quiz (a form's responses, or the gradebook of grade.py quiz --class), whose
-    scores grades.csv then carries beside the lab's, and the page shows.
-    `timing`: {"timestamps": CSV, "roster": CSV (extensions), "assume": "on time" / "late"}, what
-    the lab's late policy (lab.yaml's deadline) is applied with; without a timestamps file every
-    time is unknown (a submission's own dates are the student's word).
 
     Ctrl-C: what was graded stays written, grades.csv and summary.json are rewritten (the rest
     pending), and KeyboardInterrupt goes on up.
     """
     started = time.monotonic()
-    out = Path(out)
-    lab.select(select)
-    sandbox_name = launcher_for(sandbox).name          # refuses now if --sandbox required can't be met
+    request = request or ClassRequest()
+    plan, quiz, out = request.plan, request.quiz, Path(out)
+    lab.select(plan.selection.only)
+    sandbox_name = launcher_for(plan.sandbox).name      # refuses now if --sandbox required can't be met
     subs = list_submissions(lab, submissions, out)
-    students = _named(subs, students, submissions)
+    students = _named(subs, request.students, submissions)
     quiz_rows = quiz and read_quiz(quiz, lab, [sub.student for sub in subs])   # a file no student is in: refused
-    extras = _timing(timing or {}), class_entries(lab, submissions, out)[1], quiz_rows
+    extras = _timing(request.timing), class_entries(lab, submissions, out)[1], quiz_rows
     out.mkdir(parents=True, exist_ok=True)
-    fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
-    rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force, students)
+    fingerprint = lab_fingerprint(lab, plan.selection.only, plan.device, sandbox_name)
+    rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, request.force, students)
 
     def done(sub, kind, data):
         row = _save_answer(lab, out, sub, kind, data, graded, sandbox_name)
@@ -93,13 +113,12 @@ def grade_class(lab, submissions, out, console, workers=None, force=False, selec
         progress.console.print(gradebook.line(row), highlight=False)
         progress.advance(task)
 
-    interrupted, used = False, min(workers or os.cpu_count() or 1, len(todo))   # the backend tells
+    interrupted, used = False, min(request.workers or os.cpu_count() or 1, len(todo))   # the backend tells
     try:
         with _progress(console) as progress:
             task = progress.add_task(lab.name, total=len(todo))
             if todo:
-                plan = Plan(Device(device), Selection(tuple(select)), SandboxKind(sandbox))
-                used = backend(lab, todo, workers, plan, done)
+                used = backend(lab, todo, request.workers, plan, done)
     except KeyboardInterrupt:
         interrupted = True
         raise
@@ -147,10 +166,10 @@ def _save_answer(lab, out, sub, kind, data, graded, sandbox_name):
 
 
 def _timing(timing):
-    """({identity: time} or None, {identity: RosterEntry}, assume) from the batch's timing options."""
-    stamps, roster = timing.get("timestamps"), timing.get("roster")
+    """({identity: time} or None, {identity: RosterEntry}, assume) from the batch's Timing."""
+    stamps, roster = timing.timestamps, timing.roster
     return (deadlines.read_timestamps(stamps) if stamps else None, read_roster(roster) if roster else {},
-            timing.get("assume"))
+            timing.assume)
 
 
 def _assessed(lab, rows, timing):
