@@ -71,10 +71,14 @@ def run_grade(args, console):
     from grader import warm
     from grader.runner import finish
 
+    client = warm.WarmClient.for_checkout(request.lab, request.sandbox)
     with report.progress(console) as on_progress:
-        results = warm.grade(dataclasses.replace(request, observers=Observers(on_progress)))
+        results = warm.grade(dataclasses.replace(request, observers=Observers(on_progress)), client)
     finished = finish(results, request)
     report.show(results, request.lab, console, quiz=finished.quiz)
+    if client is not None and client.served_by:
+        console.print(f"[dim]graded by this checkout's warm grader for {escape(request.lab.name)} (pid "
+                      f"{client.served_by}); grade.py serve --stop stops it[/]")
     return finished.status
 
 

@@ -115,10 +115,11 @@ def code_stamp(lab: Lab) -> str:
     return digest.hexdigest()
 
 
-def peer_uid(conn: socket.socket) -> int:
-    """The uid of the process at the other end of a Unix socket, as the kernel saw it connect."""
+def peer(conn: socket.socket) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end of a Unix socket, as the kernel saw it connect."""
     creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
+    pid, uid, _ = struct.unpack("3i", creds)
+    return pid, uid
 
 
 # -- the wire -----------------------------------------------------------------------------------------
@@ -225,7 +226,7 @@ class Server:
         """One client's request: refused unless it is of this user, checkout, lab, code and sandbox."""
         conn.settimeout(10)
         try:
-            if peer_uid(conn) != os.getuid():
+            if peer(conn)[1] != os.getuid():
                 send(conn, Said(refused="this warm grader serves its owner only", done=True))
                 return None
             ask = receive(conn, Ask, ASK_BYTES)
@@ -318,6 +319,8 @@ class WarmClient:
     def __init__(self, lab: Lab, path: Path):
         self.lab, self.path = lab, path
         self.code = code_stamp(lab)
+        self.server_pid = None      # the server's, as the kernel says (SO_PEERCRED)
+        self.served_by = None       # the pid of the server that answered the last grading
 
     @classmethod
     def for_checkout(cls, lab: Lab, kind: SandboxKind = SandboxKind.AUTO) -> WarmClient | None:
@@ -355,9 +358,11 @@ class WarmClient:
             with contextlib.suppress(OSError):
                 self.path.unlink()          # nobody listens there: a dead server's
             raise WarmGone("a dead server") from None
-        if peer_uid(conn) != os.getuid():   # a socket of someone else's: never trusted
+        pid, uid = peer(conn)
+        if uid != os.getuid():              # a socket of someone else's: never trusted
             conn.close()
             raise WarmGone("a server of another user")
+        self.server_pid = pid
         return conn
 
     def _ask(self, ask):
@@ -395,6 +400,7 @@ class WarmClient:
             raise ERRORS.get(kind, LabError)(message)
         if said.refused or said.results is None:
             raise WarmGone(said.refused or "no results")
+        self.served_by = self.server_pid
         return LabResults.model_validate(said.results)
 
     def prepare(self, results: LabResults, lab: Lab):
@@ -413,11 +419,11 @@ class WarmClient:
 
 
 # -- the front doors' use ------------------------------------------------------------------------------
-def grade(request: Request) -> LabResults:
-    """Grade `request` on this checkout's warm grader for its lab when one runs, else cold."""
+def grade(request: Request, client: WarmClient | None) -> LabResults:
+    """Grade `request` on `client`'s server (WarmClient.for_checkout) when there is one and it
+    answers (`client.served_by` then names it), else cold, in this process."""
     from grader import runner
 
-    client = WarmClient.for_checkout(request.lab, request.sandbox)
     if client is not None:
         with contextlib.suppress(WarmGone):
             return client.grade(request)
@@ -455,7 +461,7 @@ def stop_all() -> int:
         conn = socket.socket(socket.AF_UNIX)
         try:
             conn.connect(str(path))
-            if peer_uid(conn) != os.getuid():
+            if peer(conn)[1] != os.getuid():
                 continue
             conn.settimeout(10)
             send(conn, Ask(op="stop", checkout=str(ROOT), lab="", code="", sandbox=SandboxKind.AUTO))

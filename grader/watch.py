@@ -60,14 +60,13 @@ def _rounds(request, live, graders):
     saved = sorted(next(saves))         # watching from here on: a save during a round is not missed
     while True:
         what = escape(", ".join(saved)) or "all selected checks"
-        live.update(_status("grading", what, spinning=True))
         started = time.monotonic()
+        status = _Grading(what, started)
+        live.update(status)
         first = tuple(f for name in saved for f in lab.manifest.student_files[name])
 
-        def progress(done, total, function, what=what, started=started):
-            took = time.monotonic() - started
-            live.update(_status("grading", f"{what} · {escape(function)} · {done}/{total} checks · {took:.0f} s",
-                                spinning=True))
+        def progress(done, total, function, what=what, status=status):
+            status.detail = f"{what} · {escape(function)} · {done}/{total} checks"
         this_round = dataclasses.replace(request, selection=Selection(request.selection.only, first),
                                          observers=Observers(progress))
         results = None
@@ -136,7 +135,21 @@ def _identity(folder):
     return (stat.st_dev, stat.st_ino)
 
 
-def _status(state, detail, spinning=False):
+class _Grading:
+    """The line under the report while a round grades: what, which check, and its seconds counting
+    as the screen refreshes (a check that trains models runs for a while)."""
+
+    def __init__(self, detail, started):
+        self.detail, self.started = detail, started
+        self.spinner = Spinner("dots")
+
+    def __rich__(self):
+        took = time.monotonic() - self.started
+        self.spinner.update(text=Text.from_markup(f"[bold cyan]grading[/] [dim]{self.detail} · {took:.0f} s[/]"))
+        return self.spinner
+
+
+def _status(state, detail):
     """The one line under the report: what the watcher is doing."""
     line = Text.from_markup(f"[bold cyan]{state}[/] [dim]{detail}[/]")
-    return Spinner("dots", line) if spinning else Text.assemble("● ", line)
+    return Text.assemble("● ", line)
