@@ -342,6 +342,18 @@ class WarmClient:
             return None
         return None if said.refused else client
 
+    @classmethod
+    def started(cls, lab: Lab, kind: SandboxKind = SandboxKind.AUTO, idle: float = IDLE_SECONDS) -> WarmClient:
+        """The client of this checkout's server for `lab`, one started (in the background) when none
+        runs: for a front door that wants one (the notebook's check). SetupError if none comes up."""
+        client = cls.for_checkout(lab, kind)
+        if client is None:
+            start(lab, kind, idle)
+            client = cls.for_checkout(lab, kind)
+        if client is None:
+            raise SetupError("the warm grader started, then stopped answering")
+        return client
+
     def _whose(self, kind):
         return {"checkout": str(ROOT), "lab": str(self.lab.folder.resolve()), "code": self.code,
                 "sandbox": SandboxKind(kind)}
@@ -410,11 +422,11 @@ class WarmClient:
         """Nothing: the server stays for whoever grades next (grade.py serve --stop stops it)."""
 
     def stop(self):
-        """Ask the server to stop, and wait (10 s at most) until it has."""
+        """Ask the server to stop, and wait (10 s at most) until it has, its zygote closed."""
         with contextlib.suppress(WarmGone):
             self._ask(Ask(op="stop", **self._whose(SandboxKind.AUTO)))
         deadline = time.monotonic() + 10
-        while self.path.exists() and time.monotonic() < deadline:
+        while (self.path.exists() or _running(self.server_pid)) and time.monotonic() < deadline:
             time.sleep(0.02)
 
 
@@ -473,6 +485,14 @@ def stop_all() -> int:
         finally:
             conn.close()
     return stopped
+
+
+def _running(pid):
+    """Whether process `pid` runs (a zombie waits only to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _listening(path):

@@ -277,3 +277,14 @@ def test_a_folder_others_can_open_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     with pytest.raises(SetupError, match="0700"):
         warm.runtime_folder()
+
+
+def test_a_front_door_that_needs_a_server_starts_one_once(state_lab, runtime):
+    """WarmClient.started (the notebook's check): a server when none runs, the same one after."""
+    client = warm.WarmClient.started(state_lab, SandboxKind.PROCESS, idle=60)
+    try:
+        again = warm.WarmClient.started(state_lab, SandboxKind.PROCESS, idle=60)
+        assert again.server_pid == client.server_pid and alive(client.server_pid)
+    finally:
+        client.stop()
+    assert not alive(client.server_pid)
