@@ -72,3 +72,25 @@ def test_serve_refuses_what_it_cannot_do(runtime):
     assert "takes no lab" in grade_py(runtime, "serve", "lab2", "--stop").stdout
     assert "expected seconds above 0" in grade_py(runtime, "serve", "lab2", "--idle", "0").stdout
     assert "stopped 0 warm graders" in grade_py(runtime, "serve", "--stop").stdout
+
+
+@pytest.mark.slow
+def test_a_server_in_the_foreground_stops_on_ctrl_c_and_leaves_no_process(runtime, monkeypatch):
+    from grader.labs import find_lab
+    from grader.request import SandboxKind
+    from grader.warm import WarmClient
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime["XDG_RUNTIME_DIR"])
+    server = pexpect.spawn(sys.executable, ["grade.py", "serve", "lab2", "--foreground", "--sandbox", "process"],
+                           cwd=ROOT, env=runtime, dimensions=(24, 200), encoding="utf-8", timeout=240)
+    server.expect("Ctrl-C stops it")
+    deadline = time.monotonic() + 240
+    while WarmClient.for_checkout(find_lab("lab2"), SandboxKind.PROCESS) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert descendants(server.pid)                  # its zygote, warm
+    server.sendintr()
+    server.expect(pexpect.EOF)
+    said = server.before
+    server.close()
+    assert server.exitstatus == 0 and not descendants(server.pid), (server.signalstatus, said)
+    assert not list(Path(runtime["XDG_RUNTIME_DIR"], "grade").glob("*.sock"))
