@@ -26,6 +26,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -177,7 +178,9 @@ def _exactly(conn, size):
 
 # -- the server ----------------------------------------------------------------------------------------
 class Server:
-    """A Grader behind this checkout's socket for one lab (grade.py serve LAB --foreground)."""
+    """A Grader behind this checkout's socket for one lab (grade.py serve LAB --foreground). Each
+    client is answered on a thread of its own (a ping while a grading runs is answered at once);
+    gradings take turns."""
 
     def __init__(self, lab: Lab, kind: SandboxKind = SandboxKind.AUTO, idle: float = IDLE_SECONDS):
         self.lab, self.kind, self.idle = lab, SandboxKind(kind), idle
@@ -185,6 +188,9 @@ class Server:
         self.path = socket_path(lab)
         self.listener, self._inode = _bind(self.path)
         self.grader = None
+        self._turn = threading.Lock()       # one grading at a time
+        self._stop = threading.Event()
+        self._last = time.monotonic()       # when the last grading ended
 
     def serve(self):
         """Answer requests until stopped, idle too long, or interrupted; then leave nothing behind."""
@@ -192,19 +198,21 @@ class Server:
         try:
             self.grader = Grader(self.kind)
             self._warm_up()
-            self.listener.settimeout(self.idle)
-            while True:
+            self._last = time.monotonic()
+            self.listener.settimeout(min(1.0, self.idle))
+            while not self._stop.is_set() and not self._idle():
                 try:
                     conn, _ = self.listener.accept()
                 except socket.timeout:
-                    return
-                with conn:
-                    if self._answer(conn) == "stop":
-                        return
+                    continue
+                threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.close()
+
+    def _idle(self):
+        return not self._turn.locked() and time.monotonic() - self._last > self.idle
 
     def close(self):
         with contextlib.suppress(OSError):
@@ -224,27 +232,33 @@ class Server:
 
     def _answer(self, conn):
         """One client's request: refused unless it is of this user, checkout, lab, code and sandbox."""
-        conn.settimeout(10)
-        try:
-            if peer(conn)[1] != os.getuid():
-                send(conn, Said(refused="this warm grader serves its owner only", done=True))
-                return None
-            ask = receive(conn, Ask, ASK_BYTES)
-            if ask.checkout != str(ROOT):
-                send(conn, Said(refused=f"this warm grader serves the checkout {ROOT}", done=True))
-                return None
-            if ask.op == "stop":            # any of this checkout's (grade.py serve --stop)
-                send(conn, Said(done=True))
-                return "stop"
-            why = self._refusal(ask)
-            if why or ask.op != "grade":
-                send(conn, Said(refused=why, done=True))
-                return "stop" if why == STALE else None
-            conn.settimeout(None)
-            self._grade(conn, ask)
-        except (OSError, EOFError):
-            pass                    # the client went (Ctrl-C): its grading was stopped with it
-        return None
+        with conn:
+            conn.settimeout(10)
+            try:
+                self._handle(conn)
+            except (OSError, EOFError):
+                pass                # the client went (Ctrl-C): its grading was stopped with it
+
+    def _handle(self, conn):
+        if peer(conn)[1] != os.getuid():
+            send(conn, Said(refused="this warm grader serves its owner only", done=True))
+            return
+        ask = receive(conn, Ask, ASK_BYTES)
+        if ask.checkout != str(ROOT):
+            send(conn, Said(refused=f"this warm grader serves the checkout {ROOT}", done=True))
+            return
+        why = None if ask.op == "stop" else self._refusal(ask)    # stop: any of this checkout's
+        if why or ask.op != "grade":
+            send(conn, Said(refused=why, done=True))
+            if ask.op == "stop" or why == STALE:
+                self._stop.set()
+            return
+        conn.settimeout(None)
+        with self._turn:
+            try:
+                self._grade(conn, ask)
+            finally:
+                self._last = time.monotonic()
 
     def _refusal(self, ask):
         if ask.lab != str(self.lab.folder.resolve()):

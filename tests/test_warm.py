@@ -6,6 +6,7 @@ import shutil
 import signal
 import socket
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from conftest import processes_marked
 MARKER = "warm-planted-5d1e"
 STATE = f'''import os
 import subprocess
+import time
 
 import torch
 
@@ -41,6 +43,11 @@ def plant():
     torch.rand(1000)
     torch.manual_seed(12345)
     return draw
+
+
+def wait(seconds):
+    time.sleep(seconds)
+    return seconds
 
 
 def look():
@@ -66,6 +73,12 @@ def test_plant(student, record_property):
     record_property("draw", student.plant())
 
 
+@pytest.mark.grade(points=1, tags=["wait"])
+def test_wait(student):
+    """waits"""
+    assert student.wait(3) == 3
+
+
 @pytest.mark.grade(points=1, tags=["look"])
 def test_look(student, record_property):
     """finds what is left"""
@@ -77,8 +90,8 @@ def test_look(student, record_property):
 @pytest.fixture(scope="module")
 def state_lab(tmp_path_factory):
     folder = tmp_path_factory.mktemp("course") / "state"
-    stub = "def plant():\n    raise NotImplementedError\n\n\ndef look():\n    raise NotImplementedError\n"
-    manifest = {"title": "State", "handout": "handout", "student_files": {"state.py": ["plant", "look"]},
+    stub = "".join(f"def {name}(*args):\n    raise NotImplementedError\n\n\n" for name in ("plant", "wait", "look"))
+    manifest = {"title": "State", "handout": "handout", "student_files": {"state.py": ["plant", "wait", "look"]},
                 "call_timeout": 20, "time_budget": 60}
     for name, text in {"lab.yaml": yaml.safe_dump(manifest), "stubs/state.py": stub, "handout/state.py": stub,
                        "public/test_state.py": CHECKS}.items():
@@ -288,3 +301,21 @@ def test_a_front_door_that_needs_a_server_starts_one_once(state_lab, runtime):
     finally:
         client.stop()
     assert not alive(client.server_pid)
+
+
+def test_a_ping_is_answered_while_a_grading_runs(state_lab, server, tmp_path):
+    """A grading that takes a while (a --watch round training models) does not make the server look
+    dead or stale to another front door: it answers at once, and grades after."""
+    server()
+    (tmp_path / "state.py").write_text(STATE)
+    request = Request(state_lab, tmp_path, Device.CPU, Selection(("wait",)), SandboxKind.PROCESS)
+    client = warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS)
+    graded = []
+    waiting = threading.Thread(target=lambda: graded.append(client.grade(request)))
+    waiting.start()
+    time.sleep(1)
+    asked = time.monotonic()
+    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is not None
+    assert time.monotonic() - asked < 1.5 and not graded
+    waiting.join(60)
+    assert graded[0].checks[0].status == "passed"
