@@ -15,7 +15,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from grader.errors import GraderError, UsageError
-from grader.labs import find_lab
 from grader.request import NOT_GRADED_STATUS, Device, Observers, Output, Request, SandboxKind, Selection  # noqa: F401
 
 
@@ -48,13 +47,12 @@ def grading_options(parser):
 
 
 def run_grade(args, console):
-    from grader import report
-
     if args.submission and Path(args.submission).suffix == ".zip":
         raise UsageError(f"--submission {args.submission}: unzip it first (grade.py batch reads .zip files)")
     if args.experiments:
         if args.select or args.json or args.watch or args.show_output or args.sandbox != "auto":
             raise UsageError("--experiments runs your experiments; it takes --submission, --device and --out")
+        from grader.labs import find_lab
         from grader.runner import run_experiments
 
         lab = find_lab(args.lab)
@@ -63,17 +61,45 @@ def run_grade(args, console):
         return run_experiments(lab, args.submission, args.device, args.out or "plots")
     if args.out:
         raise UsageError("--out is where --experiments puts its plots; grading writes --json FILE")
-    request = grading_request(args, find_lab(args.lab))     # a bad -k is refused here, before anything starts
+    zygote = None if args.watch else _early_zygote(SandboxKind(args.sandbox))
+    try:
+        return _grade(args, console, zygote)
+    finally:
+        if zygote is not None:
+            zygote.close()
+
+
+def _early_zygote(kind):
+    """A grading's zygote, started before the lab is read so that it imports torch while this
+    process imports the rest (pydantic, the lab, pytest): None where a warm grader may answer (a
+    socket in this user's runtime folder). A grading refused meanwhile (a bad -k) closes it unused."""
+    from grader.runtime import any_listening
+
+    if any_listening():
+        return None
+    from grader.judge.launchers import launcher_for
+    from grader.judge.zygote import Zygote
+
+    return Zygote(launcher_for(kind))
+
+
+def _grade(args, console, zygote):
+    """One grading on `zygote` (one started early), else on this checkout's warm grader when one
+    answers, else cold: the report, and finish()'s exit status."""
+    from grader.labs import find_lab
+
+    request = grading_request(args, find_lab(args.lab))     # a bad -k is refused here, before any grading
     if args.watch:
         from grader.watch import watch
 
         return watch(request, console)
-    from grader import warm
-    from grader.runner import finish
+    from grader import report, warm
+    from grader.runner import finish, grade
 
-    client = warm.WarmClient.for_checkout(request.lab, request.sandbox)
+    client = None if zygote else warm.WarmClient.for_checkout(request.lab, request.sandbox)
     with report.progress(console) as on_progress:
-        results = warm.grade(dataclasses.replace(request, observers=Observers(on_progress)), client)
+        observed = dataclasses.replace(request, observers=Observers(on_progress))
+        results = grade(observed, zygote) if zygote else warm.grade(observed, client)
     finished = finish(results, request)
     report.show(results, request.lab, console, quiz=finished.quiz)
     if client is not None and client.served_by:
@@ -118,6 +144,8 @@ def run_serve(args, console):
         raise UsageError("grade.py serve LAB: which lab to keep warm (or --stop)")
     if args.idle is not None and args.idle <= 0:
         raise UsageError(f"--idle {args.idle:g}: expected seconds above 0")
+    from grader.labs import find_lab
+
     lab, kind, idle = find_lab(args.lab), SandboxKind(args.sandbox), args.idle or warm.IDLE_SECONDS
     if args.foreground:
         server = warm.Server(lab, kind, idle)

@@ -21,11 +21,9 @@ import hashlib
 import os
 import signal
 import socket
-import stat
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -36,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from grader.errors import GraderError, LabError, SetupError, UsageError
 from grader.request import Device, Observers, Output, Request, SandboxKind, Selection
 from grader.root import ROOT
+from grader.runtime import runtime_folder
 
 if TYPE_CHECKING:
     from grader.labs import Lab
@@ -77,20 +76,6 @@ class Grader:
 
 
 # -- where a server listens -------------------------------------------------------------------------
-def runtime_folder() -> Path:
-    """The folder of this user's servers, made 0700; SetupError when it is not safely ours (another
-    owner, or open to others: then no server is trusted, and grading is cold)."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    folder = Path(base) / "grade" if base and Path(base).is_dir() else \
-        Path(tempfile.gettempdir()) / f"grade-{os.getuid()}"
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o700)
-    info = os.lstat(folder)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise SetupError(f"{folder} is not a folder of this user's alone (0700): no warm grader is used")
-    return folder
-
-
 def socket_path(lab: Lab) -> Path:
     """The socket of this checkout's server for `lab`."""
     key = hashlib.sha256(f"{ROOT}\0{lab.folder.resolve()}".encode()).hexdigest()[:20]

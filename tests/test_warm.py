@@ -20,6 +20,7 @@ from grader.labs import find_lab
 from grader.request import Device, Request, SandboxKind, Selection
 from grader.root import ROOT
 from grader.runner import grade as cold_grade
+from grader.runtime import runtime_folder
 
 from conftest import processes_marked
 
@@ -289,7 +290,7 @@ def test_a_folder_others_can_open_is_refused(tmp_path, monkeypatch):
     os.chmod(tmp_path / "grade", 0o755)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     with pytest.raises(SetupError, match="0700"):
-        warm.runtime_folder()
+        runtime_folder()
 
 
 def test_a_front_door_that_needs_a_server_starts_one_once(state_lab, runtime):
