@@ -38,10 +38,13 @@ HIDDEN = "hidden"            # the room whose output no learner sees: any call's
 
 
 class Call(NamedTuple):
-    """A call of student code, as an observer sees it."""
+    """A call of student code, as an observer sees it: `timeout`, seconds of its own time (None: the
+    lab's for the function); `echo`, its positional arguments come back too, as they were after."""
     function: str
     args: Sequence[Any]
     kwargs: dict
+    timeout: float | None = None
+    echo: bool = False
 
 
 class Serving(NamedTuple):
@@ -197,7 +200,7 @@ class Sandbox:
             if main is None or not main.alive:
                 main = self._main[room] = self._spawn(function)
             keep = lambda data, cut: self.printed.keep(check, data, cut)
-            return self._call(main, function, args, kwargs or {}, timeout, echo, keep)
+            return self._call(main, Call(function, args, kwargs or {}, timeout, echo), keep)
 
     @contextlib.contextmanager
     def _in(self, room):
@@ -241,7 +244,7 @@ class Sandbox:
                 with self._in(future.room):
                     child = self._spawn(function, replace)
                     try:
-                        value = self._call(child, function, args, kwargs or {}, timeout, False, keep)
+                        value = self._call(child, Call(function, args, kwargs or {}, timeout), keep)
                     finally:
                         child.kill()        # before the answer is out: the sandbox may close it next
                 future.set_result(value)
@@ -286,27 +289,28 @@ class Sandbox:
             printed, future.printed = future.printed, None
             self.printed.keep(check, *printed)
 
-    def _call(self, child, function, args, kwargs, timeout, echo, keep):
-        """The answer of one call, as the observers leave it: a value, or a CallFailed raised."""
+    def _call(self, child, call, keep):
+        """The answer of one Call, as the observers leave it: a value, or a CallFailed raised."""
         try:
-            answer = self._answer(child, function, args, kwargs, timeout, echo, keep)
+            answer = self._answer(child, call, keep)
         except CallFailed as failure:
             answer = failure
         for observe in self.observers:
-            answer = observe(Call(function, args, kwargs), answer)
+            answer = observe(call, answer)
         if isinstance(answer, CallFailed):
             raise answer
         return answer
 
-    def _answer(self, child, function, args, kwargs, timeout, echo, keep):
+    def _answer(self, child, call, keep):
+        function = call.function
         module = self.lab.module_of(function)
         manifest = self.lab.manifest
-        timeout = timeout or manifest.timeouts.get(function, manifest.call_timeout)
+        timeout = call.timeout or manifest.timeouts.get(function, manifest.call_timeout)
         left = self._left(function)
         clock = CallClock(child.meter)
         limit = Limit(clock, min(timeout, left), manifest.backstop * timeout)
         try:
-            return child.call(module, function, args, kwargs, limit, self.device, echo)
+            return child.call(module, function, call.args, call.kwargs, limit, self.device, call.echo)
         except CallFailed as failure:
             if failure.kind == "raised":
                 failure.where, failure.given = learner_frames(failure.where, self.lab.manifest.student_files)
