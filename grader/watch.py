@@ -67,10 +67,10 @@ def _rounds(request, live, graders):
 
         def progress(done, total, function, what=what, status=status):
             status.detail = f"{what} · {escape(function)} · {done}/{total} checks"
-        this_round = dataclasses.replace(request, selection=Selection(request.selection.only, first),
-                                         observers=Observers(progress))
         results = None
-        try:
+        try:                                # a folder deleted since: this round says so
+            this_round = dataclasses.replace(request, selection=Selection(request.selection.only, first),
+                                             observers=Observers(progress))
             try:
                 results = graders[-1].grade(this_round)
             except WarmGone:                # the server went: this process grades from now on
