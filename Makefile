@@ -40,9 +40,11 @@ test-cluster: $(READY)          # the optional Ray extra (~40 s, 250 MB), then i
 
 bench: $(READY)                 # each script rewrites its own section of docs/figures.md
 	$(BIN)/python benchmarks/bench.py --runs 5
+	$(BIN)/python benchmarks/first_line.py
 	$(BIN)/python benchmarks/watch_bench.py
 	$(BIN)/python benchmarks/wire_bench.py
 	$(BIN)/python benchmarks/batch_bench.py --twelve
+	$(BIN)/python benchmarks/warm_scores.py
 	$(BIN)/python benchmarks/page_bench.py
 	$(BIN)/python benchmarks/quiz_start.py
 	$(BIN)/python benchmarks/experiments_bench.py

@@ -4,11 +4,13 @@ Each command runs N times in a fresh process on this machine, alternating with t
 `python -c "import torch"`; medians are compared, with the load average (1 min) seen over the row:
 on a busy machine the ratios say less. "First on this machine" deletes what the judge keeps in
 .grade/ (grader/lab_api/memo.py: its own runs of the lab's recipe) before each run; the other rows find it
-there. "The learner's copy" rows grade in a handout built by `grade.py release` (its public checks
-only). `--course DIR` times another checkout of the course instead (an older commit unpacked with
+there. "Warm" rows run with `grade.py serve lab2` started before and stopped after (the row's
+gradings go to it). "The learner's copy" rows grade in a handout built by `grade.py release` (its
+public checks only). `--course DIR` times another checkout of the course instead (an older commit unpacked with
 `git archive`, say, for a before-and-after), its grade.py, reference and handout.
 """
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -57,21 +59,39 @@ def sandbox_cost(runs):
 
 
 def rows(course, work, handout):
-    """(what, command, folder it runs in, target ratio, first on this machine)."""
+    """(what, command, folder it runs in, target ratio, first on this machine, warm: a grade.py serve
+    running for the lab meanwhile)."""
     reference = course / "reference" / "lab2"
     two_files = work / "two_files"          # positions.py and invariance.py written, experiments.py the stub
     two_files.mkdir(exist_ok=True)
     for name in ("positions.py", "invariance.py"):
         (two_files / name).write_bytes((reference / name).read_bytes())
     grade = [PYTHON, "grade.py", "lab2", "--submission"]
-    return [("grade positions + invariance (-k)", grade + [str(reference), "-k", "positions", "-k", "invariance"],
-             course, 1.2, False),
-            ("grade positions + invariance, experiments the stub", grade + [str(two_files)], course, 1.2, False),
-            ("grade the stubs", grade + [str(course / "grader/labs/lab2/stubs")], course, 1.15, False),
-            ("grade the whole lab, first on this machine", grade + [str(reference)], course, 4.5, True),
-            ("grade the whole lab, again", grade + [str(reference)], course, 2.3, False),
-            ("the learner's copy: the whole lab, first", grade + [str(reference)], handout, 4.5, True),
-            ("the learner's copy: the whole lab, again", grade + [str(reference)], handout, 3.0, False)]
+    quick = grade + [str(two_files)]
+    return [("cold: positions + invariance (-k)", grade + [str(reference), "-k", "positions", "-k", "invariance"],
+             course, 1.3, False, False),
+            ("cold quick: positions + invariance, experiments the stub", quick, course, 1.3, False, False),
+            ("cold: the stubs", grade + [str(course / "grader/labs/lab2/stubs")], course, 1.1, False, False),
+            ("cold: the whole lab, first on this machine", grade + [str(reference)], course, 4.5, True, False),
+            ("cold: the whole lab, again", grade + [str(reference)], course, 2.3, False, False),
+            ("warm quick: grade.py serve lab2 running", quick, course, 0.5, False, True),
+            ("the learner's copy: the whole lab, first", grade + [str(reference)], handout, 4.5, True, False),
+            ("the learner's copy: the whole lab, again", grade + [str(reference)], handout, 3.0, False, False)]
+
+
+@contextlib.contextmanager
+def served(cwd, warm):
+    """A warm grader for lab2 in `cwd`'s checkout while the row runs (grade.py serve), when `warm`."""
+    if not warm:
+        yield True
+        return
+    if subprocess.run([PYTHON, "grade.py", "serve", "lab2"], cwd=cwd, capture_output=True).returncode:
+        yield False             # a checkout without grade.py serve (--course, an older commit)
+        return
+    try:
+        yield True
+    finally:
+        subprocess.run([PYTHON, "grade.py", "serve", "--stop"], cwd=cwd, check=False, capture_output=True)
 
 
 def main():
@@ -86,9 +106,13 @@ def main():
         handout = Path(work) / "handout"
         subprocess.run([PYTHON, str(args.course / "grade.py"), "release", "lab2", "--out", str(handout)],
                        check=True, capture_output=True)
-        for what, command, cwd, target, first in rows(args.course.resolve(), Path(work), handout):
+        for what, command, cwd, target, first, warm in rows(args.course.resolve(), Path(work), handout):
             if args.only in what:
-                ours, base, loads = median_pair(command, args.runs, cwd, first)
+                with served(cwd, warm) as running:
+                    if not running:
+                        table.row(what, "no grade.py serve here", "", "", f"<= {target}x", "")
+                        continue
+                    ours, base, loads = median_pair(command, args.runs, cwd, first)
                 table.row(what, f"{ours:.2f}", f"{base:.2f}", f"{ours / base:.2f}x", f"<= {target}x",
                               f"{min(loads):.1f}-{max(loads):.1f}")
     from grader.judge.launchers import bubblewrap_works

@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from grader.core.request import Device, Request
 from grader.core.runner import grade
 from grader.judge.launchers import launcher_for
 from grader.judge.zygote import Zygote
@@ -103,7 +104,7 @@ def main():
                 helper = HELPER if "at import" in name else ""
                 (Path(folder) / "norm.py").write_text(f"{HEAD}{helper}def softmax(x):\n{body}{ATTEND}")
                 zygote.reset()
-                check = next(c for c in grade(lab, submission=folder, device="cpu", zygote=zygote).checks
+                check = next(c for c in grade(Request(lab, folder, Device.CPU), zygote).checks
                              if c.tags[0] == "softmax")
             said = check.message.splitlines()[-1].strip() if check.message else ""
             where = "in the source" if check.message.startswith("expected") else "at run time"

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 def rounds(lab, zygote, layers, count, keep):
     """[(wall s, judge CPU s, truths CPU s)] of `count` gradings."""
+    from grader.core.request import Device, Request, Selection
     from grader.core.runner import grade
 
     compute, spent, found = layers._change, [0.0], []
@@ -40,8 +41,8 @@ def rounds(lab, zygote, layers, count, keep):
             spent[0] = 0.0
             zygote.reset()
             wall, cpu = time.monotonic(), time.process_time()
-            results = grade(lab, submission=ROOT / "reference" / "lab2", device="cpu",
-                            select=["is_permutation_invariant"], zygote=zygote)
+            results = grade(Request(lab, ROOT / "reference" / "lab2", Device.CPU,
+                                    Selection(("is_permutation_invariant",))), zygote)
             if not results.all_passed:
                 raise SystemExit("the reference must pass: " + "; ".join(c.message[:200] for c in results.checks
                                                                           if c.status != "passed"))

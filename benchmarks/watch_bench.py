@@ -108,7 +108,7 @@ def main():
             what = " + ".join(select)
             table.row(f"{what}: first round from start", f"{first:.2f}", "", "")
             table.row(f"{what}: a save", f"{median:.2f}", " ".join(f"{t:.2f}" for t in times),
-                          "<= 0.4" if len(select) == 1 else "<= 1.0")
+                          "<= 0.15" if len(select) == 1 else "<= 1.0")
             if len(select) == 2:
                 took, results = watcher.round_after(lambda: positions.write_text(source + ENDLESS))
                 looped = any("endless loop" in t["output"] for t in results["tests"])

@@ -4,6 +4,7 @@ A lab folder holds `lab.yaml`, `public/` and `hidden/` (pytest files of checks) 
 (each student file as learners first get it). The manifest names the handout, the reference,
 the student files with their functions, and the quiz; paths in it are relative to the lab folder.
 """
+import difflib
 import re
 from datetime import datetime
 from pathlib import Path
@@ -209,8 +210,11 @@ class Lab:
         for name in names:
             files = [fs for f, fs in self.manifest.student_files.items() if name in (f, Path(f).stem)]
             if name not in self.functions and not files:
-                raise UsageError(f"-k {name}: not a function or file of this lab (choose from "
-                               f"{', '.join([*self.functions, *self.manifest.student_files])})")
+                known = [*self.functions, *self.manifest.student_files]
+                close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+                guess = f"did you mean {close[0]}? " if close else ""
+                raise UsageError(f"-k {name}: not a function or file of this lab ({guess}choose from "
+                               f"{', '.join(known)})")
             chosen.update([name] if name in self.functions else files[0])
         return chosen
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.core.request import Device, Request, Selection
 from grader.core.runner import grade
 from grader.judge.launchers import launcher_for
 from grader.judge.zygote import Zygote, children_of
@@ -55,7 +56,7 @@ def grade_lab2(lab2, zygote):
     """grade_lab2(submission, select=[...]) -> LabResults, on the CPU, with the warm zygote."""
     def run(submission, select=()):
         zygote.reset()
-        return grade(lab2, submission=submission, device="cpu", select=select, zygote=zygote)
+        return grade(Request(lab2, submission, Device.CPU, Selection(tuple(select))), zygote)
     return run
 
 

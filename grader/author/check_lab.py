@@ -178,12 +178,13 @@ def _coverage(lab, checks, notes):
 # -- by grading ---------------------------------------------------------------------------------------
 def _graded(lab, zygote):
     """The reference must earn every point; the pristine stubs none, each function not implemented."""
+    from grader.core.request import Device, Request, SandboxKind
     from grader.core.runner import grade
     from grader.judge.launchers import launcher_for
     from grader.judge.zygote import Zygote
 
     own = zygote is None
-    zygote = zygote or Zygote(launcher_for("auto"))
+    zygote = zygote or Zygote(launcher_for(SandboxKind.AUTO))
     try:
         problems = []
         for folder, judge in ((lab.reference, _reference_problems), (lab.stubs, _stub_problems)):
@@ -192,7 +193,7 @@ def _graded(lab, zygote):
                 continue            # said already, as data: its failures would only repeat it
             zygote.reset()
             try:
-                problems += judge(lab, grade(lab, submission=folder, device="cpu", zygote=zygote))
+                problems += judge(lab, grade(Request(lab, folder, Device.CPU), zygote))
             except GraderError as error:
                 problems.append(f"grading the {'reference' if folder == lab.reference else 'stubs'} failed: {error}")
         return problems

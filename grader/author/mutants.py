@@ -13,13 +13,14 @@ A mutant is
 A function's mutation score is killed / (killed + surviving), equivalent ones left out. Mutants
 that only hidden checks kill are listed too: the handout's public checks miss them.
 """
-import contextlib
+import functools
 import hashlib
 from dataclasses import dataclass, field
 
 from grader.author import mutate
+from grader.core.request import Device, Observers, SandboxKind, Selection
 from grader.errors import LabError, UsageError
-from grader.instructor.workers import WarmGrader, grade_all
+from grader.instructor.workers import Plan, WarmGrader, grade_all
 from grader.kinds import Answer, Status
 
 CAP = 30                            # mutants per function: the kinds take turns past it
@@ -47,30 +48,21 @@ class MutantGrader(WarmGrader):
 
     def grade(self, job):
         files, function = job
-        self.options = {**self.options, "select": [function]}
         calls = []
-        with _recording(calls):
-            kind, data = super().grade(files)
+        request = self.request(files, selection=Selection((function,)), observers=Observers(on_answer=(
+            functools.partial(_record, calls),)))
+        kind, data = self.answer(request)
         return (kind, {"results": data, "calls": calls}) if kind == Answer.GRADED else (kind, data)
 
 
-@contextlib.contextmanager
-def _recording(calls):
-    """Record every call of student code in this process (a worker of our own, one grading at a
-    time), as an observer of every sandbox."""
-    from grader.judge.sandbox import CallFailed, Sandbox
+def _record(calls, call, answer):
+    """An observer of every call of student code: its digests go to `calls`."""
+    from grader.judge.sandbox import CallFailed
 
-    def record(call, answer):
-        key = digest((call.function, list(call.args), call.kwargs))
-        failed = isinstance(answer, CallFailed)
-        calls.append((key, f"{answer.kind}: {answer.message}" if failed else digest(answer)))
-        return answer
-
-    Sandbox.observers.append(record)
-    try:
-        yield
-    finally:
-        Sandbox.observers.remove(record)
+    key = digest((call.function, list(call.args), call.kwargs))
+    failed = isinstance(answer, CallFailed)
+    calls.append((key, f"{answer.kind}: {answer.message}" if failed else digest(answer)))
+    return answer
 
 
 def digest(value):
@@ -113,8 +105,7 @@ def run(lab, jobs, workers=None, device="cpu", sandbox="auto", progress=None):
         if progress:
             progress(job)
 
-    options = {"device": device, "select": [], "sandbox": sandbox, "grader": MutantGrader}
-    grade_all(lab, jobs, workers, options, done)
+    grade_all(lab, jobs, workers, Plan(Device(device), sandbox=SandboxKind(sandbox)), done, MutantGrader)
     baselines = {job.function: answers[id(job)] for job in jobs if job.mutant is None}
     for function, (kind, data) in baselines.items():
         if kind != Answer.GRADED or any(c["status"] != Status.PASSED for c in data["results"]["checks"]):

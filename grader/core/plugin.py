@@ -205,14 +205,15 @@ def after_needs(order, depends):
 
 
 class GradingPlugin:
-    """pytest's plugin for one grading: `options` are the runner's (grader.core.runner.Options)."""
+    """pytest's plugin for one grading (a grader.core.request.Request) in `sandbox`."""
 
-    def __init__(self, lab, sandbox, options):
+    def __init__(self, request, sandbox):
+        lab = request.lab
         self.lab, self.sandbox = lab, sandbox
-        self.on_progress = options.on_progress or (lambda done, total, function: None)    # a progress bar's
+        self.on_progress = request.observers.on_progress or (lambda done, total, function: None)
         self.total = 0
-        self.select = lab.select(options.select)
-        self.order = sorted(lab.functions, key=lambda function: function not in options.first)
+        self.select = lab.select(request.selection.only)
+        self.order = sorted(lab.functions, key=lambda function: function not in request.selection.first)
         self.checks = []
         self.shown = {}             # check -> its place in the report (checks run room by room)
         self.problems = []          # what is wrong with the lab itself

@@ -1,4 +1,5 @@
-"""Grade one submission of a lab: sandbox up, pytest over the lab's checks, results out."""
+"""The facade of a grading: grade(Request) -> LabResults (sandbox up, pytest over the lab's checks,
+results out), then finish(results, request), the one finishing step every front door takes."""
 from __future__ import annotations
 
 import contextlib
@@ -8,16 +9,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.core.request import NOT_GRADED_STATUS, Device, Request
 from grader.core.submissions import file_problems, submission_files
 from grader.errors import LabError, SetupError
 from grader.judge.cgroup import Cgroup
 from grader.judge.launchers import launcher_for
-from grader.judge.sandbox import CallFailed, Sandbox, write_files
+from grader.judge.sandbox import CallFailed, Sandbox, Settings, write_files
 from grader.judge.zygote import Zygote
 from grader.learner import fast_exit
 
@@ -26,43 +27,21 @@ if TYPE_CHECKING:
     from grader.manifest import Lab
 
 
-@dataclass(frozen=True)
-class Options:
-    """How one grading runs. `device`: auto, cpu or cuda. `select`: -k's functions or files.
-    `first`: functions whose checks run before the others (--watch: those of the file just saved).
-    `show_output`: keep all that student code printed, not only its first lines (-s).
-    `on_progress(done, total, function)`: called as each check starts and ends."""
-    device: str = "auto"
-    select: tuple[str, ...] = ()
-    first: tuple[str, ...] = ()
-    show_output: bool = False
-    on_progress: Callable[[int, int, str], None] | None = None
+def grade(request: Request, zygote: Zygote | None = None) -> LabResults:
+    """Run the request's lab checks against its submission -> LabResults.
 
-
-def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", select: Sequence[str] = (),
-          sandbox: str = "auto", zygote: Zygote | None = None, first: Sequence[str] = (),
-          show_output: bool = False, on_progress=None) -> LabResults:
-    """Run the lab's checks against `submission` (a folder; None: the handout) -> LabResults.
-
-    `zygote`: a warm one to fork children from (batch grading, --watch); by default one is
-    started here, first, so that it imports torch while we do. The rest are Options. A grading
-    the grader could not finish (checks "not_graded": its fault, not the submission's) is done
-    once more, afresh.
+    `zygote`: a warm one to fork children from (a warm grader: batch workers, --watch, grade.py
+    serve); by default one of the request's sandbox kind is started here, first, so that it
+    imports torch while we do. A grading the grader could not finish (checks "not_graded": its
+    fault, not the submission's) is done once more, afresh.
     """
     started = time.monotonic()
-    options = Options(device, tuple(select), tuple(first), show_output, on_progress)
     own = zygote is None
-    zygote = zygote or Zygote(launcher_for(sandbox))
+    zygote = zygote or Zygote(launcher_for(request.sandbox))
     try:
-        files, missing = submission_files(lab, submission)
+        submitted = submission_files(request.lab, request.submission)     # (files, missing)
         for attempt in (1, 2):
-            box = Sandbox(lab, files, zygote, observers=simulated_faults())
-            box.printed.show_all, box.believe_faults = show_output, attempt == 1
-            try:
-                plugin = _run_checks(lab, box, options)
-                results = _results(lab, box, plugin, submission, missing, started)
-            finally:
-                box.close()
+            results = _attempt(request, zygote, submitted, attempt == 1, started)
             results.attempts = attempt
             if not results.faults:
                 return results
@@ -71,6 +50,44 @@ def grade(lab: Lab, submission: str | Path | None = None, device: str = "auto", 
     finally:
         if own:
             zygote.close()
+
+
+def finish(results: LabResults, request: Request) -> Finished:
+    """The one finishing step of every front door: a grading with grader faults is no grade (no
+    results.json, no lesson progress, exit status NOT_GRADED_STATUS); any other writes --json and
+    notes the lab's progress in the lesson when it graded the learner's own copy in full."""
+    from grader.quiz.progress import lesson_after
+
+    if results.faults:
+        return Finished(NOT_GRADED_STATUS, (False, None))
+    lab = request.lab
+    quiz = lesson_after(lab, results, own_copy=request.own_copy)
+    if request.output.json is not None:
+        from grader.learner.report import write_json
+
+        write_json(results, request.output.json)
+    return Finished(0 if results.all_passed else 1, (lab.quiz is not None, quiz))
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What finish() leaves a front door: the exit status, and what the report shows of the lesson
+    test (whether the lab has one, its status)."""
+    status: int
+    quiz: tuple
+
+
+def _attempt(request, zygote, submitted, first, started):
+    """One try at the grading, in a sandbox of its own."""
+    lab, (files, missing) = request.lab, submitted
+    settings = Settings(device=resolve_device(request.device), show_all=request.output.show_all,
+                        believe_faults=first, observers=(*simulated_faults(), *request.observers.on_answer))
+    box = Sandbox(lab, files, zygote, settings)
+    try:
+        plugin = _run_checks(request, box)
+        return _results(request, box, plugin, missing, started)
+    finally:
+        box.close()
 
 
 def simulated_faults():
@@ -85,7 +102,7 @@ def simulated_faults():
     return [fault] if function else []
 
 
-def _run_checks(lab, box, options):
+def _run_checks(request, box):
     """pytest over the lab's checks in `box`: the plugin, holding the checks as graded."""
     import pytest
     import torch
@@ -93,10 +110,10 @@ def _run_checks(lab, box, options):
     from grader.core.plugin import GradingPlugin
     from grader.lab_api import memo
 
+    lab = request.lab
     torch.set_num_threads(1)
     memo.forget_used()
-    box.device = resolve_device(options.device)
-    plugin = GradingPlugin(lab, box, options)
+    plugin = GradingPlugin(request, box)
     code = run_pytest(lab, [plugin, plugin.fixtures], "--capture=no")
     if plugin.setup_error:
         raise plugin.setup_error
@@ -107,16 +124,17 @@ def _run_checks(lab, box, options):
     if plugin.problems:
         raise LabError(f"lab {lab.name} is broken: " + "; ".join(plugin.problems))
     if not plugin.checks:
-        chosen = f" of {', '.join(sorted(plugin.select))}" if options.select else ""
+        chosen = f" of {', '.join(sorted(plugin.select))}" if request.selection.only else ""
         raise LabError(f"lab {lab.name} has no checks{chosen} here")
     return plugin
 
 
-def _results(lab, box, plugin, submission, missing, started):
+def _results(request, box, plugin, missing, started):
     from grader.core.notebook_reader import relocate
     from grader.core.results import DoneItem, LabResults
     from grader.lab_api import memo
 
+    lab, submission = request.lab, request.submission
     for check in plugin.checks:        # a notebook's files say where their lines came from: "cell 4, line 2"
         check.message, check.hint = relocate(check.message, box.files), relocate(check.hint, box.files)
     done = [DoneItem(text=d.text, done=_done(plugin.checks, d.tags),
@@ -124,7 +142,7 @@ def _results(lab, box, plugin, submission, missing, started):
             for d in lab.manifest.done_when]
     return LabResults(
         lab=lab.name, title=lab.manifest.title, device=str(box.device), sandbox=box.zygote.launcher.name,
-        submission=str(Path(submission).resolve()) if submission else str(lab.handout),
+        submission=str(submission.resolve()) if submission else str(lab.handout),
         execution_time=time.monotonic() - started, checks=plugin.checks, done_when=done,
         missing_files=missing, selected=sorted(plugin.select), stopped=plugin.stopped,
         cpu_share=Cgroup.fairness(box.zygote.cgroup),
@@ -202,11 +220,12 @@ def _done(checks, tags):
     return bool(mine) and all(c.status == "passed" for c in mine)
 
 
-def resolve_device(device: str) -> str:
+def resolve_device(device: Device) -> str:
+    """The device a grading's tensors go to: "cpu" or "cuda"."""
     import torch
 
-    if device == "auto":
+    if device is Device.AUTO:
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
+    if device is Device.CUDA and not torch.cuda.is_available():
         raise SetupError("--device cuda: this machine's torch sees no CUDA device")
-    return device
+    return device.value

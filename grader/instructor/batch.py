@@ -17,11 +17,11 @@ Ctrl-C) grades only the students whose files, or the lab, changed since.
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from grader.core.results import LabResults
@@ -31,9 +31,9 @@ from grader.files import write_atomic
 from grader.identity import identity
 from grader.instructor import deadlines, gradebook, record
 from grader.instructor.page import write_report
-from grader.instructor.records import BatchRow, BatchSummary, StudentRecord
+from grader.instructor.records import BatchRow, StudentRecord
 from grader.instructor.roster import read_quiz, read_roster
-from grader.instructor.workers import grade_all
+from grader.instructor.workers import Plan, grade_all
 from grader.judge.launchers import launcher_for
 from grader.kinds import Answer
 from grader.lab_api import memo
@@ -50,7 +50,7 @@ Backend = Callable[[Lab, list[Submission], int | None, dict[str, Any], Callable[
 def lab_fingerprint(lab: Lab, select: Iterable[str], device: str, sandbox: str) -> str:
     """A hash of everything a grade depends on besides the student's files: their content and
     names within the lab, never where the course lies (a moved or cloned course regrades no one)."""
-    digest = hashlib.sha256(repr((sorted(select), device, sandbox)).encode())
+    digest = hashlib.sha256(repr((sorted(select), str(device), str(sandbox))).encode())
     folders = [lab.folder, lab.handout, lab.reference, *lab.child_modules, *(ENGINE / f for f in engine_files())]
     for role, top in enumerate(folders):
         for path in sorted([] if top is None else [top] if top.is_file() else top.rglob("*")):
@@ -68,35 +68,53 @@ def submission_hash(fingerprint: str, files: dict[str, bytes]) -> str:
 
 
 # -- one class ----------------------------------------------------------------------------------------
-def grade_class(lab: Lab, submissions: Path, out: str | os.PathLike, console: Console, workers: int | None = None,
-                force: bool = False, select: Sequence[str] = (), device: str = "auto", sandbox: str = "auto",
-                backend: Backend = grade_all, students: Iterable[str] = (), quiz: Path | None = None,
-                timing: dict[str, Any] | None = None) -> BatchSummary:
-    """Grade every submission in `submissions` into `out`; returns the BatchSummary. `students`:
-    grade only these (again, changed or not); the others keep the rows they have.
+@dataclass(frozen=True)
+class TimeFiles:
+    """What the lab's late policy (lab.yaml's deadline) is applied with: `timestamps` (CSV: the only
+    source of submission times; without it every time is unknown, a submission's own dates being
+    the student's word), `roster` (CSV: extensions), `assume` ("on time" / "late": what an unknown
+    time counts as; None: no mark until it is known)."""
+    timestamps: Path | None = None
+    roster: Path | None = None
+    assume: str | None = None
 
-    `backend(lab, todo, workers, options, done)` grades the submissions that need it and returns
+
+@dataclass(frozen=True)
+class ClassRequest:
+    """One batch: what each grading asks (workers.Plan), `workers` (None: one per core), `force`
+    (grade again the unchanged), `students` (grade only these, again; the others keep the rows they
+    have), `quiz` (the class quiz: a form's responses, or the gradebook of grade.py quiz --class,
+    whose scores grades.csv carries beside the lab's, and the page shows) and the TimeFiles."""
+    plan: Plan = field(default_factory=Plan)
+    workers: int | None = None
+    force: bool = False
+    students: tuple[str, ...] = ()
+    quiz: Path | None = None
+    timing: TimeFiles = field(default_factory=TimeFiles)
+
+
+def grade_class(lab, submissions, out, console, request=None, backend=grade_all):
+    """Grade every submission in `submissions` into `out` as `request` (a ClassRequest) asks;
+    returns the BatchSummary.
+
+    `backend(lab, todo, workers, plan, done)` grades the submissions that need it and returns
     how many workers it ran: the local pool (grade_all) or a Ray cluster (grader/cluster.py).
-    `quiz`: the class quiz (a form's responses, or the gradebook of grade.py quiz --class), whose
-    scores grades.csv then carries beside the lab's, and the page shows.
-    `timing`: {"timestamps": CSV, "roster": CSV (extensions), "assume": "on time" / "late"}, what
-    the lab's late policy (lab.yaml's deadline) is applied with; without a timestamps file every
-    time is unknown (a submission's own dates are the student's word).
 
     Ctrl-C: what was graded stays written, grades.csv and summary.json are rewritten (the rest
     pending), and KeyboardInterrupt goes on up.
     """
     started = time.monotonic()
-    out = Path(out)
-    lab.select(select)
-    sandbox_name = launcher_for(sandbox).name          # refuses now if --sandbox required can't be met
+    request = request or ClassRequest()
+    plan, quiz, out = request.plan, request.quiz, Path(out)
+    lab.select(plan.selection.only)
+    sandbox_name = launcher_for(plan.sandbox).name      # refuses now if --sandbox required can't be met
     subs = list_submissions(lab, submissions, out)
-    students = _named(subs, students, submissions)
+    students = _named(subs, request.students, submissions)
     quiz_rows = quiz and read_quiz(quiz, lab, [sub.student for sub in subs])   # a file no student is in: refused
-    extras = _timing(timing or {}), class_entries(lab, submissions, out)[1], quiz_rows
+    extras = _timing(request.timing), class_entries(lab, submissions, out)[1], quiz_rows
     out.mkdir(parents=True, exist_ok=True)
-    fingerprint = lab_fingerprint(lab, select, device, sandbox_name)
-    rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, force, students)
+    fingerprint = lab_fingerprint(lab, plan.selection.only, plan.device, sandbox_name)
+    rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, request.force, students)
 
     def done(sub: Submission, kind: Answer | str, data: Any) -> None:
         row = _save_answer(lab, out, sub, kind, data, graded, sandbox_name)
@@ -104,13 +122,12 @@ def grade_class(lab: Lab, submissions: Path, out: str | os.PathLike, console: Co
         progress.console.print(gradebook.line(row), highlight=False)
         progress.advance(task)
 
-    interrupted, used = False, min(workers or os.cpu_count() or 1, len(todo))   # the backend tells
+    interrupted, used = False, min(request.workers or os.cpu_count() or 1, len(todo))   # the backend tells
     try:
         with _progress(console) as progress:
             task = progress.add_task(lab.name, total=len(todo))
             if todo:
-                options = {"device": device, "select": list(select), "sandbox": sandbox}
-                used = backend(lab, todo, workers, options, done)
+                used = backend(lab, todo, request.workers, plan, done)
     except KeyboardInterrupt:
         interrupted = True
         raise
@@ -160,11 +177,11 @@ def _save_answer(lab: Lab, out: Path, sub: Submission, kind: Answer | str, data:
 
 
 def _timing(timing):
-    """({identity: time} or None, {identity: extension} or None, assume) from the batch's timing
-    options; None where the option was not given (the record's earlier decision stands)."""
-    stamps, roster = timing.get("timestamps"), timing.get("roster")
+    """({identity: time} or None, {identity: extension} or None, assume) from the batch's TimeFiles;
+    None where the option was not given (the record's earlier decision stands)."""
+    stamps, roster = timing.timestamps, timing.roster
     extensions = {key: entry.extension for key, entry in read_roster(roster).items()} if roster else None
-    return deadlines.read_timestamps(stamps) if stamps else None, extensions, timing.get("assume")
+    return deadlines.read_timestamps(stamps) if stamps else None, extensions, timing.assume
 
 
 def _decided(lab, out, rows, max_score, timing, quiz):

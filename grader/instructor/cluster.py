@@ -67,7 +67,7 @@ class GradingActor:
     """A warm grader on some node of the cluster (a Ray actor: see grade_all). The driver closes
     it when done; Ray ends it with SIGTERM when the driver is gone: its zygote and files go too."""
 
-    def __init__(self, lab_place, options, digest):
+    def __init__(self, lab_place, plan, digest):
         import ray
 
         self.node = ray.util.get_node_ip_address()
@@ -79,7 +79,7 @@ class GradingActor:
             if course_digest(lab) != digest:
                 raise LabError(f"its course folder {ROOT} differs from the driver's: install the same "
                                "version of the course on every node")
-            self.grader = WarmGrader(ROOT / lab_place, options)
+            self.grader = WarmGrader(ROOT / lab_place, plan)
         except Exception as error:
             self.failure = f"{type(error).__name__}: {error}"
 
@@ -103,12 +103,12 @@ class GradingActor:
         os._exit(143)
 
 
-def grade_all(lab, todo, count, options, done, address=LOCAL):
+def grade_all(lab, todo, count, plan, done, address=LOCAL):
     """workers.grade_all's twin on Ray: grade `todo` on `count` actors (None: one per CPU of the
     cluster); done(submission, kind, data) per answer. Returns how many actors it started."""
     ray = load_ray(address)
     _start_ray(ray, address)
-    actors = _Actors(ray, lab, options, todo, done)
+    actors = _Actors(ray, lab, plan, todo, done)
     try:
         count = actors.start(count)
         while actors.queue or actors.flying:
@@ -137,8 +137,8 @@ class _Actors:
     """The actors of one batch and the submissions still to grade: each idle actor is given the
     next one; a submission whose actor died goes back to the queue (ATTEMPTS at most)."""
 
-    def __init__(self, ray, lab, options, todo, done):
-        self.ray, self.lab, self.options, self.done = ray, lab, options, done
+    def __init__(self, ray, lab, plan, todo, done):
+        self.ray, self.lab, self.plan, self.done = ray, lab, plan, done
         self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(GradingActor)
         self.queue, self.lost, self.idle, self.pids = deque(todo), {}, [], {}
         self.flying = {}                    # ObjectRef of a grade() call -> (actor, submission)
@@ -154,7 +154,7 @@ class _Actors:
         return count
 
     def _new_actor(self):
-        actor = self.actor_class.remote(_lab_place(self.lab), self.options, self.digest)
+        actor = self.actor_class.remote(_lab_place(self.lab), self.plan, self.digest)
         self.pids[actor] = actor.pid.remote()
         return actor
 

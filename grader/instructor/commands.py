@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader.core.request import Device, SandboxKind, Selection
 from grader.errors import LabError, UsageError
 from grader.identity import identity
 from grader.instructor.lms import FORMATS
@@ -68,8 +69,8 @@ def run_batch(args: argparse.Namespace, console: Console) -> int:
     paths.existing_folder("SUBMISSIONS", args.submissions, "the class folder (a folder of student folders and .zips)")
     paths.output_folder("--out", args.out, "a folder (new, or this batch's earlier --out)")
     quiz = paths.existing_file("--quiz", args.quiz) if args.quiz else None
-    timing = {"assume": args.assume, **{option: paths.existing_file(f"--{option}", getattr(args, option))
-                                        for option in ("timestamps", "roster") if getattr(args, option)}}
+    timing = batch.TimeFiles(**{option: paths.existing_file(f"--{option}", getattr(args, option))
+                             for option in ("timestamps", "roster") if getattr(args, option)}, assume=args.assume)
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers {args.workers}: expected 1 or more")
     backend = workers.grade_all
@@ -87,10 +88,9 @@ def run_batch(args: argparse.Namespace, console: Console) -> int:
         cluster.load_ray(args.ray)          # refuses now, saying how to install it, where it is missing
         backend = functools.partial(cluster.grade_all, address=args.ray)
     try:
-        summary = batch.grade_class(lab, args.submissions, args.out, console, workers=args.workers,
-                                    force=args.force, select=args.select, device=args.device,
-                                    sandbox=args.sandbox, backend=backend, students=args.student, quiz=quiz,
-                                    timing=timing)
+        plan = workers.Plan(Device(args.device), Selection(tuple(args.select)), SandboxKind(args.sandbox))
+        request = batch.ClassRequest(plan, args.workers, args.force, tuple(args.student), quiz, timing)
+        summary = batch.grade_class(lab, args.submissions, args.out, console, request, backend)
     except KeyboardInterrupt:
         console.print(f"[yellow]stopped:[/] what was graded is kept in {escape(args.out)} "
                       "(grades.csv lists the rest as pending); the same command grades the rest")

@@ -178,6 +178,7 @@ def check_sandbox(root: str | os.PathLike, lab_name: str, mode: str = "auto") ->
     """setup.sh's last step: lock the judge's files, then grade the lab's stubs (one function's
     checks) in the strongest sandbox, then in the next if that fails; keep the one that worked
     in source/sandbox.txt. Exit status 1, saying why, when none did."""
+    from grader.core.request import Device, Request, Selection
     from grader.core.runner import grade
     from grader.judge.zygote import Zygote
 
@@ -192,7 +193,7 @@ def check_sandbox(root: str | os.PathLike, lab_name: str, mode: str = "auto") ->
             return 1
         zygote = Zygote(launcher)
         try:
-            results = grade(lab, None, device="cpu", select=list(lab.functions)[:1], zygote=zygote)
+            results = grade(Request(lab, None, Device.CPU, Selection(tuple(lab.functions)[:1])), zygote)
             failed = "; ".join(dict.fromkeys(c.message for c in results.faults))
         except SetupError as error:
             failed = str(error)
@@ -225,6 +226,7 @@ def autograde(root: str | os.PathLike, lab_name: str, sandbox: str = "auto") -> 
     it graded in is said in extra_data and on stdout.
     """
     from grader.core.notebook_reader import notes
+    from grader.core.request import Request
     from grader.core.runner import grade
     from grader.core.submissions import GRADABLE, read_submission
     from grader.instructor.gradebook import not_graded
@@ -249,7 +251,7 @@ def autograde(root: str | os.PathLike, lab_name: str, sandbox: str = "auto") -> 
         with tempfile.TemporaryDirectory(prefix="submission-") as folder:
             write_files(folder, files)
             try:
-                results = grade(lab, folder, zygote=zygote)
+                results = grade(Request(lab, folder), zygote)
             except SetupError as error:
                 return _grader_fault(str(error))
             finally:

@@ -1,7 +1,7 @@
-"""The batch's local workers: processes that each keep one warm grader (torch, the lab, a zygote)
-for their life and grade submission after submission. A worker that dies loses only the
-submission it was grading, which becomes a row to regrade. grader/instructor/cluster.py keeps the
-same WarmGrader in Ray actors."""
+"""The batch's local workers: processes that each keep one warm grader (grader/core/warm.py: torch, the
+lab, a zygote) for their life and grade submission after submission. A worker that dies loses only
+the submission it was grading, which becomes a row to regrade. grader/instructor/cluster.py keeps
+the same WarmGrader in Ray actors."""
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -10,76 +10,90 @@ import signal
 import sys
 import tempfile
 from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.core.request import Device, Request, SandboxKind, Selection
 from grader.errors import SetupError
-from grader.judge.launchers import launcher_for
 from grader.judge.linux import PR_SET_PDEATHSIG, libc, stop_then_kill
 from grader.judge.sandbox import write_files
-from grader.judge.zygote import Zygote
 from grader.kinds import Answer
 from grader.manifest import find_lab
 
 
-class WarmGrader:
-    """torch, the lab and one zygote, kept warm to grade submission after submission: the body of
-    a local worker process here and of a Ray actor (grader/cluster.py)."""
+@dataclass(frozen=True)
+class Plan:
+    """What a batch asks of every grading but the lab and the submission: the device, the selection
+    and the sandbox."""
+    device: Device = Device.AUTO
+    selection: Selection = field(default_factory=Selection)
+    sandbox: SandboxKind = SandboxKind.AUTO
 
-    def __init__(self, lab_folder, options):
+
+class WarmGrader:
+    """A warm grader (grader.core.warm.Grader) and the lab, to grade submission after submission: the
+    body of a local worker process here and of a Ray actor (grader/cluster.py)."""
+
+    def __init__(self, lab_folder, plan: Plan):
+        from grader.core.warm import Grader
+
         os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        self.zygote = Zygote(launcher_for(options["sandbox"]))   # first: it imports torch while we do
+        self.grader = Grader(plan.sandbox)         # first: its zygote imports torch while we do
         import torch
 
         torch.set_num_threads(1)
-        self.lab, self.options = find_lab(lab_folder), options
+        self.lab, self.plan = find_lab(lab_folder), plan
         self.scratch = Path(tempfile.mkdtemp(prefix="grade-batch-"))
 
     def grade(self, files):
         """One submission's {name: bytes} -> ("graded", LabResults dump) or ("regrade", why: the
         grader failed, not the submission)."""
-        from grader.core.runner import grade
+        return self.answer(self.request(files))
 
+    def request(self, files, **changes):
+        """The plan's Request for these files, laid out afresh in this worker's folder."""
         folder = self.scratch / "submission"
         shutil.rmtree(folder, ignore_errors=True)
         write_files(folder, files)
+        plan = self.plan
+        return Request(self.lab, folder, plan.device, plan.selection, plan.sandbox, **changes)
+
+    def answer(self, request):
+        """runner.grade's answer to `request`, as a pair for the pipe."""
         try:
-            results = grade(self.lab, folder, device=self.options["device"], select=self.options["select"],
-                            sandbox=self.options["sandbox"], zygote=self.zygote)
-            return Answer.GRADED, results.model_dump(mode="json")
+            return Answer.GRADED, self.grader.grade(request).model_dump(mode="json")
         except Exception as error:
             return Answer.REGRADE, f"the grader failed: {type(error).__name__}: {error}"
-        finally:
-            self.zygote.reset()
 
     def close(self):
-        self.zygote.close()
+        self.grader.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def abandon(self):
         """From a signal handler: kill the zygote and remove the files, waiting for nothing."""
+        zygote = self.grader.zygote
         try:
-            os.killpg(self.zygote.process.pid, signal.SIGKILL)
+            os.killpg(zygote.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        if self.zygote.cgroup:      # everything the zygote ran, and the group itself
-            stop_then_kill(self.zygote.cgroup.pids)
-            self.zygote.cgroup.remove()
-        shutil.rmtree(self.zygote.scratch, ignore_errors=True)
+        if zygote.cgroup:           # everything the zygote ran, and the group itself
+            stop_then_kill(zygote.cgroup.pids)
+            zygote.cgroup.remove()
+        shutil.rmtree(zygote.scratch, ignore_errors=True)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def _work(lab_folder, options, conn):
-    """A grading process: one WarmGrader for life.
+def _work(lab_folder, plan, grader_class, conn):
+    """A grading process: one `grader_class` (a WarmGrader) for life.
 
-    Receives {name: bytes} per submission (None: stop); answers with WarmGrader.grade's pair;
-    ("failed", message) when it cannot start. options["grader"]: another class of grader, which
-    gets each job's `files` (grade.py mutants: grader/author/mutants.py).
+    Receives a job's `files` per submission (None: stop); answers with the grader's pair;
+    ("failed", message) when it cannot start.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the main process decides what Ctrl-C stops
     if sys.platform == "linux":                     # and dies with it, killed or not
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     try:
-        grader = options.get("grader", WarmGrader)(lab_folder, options)
+        grader = grader_class(lab_folder, plan)
     except Exception as error:
         conn.send((Answer.FAILED, f"{type(error).__name__}: {error}"))
         return
@@ -99,9 +113,9 @@ def _work(lab_folder, options, conn):
 
 
 class Worker:
-    def __init__(self, context, lab, options):
+    def __init__(self, context, lab, plan, grader_class):
         self.conn, theirs = context.Pipe()
-        self.process = context.Process(target=_work, args=(str(lab.folder), options, theirs),
+        self.process = context.Process(target=_work, args=(str(lab.folder), plan, grader_class, theirs),
                                        name="grade-worker")     # not a daemon: a lab's checks may start
         #                                                         processes of their own (grader/lab_api/apart.py)
         self.process.start()
@@ -147,12 +161,13 @@ class Worker:
         self.conn.close()
 
 
-def grade_all(lab, todo, count, options, done):
-    """Grade each Submission in `todo` on `count` local workers (None: one per core);
-    done(submission, kind, data) per answer. Returns how many workers it started."""
+def grade_all(lab, todo, count, plan, done, grader_class=WarmGrader):
+    """Grade each Submission in `todo` on `count` local workers (None: one per core), each keeping
+    a `grader_class` for its life; done(submission, kind, data) per answer. Returns how many
+    workers it started."""
     context = multiprocessing.get_context("spawn")
     queue = deque(todo)
-    workers = [Worker(context, lab, options) for _ in range(min(count or os.cpu_count() or 1, len(queue)))]
+    workers = [Worker(context, lab, plan, grader_class) for _ in range(min(count or os.cpu_count() or 1, len(queue)))]
     started = len(workers)
     try:
         while queue or any(w.job for w in workers):
@@ -173,7 +188,7 @@ def grade_all(lab, todo, count, options, done):
                     workers.remove(worker)
                     worker.stop()
                     if queue:
-                        workers.append(Worker(context, lab, options))
+                        workers.append(Worker(context, lab, plan, grader_class))
                 done(job, Answer.REGRADE if kind == Answer.DIED else kind, data)
     finally:
         for worker in workers:

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -38,10 +39,13 @@ HIDDEN = "hidden"            # the room whose output no learner sees: any call's
 
 
 class Call(NamedTuple):
-    """A call of student code, as an observer sees it."""
+    """A call of student code, as an observer sees it: `timeout`, seconds of its own time (None: the
+    lab's for the function); `echo`, its positional arguments come back too, as they were after."""
     function: str
     args: Sequence[Any]
     kwargs: dict
+    timeout: float | None = None
+    echo: bool = False
 
 
 class Serving(NamedTuple):
@@ -95,6 +99,22 @@ def write_files(folder, files):
 
 
 # -- one submission's calls -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Settings:
+    """How a sandbox grades, fixed when it is built. `device`: where tensors go. `show_all`: keep all
+    that calls print, not only their first lines. `believe_faults`: a grader fault a child reports is
+    believed (on a first try only, or a submission could fake one and stay ungraded for ever).
+    `observers`: callables on_answer(call, answer) -> answer that see every call's Call and its
+    answer (the value, or the CallFailed it raises) and may replace it: a test's simulated grader
+    fault, grade.py mutants' record of calls. `budget`: seconds for all the submission's calls
+    (None: the lab's)."""
+    device: str = "cpu"
+    show_all: bool = False
+    believe_faults: bool = True
+    observers: tuple = ()
+    budget: float | None = None
+
+
 class Sandbox:
     """The children grading one submission: a main child reused call after call, and one child
     of its own for each call run apart. A child that fails is replaced by a fresh fork. Every
@@ -102,24 +122,22 @@ class Sandbox:
     (`budget` seconds charged to all its calls), whatever it asks for. Wall time only backs these
     up, `backstop` times over (lab.yaml): past it the grader was at fault, not the submission.
 
-    `observers`: callables on_answer(call, answer) -> answer that see every call's Call and its
-    answer (the value, or the CallFailed it raises) and may replace it: a test's simulated grader
-    fault, grade.py mutants' record of calls. `Sandbox.observers`: those of every sandbox."""
+    `settings` (Settings): how it grades, given when it is built. `Sandbox.observers`: on_answer
+    callables that see the calls of every sandbox of this process."""
 
     observers = []              # on_answer callables for every sandbox of this process
 
-    def __init__(self, lab, files, zygote, budget=None, observers=()):
-        self.lab, self.files, self.zygote = lab, files, zygote
-        self.device = "cpu"         # where tensors go; the runner sets the grading device
-        self.budget = budget or lab.manifest.time_budget
+    def __init__(self, lab, files, zygote, settings=None):
+        settings = settings or Settings()
+        self.lab, self.files, self.zygote, self.settings = lab, files, zygote, settings
+        self.device = settings.device   # where tensors go
+        self.budget = settings.budget or lab.manifest.time_budget
         self.spent = 0.0            # seconds charged to the calls that have ended
         self.started = None         # when the first child was up: the zygote's start is ours
-        self.printed = Printed()    # what calls printed, until their check takes it
+        self.printed = Printed(settings.show_all)   # what calls printed, until their check takes it
         self.inputs_seen = False    # a value of a call on hidden inputs went to a check not hidden
         self.serving = Serving(None, None, threading.current_thread())
-        self.observers = [*Sandbox.observers, *observers]
-        self.believe_faults = True  # a grader fault a child reports: believed on a first try only,
-        #                             or a submission could fake one and stay ungraded for ever
+        self.observers = [*Sandbox.observers, *settings.observers]
         self._main = {}             # room -> the child that serves its checks
         self._held = []             # hidden calls not started yet (submit)
         self._children = []
@@ -136,10 +154,10 @@ class Sandbox:
         except ZygoteGone as gone:      # no student code ran in this child: the grader's fault
             if gone.never_started:
                 raise SetupError(str(gone)) from None
-            fault = Failure.GRADER_FAULT if self.believe_faults else Failure.CRASHED
+            fault = Failure.GRADER_FAULT if self.settings.believe_faults else Failure.CRASHED
             raise CallFailed(function, fault, str(gone)) from None
         child = Child(self.zygote, *forked, answer_bytes=self.lab.manifest.answer_mb * 2**20)
-        child.output_limit, child.believe_faults = self.printed.limit, self.believe_faults
+        child.output_limit, child.believe_faults = self.printed.limit, self.settings.believe_faults
         try:
             setup = {"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes,
                      "forbid": self.lab.forbidden, "student": [*self.lab.manifest.student_files]}
@@ -183,7 +201,7 @@ class Sandbox:
             if main is None or not main.alive:
                 main = self._main[room] = self._spawn(function)
             keep = lambda data, cut: self.printed.keep(check, data, cut)
-            return self._call(main, function, args, kwargs or {}, timeout, echo, keep)
+            return self._call(main, Call(function, args, kwargs or {}, timeout, echo), keep)
 
     @contextlib.contextmanager
     def _in(self, room):
@@ -213,7 +231,8 @@ class Sandbox:
         that child gets instead of the submission's (the lab's own, to grade a function on its own).
         `hidden`: its inputs are hidden (a seed only the course's grading uses): what it prints
         goes to no check but a hidden one, whatever room it was made in. Made for a check that is
-        not hidden, it starts only once a check asks for its value or the hidden room comes: the
+        not hidden, it starts only once a check asks for its value (or another's on hidden inputs:
+        the hidden room begins, and every call held back starts together) or the hidden room comes: the
         visible calls that would wait for it meanwhile could time it (a clock, a child replaced),
         and its time is taken from the budget of none of them."""
         future = Submitted(self, HIDDEN if hidden else self.serving.room)
@@ -226,7 +245,7 @@ class Sandbox:
                 with self._in(future.room):
                     child = self._spawn(function, replace)
                     try:
-                        value = self._call(child, function, args, kwargs or {}, timeout, False, keep)
+                        value = self._call(child, Call(function, args, kwargs or {}, timeout), keep)
                     finally:
                         child.kill()        # before the answer is out: the sandbox may close it next
                 future.set_result(value)
@@ -241,9 +260,10 @@ class Sandbox:
         return future
 
     def _asked(self, future):
-        """A check asks for a submitted call's value: start it if it is held back."""
+        """A check asks for a submitted call's value: start it if it is held back. Asked for a call
+        on hidden inputs, the hidden room begins: every call held back starts, together."""
         if threading.current_thread() is self.serving.thread:
-            self._release([future])
+            self._release(None if future.room == HIDDEN else [future])
 
     def _release(self, futures=None):
         """Start the held-back hidden calls `futures` (all by default)."""
@@ -270,27 +290,28 @@ class Sandbox:
             printed, future.printed = future.printed, None
             self.printed.keep(check, *printed)
 
-    def _call(self, child, function, args, kwargs, timeout, echo, keep):
-        """The answer of one call, as the observers leave it: a value, or a CallFailed raised."""
+    def _call(self, child, call, keep):
+        """The answer of one Call, as the observers leave it: a value, or a CallFailed raised."""
         try:
-            answer = self._answer(child, function, args, kwargs, timeout, echo, keep)
+            answer = self._answer(child, call, keep)
         except CallFailed as failure:
             answer = failure
         for observe in self.observers:
-            answer = observe(Call(function, args, kwargs), answer)
+            answer = observe(call, answer)
         if isinstance(answer, CallFailed):
             raise answer
         return answer
 
-    def _answer(self, child, function, args, kwargs, timeout, echo, keep):
+    def _answer(self, child, call, keep):
+        function = call.function
         module = self.lab.module_of(function)
         manifest = self.lab.manifest
-        timeout = timeout or manifest.timeouts.get(function, manifest.call_timeout)
+        timeout = call.timeout or manifest.timeouts.get(function, manifest.call_timeout)
         left = self._left(function)
         clock = CallClock(child.meter)
         limit = Limit(clock, min(timeout, left), manifest.backstop * timeout)
         try:
-            return child.call(module, function, args, kwargs, limit, self.device, echo)
+            return child.call(module, function, call.args, call.kwargs, limit, self.device, call.echo)
         except CallFailed as failure:
             if failure.kind == Failure.RAISED:
                 failure.where, failure.given = learner_frames(failure.where, self.lab.manifest.student_files)

@@ -221,8 +221,8 @@ class Zygote:
 
     def close(self):
         self._drop_spare()
-        if self.launcher.name == "process" and not self.broken and self.process.poll() is None:
-            try:                    # the zygote kills its children's daemons while it can
+        if self.launcher.name == "process" and self.ready and not self.broken and self.process.poll() is None:
+            try:                    # the zygote kills its children's daemons while it can (one not ready has none)
                 self.ask({"op": "reset"})
             except ZygoteGone:
                 pass

@@ -5,6 +5,7 @@ could not grade the submission (its own fault: nothing was charged, grade again)
 Heavy modules (torch, pytest) are imported only by the commands that need them.
 """
 import argparse
+import dataclasses
 import importlib
 import sys
 import traceback
@@ -13,11 +14,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader.core.request import NOT_GRADED_STATUS, Device, Observers, Output, Request, SandboxKind, Selection  # noqa: F401
 from grader.errors import GraderError, UsageError
 from grader.learner import handin
 from grader.manifest import find_lab
-
-NOT_GRADED_STATUS = 3          # the grader could not grade the submission: its fault, regrade
 
 
 def grade_parser():
@@ -42,42 +42,130 @@ def grading_options(parser):
     """The options every grading command takes."""
     parser.add_argument("-k", dest="select", action="append", default=[], metavar="NAME",
                         help="grade only checks of this function or file (repeatable), e.g. -k FUNCTION or -k FILE.py")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    parser.add_argument("--sandbox", choices=("auto", "required", "process"), default="auto",
+    parser.add_argument("--device", choices=[d.value for d in Device], default="auto")
+    parser.add_argument("--sandbox", choices=[k.value for k in SandboxKind], default="auto",
                         help="auto: bubblewrap when installed; required: refuse without it")
     return parser
 
 
 def run_grade(args, console):
-    from grader.core.runner import grade, run_experiments
-    from grader.learner import report
-    from grader.quiz.progress import lesson_after
+    from grader.core.runner import run_experiments
 
     if args.submission and Path(args.submission).suffix == ".zip":
         raise UsageError(f"--submission {args.submission}: unzip it first (grade.py batch reads .zip files)")
     if args.experiments:
         if args.select or args.json or args.watch or args.show_output or args.sandbox != "auto":
             raise UsageError("--experiments runs your experiments; it takes --submission, --device and --out")
-        return run_experiments(find_lab(args.lab), args.submission, args.device, args.out or "plots")
+        from grader.core.runner import run_experiments
+        from grader.manifest import find_lab
+
+        lab = find_lab(args.lab)
+        console.print(f"[bold]running {escape(lab.name)}'s experiments[/] [dim](importing torch, then each "
+                      "experiment with its progress; Ctrl-C stops and keeps what finished)[/]")
+        return run_experiments(lab, args.submission, args.device, args.out or "plots")
     if args.out:
         raise UsageError("--out is where --experiments puts its plots; grading writes --json FILE")
-    lab = find_lab(args.lab)
+    zygote = None if args.watch else _early_zygote(SandboxKind(args.sandbox))
+    try:
+        return _grade(args, console, zygote)
+    finally:
+        if zygote is not None:
+            zygote.close()
+
+
+def _early_zygote(kind):
+    """A grading's zygote, started before the lab is read so that it imports torch while this
+    process imports the rest (pydantic, the lab, pytest): None where a warm grader may answer (a
+    socket in this user's runtime folder). A grading refused meanwhile (a bad -k) closes it unused."""
+    from grader.core.runtime import any_listening
+
+    if any_listening():
+        return None
+    from grader.judge.launchers import launcher_for
+    from grader.judge.zygote import Zygote
+
+    return Zygote(launcher_for(kind))
+
+
+def _grade(args, console, zygote):
+    """One grading on `zygote` (one started early), else on this checkout's warm grader when one
+    answers, else cold: the report, and finish()'s exit status."""
+
+    request = grading_request(args, find_lab(args.lab))     # a bad -k is refused here, before any grading
     if args.watch:
         from grader.learner.watch import watch
 
-        return watch(lab, console, args.submission, args.select, args.device, args.sandbox, args.json,
-                     args.show_output)
+        return watch(request, console)
+    from grader.core import warm
+    from grader.core.runner import finish, grade
+    from grader.learner import report
+
+    client = None if zygote else warm.WarmClient.for_checkout(request.lab, request.sandbox)
     with report.progress(console) as on_progress:
-        results = grade(lab, submission=args.submission, device=args.device, select=args.select,
-                        sandbox=args.sandbox, show_output=args.show_output, on_progress=on_progress)
-    if results.faults:          # not a grade: nothing is recorded, and no results.json is written
-        report.show(results, lab, console)
-        return NOT_GRADED_STATUS
-    quiz = lesson_after(lab, results, own_copy=args.submission is None)
-    report.show(results, lab, console, quiz=(lab.quiz is not None, quiz))
-    if args.json:
-        report.write_json(results, args.json)
-    return 0 if results.all_passed else 1
+        observed = dataclasses.replace(request, observers=Observers(on_progress))
+        results = grade(observed, zygote) if zygote else warm.grade(observed, client)
+    finished = finish(results, request)
+    report.show(results, request.lab, console, quiz=finished.quiz)
+    if client is not None and client.served_by:
+        console.print(f"[dim]graded by this checkout's warm grader for {escape(request.lab.name)} (pid "
+                      f"{client.served_by}); grade.py serve --stop stops it[/]")
+    return finished.status
+
+
+def grading_request(args, lab):
+    """The Request of a grading command's arguments (those of grading_options, and --submission,
+    --json and -s where the command has them)."""
+    json_path = getattr(args, "json", None)
+    return Request(lab, getattr(args, "submission", None), Device(args.device),
+                   Selection(tuple(args.select)), SandboxKind(args.sandbox),
+                   Output(getattr(args, "show_output", False), Path(json_path) if json_path else None))
+
+
+def serve_parser():
+    parser = argparse.ArgumentParser(
+        prog="grade.py serve", description="Keep a warm grader for a lab of this checkout: grade.py LAB, "
+        "--watch and the notebook's check are then answered by it, without starting torch or a sandbox. "
+        "It stops with --stop, or after --idle seconds with no grading.")
+    parser.add_argument("lab", nargs="?", help="lab name (e.g. lab2) or path to a lab folder")
+    parser.add_argument("--stop", action="store_true", help="stop this checkout's warm graders")
+    parser.add_argument("--foreground", action="store_true", help="serve in this terminal until Ctrl-C")
+    parser.add_argument("--idle", type=float, default=None, metavar="SECONDS",
+                        help="stop after this long with no grading (default: 15 minutes)")
+    parser.add_argument("--sandbox", choices=[k.value for k in SandboxKind], default="auto")
+    return parser
+
+
+def run_serve(args, console):
+    from grader.core import warm
+
+    if args.stop:
+        if args.lab or args.foreground:
+            raise UsageError("--stop stops every warm grader of this checkout; it takes no lab")
+        count = warm.stop_all()
+        console.print(f"stopped {count} warm grader{'s' * (count != 1)}")
+        return 0
+    if not args.lab:
+        raise UsageError("grade.py serve LAB: which lab to keep warm (or --stop)")
+    if args.idle is not None and args.idle <= 0:
+        raise UsageError(f"--idle {args.idle:g}: expected seconds above 0")
+
+    lab, kind, idle = find_lab(args.lab), SandboxKind(args.sandbox), args.idle or warm.IDLE_SECONDS
+    if args.foreground:
+        server = warm.Server(lab, kind, idle)
+        console.print(f"warm grader for {escape(lab.name)} at {escape(str(server.path))} · Ctrl-C stops it")
+        try:
+            server.serve()
+        except KeyboardInterrupt:
+            pass
+        return 0
+    if warm.WarmClient.for_checkout(lab, kind) is not None:
+        console.print(f"a warm grader for {escape(lab.name)} runs already")
+        return 0
+    with console.status(f"starting a warm grader for {escape(lab.name)}"):
+        pid = warm.start(lab, kind, idle)
+    console.print(f"warm grader for {escape(lab.name)} started (pid {pid}): grade.py {escape(lab.name)} uses "
+                  f"it; it stops after {idle:g} s idle, or with grade.py serve --stop")
+    return 0
 
 
 # Subcommands: name -> (parser builder, runner). `python grade.py LAB ...` grades. Staff commands
@@ -181,3 +269,4 @@ def run_quiz(args, console):
 
 COMMANDS["quiz"] = (quiz_parser, run_quiz)
 COMMANDS["pack"] = (handin.parser, handin.run)
+COMMANDS["serve"] = (serve_parser, run_serve)

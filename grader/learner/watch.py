@@ -1,10 +1,13 @@
 """`grade.py LAB --watch`: grade, then grade again each time a student file is saved.
 
-One judge and one warm zygote for the whole session, kept as a batch worker keeps them (reset
-between rounds): torch, pytest, the lab's check modules, the reference modules and the truths
-the checks memoise are paid once. Each round forks a fresh child from the zygote, so the saved
-code is what runs, and a crash, a timeout or an endless loop ends with its round.
+A warm grader for the whole session (grader/core/warm.py): this checkout's server for the lab when one
+runs (grade.py serve), else one in this process. torch, pytest, the lab's check modules, the
+reference modules and the truths the checks memoise are paid once. Each round forks a fresh child
+from the zygote, so the saved code is what runs, and a crash, a timeout or an endless loop ends
+with its round; nothing of a round stays for the next. Each round ends as every grading does
+(runner.finish: results.json, lesson progress).
 """
+import dataclasses
 import os
 import signal
 import time
@@ -17,70 +20,73 @@ from rich.panel import Panel
 from rich.spinner import Spinner
 from rich.text import Text
 
-from grader.errors import GraderError, UsageError
-from grader.judge.launchers import launcher_for
-from grader.judge.zygote import Zygote
+from grader.core.request import Observers, Request, Selection
+from grader.errors import GraderError
 from grader.learner import report
 
 QUIET_MS = 20       # a save is over when its files are quiet this long (editors write in bursts)
 
 
-def watch(lab, console, submission=None, select=(), device="auto", sandbox="auto", json_path=None,
-          show_output=False):
-    """Grade `submission` (a folder; None: the handout) round after round until Ctrl-C -> 0."""
-    if submission is not None and not Path(submission).is_dir():
-        raise UsageError(f"submission folder {submission} does not exist")
-    lab.select(select)                              # a bad -k is refused now, not every round
-    zygote = Zygote(launcher_for(sandbox))          # first: it imports torch while we do
+def watch(request: Request, console) -> int:
+    """Grade the request's submission round after round until Ctrl-C -> 0."""
+    from grader.core.warm import Grader, WarmClient
+
+    live = Live(_status("starting", "importing torch and the checks"), console=console,
+                refresh_per_second=8, transient=True)
+    live.start()                                    # the first line, before anything is imported
+    graders = []                                    # the one grading now last
     try:
-        with Live(_status("starting", "importing torch and the checks"), console=console,
-                  refresh_per_second=8, transient=True) as live:
-            _rounds(lab, live, zygote, submission, select, device, json_path, show_output)
+        graders.append(WarmClient.for_checkout(request.lab, request.sandbox) or Grader(request.sandbox))
+        with live:
+            _rounds(request, live, graders)
     except KeyboardInterrupt:
         pass
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)     # a second Ctrl-C must not cut the cleanup
-        zygote.close()
+        live.stop()
+        for grader in graders:
+            grader.close()
     console.print("[dim]stopped watching[/]")
     return 0
 
 
-def _rounds(lab, live, zygote, submission, select, device, json_path, show_output):
-    from grader.core.runner import grade
-    from grader.quiz.progress import lesson_after
+def _rounds(request, live, graders):
+    from grader.core.runner import finish
+    from grader.core.warm import Grader, WarmGone
 
-    folder = Path(submission or lab.handout).resolve()
+    lab = request.lab
+    folder = Path(request.submission or lab.handout).resolve()
     saves = _saves(folder, lab.manifest.student_files)
     saved = sorted(next(saves))         # watching from here on: a save during a round is not missed
     while True:
         what = escape(", ".join(saved)) or "all selected checks"
-        live.update(_status("grading", what, spinning=True))
         started = time.monotonic()
-        first = [f for name in saved for f in lab.manifest.student_files[name]]
+        status = _Grading(what, started)
+        live.update(status)
+        first = tuple(f for name in saved for f in lab.manifest.student_files[name])
 
-        def progress(done, total, function, what=what):
-            live.update(_status("grading", f"{what} · {escape(function)} · {done}/{total} checks", spinning=True))
+        def progress(done, total, function, what=what, status=status):
+            status.detail = f"{what} · {escape(function)} · {done}/{total} checks"
         results = None
-        try:
+        try:                                # a folder deleted since: this round says so
+            this_round = dataclasses.replace(request, selection=Selection(request.selection.only, first),
+                                             observers=Observers(progress))
             try:
-                results = grade(lab, submission, device=device, select=select, zygote=zygote, first=first,
-                                show_output=show_output, on_progress=progress)
-            except GraderError as error:       # e.g. a file too large: said, and the next save is awaited
-                live.console.print(Control.clear(), Control.home(),
-                                   Panel(Text(str(error)), title="[red]not graded[/]", title_align="left"))
-                verdict = "not graded"
-            else:
-                quiz = lesson_after(lab, results, own_copy=submission is None)
-                live.console.print(Control.clear(), Control.home(),
-                                   report.render(results, lab, (lab.quiz is not None, quiz), first))
-                if json_path:
-                    report.write_json(results, json_path)
-                verdict = f"{results.score:g}/{results.max_score:g}"
-            took = time.monotonic() - started
-        finally:
-            zygote.reset()
+                results = graders[-1].grade(this_round)
+            except WarmGone:                # the server went: this process grades from now on
+                graders.append(Grader(request.sandbox))
+                results = graders[-1].grade(this_round)
+        except GraderError as error:       # e.g. a file too large: said, and the next save is awaited
+            live.console.print(Control.clear(), Control.home(),
+                               Panel(Text(str(error)), title="[red]not graded[/]", title_align="left"))
+            verdict = "not graded"
+        else:
+            finished = finish(results, request)
+            live.console.print(Control.clear(), Control.home(), report.render(results, lab, finished.quiz, first))
+            verdict = f"{results.score:g}/{results.max_score:g}"
+        took = time.monotonic() - started
         if results is not None:         # the next round's child, forked while the learner reads
-            zygote.prepare(results.device, lab.manifest.memory_mb)
+            graders[-1].prepare(results, lab)
         live.update(_status("watching", f"{escape(str(folder))} · last round {verdict} in {took:.2f} s"
                             " · save a file to grade again, Ctrl-C to stop"))
         while not (batch := next(saves)):
@@ -129,7 +135,21 @@ def _identity(folder):
     return (stat.st_dev, stat.st_ino)
 
 
-def _status(state, detail, spinning=False):
+class _Grading:
+    """The line under the report while a round grades: what, which check, and its seconds counting
+    as the screen refreshes (a check that trains models runs for a while)."""
+
+    def __init__(self, detail, started):
+        self.detail, self.started = detail, started
+        self.spinner = Spinner("dots")
+
+    def __rich__(self):
+        took = time.monotonic() - self.started
+        self.spinner.update(text=Text.from_markup(f"[bold cyan]grading[/] [dim]{self.detail} · {took:.0f} s[/]"))
+        return self.spinner
+
+
+def _status(state, detail):
     """The one line under the report: what the watcher is doing."""
     line = Text.from_markup(f"[bold cyan]{state}[/] [dim]{detail}[/]")
-    return Spinner("dots", line) if spinning else Text.assemble("● ", line)
+    return Text.assemble("● ", line)

@@ -7,6 +7,7 @@ import pytest
 import yaml
 from rich.console import Console
 
+from grader.core.request import Device, Request, Selection
 from grader.core.runner import grade
 from grader.errors import LabError
 from grader.learner.report import render
@@ -50,7 +51,7 @@ def graded(lab, zygote, tmp_path, add, first=()):
     solution = f"def add(a, b):\n    {add}\n\n\ndef double(a):\n    return add(a, a)\n"
     (tmp_path / "work" / "adder.py").write_text(solution)
     zygote.reset()
-    results = grade(lab, submission=tmp_path / "work", device="cpu", zygote=zygote, first=first)
+    results = grade(Request(lab, tmp_path / "work", Device.CPU, Selection(first=tuple(first))), zygote)
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(render(results, lab))
     return results, console.export_text()

@@ -267,8 +267,8 @@ def test_with_timestamps_every_row_follows_that_file_alone(late_class, tmp_path)
     stamps = tmp_path / "stamps.csv"
     stamps.write_text("student,submitted_at\nmeta,2020-12-31T00:00:00Z\nbundle,2021-01-03T12:00:00Z\n"
                       "ZIPPED,2021-01-02T00:00:00Z\ncopied,2020-06-01T00:00:00+02:00\n")
-    summary = batch.grade_class(lab, subs, out, Console(file=io.StringIO()), backend=stand_in,
-                                timing={"timestamps": stamps})
+    summary = batch.grade_class(lab, subs, out, Console(file=io.StringIO()),
+                                batch.ClassRequest(timing=batch.TimeFiles(timestamps=stamps)), stand_in)
     rows = {s: (r["time_source"], r["penalty_percent"], r["final_score"]) for s, r in rows_of(out).items()}
     assert rows == {"meta": ("timestamps", None, 40), "bundle": ("timestamps", 30, 25),
                     "zipped": ("timestamps", 10, 35), "copied": ("timestamps", None, 40),

@@ -73,9 +73,9 @@ def graded(tmp_path_factory):
     (subs / "README.txt").write_text("the class folder's notes")  # not a student
     out = work / "out"
     terminal = io.StringIO()
-    summary = batch.grade_class(find_lab("lab2"), subs, out, Console(file=terminal, width=200), backend=stand_in,
-                                quiz=write_csv(work / "quiz.csv", QUIZ),
-                                timing={"timestamps": write_csv(work / "stamps.csv", STAMPS)})
+    asked = batch.ClassRequest(quiz=write_csv(work / "quiz.csv", QUIZ),
+                               timing=batch.TimeFiles(timestamps=write_csv(work / "stamps.csv", STAMPS)))
+    summary = batch.grade_class(find_lab("lab2"), subs, out, Console(file=terminal, width=200), asked, stand_in)
     return out, work, summary, terminal.getvalue()
 
 

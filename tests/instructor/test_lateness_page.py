@@ -44,8 +44,8 @@ def out(tmp_path_factory):
     lab = find_lab("lab2")
     lab.manifest = lab.manifest.model_copy(update={"deadline": Deadline(due=parse_time("2021-01-01T00:00Z", "due"),
                                                                         penalty=10, cap=50)})
-    batch.grade_class(lab, subs, work / "out", Console(file=io.StringIO()), backend=stand_in,
-                      timing={"timestamps": work / "stamps.csv"})
+    batch.grade_class(lab, subs, work / "out", Console(file=io.StringIO()),
+                      batch.ClassRequest(timing=batch.TimeFiles(timestamps=work / "stamps.csv")), stand_in)
     return work / "out"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from grader.core.request import Device, Request
 from grader.core.runner import grade
 from grader.judge import trap
 from grader.manifest import find_lab
@@ -112,7 +113,7 @@ def graded(lab, zygote, tmp_path, softmax, attend=ATTEND, file="norm.py"):
     (folder / file).write_text("import builtins\nimport importlib\nimport operator\nimport sys\n\nimport torch\n"
                                f"{given}\n\n{softmax}{attend}")
     zygote.reset()
-    results = grade(lab, submission=folder, device="cpu", zygote=zygote)
+    results = grade(Request(lab, folder, Device.CPU), zygote)
     return {f: [c for c in results.checks if c.tags[0] == f] for f in lab.functions}
 
 

@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.core.request import Request, SandboxKind
 from grader.core.runner import grade
 from grader.judge.launchers import bubblewrap_works, course_traces, launcher_for, namespace_works, python_prefixes
 from grader.judge.linux import CHILD_OOM_SCORE, CLONE_NEWNET, ZYGOTE_OOM_SCORE
-from grader.judge.sandbox import CallFailed, Sandbox
+from grader.judge.sandbox import CallFailed, Sandbox, Settings
 from grader.judge.zygote import Zygote
 from grader.manifest import ROOT, find_lab
 
@@ -223,7 +224,7 @@ def test_a_stopped_zygote_is_replaced_within_seconds(probe_lab, zygote):
 
 
 def test_the_time_budget_ends_a_slow_submission(probe_lab, zygote):
-    box = Sandbox(probe_lab, submission(), zygote, budget=3)
+    box = Sandbox(probe_lab, submission(), zygote, Settings(budget=3))
     assert box.call("slow", [0]) == 0            # the clock starts with the first child
     started = time.monotonic()
     failures = []
@@ -364,7 +365,7 @@ def test_a_spent_budget_is_one_line(tmp_path):
     (lab / "lab.yaml").write_text(yaml.safe_dump({"title": "Slow", "handout": "handout",
                                                   "student_files": {"probe.py": ["slow"]},
                                                   "call_timeout": 5, "time_budget": 2.5}))
-    results = grade(find_lab(lab), sandbox="process")
+    results = grade(Request(find_lab(lab), sandbox=SandboxKind.PROCESS))
     assert "time budget of 2.5 s ran out" in results.stopped
     assert results.score == 2
     assert {c.status for c in results.checks[int(results.score):]} <= {"failed", "skipped"}

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from test_batch import grade_py
 
+from grader.core.request import Device, Request
 from grader.core.results import HIDDEN_INPUTS
 from grader.core.runner import grade
 from grader.judge.sandbox import Sandbox
@@ -97,7 +98,7 @@ def toy(tmp_path):
 
 def test_each_check_shows_what_its_own_calls_printed(toy, zygote):
     zygote.reset()
-    results = grade(toy, device="cpu", zygote=zygote)
+    results = grade(Request(toy, device=Device.CPU), zygote)
     output = {c.test.split("::")[-1]: c.output.strip() for c in results.checks}
     assert list(output) == ["test_show", "test_apart", "test_show_hidden", "test_late", "test_after"]
     assert output["test_show"] == "show 1 seen [1]"
@@ -166,7 +167,7 @@ def test_a_visible_check_cannot_time_a_hidden_call(tmp_path, zygote):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text)
     zygote.reset()
-    results = grade(find_lab(folder), device="cpu", zygote=zygote)
+    results = grade(Request(find_lab(folder), device=Device.CPU), zygote)
     checks = {c.test.split("::")[-1]: c for c in results.checks}
     assert [c.status for c in checks.values()] == ["passed"] * 3
     (pid, before), (same, meanwhile) = (checks[name].output.split()[1::2] for name in ("test_before", "test_meanwhile"))

@@ -5,6 +5,7 @@ other through a socket."""
 import pytest
 import yaml
 
+from grader.core.request import Device, Request, Selection
 from grader.core.results import HIDDEN_INPUTS
 from grader.core.runner import grade
 from grader.instructor.page import classdata, feedback
@@ -154,7 +155,7 @@ def test_a_hidden_check_s_outcome_changes_no_visible_check(toy, warm):
     block the visible checks after them, telling the learner what the hidden inputs do: visible
     checks run first. The report keeps the lab's order, function by function."""
     warm.reset()
-    results = grade(toy, device="cpu", zygote=warm, select=["size", "after"])
+    results = grade(Request(toy, device=Device.CPU, selection=Selection(("size", "after"))), warm)
     status = {c.test.split("::")[-1]: c.status for c in results.checks}
     assert list(status) == ["test_size_small", "test_size_hidden", "test_size_large", "test_after"]
     assert status == {"test_size_small": "passed", "test_size_hidden": "failed", "test_size_large": "skipped",
@@ -168,7 +169,7 @@ def test_a_visible_check_fed_hidden_inputs_keeps_its_words_from_the_learner(toy,
     which may keep that value in a fixture) quotes it in its message: the learner's results.json
     and feedback say only that its details stay hidden; the instructor's record keeps them."""
     warm.reset()
-    results = grade(toy, device="cpu", zygote=warm, select=["echo"])
+    results = grade(Request(toy, device=Device.CPU, selection=Selection(("echo",))), warm)
     checks = {c.test.split("::")[-1]: c for c in results.checks}
     assert [name for name, c in checks.items() if c.inputs_hidden] == ["test_echo_hidden", "test_echo_kept"]
     assert "echo(5) gave 5" in checks["test_echo_plain"].message        # before it: all of its words

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.core.request import Device, Request, SandboxKind, Selection
 from grader.core.runner import grade
 from grader.judge import launchers
 from grader.judge.cgroup import Cgroup, judge_id
@@ -65,8 +66,8 @@ def test_hostile_submission_is_contained(listener):
     canary.write_text("still here")
     created = Path("/tmp/grader-hostile-created")
     created.unlink(missing_ok=True)
-    results = grade(find_lab("lab2"), submission=HOSTILE, device="cpu", select=["rope_frequencies"],
-                    sandbox="required")
+    results = grade(Request(find_lab("lab2"), HOSTILE, Device.CPU, Selection(("rope_frequencies",)),
+                            SandboxKind.REQUIRED))
     time.sleep(0.5)
     assert results.sandbox == "bubblewrap"
     assert results.score == 0                       # it found no reference to copy
@@ -241,7 +242,7 @@ def test_a_child_forked_ahead_is_used_once_and_only_fresh(mode):
         assert left.shared.closed
         zygote.reset()
         zygote.prepare("cpu", memory)       # a real grading on the child forked ahead
-        results = grade(lab, ROOT / "reference" / "lab2", device="cpu", select=["positions.py"], zygote=zygote)
+        results = grade(Request(lab, ROOT / "reference" / "lab2", Device.CPU, Selection(("positions.py",))), zygote)
         assert results.score == results.max_score > 0 and zygote._spare is None
         zygote.prepare("cpu", memory)
     finally:

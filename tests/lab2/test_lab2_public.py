@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from test_lab2_grading import GROUPS, MUTANTS, hint_words, mutant_folder
 
+from grader.core.request import Device, Request, Selection
 from grader.core.runner import grade
 from grader.manifest import find_lab
 
@@ -39,7 +40,7 @@ def graded(handout, zygote):
         if name not in CACHE:
             zygote.reset()
             folder = ROOT / "reference" / "lab2" if name == "reference" else SUBMISSIONS / name
-            CACHE[name] = grade(lab, submission=folder, device="cpu", select=PARTS, zygote=zygote)
+            CACHE[name] = grade(Request(lab, folder, Device.CPU, Selection(tuple(PARTS))), zygote)
         return CACHE[name]
     return get
 
@@ -53,7 +54,7 @@ def graded_one(handout, zygote):
         if (name, function) not in CACHE:
             zygote.reset()
             folder = name if isinstance(name, Path) else SUBMISSIONS / name
-            CACHE[name, function] = grade(lab, submission=folder, device="cpu", select=[function], zygote=zygote)
+            CACHE[name, function] = grade(Request(lab, folder, Device.CPU, Selection((function,))), zygote)
         return CACHE[name, function]
     return get
 
@@ -174,7 +175,7 @@ def test_a_learners_copy_runs_the_experiments_at_seed_0_and_the_course_at_its_ow
     assert lab.given == (lab.folder / "given" if copy == "handout" else lab.handout)
     (tmp_path / "experiments.py").write_text(SEED_TELLER)
     zygote.reset()
-    results = grade(lab, submission=tmp_path, device="cpu", select=["experiments.py"], zygote=zygote)
+    results = grade(Request(lab, tmp_path, Device.CPU, Selection(("experiments.py",))), zygote)
     messages = {c.message for c in results.checks}
     assert results.score == 0 and messages and all(f"run at seed {seed}" in m for m in messages), messages
     assert {c.visibility for c in results.checks} == {"visible"}
@@ -204,5 +205,5 @@ def graded_experiments(handout, zygote, tmp_path):
         if not isinstance(source, Path):
             shutil.copy(SUBMISSIONS / source / "experiments.py", folder / "experiments.py")
         zygote.reset()
-        return grade(lab, submission=folder, device="cpu", select=["experiments.py"], zygote=zygote)
+        return grade(Request(lab, folder, Device.CPU, Selection(("experiments.py",))), zygote)
     return get

@@ -77,11 +77,12 @@ def test_each_run_of_the_recipe_is_trained_once_for_both_experiments(quiet):
 
 @pytest.fixture(scope="module")
 def grade_lab2(lab2, zygote):
+    from grader.core.request import Device, Request, Selection
     from grader.core.runner import grade
 
     def run(submission, select):
         zygote.reset()
-        return grade(lab2, submission=submission, device="cpu", select=select, zygote=zygote)
+        return grade(Request(lab2, submission, Device.CPU, Selection(tuple(select))), zygote)
     return run
 
 

@@ -1,5 +1,6 @@
 """grader/lab_api/apart.py: a lab's trusted work in a fresh process of its own, which shares no global
 state with the judge (torch's RNG above all) and does not outlive it."""
+import functools
 import os
 import signal
 import subprocess
@@ -99,10 +100,10 @@ def test_leaving_the_block_waits_for_no_work(tmp_path):
 
 class ApartGrader:
     """A batch worker's grader that does what lab 2's checks do with the recipe: work in a process
-    of its own (grader/instructor/workers.py: options["grader"])."""
+    of its own (grader/instructor/workers.py: grade_all's grader_class)."""
 
-    def __init__(self, lab_folder, options):
-        self.work = options["work"]
+    def __init__(self, lab_folder, plan, work):
+        self.work = work
 
     def grade(self, files):
         with apart.pool() as pool:
@@ -116,12 +117,12 @@ def test_a_batch_worker_may_run_work_apart(tmp_path):
     """A worker is no daemonic process, which multiprocessing forbids to start any: on a machine
     whose .grade/ lacks the recipe's runs, a batch would have failed every check of the experiments."""
     from grader.core.submissions import Submission
-    from grader.instructor.workers import grade_all
+    from grader.instructor.workers import Plan, grade_all
 
     answers = []
     job = Submission("s", tmp_path, {}, "graded")
-    grade_all(find_lab("lab2"), [job], 1, {"grader": ApartGrader, "work": work(tmp_path)},
-              lambda submission, kind, data: answers.append((kind, data)))
+    grade_all(find_lab("lab2"), [job], 1, Plan(), lambda submission, kind, data: answers.append((kind, data)),
+              functools.partial(ApartGrader, work=work(tmp_path)))
     assert answers == [("graded", 24)]
 
 

@@ -101,3 +101,12 @@ def test_the_fast_exit_lets_a_profiler_write_its_profile(tmp_path):
     profiled = subprocess.run([sys.executable, "-m", "cProfile", "-o", "profile.out", "script.py"], cwd=tmp_path,
                               capture_output=True, text=True, timeout=60)
     assert "torn down" in profiled.stdout and (tmp_path / "profile.out").stat().st_size
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "process"])
+def test_a_k_that_matches_nothing_is_refused_at_once_with_the_closest_name(sandbox):
+    """Refused before any grading: the zygote started meanwhile (importing torch) is closed unused
+    (benchmarks/first_line.py times the refusal)."""
+    run = grade_py("lab2", "-k", "aply_rope", "--sandbox", sandbox)
+    assert run.returncode == 2 and "did you mean apply_rope?" in run.stdout
+    assert "starting the sandbox" not in run.stdout + run.stderr and "Traceback" not in run.stdout + run.stderr

@@ -1,0 +1,322 @@
+"""The warm grader (grade.py serve): one judge and one zygote kept running. Two learners' rounds on
+it share nothing; only its owner reaches it, for its own checkout and lab; a stale or dead server
+is noticed and never trusted; it leaves no process behind."""
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.core import warm
+from grader.core.request import Device, Request, SandboxKind, Selection
+from grader.core.runner import grade as cold_grade
+from grader.core.runtime import runtime_folder
+from grader.errors import SetupError
+from grader.judge.launchers import bubblewrap_works
+from grader.manifest import find_lab
+from grader.root import ROOT
+
+from conftest import processes_marked
+
+MARKER = "warm-planted-5d1e"
+STATE = f'''import os
+import subprocess
+import time
+
+import torch
+
+
+def plant():
+    """Leave all a round can: files (home and /tmp), a process, a patched torch, RNG draws."""
+    for path in ("planted.txt", "/tmp/planted.txt"):
+        with open(path, "w") as file:
+            file.write("learner one")
+    subprocess.Popen(["/bin/sh", "-c", "sleep 300; true  # {MARKER}"])
+    torch.add = lambda *args, **kwargs: "patched"
+    torch.Tensor.sum = lambda self, *args, **kwargs: "patched"
+    draw = torch.rand(()).item()
+    torch.rand(1000)
+    torch.manual_seed(12345)
+    return draw
+
+
+def wait(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+def look():
+    """What is left of plant() here: each 1 when found, and this round's first draw."""
+    def running():
+        for pid in os.listdir("/proc"):
+            try:
+                if pid.isdigit() and b"{MARKER}" in open(f"/proc/{{pid}}/cmdline", "rb").read():
+                    return True
+            except OSError:
+                pass
+        return False
+    patched = torch.add(torch.ones(1), 1) == "patched" or torch.ones(2).sum() == "patched"
+    return {{"file": float(os.path.exists("planted.txt") or os.path.exists("/tmp/planted.txt")),
+            "process": float(running()), "patched": float(patched), "draw": torch.rand(()).item()}}
+'''
+CHECKS = '''import pytest
+
+
+@pytest.mark.grade(points=1, tags=["plant"])
+def test_plant(student, record_property):
+    """plants state"""
+    record_property("draw", student.plant())
+
+
+@pytest.mark.grade(points=1, tags=["wait"])
+def test_wait(student):
+    """waits"""
+    assert student.wait(3) == 3
+
+
+@pytest.mark.grade(points=1, tags=["look"])
+def test_look(student, record_property):
+    """finds what is left"""
+    for name, value in student.look().items():
+        record_property(name, value)
+'''
+
+
+@pytest.fixture(scope="module")
+def state_lab(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("course") / "state"
+    stub = "".join(f"def {name}(*args):\n    raise NotImplementedError\n\n\n" for name in ("plant", "wait", "look"))
+    manifest = {"title": "State", "handout": "handout", "student_files": {"state.py": ["plant", "wait", "look"]},
+                "call_timeout": 20, "time_budget": 60}
+    for name, text in {"lab.yaml": yaml.safe_dump(manifest), "stubs/state.py": stub, "handout/state.py": stub,
+                       "public/test_state.py": CHECKS}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return find_lab(folder)
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    """This module's servers keep their sockets in a folder of their own (XDG_RUNTIME_DIR), which
+    another user may pass through (the grade/ folder in it is what keeps them out)."""
+    folder = Path(tempfile.mkdtemp(prefix="grade-runtime-"))
+    os.chmod(folder, 0o711)
+    saved = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(folder)
+    yield folder / "grade"
+    if saved is None:
+        del os.environ["XDG_RUNTIME_DIR"]
+    else:
+        os.environ["XDG_RUNTIME_DIR"] = saved
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def kinds():
+    return [SandboxKind.PROCESS, pytest.param(SandboxKind.REQUIRED, marks=pytest.mark.skipif(
+        not bubblewrap_works(), reason="bubblewrap is not available here"))]
+
+
+def alive(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def server(state_lab, runtime):
+    """A server for the state lab, started as grade.py serve starts one; stopped afterwards."""
+    started = []
+
+    def start(kind=SandboxKind.PROCESS, idle=warm.IDLE_SECONDS):
+        started.append(warm.start(state_lab, kind, idle))
+        return started[-1]
+    yield start
+    warm.stop_all()
+    for pid in started:
+        deadline = time.monotonic() + 10
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", kinds())
+def test_two_learners_rounds_on_one_warm_grader_share_nothing(state_lab, server, kind, tmp_path):
+    """Learner one's round plants a file, a process, a patch of torch and RNG draws; learner two's
+    round on the same server finds none of it, and draws what a cold grading draws."""
+    server(kind)
+    client = warm.WarmClient.for_checkout(state_lab, kind)
+    assert client is not None
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder in (one, two):
+        folder.mkdir()
+        (folder / "state.py").write_text(STATE)
+    planted = client.grade(Request(state_lab, one, Device.CPU, Selection(("plant",)), kind))
+    assert planted.checks[0].status == "passed", planted.checks[0].message
+    assert not processes_marked(MARKER.encode())          # gone with its round, on the judge's side too
+    found = client.grade(Request(state_lab, two, Device.CPU, Selection(("look",)), kind))
+    data = found.checks[0].data
+    assert found.checks[0].status == "passed", found.checks[0].message
+    assert (data["file"], data["process"], data["patched"]) == (0, 0, 0)
+    assert data["draw"] == planted.checks[0].data["draw"]     # the RNG as fresh as round one's
+    cold = cold_grade(Request(state_lab, two, Device.CPU, Selection(("look",)), kind))
+    assert cold.checks[0].data == data
+
+
+def test_the_owner_is_served_and_stop_leaves_no_process(state_lab, server, runtime):
+    pid = server()
+    assert oct(os.stat(runtime).st_mode & 0o777) == "0o700"
+    client = warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS)
+    assert client is not None
+    results = warm.grade(Request(state_lab, None, Device.CPU, sandbox=SandboxKind.PROCESS), client)
+    assert {c.status for c in results.checks} == {"not_implemented"} and client.served_by == pid
+    client.stop()
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid) and not client.path.exists()
+    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None
+
+
+def ask_raw(path, **changes):
+    """One Ask sent straight to the socket at `path`: the server's Said."""
+    fields = {"op": "ping", "checkout": str(ROOT), "lab": "", "code": "", "sandbox": SandboxKind.PROCESS}
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.settimeout(30)
+        conn.connect(str(path))
+        try:
+            warm.send(conn, warm.Ask(**{**fields, **changes}))
+        except BrokenPipeError:         # refused before it had asked: the refusal is there to read
+            pass
+        return warm.receive(conn, warm.Said, warm.SAID_BYTES)
+
+
+def test_a_request_for_another_checkout_or_lab_is_refused(state_lab, server):
+    server()
+    path = warm.socket_path(state_lab)
+    mine = {"lab": str(state_lab.folder.resolve()), "code": warm.code_stamp(state_lab)}
+    assert ask_raw(path, **mine).refused is None
+    assert "serves the checkout" in ask_raw(path, **{**mine, "checkout": "/elsewhere/course"}).refused
+    assert "serves the lab" in ask_raw(path, **{**mine, "lab": str(ROOT / "grader" / "labs" / "lab2")}).refused
+    assert "--sandbox process" in ask_raw(path, **{**mine, "sandbox": SandboxKind.AUTO}).refused
+    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.AUTO) is None     # graded cold instead
+    assert ask_raw(path, **mine).refused is None                                  # and still serving
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can run a client as another user (os.setuid)")
+def test_another_users_request_is_refused(state_lab, server, runtime):
+    """A client of another uid: the folder (0700) keeps it out; were the folder and socket open to
+    all, the server would still refuse it by its uid (SO_PEERCRED)."""
+    server()
+    path = warm.socket_path(state_lab)
+    mine = {"lab": str(state_lab.folder.resolve()), "code": warm.code_stamp(state_lab)}
+
+    def as_nobody():
+        read, write = os.pipe()
+        if os.fork() == 0:
+            os.close(read)
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                said = ask_raw(path, **mine)
+                answer = said.refused or "served"
+            except PermissionError:
+                answer = "no entry"
+            except BaseException as error:
+                answer = f"{type(error).__name__}: {error}"
+            os.write(write, answer.encode())
+            os._exit(0)
+        os.close(write)
+        answer = b""
+        while chunk := os.read(read, 1000):
+            answer += chunk
+        os.close(read)
+        os.wait()
+        return answer.decode()
+
+    assert as_nobody() == "no entry"
+    os.chmod(runtime, 0o755)
+    os.chmod(path, 0o666)
+    try:
+        assert as_nobody() == "this warm grader serves its owner only"
+        assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None   # a folder others can open
+    finally:
+        os.chmod(runtime, 0o700)
+        os.chmod(path, 0o600)
+
+
+def test_a_stale_server_stops_and_is_not_trusted(state_lab, server):
+    pid = server()
+    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is not None
+    checks = state_lab.folder / "public" / "test_state.py"
+    os.utime(checks, ns=(time.time_ns(), time.time_ns() + 10**9))     # the lab's checks changed
+    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)
+
+
+def test_a_dead_server_is_noticed_and_grading_is_cold(state_lab, server):
+    pid = server()
+    os.kill(pid, signal.SIGKILL)
+    while alive(pid):
+        time.sleep(0.01)
+    path = warm.socket_path(state_lab)
+    assert path.exists()                            # killed: it could not remove its socket
+    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None and not path.exists()
+    results = warm.grade(Request(state_lab, None, Device.CPU, sandbox=SandboxKind.PROCESS), None)
+    assert {c.status for c in results.checks} == {"not_implemented"}
+
+
+def test_an_idle_server_stops_and_leaves_no_process(state_lab, server):
+    pid = server(idle=1)
+    deadline = time.monotonic() + 30
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(pid) and not warm.socket_path(state_lab).exists()
+
+
+def test_a_folder_others_can_open_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "grade").mkdir(mode=0o755)
+    os.chmod(tmp_path / "grade", 0o755)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    with pytest.raises(SetupError, match="0700"):
+        runtime_folder()
+
+
+def test_a_front_door_that_needs_a_server_starts_one_once(state_lab, runtime):
+    """WarmClient.started (the notebook's check): a server when none runs, the same one after."""
+    client = warm.WarmClient.started(state_lab, SandboxKind.PROCESS, idle=60)
+    try:
+        again = warm.WarmClient.started(state_lab, SandboxKind.PROCESS, idle=60)
+        assert again.server_pid == client.server_pid and alive(client.server_pid)
+    finally:
+        client.stop()
+    assert not alive(client.server_pid)
+
+
+def test_a_ping_is_answered_while_a_grading_runs(state_lab, server, tmp_path):
+    """A grading that takes a while (a --watch round training models) does not make the server look
+    dead or stale to another front door: it answers at once, and grades after."""
+    server()
+    (tmp_path / "state.py").write_text(STATE)
+    request = Request(state_lab, tmp_path, Device.CPU, Selection(("wait",)), SandboxKind.PROCESS)
+    client = warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS)
+    graded = []
+    waiting = threading.Thread(target=lambda: graded.append(client.grade(request)))
+    waiting.start()
+    time.sleep(1)
+    asked = time.monotonic()
+    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is not None
+    assert time.monotonic() - asked < 1.5 and not graded
+    waiting.join(60)
+    assert graded[0].checks[0].status == "passed"
