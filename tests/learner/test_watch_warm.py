@@ -13,7 +13,7 @@ import pexpect
 import pytest
 from test_watch import alive, descendants
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "reference" / "lab2"
 
 
