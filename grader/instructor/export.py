@@ -11,7 +11,6 @@ and the terminal. Every cell is inert (grader.text).
 """
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,7 +19,7 @@ from grader.files import write_atomic
 from grader.identity import as_read, how_alike, identity, look_alikes
 from grader.instructor import deadlines, lms, record
 from grader.instructor.lms import LmsFormat
-from grader.instructor.lms.common import Columns, Kind, Scale
+from grader.instructor.lms.common import Columns, Kind, Line, Scale
 from grader.instructor.records import BatchRow
 from grader.instructor.roster import Quiz, RosterEntry, read_quiz, read_roster
 from grader.kinds import Timing
@@ -34,30 +33,6 @@ Missing = Literal["zero", "blank"]
 
 NOT_SCORED = {"pending": "not graded yet: rerun the batch",
               "regrade": "the grader could not grade it: rerun the batch"}
-
-
-@dataclass
-class Line:
-    """One student of the gradebook."""
-    student: str                    # as the submission (else the roster, else the quiz) writes it
-    entry: RosterEntry | None
-    row: BatchRow | None            # with its time, lateness and final score (deadlines.assess)
-    quiz: Quiz | None = None
-    final: float | None = None      # points after the late policy; None: no mark
-    notes: list[str] = field(default_factory=list)     # for the student too (Moodle's feedback)
-    matched: str = ""               # how the roster's name matched the submission's, where they differ
-    alike: str = ""                 # a name of the other list (roster, submissions) that only looks like this one
-
-    @property
-    def status(self) -> str:
-        return self.row.status if self.row else "missing"
-
-    @property
-    def on_roster(self) -> RosterEntry:
-        """Its roster entry, for a format that writes only the lines on the roster (LmsFormat.needs_roster)."""
-        if self.entry is None:
-            raise ValueError(f"{self.student!r} is not on the roster")
-        return self.entry
 
 
 # -- one gradebook -----------------------------------------------------------------------------------------

@@ -299,8 +299,8 @@ def test_canvas_refuses_a_file_it_would_misread(graded, capsys, args, said):
 
 
 def test_moodle_feedback_is_text_in_the_html_moodle_shows_it_as():
-    from grader.instructor.export import Line
     from grader.instructor.lms import FORMATS
+    from grader.instructor.lms.common import Line
     from grader.instructor.records import BatchRow
     from grader.instructor.roster import RosterEntry
 

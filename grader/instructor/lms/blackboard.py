@@ -5,14 +5,10 @@ enrolled is skipped); each grade column titled as the Grade Center's download ti
 0 points. A comma-separated file holds every value inside quotes."""
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from grader.errors import UsageError
-from grader.instructor.lms.common import OPTION, Columns, Scale, Table, grades, identifiers, tops
+from grader.instructor.lms.common import OPTION, Columns, Line, Scale, Table, grades, identifiers, tops
 from grader.text import inert
-
-if TYPE_CHECKING:
-    from grader.instructor.export import Line
 
 TITLE_AND_ID = re.compile(r"(.*?)\s*\|\s*([0-9]+)")     # "Lab 2 |123456", as --column gives it
 IDS = (("sis_login_id", "Username"),)

@@ -4,13 +4,9 @@ SIS Login ID, else by name (a guess, which these files never leave it to); each 
 titled "Title (id)" (Assignment.title_and_id), any other title creating a new assignment."""
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from grader.errors import UsageError
-from grader.instructor.lms.common import OPTION, Columns, Scale, Table, grades, identifiers, tops
-
-if TYPE_CHECKING:
-    from grader.instructor.export import Line
+from grader.instructor.lms.common import OPTION, Columns, Line, Scale, Table, grades, identifiers, tops
 
 TITLE_AND_ID = re.compile(r"(.*)\s\(([0-9]+)\)")      # Ruby's \d, as Canvas reads it: 0-9 only
 NOT_ASSIGNMENTS = ("Current Score", "Current Points", "Current Grade", "Final Score", "Final Points",

@@ -1,14 +1,40 @@
-"""What the LMS formats share: numbers as a cell writes them, the scale, the grade columns, and the
-refusal of identifiers an LMS would misread."""
+"""What the LMS formats share: the gradebook's Line (one student), numbers as a cell writes them,
+the scale, the grade columns, and the refusal of identifiers an LMS would misread."""
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
 from grader.errors import UsageError
 from grader.instructor.gradebook import lesson_complete
+from grader.instructor.records import BatchRow
+from grader.instructor.roster import Quiz, RosterEntry
 from grader.text import inert
 
-if TYPE_CHECKING:
-    from grader.instructor.export import Line
+
+@dataclass
+class Line:
+    """One student of the gradebook."""
+    student: str                    # as the submission (else the roster, else the quiz) writes it
+    entry: RosterEntry | None
+    row: BatchRow | None            # with its time, lateness and final score (deadlines.assess)
+    quiz: Quiz | None = None
+    final: float | None = None      # points after the late policy; None: no mark
+    notes: list[str] = field(default_factory=list)     # for the student too (Moodle's feedback)
+    matched: str = ""               # how the roster's name matched the submission's, where they differ
+    alike: str = ""                 # a name of the other list (roster, submissions) that only looks like this one
+
+    @property
+    def status(self) -> str:
+        return self.row.status if self.row else "missing"
+
+    @property
+    def on_roster(self) -> RosterEntry:
+        """Its roster entry, for a format that writes only the lines on the roster (LmsFormat.needs_roster)."""
+        if self.entry is None:
+            raise ValueError(f"{self.student!r} is not on the roster")
+        return self.entry
+
+
 
 Scale = Literal["points", "percent"]
 Kind = Literal["lab", "quiz", "lesson"]

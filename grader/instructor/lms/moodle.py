@@ -4,13 +4,9 @@ unknown one stops the import); grades numeric, '' or '-' for none, at most 100 (
 by default); the feedback shown as HTML."""
 import html
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from grader.errors import UsageError
-from grader.instructor.lms.common import Columns, Scale, Table, grades, identifiers, kept, tops
-
-if TYPE_CHECKING:
-    from grader.instructor.export import Line
+from grader.instructor.lms.common import Columns, Line, Scale, Table, grades, identifiers, kept, tops
 
 IDS = (("sis_user_id", "ID number"), ("email", "Email address"))
 MAX = 100

@@ -1,12 +1,8 @@
 """The plain CSV: every student, on the roster or not, with everything the record decided."""
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from grader.instructor.gradebook import lesson_complete
-from grader.instructor.lms.common import Columns, Scale, Table, number, scaled
-
-if TYPE_CHECKING:
-    from grader.instructor.export import Line
+from grader.instructor.lms.common import Columns, Line, Scale, Table, number, scaled
 from grader.instructor.records import SCORED
 
 
