@@ -14,7 +14,7 @@ if __name__ == "__main__":
 
     code = main(sys.argv[1:])
     if "torch" in sys.modules:      # every command has closed what it opened: skip torch's teardown
-        from grader.learner.fast_exit import exit_now
+        from grader.core.fast_exit import exit_now
 
         exit_now(code)
     sys.exit(code)

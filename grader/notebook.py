@@ -176,9 +176,9 @@ def _write(folder, files):
 def _experiments(lab, files, device):
     """The lab's experiment script (as --experiments runs it) on the kernel's functions, in a
     process of its own, its lines printed into the cell as they come; its exit status."""
+    from grader.core import fast_exit
     from grader.core.submissions import submission_files
     from grader.judge.sandbox import write_files
-    from grader.learner import fast_exit
 
     given, _ = submission_files(lab, None, pristine=False)
     with tempfile.TemporaryDirectory(prefix=f"{lab.name}-experiments-") as work:

@@ -5,12 +5,7 @@ A check is a plain pytest test marked `@pytest.mark.grade(points=2, tags=["my_fu
 optionally gives each of its calls more seconds. Fixtures: `student` (calls into the sandbox),
 `reference` (the lab's trusted modules), `device` (the grading device).
 """
-import importlib
-import sys
-import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -24,44 +19,14 @@ from grader.judge.channel import CallFailed
 from grader.judge.zygote import MESSAGE_LIMIT
 from grader.kinds import Status, Why
 from grader.lab_api.checks import CheckFailed
+from grader.lab_api.marks import GRADE, Grade, grade_of
+from grader.lab_api.trusted import Reference
 from grader.text import printable
 
-
-@dataclass(frozen=True)
-class Grade:
-    """A check's `@pytest.mark.grade(points, tags, timeout=None)`, read and validated once."""
-    points: float
-    tags: tuple[str, ...]           # the student functions it exercises; the first owns the points
-    timeout: float | None = None    # seconds for each of its calls, if not the lab's
-
-    @property
-    def function(self):
-        return self.tags[0]
-
-    @classmethod
-    def read(cls, item, functions):
-        """The item's Grade; ValueError saying what a well-formed marker looks like."""
-        marker = item.get_closest_marker("grade")
-        kwargs = marker.kwargs if marker else {}
-        points, tags, timeout = kwargs.get("points"), kwargs.get("tags"), kwargs.get("timeout")
-        if not (isinstance(points, (int, float)) and points > 0 and tags and set(tags) <= set(functions)
-                and set(kwargs) <= {"points", "tags", "timeout"}
-                and (timeout is None or isinstance(timeout, (int, float)) and timeout > 0)):
-            raise ValueError(f"needs @pytest.mark.grade(points=N > 0, tags=[functions of "
-                             f"{', '.join(functions)}], timeout=None or seconds)")
-        return cls(points, tuple(tags), timeout)
-
-
-GRADE = pytest.StashKey[Grade]()
 # Checks run by room (visibility), the most exposed first, so that nothing a less visible check
 # does (its outcome blocking a function, its time spent from the budget, its inputs in a child
 # left running) reaches a check the learner sees sooner
 EXPOSURE = ("visible", "after_published", "after_due_date", "hidden")
-
-
-def grade_of(item):
-    """The Grade of a collected check."""
-    return item.stash[GRADE]
 
 
 class Student:
@@ -103,56 +68,6 @@ class Student:
     def _known(self, name):
         if name not in self._functions:
             raise AttributeError(f"the lab has no student function {name!r}")
-
-
-class Reference:
-    """The lab's trusted modules (reference solutions over the handout's given files), imported
-    here in the judge: `reference.solution`, `reference.given`. Imported apart from sys.modules,
-    so that they import each other (given.py's `from solution import ...` gets the reference)
-    and nothing else in this process sees or shadows them."""
-
-    _lock = threading.Lock()
-    _imported = {}                  # its folders -> a Reference, shared by a process's gradings
-
-    @classmethod
-    def of(cls, lab):
-        """The lab's reference, imported once per process: a batch worker's students and the
-        rounds of --watch share it (it is trusted code, and student code never reaches it)."""
-        return cls.over([f for f in (lab.reference, lab.handout) if f] + [m.parent for m in lab.child_modules])
-
-    @classmethod
-    def over(cls, folders):
-        """Trusted modules from `folders` (the first that has a name wins), once per process."""
-        key = tuple(str(f) for f in folders)
-        with cls._lock:
-            if key not in cls._imported:
-                cls._imported[key] = cls(key)
-            return cls._imported[key]
-
-    def __init__(self, folders):
-        self._folders = list(folders)
-        self._names = {p.stem for folder in self._folders for p in Path(folder).glob("*.py")}
-        self._modules = {}
-
-    def __getattr__(self, name):
-        if name.startswith("_") or name not in self._names:
-            raise AttributeError(f"the lab has no module {name!r}")
-        with self._lock:
-            if name not in self._modules:
-                self._import(name)
-        return self._modules[name]
-
-    def _import(self, name):
-        outside = {n: sys.modules.pop(n) for n in self._names if n in sys.modules}
-        sys.modules.update(self._modules)           # ours, imported before
-        path = sys.path[:]
-        sys.path[:0] = self._folders
-        try:
-            importlib.import_module(name)
-        finally:
-            self._modules.update({n: sys.modules.pop(n) for n in self._names if n in sys.modules})
-            sys.path[:] = path
-            sys.modules.update(outside)
 
 
 def fixtures(lab, student, reference, device):

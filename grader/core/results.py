@@ -2,10 +2,12 @@
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/)."""
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from grader.files import write_atomic
 from grader.kinds import Failure, Status
 
 NOT_GRADED = "the grader could not grade this; nothing was charged to you"
@@ -168,3 +170,9 @@ class GradescopeResults(BaseModel):
         lines = [self.output, f"score {self.score:g}; {len(self.tests)} checks, {len(failed)} failed"]
         lines += [f"  failed: {t.name} ({t.score:g}/{t.max_score:g})" for t in failed]
         return "\n".join(lines)
+
+
+def write_json(results: LabResults, path: str | Path) -> None:
+    """Write Gradescope's results.json for these results, atomically: whoever reads the file
+    (a watcher, an editor plugin) sees the old results or the new ones, never half of them."""
+    write_atomic(path, results.gradescope().model_dump_json(indent=2))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.core import fast_exit
 from grader.core.request import NOT_GRADED_STATUS, Device, Request
 from grader.core.submissions import file_problems, submission_files
 from grader.errors import LabError, SetupError
@@ -20,7 +21,6 @@ from grader.judge.cgroup import Cgroup
 from grader.judge.launchers import launcher_for
 from grader.judge.sandbox import CallFailed, Sandbox, Settings, write_files
 from grader.judge.zygote import Zygote
-from grader.learner import fast_exit
 
 if TYPE_CHECKING:
     from grader.core.results import LabResults
@@ -63,7 +63,7 @@ def finish(results: LabResults, request: Request) -> Finished:
     lab = request.lab
     quiz = lesson_after(lab, results, own_copy=request.own_copy)
     if request.output.json is not None:
-        from grader.learner.report import write_json
+        from grader.core.results import write_json
 
         write_json(results, request.output.json)
     return Finished(0 if results.all_passed else 1, (lab.quiz is not None, quiz))

@@ -27,12 +27,12 @@ from grader.judge.channel import CallFailed  # (for labs, too)
 from grader.judge.wire import build  # noqa: F401  (for labs: see above)
 from grader.kinds import Failure
 from grader.lab_api import apart, memo
+from grader.lab_api.marks import grade_of
+from grader.lab_api.trusted import Reference
 
 
 def selected(request):
     """The student functions whose checks this grading runs (-k chooses), from a fixture's `request`."""
-    from grader.core.plugin import grade_of  # the core runs the lab's checks: it is imported by then
-
     return {grade_of(item).function for item in request.session.items}
 
 
@@ -78,8 +78,6 @@ def after(future, start):
 def trusted_modules(folders):
     """The modules of `folders` (the first folder that has a name wins), imported in the judge once
     per process and apart from sys.modules: `modules.tasks`. Only trusted code: never a submission."""
-    from grader.core.plugin import Reference
-
     return Reference.over(folders)
 
 

@@ -1,2 +1,2 @@
 """The learner's front doors: the command line, --watch, the report on screen, the hand-in zip,
-and what runs before torch is imported (preflight, a quick exit)."""
+and what runs before torch is imported (preflight)."""

@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -157,22 +155,6 @@ def _lesson(results, status):
         lesson = escape(f"only checks of {', '.join(results.selected)} were run; the lesson status needs the "
                         f"whole lab (python grade.py {results.lab})")
     return Text.from_markup(f"[bold]Lesson test[/]  {test}\n[bold]Lesson[/]       {lesson}")
-
-
-def write_json(results: LabResults, path: str | Path) -> None:
-    """Write Gradescope's results.json for these results, atomically: whoever reads the file
-    (a watcher, an editor plugin) sees the old results or the new ones, never half of them."""
-    folder = Path(path).resolve().parent
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, partial = tempfile.mkstemp(prefix=f".{Path(path).name}.", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(results.gradescope().model_dump_json(indent=2))
-        os.chmod(partial, 0o644)
-        os.replace(partial, path)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
 
 
 # -- batch: the class summary ---------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_complex_rope_views_full_marks(graded, lab2, zygote):
 def test_reference_invariance_is_right_with_repeated_tokens(lab2):
     """The layer weighting positions (1, 2, 1) on x = (a, a, b): a swap of the first two, a rotation
     and the reversal change nothing there, but (a, b, a) changes the sum."""
-    from grader.core.plugin import Reference
+    from grader.lab_api.trusted import Reference
 
     reference = Reference.of(lab2)
     layer = reference.toy_attention.Layer(torch.eye(3), torch.tensor([0.0, 1.0, 0.0]), 0.0)
@@ -99,7 +99,7 @@ def test_reference_invariance_is_right_with_repeated_tokens(lab2):
                                          ("sinusoidal", False), ("rope", False), ("alibi", True)])
 def test_opaque_attention_matches_the_handout(lab2, pos, causal):
     """The layer handed to students computes what model.attention_layer computes, from weights alone."""
-    from grader.core.plugin import Reference
+    from grader.lab_api.trusted import Reference
 
     reference = Reference.of(lab2)
     layer = reference.model.attention_layer(16, n_heads=2, pos=pos, causal=causal, seed=1)
@@ -151,7 +151,7 @@ def test_the_questions_no_narrowed_search_answers(lab2):
 def test_the_same_layer_can_be_invariant_on_one_input_only(lab2):
     """The gated layer the checks ask about: shut on one input, open on another, and on a third shut
     in row 0 and open in row 1 (not invariant: every row counts)."""
-    from grader.core.plugin import Reference
+    from grader.lab_api.trusted import Reference
 
     layers = load_beside(lab2.folder / "public" / "test_invariance_basics.py", "layers")
     weights, shut, opened, mixed = layers.gated(4, 3, 105, torch.device("cpu"))

@@ -80,9 +80,9 @@ def test_broken_manifest_exits_2(tmp_path):
     ("raise ValueError('broken')", 1, "ValueError: broken"),
 ])
 def test_the_experiments_script_exits_as_python_would_have_it(tmp_path, body, code, said):
-    """--experiments runs the lab's script under an exit that skips torch's teardown (grader/learner/fast_exit.py):
+    """--experiments runs the lab's script under an exit that skips torch's teardown (grader/core/fast_exit.py):
     its status, its message and its traceback are what `python SCRIPT` gives."""
-    from grader.learner import fast_exit
+    from grader.core import fast_exit
 
     (tmp_path / "script.py").write_text(f"import sys\n{body}\n")
     run = subprocess.run([sys.executable, fast_exit.__file__, "script.py", "--out", "x"], cwd=tmp_path,
@@ -95,7 +95,7 @@ def test_the_fast_exit_lets_a_profiler_write_its_profile(tmp_path):
     python -m cProfile it exits as usual, so that the profile is written."""
     (tmp_path / "script.py").write_text(
         f"import atexit, sys\nsys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
-        "from grader.learner.fast_exit import exit_now\natexit.register(print, 'torn down')\nexit_now(3)\n")
+        "from grader.core.fast_exit import exit_now\natexit.register(print, 'torn down')\nexit_now(3)\n")
     fast = subprocess.run([sys.executable, "script.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert fast.returncode == 3 and "torn down" not in fast.stdout
     profiled = subprocess.run([sys.executable, "-m", "cProfile", "-o", "profile.out", "script.py"], cwd=tmp_path,

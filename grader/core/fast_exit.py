@@ -1,6 +1,6 @@
 """The exit of a process that has imported torch, without the interpreter's teardown of its
 thousands of objects (most of a second of CPU): grade.py's, and --experiments' run of a lab's
-script, `python grader/learner/fast_exit.py SCRIPT ARGS...`, which runs SCRIPT as `python SCRIPT ARGS...`
+script, `python grader/core/fast_exit.py SCRIPT ARGS...`, which runs SCRIPT as `python SCRIPT ARGS...`
 does (its status, message and traceback), then exits so. A process a profiler, tracer or debugger
 watches (python -m cProfile grade.py ..., coverage, pdb) exits as usual, so that it writes what it
 gathered. Imports nothing of the grader's: it runs as a file, where there may be no grader package.
