@@ -96,3 +96,13 @@ class Request:
     def own_copy(self):
         """Whether this grades the learner's own copy (no --submission): what lesson progress notes."""
         return self.submission is None
+
+
+def grading_options(parser):
+    """The options every grading command takes."""
+    parser.add_argument("-k", dest="select", action="append", default=[], metavar="NAME",
+                        help="grade only checks of this function or file (repeatable), e.g. -k FUNCTION or -k FILE.py")
+    parser.add_argument("--device", choices=[d.value for d in Device], default="auto")
+    parser.add_argument("--sandbox", choices=[k.value for k in SandboxKind], default="auto",
+                        help="auto: bubblewrap when installed; required: refuse without it")
+    return parser

@@ -8,13 +8,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from grader.core.request import Device, SandboxKind, Selection
+from grader.core.request import NOT_GRADED_STATUS, Device, SandboxKind, Selection, grading_options
 from grader.errors import LabError, UsageError
 from grader.identity import identity
 from grader.instructor.lms import FORMATS
 from grader.instructor.lms.common import Kind
 from grader.kinds import Timing
-from grader.learner.cli import NOT_GRADED_STATUS, grading_options
 from grader.manifest import find_lab
 from grader.text import one_line
 

@@ -6,7 +6,6 @@ Heavy modules (torch, pytest) are imported only by the commands that need them.
 """
 import argparse
 import dataclasses
-import importlib
 import sys
 import traceback
 from pathlib import Path
@@ -14,7 +13,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from grader.core.request import NOT_GRADED_STATUS, Device, Observers, Output, Request, SandboxKind, Selection  # noqa: F401
+from grader.core.request import (  # noqa: F401
+    NOT_GRADED_STATUS,
+    Device,
+    Observers,
+    Output,
+    Request,
+    SandboxKind,
+    Selection,
+    grading_options,
+)
 from grader.errors import GraderError, UsageError
 from grader.learner import handin
 from grader.manifest import find_lab
@@ -36,16 +44,6 @@ def grade_parser():
     parser.add_argument("-s", dest="show_output", action="store_true",
                         help="show all your code printed under each check, not only its first lines")
     return grading_options(parser)
-
-
-def grading_options(parser):
-    """The options every grading command takes."""
-    parser.add_argument("-k", dest="select", action="append", default=[], metavar="NAME",
-                        help="grade only checks of this function or file (repeatable), e.g. -k FUNCTION or -k FILE.py")
-    parser.add_argument("--device", choices=[d.value for d in Device], default="auto")
-    parser.add_argument("--sandbox", choices=[k.value for k in SandboxKind], default="auto",
-                        help="auto: bubblewrap when installed; required: refuse without it")
-    return parser
 
 
 def run_grade(args, console):
@@ -168,19 +166,29 @@ def run_serve(args, console):
     return 0
 
 
-# Subcommands: name -> (parser builder, runner). `python grade.py LAB ...` grades. Staff commands
-# live with the staff's code, which a learner's copy does not ship: name -> the module holding it.
+# Subcommands: name -> (parser builder, runner). `python grade.py LAB ...` grades. The staff's
+# commands are registered by their own modules, which a learner's copy of the course does not ship:
+# name -> its room (tests/learner/test_cli.py holds this table to their registrations).
 COMMANDS = {}
-STAFF = {**dict.fromkeys(("batch", "release", "report", "export", "gradebook", "adjust"),
-                         "grader.instructor.commands"),
-         **dict.fromkeys(("check-lab", "mutants"), "grader.author.commands")}
+STAFF = {**dict.fromkeys(("batch", "release", "report", "export", "gradebook", "adjust"), "instructor"),
+         **dict.fromkeys(("check-lab", "mutants"), "author")}
 
 
 def command(name):
-    """The (parser builder, runner) of subcommand `name`."""
+    """The (parser builder, runner) of subcommand `name`; ModuleNotFoundError for a staff command
+    in a learner's copy."""
     if name in COMMANDS:
         return COMMANDS[name]
-    return importlib.import_module(STAFF[name]).COMMANDS[name]
+    return staff_commands(STAFF[name])[name]
+
+
+def staff_commands(room):
+    """The commands the staff's room registers: the instructors' or the course authors'."""
+    if room == "instructor":
+        from grader.instructor import commands
+    else:
+        from grader.author import commands
+    return commands.COMMANDS
 
 
 def main(argv=None):

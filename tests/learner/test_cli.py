@@ -110,3 +110,12 @@ def test_a_k_that_matches_nothing_is_refused_at_once_with_the_closest_name(sandb
     run = grade_py("lab2", "-k", "aply_rope", "--sandbox", sandbox)
     assert run.returncode == 2 and "did you mean apply_rope?" in run.stdout
     assert "starting the sandbox" not in run.stdout + run.stderr and "Traceback" not in run.stdout + run.stderr
+
+
+def test_the_staff_commands_are_those_their_rooms_register():
+    """cli.STAFF names each staff command's room, for a learner's copy that lacks it: the same names
+    as the rooms register, no more and no fewer."""
+    from grader.learner import cli
+
+    registered = {name: room for room in set(cli.STAFF.values()) for name in cli.staff_commands(room)}
+    assert registered == cli.STAFF and not set(registered) & set(cli.COMMANDS)
