@@ -62,7 +62,7 @@ def timing_options(parser: argparse.ArgumentParser) -> None:
 
 def run_batch(args: argparse.Namespace, console: Console) -> int:
     from grader.instructor import batch, paths, workers
-    from grader.learner import report
+    from grader.instructor.summary import show_batch
 
     lab = find_lab(args.lab)
     paths.existing_folder("SUBMISSIONS", args.submissions, "the class folder (a folder of student folders and .zips)")
@@ -94,9 +94,9 @@ def run_batch(args: argparse.Namespace, console: Console) -> int:
         console.print(f"[yellow]stopped:[/] what was graded is kept in {escape(args.out)} "
                       "(grades.csv lists the rest as pending); the same command grades the rest")
         raise
-    report.show_batch(summary, console, args.out)
+    show_batch(summary, console, args.out)
     show_timing(summary.timing, console)
-    show_lists(lab, args.out, timing.get("roster"), quiz, console, timing.get("timestamps"))
+    show_lists(lab, args.out, timing.roster, quiz, console, timing.timestamps)
     return NOT_GRADED_STATUS if summary.statuses.get("regrade") else 0
 
 
