@@ -194,15 +194,11 @@ def serve(workdir, read_fd, write_fd, shared, wire, limit, calls):
             args = resolve(wire.sanitize(request["args"]), wire, shared, placed)
             kwargs = resolve(wire.sanitize(request["kwargs"]), wire, shared)
             function = getattr(importlib.import_module(request["module"]), request["function"])
+            seed_from(request, wire, shared)
             with meta_device.played(args, kwargs) as (args, kwargs):    # the meta device, on the CPU
                 value = calls.call(request["function"], function, args, kwargs)
                 data = answered({**answer, "layouts": layouts(placed, value)} if placed else answer,
                                 value, wire, limit)
-
-
-            seed_from(request, wire, shared)
-            value = calls.call(request["function"], function, args, kwargs)
-            data = answered(answer, value, wire, limit)
         except (wire.WireError, wire.GraderFault) as error:     # not data, or not carried: the judge says
             data = wire.frame_parts({**answer, "ok": False, "error": {
                 "type": type(error).__name__, "message": str(error), "where": [], "not_implemented": None}})
