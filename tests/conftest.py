@@ -24,6 +24,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 collect_ignore = ["labs"]           # labs as data (the guide's example): graded by the tests, not collected
 LAB2_QUIZ = ROOT / "quizzes" / "lab2.yaml"
 EXAMPLE = ROOT / "tests" / "labs" / "example"
+SEAMS = ROOT / "tests" / "seams"          # sitecustomize.py: a grader fault simulated in a grade.py the tests run
 RIGHT = {"table-size": 38.6, "order": ["a", "b", "e"], "methods": "d", "rope-score": "m - n", "tied": "c"}
 
 
@@ -109,3 +110,21 @@ def answers_file(tmp_path, answers, name="answers.yaml"):
 def run_cli(capsys, *argv):
     code = main(["quiz", *map(str, argv)])
     return code, capsys.readouterr().out
+
+
+@pytest.fixture
+def observe(monkeypatch):
+    """observe(on_answer, ...): every sandbox built in this test's process has these observers too,
+    each on_answer(call, answer) -> answer (a simulated grader fault, a zygote killed mid-grading)."""
+    import dataclasses
+
+    from grader.judge.sandbox import Sandbox, Settings
+
+    def install(*observers):
+        built = Sandbox.__init__
+
+        def observed(self, lab, files, zygote, settings=None):
+            settings = settings or Settings()
+            built(self, lab, files, zygote, dataclasses.replace(settings, observers=(*observers, *settings.observers)))
+        monkeypatch.setattr(Sandbox, "__init__", observed)
+    return install

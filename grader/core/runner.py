@@ -19,7 +19,7 @@ from grader.core.submissions import file_problems, submission_files
 from grader.errors import LabError, SetupError
 from grader.judge.cgroup import Cgroup
 from grader.judge.launchers import launcher_for
-from grader.judge.sandbox import CallFailed, Sandbox, Settings, write_files
+from grader.judge.sandbox import Sandbox, Settings, write_files
 from grader.judge.zygote import Zygote
 
 if TYPE_CHECKING:
@@ -81,25 +81,13 @@ def _attempt(request, zygote, submitted, first, started):
     """One try at the grading, in a sandbox of its own."""
     lab, (files, missing) = request.lab, submitted
     settings = Settings(device=resolve_device(request.device), show_all=request.output.show_all,
-                        believe_faults=first, observers=(*simulated_faults(), *request.observers.on_answer))
+                        believe_faults=first, observers=request.observers.on_answer)
     box = Sandbox(lab, files, zygote, settings)
     try:
         plugin = _run_checks(request, box)
         return _results(request, box, plugin, missing, started)
     finally:
         box.close()
-
-
-def simulated_faults():
-    """GRADER_FAULT=function, read as a grading starts: every answer of that function becomes a
-    grader fault, on the judge's side (how the tests simulate one in a grade.py they start)."""
-    function = os.environ.get("GRADER_FAULT")
-
-    def fault(call, answer):
-        if call.function == function and not isinstance(answer, CallFailed):
-            return CallFailed(function, "grader_fault", "a simulated grader fault (GRADER_FAULT)")
-        return answer
-    return [fault] if function else []
 
 
 def _run_checks(request, box):

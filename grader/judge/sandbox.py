@@ -105,8 +105,8 @@ class Settings:
     that calls print, not only their first lines. `believe_faults`: a grader fault a child reports is
     believed (on a first try only, or a submission could fake one and stay ungraded for ever).
     `observers`: callables on_answer(call, answer) -> answer that see every call's Call and its
-    answer (the value, or the CallFailed it raises) and may replace it: a test's simulated grader
-    fault, grade.py mutants' record of calls. `budget`: seconds for all the submission's calls
+    answer (the value, or the CallFailed it raises) and may replace it: grade.py mutants' record
+    of calls, a test's simulated grader fault. `budget`: seconds for all the submission's calls
     (None: the lab's)."""
     device: str = "cpu"
     show_all: bool = False
@@ -122,10 +122,7 @@ class Sandbox:
     (`budget` seconds charged to all its calls), whatever it asks for. Wall time only backs these
     up, `backstop` times over (lab.yaml): past it the grader was at fault, not the submission.
 
-    `settings` (Settings): how it grades, given when it is built. `Sandbox.observers`: on_answer
-    callables that see the calls of every sandbox of this process."""
-
-    observers = []              # on_answer callables for every sandbox of this process
+    `settings` (Settings): how it grades, given when it is built."""
 
     def __init__(self, lab, files, zygote, settings=None):
         settings = settings or Settings()
@@ -137,7 +134,7 @@ class Sandbox:
         self.printed = Printed(settings.show_all)   # what calls printed, until their check takes it
         self.inputs_seen = False    # a value of a call on hidden inputs went to a check not hidden
         self.serving = Serving(None, None, threading.current_thread())
-        self.observers = [*Sandbox.observers, *settings.observers]
+        self.observers = list(settings.observers)
         self._main = {}             # room -> the child that serves its checks
         self._held = []             # hidden calls not started yet (submit)
         self._children = []

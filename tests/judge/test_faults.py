@@ -12,12 +12,12 @@ import pytest
 from test_batch import REFERENCE, grade_py
 
 from grader.instructor.records import BatchSummary, StudentRecord
-from grader.judge.sandbox import CallFailed, Sandbox
+from grader.judge.sandbox import CallFailed
 from grader.manifest import find_lab
 
-from conftest import zygote_pid
+from conftest import SEAMS, zygote_pid
 
-FAULT = {"GRADER_FAULT": "is_permutation_invariant"}
+FAULT = {"GRADER_FAULT": "is_permutation_invariant", "PYTHONPATH": str(SEAMS)}   # tests/seams/sitecustomize.py
 STUB = find_lab("lab2").stubs / "invariance.py"
 
 
@@ -77,8 +77,8 @@ def test_a_fault_the_child_claims_is_believed_once_not_for_ever(tmp_path):
     assert "could not carry its answer" in run.stdout and results.exists()
 
 
-def test_an_observer_of_the_sandbox_sees_every_answer_and_may_replace_it(grade_lab2, monkeypatch):
-    """Sandbox.observers: on_answer(call, answer) -> answer for every call, in-process (what
+def test_an_observer_of_the_sandbox_sees_every_answer_and_may_replace_it(grade_lab2, observe):
+    """A sandbox's observers: on_answer(call, answer) -> answer for every call, in-process (what
     GRADER_FAULT and grade.py mutants use): one that turns answers into grader faults makes every
     check of that function not graded, tried twice."""
     seen = []
@@ -87,13 +87,13 @@ def test_an_observer_of_the_sandbox_sees_every_answer_and_may_replace_it(grade_l
         seen.append(call.function)
         return CallFailed(call.function, "grader_fault", "an observer's fault")
 
-    monkeypatch.setattr(Sandbox, "observers", [fault])
+    observe(fault)
     results = grade_lab2(REFERENCE, ["invariance"])
     assert results.attempts == 2 and {c.status for c in results.checks} == {"not_graded"}
     assert set(seen) == {"is_permutation_invariant"} and all("an observer's fault" in c.message for c in results.checks)
 
 
-def test_a_zygote_killed_from_outside_mid_grading_is_no_score(grade_lab2, zygote, monkeypatch):
+def test_a_zygote_killed_from_outside_mid_grading_is_no_score(grade_lab2, zygote, observe):
     """Something outside the submission (another judge, an administrator) kills the zygote after
     the first answer: the checks it stopped are not graded, never failed, and the grading done
     again afresh gives the score. (A second time it would be the submission's: a child of the
@@ -107,6 +107,6 @@ def test_a_zygote_killed_from_outside_mid_grading_is_no_score(grade_lab2, zygote
             zygote.process.wait()
         return answer
 
-    monkeypatch.setattr(Sandbox, "observers", [kill_once])
+    observe(kill_once)
     results = grade_lab2(REFERENCE, ["invariance"])
     assert killed and results.attempts == 2 and results.score == results.max_score > 0
