@@ -336,6 +336,9 @@ class WarmClient:
         try:
             said = client._ask(Ask(op="ping", **client._whose(kind)))
         except WarmGone:
+            if path.exists() and not _listening(path):    # it died as it answered
+                with contextlib.suppress(OSError):
+                    path.unlink()
             return None
         if said.refused == STALE:
             return None

@@ -268,8 +268,7 @@ def test_a_stale_server_stops_and_is_not_trusted(state_lab, server):
 def test_a_dead_server_is_noticed_and_grading_is_cold(state_lab, server):
     pid = server()
     os.kill(pid, signal.SIGKILL)
-    while alive(pid):
-        time.sleep(0.01)
+    os.waitpid(pid, 0)                              # every thread gone, and its sockets with them
     path = warm.socket_path(state_lab)
     assert path.exists()                            # killed: it could not remove its socket
     assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None and not path.exists()
