@@ -14,6 +14,7 @@ from grader.core.runner import grade
 from grader.judge import clock
 from grader.judge.clock import Backstop, Limit
 from grader.manifest import find_lab
+from grader.request import Request, SandboxKind
 
 SPIN = [sys.executable, "-c", "while True: pass"]
 NAP = [sys.executable, "-c", "import time; time.sleep(30)"]
@@ -250,6 +251,6 @@ def test_the_same_work_scores_the_same_in_a_helper_thread_on_a_busy_machine(tmp_
                                                   "student_files": {"work.py": ["here", "helped"]},
                                                   "call_timeout": 2, "time_budget": 30, "backstop": 20}))
     processes += [started(SPIN) for _ in range(3 * len(os.sched_getaffinity(0)))]
-    results = grade(find_lab(lab), sandbox="process")
+    results = grade(Request(find_lab(lab), sandbox=SandboxKind.PROCESS))
     assert [(c.tags[0], c.status) for c in results.checks] == [("here", "passed"), ("helped", "passed")], \
         [c.message for c in results.checks]

@@ -325,7 +325,7 @@ def graded_norms(zygote, tmp_path, layer_norm=LAYER_NORM, rms_norm=RMS_NORM):
     (folder / "norms.py").write_text(f"import torch\n\n\ndef layer_norm(x, eps=1e-5):\n{layer_norm}\n\n"
                                      f"def rms_norm(x, eps=1e-6):\n{rms_norm}")
     zygote.reset()
-    results = grade(find_lab(NORMS), submission=folder, device="cpu", zygote=zygote)
+    results = grade(Request(find_lab(NORMS), folder, Device.CPU), zygote)
     return {c.tags[0]: (c.status, c.message) for c in results.checks}
 
 

@@ -143,6 +143,8 @@ def test_a_packed_zip_grades_in_a_batch_as_its_folder_does(lab, tmp_path):
     """pack, then the zip as a learner's upload nests in an LMS download, graded by batch: the same
     score as single grading of the folder (the grade is a function of the files the reader gives)."""
     from grader.core.runner import grade
+    from grader.instructor.workers import Plan
+    from grader.request import Request, Selection
 
     put(tmp_path / "mine" / "positions.py", (REFERENCE / "positions.py").read_bytes())
     put(tmp_path / "mine" / "invariance.py", (ROOT / "tests" / "submissions" / "mean_not_sum" /
@@ -150,10 +152,10 @@ def test_a_packed_zip_grades_in_a_batch_as_its_folder_does(lab, tmp_path):
     assert main(["pack", "lab2", "--submission", str(tmp_path / "mine"), "--out", str(tmp_path / "p.zip")]) == 0
     put(tmp_path / "class" / "ada" / "Submission 1" / "p.zip", (tmp_path / "p.zip").read_bytes())
     select = ["positions.py", "invariance.py"]
-    summary = batch.grade_class(lab, tmp_path / "class", tmp_path / "out", Console(file=io.StringIO()), workers=1,
-                                select=select)
+    asked = batch.ClassRequest(Plan(selection=Selection(tuple(select))), workers=1)
+    summary = batch.grade_class(lab, tmp_path / "class", tmp_path / "out", Console(file=io.StringIO()), asked)
     row = json.loads((tmp_path / "out" / "rows.json").read_text())[0]
-    single = grade(find_lab("lab2"), submission=tmp_path / "mine", select=select)
+    single = grade(Request(find_lab("lab2"), tmp_path / "mine", selection=Selection(tuple(select))))
     assert summary.statuses.get("incomplete") == 1 and row["score"] == single.score > 0
     assert row["score"] < single.max_score
 
