@@ -288,22 +288,18 @@ def _interrupt(*_):
 
 
 def _bind(path):
-    """A listening socket at `path`; a socket left there by a server that died is replaced, a live
-    one is refused (SetupError)."""
-    if path.exists() or path.is_symlink():
-        probe = socket.socket(socket.AF_UNIX)
-        try:
-            probe.connect(str(path))
-        except OSError:
-            path.unlink()           # nobody listens: a dead server's
-        else:
-            raise SetupError(f"a warm grader already serves this lab here ({path}): grade.py serve --stop stops it")
-        finally:
-            probe.close()
+    """A listening socket at `path`, put there only once it listens (a client that found the file
+    and no listener would take it for a dead server's); a socket left there by a server that died is
+    replaced, a live one is refused (SetupError). Returns it and the inode of its file."""
+    if _listening(path):
+        raise SetupError(f"a warm grader already serves this lab here ({path}): grade.py serve --stop stops it")
+    making = path.with_name(f"{path.stem}.{os.getpid()}.new")
+    making.unlink(missing_ok=True)
     listener = socket.socket(socket.AF_UNIX)
-    listener.bind(str(path))
-    os.chmod(path, 0o600)
+    listener.bind(str(making))
+    os.chmod(making, 0o600)
     listener.listen(8)
+    os.replace(making, path)            # a dead server's socket goes with it
     return listener, os.stat(path).st_ino
 
 

@@ -55,8 +55,8 @@ class WarmGrader:
         folder = self.scratch / "submission"
         shutil.rmtree(folder, ignore_errors=True)
         write_files(folder, files)
-        plan = self.plan
-        return Request(self.lab, folder, plan.device, plan.selection, plan.sandbox, **changes)
+        fields = {"device": self.plan.device, "selection": self.plan.selection, "sandbox": self.plan.sandbox}
+        return Request(self.lab, folder, **{**fields, **changes})
 
     def answer(self, request):
         """runner.grade's answer to `request`, as a pair for the pipe."""
