@@ -66,7 +66,7 @@ class ZygoteGone(Exception):
 class Zygote:
     """The process that forks children; it has imported torch and runs no student code."""
 
-    live = set()                    # pids of this process's running zygotes
+    live: set[int] = set()          # pids of this process's running zygotes
     _serial = itertools.count()     # names their control groups
 
     def __init__(self, launcher):

@@ -12,7 +12,7 @@ class Reference:
     and nothing else in this process sees or shadows them."""
 
     _lock = threading.Lock()
-    _imported = {}                  # its folders -> a Reference, shared by a process's gradings
+    _imported: dict = {}            # its folders -> a Reference, shared by a process's gradings
 
     @classmethod
     def of(cls, lab):

@@ -180,7 +180,7 @@ def check_frequencies(student, head_dim, seq_len, exact_base, on, **kwargs):
     hint = None
     if max_error(both, torch.cat((exact.cos(), exact.sin()), dim=-1)) > 1e-3:
         hint = diagnose(both, frequency_mistakes(head_dim, seq_len, exact_base), 4 * tolerance.repeat(1, 2))
-        hint = hint if hint and confirmed(student, hint, exact_base) else None
+        hint = hint if hint and confirmed(student, hint, exact_base, seq_len) else None
     expect_close(cos.cpu(), exact.cos(), "cos", tolerance, hint)
     expect_close(sin.cpu(), exact.sin(), "sin", tolerance, hint)
 
@@ -188,12 +188,14 @@ def check_frequencies(student, head_dim, seq_len, exact_base, on, **kwargs):
 TELLING = (8, 6)            # head_dim, seq_len where every mistake of frequency_mistakes gives values of its own
 
 
-def confirmed(student, mistake, base):
-    """Whether rope_frequencies' answer at TELLING sizes (on the CPU, with this base) shows
-    `mistake` too: at small sizes several mistakes give the same values (at head_dim 2 an angle of
-    2 pi p is an angle of 0), and a hint names only what the answers single out."""
+def confirmed(student, mistake, base, seq_len=TELLING[1]):
+    """Whether rope_frequencies' answer at TELLING's head_dim (and at least its length: a mistake that
+    shows only at long lengths is asked there again; on the CPU, with this base) shows `mistake` too:
+    at small sizes several mistakes give the same values (at head_dim 2 an angle of 2 pi p is an
+    angle of 0), and a hint names only what the answers single out."""
+    telling = (TELLING[0], max(TELLING[1], seq_len))
     try:
-        answer = student.rope_frequencies(*TELLING, **({} if base == 10000.0 else {"base": base}))
+        answer = student.rope_frequencies(*telling, **({} if base == 10000.0 else {"base": base}))
     except CallFailed as failure:
         if failure.kind in ("raised", "not_implemented", "bad_answer"):
             return False
@@ -201,10 +203,10 @@ def confirmed(student, mistake, base):
     if not (isinstance(answer, (tuple, list)) and len(answer) == 2
             and all(isinstance(t, torch.Tensor) and t.device.type != "meta" for t in answer)):
         return False
-    exact = exact_angles(*TELLING, base)
+    exact = exact_angles(*telling, base)
     both = torch.cat([t.detach().cpu().double() for t in answer], dim=-1)
     slack = 4 * angle_tolerance(exact, base, torch.device("cpu")).repeat(1, 2)
-    return diagnose(both, frequency_mistakes(*TELLING, base), slack) == mistake
+    return diagnose(both, frequency_mistakes(*telling, base), slack) == mistake
 
 
 def check_device_honoured(student, head_dim, seq_len, device):
