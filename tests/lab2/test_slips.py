@@ -48,7 +48,7 @@ OWN = {         # the new neighbours: (function, the hint their answers single o
     "scaled_atol": ("is_permutation_invariant", "mean"),    # the same answers as a mean: its hint says both
     "angle_in_cycles": ("rope_frequencies", None),
     "cached_frequencies": ("rope_frequencies", "CACHED"),
-    "unturned_input": ("apply_rope", None),
+    "unturned_input": ("apply_rope", "RETURNED_X"),     # x itself: the new-tensor clause names it
 }
 QUICK = {"any_rows", "cached_frequencies"}      # the rest are slow: a grading each
 
