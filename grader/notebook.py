@@ -29,7 +29,7 @@ from grader.errors import GraderError
 from grader.manifest import Lab, find_lab, list_labs
 
 KERNEL = "the kernel's cells"
-_warm: dict = {}                        # "zygote": the Zygote kept between checks in this kernel
+_warm: dict = {}        # "grader": the warm Grader (one judge, one zygote) kept between checks in this kernel
 
 
 class PublicLab(Lab):
@@ -125,18 +125,16 @@ def quiz(lab="lab2"):
 
 # -- inside ----------------------------------------------------------------------------------------
 def _grade(lab, submission, select, device):
-    """The one grading a notebook asks for: today grader.core.runner.grade, with the warm zygote."""
-    from grader.core.runner import grade
-    from grader.judge.launchers import launcher_for
-    from grader.judge.zygote import Zygote
+    """The one grading a notebook asks for: a Request, graded by this kernel's warm grader (one judge
+    and zygote kept between checks; every check a fresh child, nothing kept from the last)."""
+    from grader.core.request import Device, Request, Selection
+    from grader.core.warm import Grader
 
-    zygote = _warm.get("zygote")
-    if zygote is None:
-        zygote = _warm["zygote"] = Zygote(launcher_for("auto"))
-        atexit.register(zygote.close)           # the kernel's end (or restart) ends it
-    else:
-        zygote.reset()              # nothing of the last check stays
-    return grade(lab, submission=submission, device=device, select=select, zygote=zygote)
+    grader = _warm.get("grader")
+    if grader is None:
+        grader = _warm["grader"] = Grader()
+        atexit.register(grader.close)           # the kernel's end (or restart) ends it
+    return grader.grade(Request(lab, submission, Device(device), Selection(tuple(select))))
 
 
 def _show(lab, results, console, own_copy):

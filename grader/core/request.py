@@ -69,9 +69,9 @@ class Observers:
 
 @dataclass(frozen=True)
 class Request:
-    """One grading: the lab, the submission (a folder; None: the learner's own copy, the handout),
+    """One grading: the lab, the submission (a folder or a notebook; None: the learner's own copy, the handout),
     the device, which checks, the sandbox, what it leaves and who watches it. Made with a bad -k
-    (the closest name suggested) or a submission that is no folder, it raises UsageError, before
+    (the closest name suggested) or a submission that is no folder or notebook, it raises UsageError, before
     anything starts."""
     lab: Lab
     submission: Path | None = None
@@ -86,9 +86,10 @@ class Request:
             object.__setattr__(self, name, kind(getattr(self, name)))     # a front door's word, checked
         if self.submission is not None:
             object.__setattr__(self, "submission", Path(self.submission))
-            if not self.submission.is_dir():
+            notebook = self.submission.suffix.lower() == ".ipynb" and self.submission.is_file()
+            if not self.submission.is_dir() and not notebook:
                 where = f"--submission {self.submission}"
-                raise UsageError(f"{where} is a file, not a folder" if self.submission.exists()
+                raise UsageError(f"{where} is a file, not a folder or a notebook" if self.submission.exists()
                                  else f"{where} does not exist")
         self.lab.select(self.selection.only)
 

@@ -19,6 +19,7 @@ child has no control group of its own). So the same work is charged the same at 
 machine stretches CPU time in wall time, never in amount.
 """
 import contextlib
+import math
 import os
 import time
 from pathlib import Path
@@ -211,22 +212,24 @@ class Backstop(Exception):
 
 
 class Limit:
-    """When a call must end: once it used `seconds` (its CPU, or its own time over SLEEP; TimeoutError:
-    the submission's doing), or past `backstop` seconds of wall time (Backstop: the grader's)."""
+    """When a call must end: once it used `seconds` (its CPU, or its own time over SLEEP), or was
+    charged what is left of the submission's `budget` (its CPU or its own time, in full): TimeoutError,
+    the submission's doing; or past `backstop` seconds of wall time (Backstop: the grader's)."""
 
-    def __init__(self, clock, seconds, backstop):
-        self.clock, self.seconds, self.backstop = clock, seconds, backstop
-        self._look = min(seconds / CPUS, backstop)      # charged time grows at most as fast as the
-                                                        # CPUs run: no need to look before it could be over
+    def __init__(self, clock, seconds, backstop, budget=math.inf):
+        self.clock, self.seconds, self.backstop, self.budget = clock, seconds, backstop, budget
+        self._look = min(min(seconds, budget) / CPUS, backstop)     # charged time grows at most as fast as
+                                                                    # the CPUs run: no look before it could end
 
     def wait(self):
         """Seconds to wait before looking again; raises when the call must end now."""
         wall = self.clock.wall()
         if wall >= self._look:
-            charged = self.clock.used()
-            if charged >= self.seconds:
+            used, charged = self.clock.used(), self.clock.charged()
+            if used >= self.seconds or charged >= self.budget:
                 raise TimeoutError
             if wall >= self.backstop:
                 raise Backstop
-            self._look = wall + max(0.02, min((self.seconds - charged) / CPUS, self.backstop - wall, 2.0))
+            left = min(self.seconds - used, self.budget - charged)
+            self._look = wall + max(0.02, min(left / CPUS, self.backstop - wall, 2.0))
         return self._look - wall

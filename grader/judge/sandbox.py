@@ -306,7 +306,7 @@ class Sandbox:
         timeout = call.timeout or manifest.timeouts.get(function, manifest.call_timeout)
         left = self._left(function)
         clock = CallClock(child.meter)
-        limit = Limit(clock, min(timeout, left), manifest.backstop * timeout)
+        limit = Limit(clock, timeout, manifest.backstop * timeout, left)
         try:
             return child.call(module, function, call.args, call.kwargs, limit, self.device, call.echo)
         except CallFailed as failure:

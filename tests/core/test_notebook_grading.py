@@ -93,6 +93,7 @@ def test_a_class_of_notebooks_grades_as_the_class_of_folders(lab2, tmp_path, cap
 
 
 def test_forbid_reads_a_notebooks_functions_and_says_the_cell_and_line(zygote, tmp_path):
+    from grader.core.request import Device, Request, Selection
     from grader.core.runner import grade
     from grader.manifest import find_lab
 
@@ -102,6 +103,6 @@ def test_forbid_reads_a_notebooks_functions_and_says_the_cell_and_line(zygote, t
     path = tmp_path / "norm.ipynb"
     nbformat.write(new_notebook(cells=cells), path)
     zygote.reset()
-    results = grade(lab, submission=path, device="cpu", select=["softmax"], zygote=zygote)
+    results = grade(Request(lab, path, Device.CPU, Selection(("softmax",))), zygote)
     [check] = results.checks
     assert check.status == "failed" and "cell 2, line 2 uses torch.softmax" in check.message, check.message

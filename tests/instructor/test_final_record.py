@@ -51,7 +51,7 @@ def write_csv(path, table):
 
 def grade(subs, out, **timing):
     return batch.grade_class(find_lab("lab2"), subs, out, Console(file=io.StringIO()),
-                             batch.ClassRequest(force=True, timing=batch.Timing(**timing)), stand_in)
+                             batch.ClassRequest(force=True, timing=batch.TimeFiles(**timing)), stand_in)
 
 
 @pytest.fixture(scope="module")

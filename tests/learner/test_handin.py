@@ -142,9 +142,9 @@ def test_pack_says_what_will_be_graded_as_the_stub_and_refuses_nothing_to_hand_i
 def test_a_packed_zip_grades_in_a_batch_as_its_folder_does(lab, tmp_path):
     """pack, then the zip as a learner's upload nests in an LMS download, graded by batch: the same
     score as single grading of the folder (the grade is a function of the files the reader gives)."""
+    from grader.core.request import Request, Selection
     from grader.core.runner import grade
     from grader.instructor.workers import Plan
-    from grader.request import Request, Selection
 
     put(tmp_path / "mine" / "positions.py", (REFERENCE / "positions.py").read_bytes())
     put(tmp_path / "mine" / "invariance.py", (ROOT / "tests" / "submissions" / "mean_not_sum" /

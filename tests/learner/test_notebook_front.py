@@ -14,9 +14,9 @@ POSITIONS = (ROOT / "reference" / "lab2" / "positions.py").read_text()
 @pytest.fixture(scope="module", autouse=True)
 def warm_zygote():
     yield
-    zygote = notebook._warm.pop("zygote", None)
-    if zygote is not None:
-        zygote.close()
+    grader = notebook._warm.pop("grader", None)
+    if grader is not None:
+        grader.close()
 
 
 def test_a_check_grades_the_cells_as_run_with_public_checks_only(capsys, state):
@@ -95,7 +95,7 @@ def test_where_bubblewrap_cannot_start_checks_run_in_a_plain_child_and_say_so(mo
     from grader.judge import launchers
 
     monkeypatch.setattr(launchers, "bubblewrap_works", lambda: False)
-    warm = notebook._warm.pop("zygote", None)
+    warm = notebook._warm.pop("grader", None)
     try:
         notebook.start("lab2")
         assert "no OS sandbox here: bubblewrap cannot start" in capsys.readouterr().out
@@ -103,8 +103,8 @@ def test_where_bubblewrap_cannot_start_checks_run_in_a_plain_child_and_say_so(mo
         assert results.extra_data["sandbox"] == "process" and results.score == sum(t.max_score for t in results.tests)
         assert "no OS sandbox" in capsys.readouterr().out
     finally:
-        plain = notebook._warm.pop("zygote", None)
+        plain = notebook._warm.pop("grader", None)
         if plain is not None:
             plain.close()
         if warm is not None:
-            notebook._warm["zygote"] = warm
+            notebook._warm["grader"] = warm
