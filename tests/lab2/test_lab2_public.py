@@ -143,7 +143,10 @@ def test_doing_nothing_earns_no_public_points(graded, submission):
 
 
 def test_reading_the_layers_earns_at_most_a_third(graded):
-    score, top = points(graded("read_weights"), "is_permutation_invariant")
+    results = graded("read_weights")
+    score, top = points(results, "is_permutation_invariant")
+    ran = [c.status for c in results.checks if c.function == "is_permutation_invariant"]
+    assert top > 0 and "failed" in ran and set(ran) <= {"passed", "failed"}, ran    # judged, not crashed or skipped
     assert score <= top / 3
 
 
