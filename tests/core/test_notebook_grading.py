@@ -9,8 +9,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader.instructor.batch import grade_class
-from grader.instructor.workers import grade_all
+from grader.core.request import Device, Selection
+from grader.instructor.batch import ClassRequest, grade_class
+from grader.instructor.workers import Plan, grade_all
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBMISSIONS = ROOT / "tests" / "submissions"
@@ -25,7 +26,8 @@ print(rope_frequencies(8, 4))
 """
 # Top-level code the .py form runs at import and its notebook form never does: their grades differ
 # by design (the notebook's functions are graded, without what the statements did)
-RUNS_AT_IMPORT = {"crash_exit": "sys.exit at import: its .py file never imports; the notebook's functions are graded"}
+RUNS_AT_IMPORT = {"crash_exit": "sys.exit at import: its .py file never imports; the notebook's functions are graded",
+                  "hundred_spinners": "100 processes at import: minutes of a 2-core machine; the attack is the .py's"}
 
 
 def as_notebook(folder, path):
@@ -66,6 +68,9 @@ def test_every_submission_as_a_notebook_scores_what_its_py_folder_scores(grade_l
     same_grade(grade_lab2, name, tmp_path, parts=())
 
 
+POSITIONS_ON_CPU = ClassRequest(Plan(Device.CPU, Selection(("positions",))), workers=1)
+
+
 @pytest.mark.slow
 def test_a_class_of_notebooks_grades_as_the_class_of_folders(lab2, tmp_path, capsys):
     from rich.console import Console
@@ -82,13 +87,11 @@ def test_a_class_of_notebooks_grades_as_the_class_of_folders(lab2, tmp_path, cap
     console = Console(file=open(tmp_path / "log", "w"))
     rows = {}
     for kind, folder in (("py", folders), ("ipynb", notebooks)):
-        grade_class(lab2, folder, tmp_path / f"out-{kind}", console, workers=1, select=["positions"],
-                    device="cpu", backend=grade_all)
+        grade_class(lab2, folder, tmp_path / f"out-{kind}", console, POSITIONS_ON_CPU, backend=grade_all)
         with open(tmp_path / f"out-{kind}" / "grades.csv") as file:
             rows[kind] = [(r["student"], r["status"], r["score"], r["max_score"]) for r in csv.DictReader(file)]
     assert rows["ipynb"] == rows["py"]
-    again = grade_class(lab2, notebooks, tmp_path / "out-ipynb", console, workers=1, select=["positions"],
-                        device="cpu")
+    again = grade_class(lab2, notebooks, tmp_path / "out-ipynb", console, POSITIONS_ON_CPU)
     assert again.graded_now == 0              # unchanged notebooks: the resume cache keeps every grade
 
 

@@ -359,7 +359,8 @@ def test_a_packed_zip_scores_on_gradescope_as_in_a_batch(autograder, tmp_path):
     assert main(["pack", "lab2", "--submission", str(mine), "--out", str(packed)]) == 0
     (tmp_path / "class" / "ada").mkdir(parents=True)
     shutil.copy(packed, tmp_path / "class" / "ada" / "upload.zip")
-    batch.grade_class(find_lab("lab2"), tmp_path / "class", tmp_path / "out", Console(file=io.StringIO()), workers=1)
+    batch.grade_class(find_lab("lab2"), tmp_path / "class", tmp_path / "out", Console(file=io.StringIO()),
+                      batch.ClassRequest(workers=1))
     [row] = json.loads((tmp_path / "out" / "rows.json").read_text())
     with zipfile.ZipFile(packed) as archive:
         unpacked = {name: archive.read(name) for name in archive.namelist()}

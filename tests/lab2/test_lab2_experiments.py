@@ -55,6 +55,7 @@ def test_stubs_say_not_implemented_once_and_train_nothing(grade_lab2, monkeypatc
     assert {c.message for c in results.checks if c.function == "measure_loss_gap"} == {"not implemented yet"}
 
 
+@pytest.mark.slow
 def test_made_up_numbers_with_untrained_weights_score_zero(grade_lab2, tmp_path):
     results = grade_lab2(assemble(tmp_path, experiments="fabricated"), EXPERIMENTS)
     assert results.score == 0
@@ -234,6 +235,7 @@ def test_a_wrong_rope_costs_positions_only(grade_lab2, tmp_path):
     assert scores["apply_rope"][0] < scores["apply_rope"][1] and scores["rope_frequencies"][0] == 0
 
 
+@pytest.mark.slow
 def test_experiments_command_shows_table_chart_and_writes_plots(tmp_path):
     run = subprocess.run([sys.executable, "grade.py", "lab2", "--experiments", "--submission", "reference/lab2",
                           "--out", str(tmp_path / "plots")], cwd=ROOT, capture_output=True, text=True,

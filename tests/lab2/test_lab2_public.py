@@ -184,6 +184,7 @@ def test_a_learners_copy_runs_the_experiments_at_seed_0_and_the_course_at_its_ow
     assert {c.visibility for c in results.checks} == {"visible"}
 
 
+@pytest.mark.slow
 def test_the_experiments_are_checked_in_a_learners_copy(graded_experiments):
     """The reference's runs are the recipe's and make the lab's claims: full marks, boxes ticked;
     made-up numbers lose every point there, with why, and leave the boxes empty."""

@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 import torch
 
 from grader.lab_api import apart
@@ -113,6 +114,7 @@ class ApartGrader:
         pass
 
 
+@pytest.mark.slow
 def test_a_batch_worker_may_run_work_apart(tmp_path):
     """A worker is no daemonic process, which multiprocessing forbids to start any: on a machine
     whose .grade/ lacks the recipe's runs, a batch would have failed every check of the experiments."""

@@ -430,6 +430,34 @@ def expect_in_model(student, device):
         raise verdict
 
 
+def _own_answers(student, inputs, xs, turned, device):
+    """apply_rope's own answers for the model's q and k given tidy (contiguous, one call each), in
+    float64, where they are not the rotation: None when they are (the model call is then held to the
+    truth), so that a value slip costs the value clauses, not every case the model call is part of."""
+    cos, sin = (t[: xs[0].shape[-2]] for t in inputs[1:3])
+    own = []
+    for x in xs:
+        out = student.apply_rope(x.contiguous().to(device), cos.contiguous(), sin.contiguous())
+        if not (isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape)):
+            return None             # no answer to hold the model's to: the truth is
+        own.append(out.detach().cpu().double())
+    close = all((o - t).abs().le(rope_tolerance(x, torch.device(device))).all() for o, t, x in zip(own, turned, xs))
+    return None if close else own
+
+
+def _judge_as_its_own(answer, own, xs, device):
+    """The model call of an apply_rope whose values are wrong: in the model it must answer as it does
+    on tidy inputs (strides, heads, a second call with the same cos and sin), and let gradients through."""
+    for name, out, mine, x in zip(("q", "k"), (answer["q"], answer["k"]), own, xs):
+        seen = f"apply_rope({name}, cos, sin) in the model"
+        if not (isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape)):
+            raise CheckFailed(f"{seen} to be a tensor of shape {tuple(x.shape)}", describe(out))
+        expect_close(out.cpu(), mine, f"{seen}, as apply_rope answers for {name} made contiguous",
+                     rope_tolerance(x, torch.device(device)), SECOND_CALL if name == "k" else None)
+    expect(answer["grad"] is not None, "gradients to reach q and k through apply_rope, as training needs",
+           "no gradient at all", NO_GRADIENT)
+
+
 def _judge_in_model(student, device):
     inputs, (turned, grad, xs) = in_model_inputs(device)
     try:
@@ -440,6 +468,10 @@ def _judge_in_model(student, device):
         view = "view size is not compatible with input tensor's size and stride" in failure.message
         raise CheckFailed(IN_MODEL, raised(failure), NOT_CONTIGUOUS if view else None) from None
     expect(isinstance(answer, dict) and set(answer) == {"q", "k", "grad"}, IN_MODEL, describe(answer))
+    own = _own_answers(student, inputs, xs, turned, device)
+    if own is not None:             # a value slip, charged where values are asked: here, only drop-in
+        _judge_as_its_own(answer, own, xs, device)
+        return
     right = []
     for name, out, truth, x in zip(("q", "k"), (answer["q"], answer["k"]), turned, xs):
         seen = f"apply_rope({name}, cos, sin) in the model"
