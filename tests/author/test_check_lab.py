@@ -4,6 +4,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 import torch
 
 from grader.author.check_lab import _left_open, check_lab, manifest_fields
@@ -26,6 +27,7 @@ def broken_copy(tmp_path, path, old, new):
     return find_lab(lab)
 
 
+@pytest.mark.slow
 def test_example_lab_is_sound(zygote):
     problems, notes = check_lab(find_lab(EXAMPLE), zygote)
     assert problems == [] and [n for n in notes if not n.startswith("forbid: ")] == []   # what forbid: leaves open

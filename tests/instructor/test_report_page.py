@@ -239,6 +239,7 @@ def measure(out, width):
     return json.loads(re.search(r'<pre id="result">(.*?)</pre>', run.stdout, re.S).group(1).replace("&amp;", "&"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM, reason="no Chromium here (.ci/run installs it: apt-get install chromium)")
 def test_page_in_headless_chromium_at_a_desk_and_on_a_phone(lesson, tmp_path):
     write_report(lesson)

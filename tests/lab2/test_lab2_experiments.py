@@ -192,6 +192,7 @@ def test_evaluating_on_the_training_seed_is_named_and_more_steps_lose(grade_lab2
     assert hidden_seed_named(results) == []
 
 
+@pytest.mark.slow
 def test_the_best_of_several_evaluations_is_named(grade_lab2, tmp_path):
     """Each run evaluated on seed, seed + 1 and seed + 2, the lowest loss kept: named as such (not as
     the training seed, which one run's numbers match), at the reproduction checks only."""

@@ -124,6 +124,7 @@ def poison(path, reference):
     path.write_bytes(buffer.getvalue() + hashlib.sha256(buffer.getvalue()).digest())
 
 
+@pytest.mark.slow
 def test_a_poisoned_memo_is_found_and_computed_again(quiet, grade_lab2, state, lab2):
     _, folder, _ = quiet
     shutil.copytree(folder, state)
