@@ -76,14 +76,27 @@ def group_cpu(folder):
 def thread(tid):
     """(seconds run, seconds spent runnable waiting for a CPU, whether runnable now) of a thread;
     no waits where the kernel keeps no such count; None once it is gone. The kernel counts a wait
-    only once it is over, when the thread runs again."""
+    only once it is over, when the thread runs again. (Read with os calls on plain strings: the
+    judge reads it twice a call, for every thread of the child.)"""
     try:
-        fields = Path(f"/proc/{tid}/schedstat").read_text().split()
-        state = Path(f"/proc/{tid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        fields = _read(f"/proc/{tid}/schedstat").split()
+        state = _read(f"/proc/{tid}/stat").rsplit(b")", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
-    ran, waited = (int(field) / 1e9 if field.isdigit() else 0.0 for field in (fields + ["", ""])[:2])
+    ran, waited = (int(field) / 1e9 if field.isdigit() else 0.0 for field in (fields + [b"", b""])[:2])
     return ran, waited, state == b"R"
+
+
+def _read(path):
+    """The whole of a small kernel file."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        data = chunk = os.read(fd, 65536)
+        while chunk:
+            data += (chunk := os.read(fd, 65536))
+        return data
+    finally:
+        os.close(fd)
 
 
 def threads(pid, group=None):
@@ -94,7 +107,7 @@ def threads(pid, group=None):
         tids.update(int(tid) for tid in os.listdir(f"/proc/{pid}/task"))
     for name in ("cgroup.threads", "tasks") if group else ():      # v2, v1
         with contextlib.suppress(OSError, ValueError):
-            tids.update(int(tid) for tid in (group / name).read_text().split())
+            tids.update(int(tid) for tid in _read(f"{group}/{name}").split())
             break
     return {tid: seen for tid in tids if (seen := thread(tid)) is not None}
 
@@ -125,19 +138,24 @@ class SessionMeter:
 
 
 class CallClock:
-    """The time one call has been charged so far (see the module's docstring). Once the child is
-    gone, what it was charged when last seen; once the call is over (`stop`), its wall time ends
-    there, whatever the judge does with the answer after."""
+    """The time one call has been charged so far (see the module's docstring), from `start` (until
+    then, only CPU). Once the child is gone, what it was charged when last seen; once the call is
+    over (`stop`), its wall time ends there, whatever the judge does with the answer after, and
+    its threads are not read again."""
 
     def __init__(self, meter):
         self.meter, self.pid = meter, meter.pid
         self.billed = False         # added to the submission's time already
-        self.start()
+        self._started, self._ended, self._cpu = time.monotonic(), None, meter.used
+        self._before = None         # not started (start): no call runs, only CPU is charged
+        self._settled = False       # its threads were read once it was over: its own time is known
+        self._own = self._last = self._seen = self._cpu_seen = self._ran = 0.0
 
     def start(self):
         """The call's time begins now (the judge's encoding of its request is not the call's time)."""
         self._started = time.monotonic()
         self._ended = None
+        self._settled = False
         self._cpu = self.meter.used
         self._before = threads(self.pid, self.meter.group)     # tid -> (ran, waited, runnable) at the start
         self._known = dict(self._before)        # ... as last seen: a thread gone keeps what it had
@@ -166,7 +184,8 @@ class CallClock:
     def charged(self):
         """The time the call is charged (billed to the submission): its CPU or its own time."""
         self._cpu_seen = self.cpu()
-        seen = threads(self.pid, self.meter.group)
+        seen = None if self._before is None or self._settled else threads(self.pid, self.meter.group)
+        self._settled = self._ended is not None
         if seen:
             self._known.update(seen)
             zero = (0.0, 0.0, False)

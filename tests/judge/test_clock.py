@@ -30,7 +30,9 @@ def started(argv, cpu=None):
 def meter_of(process):
     meter = clock.SessionMeter(process.pid)
     meter.RESCAN = 0                # every read a fresh one, here
-    return clock.CallClock(meter)
+    call = clock.CallClock(meter)
+    call.start()
+    return call
 
 
 def measure(process, seconds):
