@@ -88,7 +88,7 @@ def make_class(lab, out, n, sources=()):
             graded[name] = results
         rows.append(row)
         (folder / "graded.json").write_text(record.model_dump_json())
-    summary = gradebook.summarize(lab, rows, graded, len(graded), 1, 1.0)
+    summary = gradebook.summarize(lab, rows, graded, gradebook.Tally(len(graded), 1, 1.0, False))
     (out / "summary.json").write_text(summary.model_dump_json())
     return [row.student for row in rows]
 

@@ -93,6 +93,20 @@ class ClassRequest:
     timing: TimeFiles = field(default_factory=TimeFiles)
 
 
+@dataclass
+class ClassRun:
+    """One batch as it goes: where it writes, the rows so far and the results graded (a student's
+    None: no grade kept), and what its late policy and quiz are given: `timing` (_timing), the
+    entries it `ignored`, the class quiz's rows."""
+    lab: Lab
+    out: Path
+    timing: tuple
+    ignored: list
+    quiz: dict | None
+    rows: dict[str, BatchRow] = field(default_factory=dict)
+    graded: dict[str, LabResults | None] = field(default_factory=dict)
+
+
 def grade_class(lab, submissions, out, console, request=None, backend=grade_all):
     """Grade every submission in `submissions` into `out` as `request` (a ClassRequest) asks;
     returns the BatchSummary.
@@ -111,14 +125,15 @@ def grade_class(lab, submissions, out, console, request=None, backend=grade_all)
     subs = list_submissions(lab, submissions, out)
     students = _named(subs, request.students, submissions)
     quiz_rows = quiz and read_quiz(quiz, lab, [sub.student for sub in subs])   # a file no student is in: refused
-    extras = _timing(request.timing), class_entries(lab, submissions, out)[1], quiz_rows
+    run = ClassRun(lab, out, _timing(request.timing), class_entries(lab, submissions, out)[1],
+                   quiz_rows)
     out.mkdir(parents=True, exist_ok=True)
     fingerprint = lab_fingerprint(lab, plan.selection.only, plan.device, sandbox_name)
-    rows, graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, request.force, students)
+    run.rows, run.graded, todo = _sort_out(subs, out, fingerprint, sandbox_name, request.force, students)
 
     def done(sub: Submission, kind: Answer | str, data: Any) -> None:
-        row = _save_answer(lab, out, sub, kind, data, graded, sandbox_name)
-        rows[sub.student] = row
+        row = _save_answer(run, sub, kind, data)
+        run.rows[sub.student] = row
         progress.console.print(gradebook.line(row), highlight=False)
         progress.advance(task)
 
@@ -132,8 +147,7 @@ def grade_class(lab, submissions, out, console, request=None, backend=grade_all)
         interrupted = True
         raise
     finally:
-        summary = _write_gradebook(lab, out, rows, graded, len(todo), used, time.monotonic() - started,
-                                   interrupted, extras)
+        summary = _write_gradebook(run, gradebook.Tally(len(todo), used, time.monotonic() - started, interrupted))
     write_report(out, lab, quiz)                        # OUT/report.html, and each student's feedback
     return summary
 
@@ -154,10 +168,10 @@ def _progress(console):
     return Progress(*columns, console=console, transient=True)
 
 
-def _save_answer(lab: Lab, out: Path, sub: Submission, kind: Answer | str, data: Any,
-                 graded: dict[str, LabResults | None], sandbox_name: str) -> BatchRow:
+def _save_answer(run: ClassRun, sub: Submission, kind: Answer | str, data: Any) -> BatchRow:
     """A backend's answer for one submission, written to the student's folder as it comes (its
-    results kept in `graded`); returns the student's row."""
+    results kept in `run.graded`); returns the student's row."""
+    lab, out, graded = run.lab, run.out, run.graded
     kind = Answer(kind)
     if kind == Answer.GRADED:
         results = LabResults.model_validate(data).model_copy(update={"submission": one_line(str(sub.path))})
@@ -205,13 +219,13 @@ def _decided(lab, out, rows, max_score, timing, quiz):
                          adjustments=record.read_adjustments(out), max_score=max_score, quiz=marks, earlier=earlier)
 
 
-def _write_gradebook(lab, out, rows, graded, graded_now, used, seconds, interrupted, extras):
+def _write_gradebook(run: ClassRun, tally: gradebook.Tally):
     """grades.csv, rows.json, final.json, summary.json as the rows stand (the rest pending)."""
-    timing, ignored, quiz = extras
+    lab, out, graded = run.lab, run.out, run.graded
     top = next((result.max_score for result in graded.values() if result is not None), None)
-    decided = _decided(lab, out, rows, top, timing, quiz)
-    summary = gradebook.summarize(lab, decided.rows, graded, graded_now, used, seconds, interrupted)
-    summary.ignored, summary.timing = ignored, deadlines.tally(decided.rows)
+    decided = _decided(lab, out, run.rows, top, run.timing, run.quiz)
+    summary = gradebook.summarize(lab, decided.rows, graded, tally)
+    summary.ignored, summary.timing = run.ignored, deadlines.tally(decided.rows)
     record.save(out, decided)
     gradebook.write_grades(out, lab, decided)
     write_atomic(out / "rows.json", gradebook.ROWS.dump_json(decided.rows, indent=2).decode())

@@ -4,6 +4,7 @@ anything but the file it is asked for."""
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -111,8 +112,18 @@ def out_of(row: BatchRow, max_score: float | None) -> BatchRow:
     return row
 
 
-def summarize(lab: "Lab", rows: Iterable[BatchRow], graded: Mapping[str, LabResults | None], graded_now: int,
-              workers: int, seconds: float, interrupted: bool = False) -> BatchSummary:
+@dataclass(frozen=True)
+class Tally:
+    """How this batch's grading went: how many it graded, with how many workers, in how many
+    seconds, and whether Ctrl-C stopped it."""
+    graded_now: int
+    workers: int
+    seconds: float
+    interrupted: bool
+
+
+def summarize(lab: "Lab", rows: Iterable[BatchRow], graded: Mapping[str, LabResults | None],
+              tally: Tally) -> BatchSummary:
     """The class summary. Its statistics count the rows the grader scored (SCORED): rejected,
     empty, pending and error rows are listed among the problems, not counted as 0."""
     results = [r for r in graded.values() if r is not None]
@@ -141,11 +152,11 @@ def summarize(lab: "Lab", rows: Iterable[BatchRow], graded: Mapping[str, LabResu
                     mistake.students.append(student)
     return BatchSummary(
         lab=lab.name, title=lab.manifest.title, students=len(rows),
-        statuses=dict(Counter(row.status for row in rows)), graded_now=graded_now, max_score=top,
+        statuses=dict(Counter(row.status for row in rows)), graded_now=tally.graded_now, max_score=top,
         functions=functions, mean_percent=statistics.fmean(percents) if percents else None,
         median_percent=statistics.median(percents) if percents else None, histogram=histogram,
         checks=sorted(rates.values(), key=lambda r: (not r.graded, r.rate, r.name)),
         mistakes=sorted(mistakes.values(), key=lambda m: -len(m.students)),
         problems=sorted((row for row in rows if row.status not in ("graded", "incomplete") or row.incidents),
                         key=lambda r: r.student),
-        workers=workers, seconds=seconds, interrupted=interrupted, counted=len(percents))
+        workers=tally.workers, seconds=tally.seconds, interrupted=tally.interrupted, counted=len(percents))

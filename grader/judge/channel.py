@@ -9,7 +9,7 @@ import select
 import signal
 import threading
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.judge.cgroup import forget
 from grader.judge.clock import Backstop, Limit, SessionMeter
@@ -23,6 +23,16 @@ if TYPE_CHECKING:
 FRAMES = 12                  # frames of a traceback read from a child (innermost last)
 DRAIN_BYTES = 4 * 2**20      # read from the output pipe at a call's edges: more than a pipe holds
 #                              (pipe-max-size, 1 MiB, unless the host's root raised it)
+
+
+class Call(NamedTuple):
+    """A call of student code, as an observer sees it: `timeout`, seconds of its own time (None: the
+    lab's for the function); `echo`, its positional arguments come back too, as they were after."""
+    function: str
+    args: Sequence[Any]
+    kwargs: dict
+    timeout: float | None = None
+    echo: bool = False
 
 
 class CallFailed(Exception):
@@ -122,16 +132,17 @@ class Child:
             if select.select([], [self._request], [], limit.wait())[1]:
                 view = view[os.write(self._request, view):]
 
-    def call(self, module: str, function: str, args: Sequence[Any], kwargs: dict[str, Any], limit: Limit,
-             device: "str | torch.device | None", echo: bool = False) -> Any:
-        """Run module.function(*args, **kwargs) in the child; its value, with tensors on `device`.
+    def call(self, module: str, call: Call, limit: Limit, device: "str | torch.device | None") -> Any:
+        """Run module.function(*args, **kwargs) of `call` in the child (its `timeout` is the judge's,
+        in `limit`); its value, with tensors on `device`.
 
-        With `echo`, the value is an Echo (returned value, the positional arguments after the call):
+        With the call's `echo`, the value is an Echo (returned value, the positional arguments after the call):
         tensor arguments go in memory shared with the child and their values are read back here, so
         what the call did to them is seen, not reported; other arguments come back as None.
         """
         from grader.judge import wire
 
+        function, args, kwargs, echo = call.function, call.args, call.kwargs, call.echo
         self._next_id += 1
         self._drain()                   # printed since the last answer, during no call: nobody's
         self._output, self._dropped = bytearray(), 0

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from grader.errors import SetupError
-from grader.judge.channel import CallFailed, Child
+from grader.judge.channel import Call, CallFailed, Child
 from grader.judge.clock import SLEEP, Backstop, CallClock, Limit, WallClock
 from grader.judge.printed import Printed
 from grader.judge.zygote import ZygoteGone
@@ -36,16 +36,6 @@ from grader.kinds import Failure
 
 FILES_TIMEOUT = 60.0         # wall seconds for a new child to take its files (no student code runs yet)
 HIDDEN = "hidden"            # the room whose output no learner sees: any call's output may go there
-
-
-class Call(NamedTuple):
-    """A call of student code, as an observer sees it: `timeout`, seconds of its own time (None: the
-    lab's for the function); `echo`, its positional arguments come back too, as they were after."""
-    function: str
-    args: Sequence[Any]
-    kwargs: dict
-    timeout: float | None = None
-    echo: bool = False
 
 
 class Serving(NamedTuple):
@@ -308,7 +298,7 @@ class Sandbox:
         clock = CallClock(child.meter)
         limit = Limit(clock, timeout, manifest.backstop * timeout, left)
         try:
-            return child.call(module, function, call.args, call.kwargs, limit, self.device, call.echo)
+            return child.call(module, call, limit, self.device)
         except CallFailed as failure:
             if failure.kind == Failure.RAISED:
                 failure.where, failure.given = learner_frames(failure.where, self.lab.manifest.student_files)
