@@ -54,27 +54,25 @@ def run_grade(args, console):
     if args.experiments:
         if args.select or args.json or args.watch or args.show_output or args.sandbox != "auto":
             raise UsageError("--experiments runs your experiments; it takes --submission, --device and --out")
-        from grader.core.runner import run_experiments
-        from grader.manifest import find_lab
-
         lab = find_lab(args.lab)
         console.print(f"[bold]running {escape(lab.name)}'s experiments[/] [dim](importing torch, then each "
                       "experiment with its progress; Ctrl-C stops and keeps what finished)[/]")
         return run_experiments(lab, args.submission, args.device, args.out or "plots")
     if args.out:
         raise UsageError("--out is where --experiments puts its plots; grading writes --json FILE")
-    zygote = None if args.watch else _early_zygote(SandboxKind(args.sandbox))
+    request = grading_request(args, find_lab(args.lab))     # a bad -k is refused here, before anything starts
+    zygote = None if args.watch else _early_zygote(request.sandbox)
     try:
-        return _grade(args, console, zygote)
+        return _grade(request, console, zygote, args.watch)
     finally:
         if zygote is not None:
             zygote.close()
 
 
 def _early_zygote(kind):
-    """A grading's zygote, started before the lab is read so that it imports torch while this
-    process imports the rest (pydantic, the lab, pytest): None where a warm grader may answer (a
-    socket in this user's runtime folder). A grading refused meanwhile (a bad -k) closes it unused."""
+    """A grading's zygote, started once its arguments are checked, before anything heavy: it imports
+    torch while this process imports the rest (torch too, pytest, the lab's checks). None where a
+    warm grader may answer (a socket in this user's runtime folder)."""
     from grader.core.runtime import any_listening
 
     if any_listening():
@@ -85,12 +83,10 @@ def _early_zygote(kind):
     return Zygote(launcher_for(kind))
 
 
-def _grade(args, console, zygote):
+def _grade(request, console, zygote, watching):
     """One grading on `zygote` (one started early), else on this checkout's warm grader when one
-    answers, else cold: the report, and finish()'s exit status."""
-
-    request = grading_request(args, find_lab(args.lab))     # a bad -k is refused here, before any grading
-    if args.watch:
+    answers, else cold (or, `watching`, a --watch session): the report, and finish()'s exit status."""
+    if watching:
         from grader.learner.watch import watch
 
         return watch(request, console)

@@ -104,12 +104,20 @@ def test_the_fast_exit_lets_a_profiler_write_its_profile(tmp_path):
 
 
 @pytest.mark.parametrize("sandbox", ["auto", "process"])
-def test_a_k_that_matches_nothing_is_refused_at_once_with_the_closest_name(sandbox):
-    """Refused before any grading: the zygote started meanwhile (importing torch) is closed unused
+def test_a_k_that_matches_nothing_is_refused_at_once_with_the_closest_name(sandbox, monkeypatch, capsys):
+    """Refused before anything starts: no zygote (nor torch's import) is begun for it
     (benchmarks/first_line.py times the refusal)."""
-    run = grade_py("lab2", "-k", "aply_rope", "--sandbox", sandbox)
-    assert run.returncode == 2 and "did you mean apply_rope?" in run.stdout
-    assert "starting the sandbox" not in run.stdout + run.stderr and "Traceback" not in run.stdout + run.stderr
+    from grader.judge import zygote
+    from grader.learner import cli
+
+    def started(*_):
+        raise AssertionError("a zygote was started for a grading refused")
+
+    monkeypatch.setattr(zygote.Zygote, "__init__", started)
+    assert cli.main(["lab2", "-k", "aply_rope", "--sandbox", sandbox]) == 2
+    said = capsys.readouterr()
+    assert "did you mean apply_rope?" in said.out and "Traceback" not in said.out + said.err
+    assert "starting the sandbox" not in said.out + said.err
 
 
 def test_the_staff_commands_are_those_their_rooms_register():
