@@ -45,6 +45,7 @@ bench: $(READY)                 # each script rewrites its own section of docs/f
 	$(BIN)/python benchmarks/wire_bench.py
 	$(BIN)/python benchmarks/batch_bench.py --twelve
 	$(BIN)/python benchmarks/warm_scores.py
+	$(BIN)/python benchmarks/notebook_bench.py
 	$(BIN)/python benchmarks/page_bench.py
 	$(BIN)/python benchmarks/quiz_start.py
 	$(BIN)/python benchmarks/experiments_bench.py
