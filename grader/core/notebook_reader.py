@@ -227,7 +227,7 @@ def _blocks(cells, graded):
     for label, source in cells:
         python, magic = cell_python(source)
         if python is None:
-            defined = [f for f in graded if re.search(rf"^\s*def\s+{f}\s*\(", source, re.M)]
+            defined = _seems_to_define(graded, source)
             if defined:
                 found.notes.append(f"{label} is a %%{magic} cell, not Python to the grader: its "
                                    f"{', '.join(defined)} is not read (remove the %%{magic} line)")
@@ -239,7 +239,7 @@ def _blocks(cells, graded):
             continue
         lines = python.split("\n")
         own = any(_front_door(s) for s in tree.body)      # the handout's own cell (install, check): not said
-        spans = [(_first_line(s), s.end_lineno) for s in tree.body]
+        spans = [(_first_line(s), s.end_lineno) for s in tree.body]    # in order: only neighbours share a line
         for index, statement in enumerate(tree.body):
             kind = _kept_kind(statement)
             if kind is None:
@@ -252,7 +252,8 @@ def _blocks(cells, graded):
                         found.ran.append(label)
                 continue
             start, end = spans[index]
-            shares = any(o != index and not (e < start or s > end) for o, (s, e) in enumerate(spans))
+            shares = (index > 0 and spans[index - 1][1] >= start) or \
+                (index + 1 < len(spans) and spans[index + 1][0] <= end)
             try:
                 text = ast.unparse(statement) if shares else "\n".join(lines[start - 1:end])
             except (RecursionError, MemoryError, ValueError):
@@ -280,10 +281,16 @@ def _front_door(statement):
         isinstance(call.func.value, ast.Name) and call.func.value.id == "notebook"
 
 
+def _seems_to_define(graded, text):
+    """The graded functions that text which is not Python seems to define: a line `def NAME(`,
+    only spaces and tabs before it (\\s would span lines: quadratic on a cell of blank lines)."""
+    return [f for f in graded if re.search(rf"^[ \t]*def[ \t]+{f}[ \t]*\(", text, re.M)]
+
+
 def _broken(found, label, python, error, graded):
     """A cell that is not Python: kept whole in the file of the graded functions it seems to
     define, so that file is graded as broken, as a .py file would be; else dropped, said."""
-    defined = [f for f in graded if re.search(rf"^\s*def\s+{f}\s*\(", python, re.M)]
+    defined = _seems_to_define(graded, python)
     line = getattr(error, "lineno", None) or 1
     why = f"{label}, line {line}: {getattr(error, 'msg', None) or type(error).__name__}"
     if defined:

@@ -234,3 +234,25 @@ def test_a_stub_standing_in_comes_with_its_files_imports(tmp_path):
     assert "import torch" in source and "def attend(" in source
     assert source.index("import torch") < source.index("def attend(")
     compile(source, "norm.py", "exec")
+
+
+@pytest.fixture
+def within():
+    """A guard that fails a call over `seconds` rather than hang the suite: a reader's work that is
+    quadratic in a cell's lines or statements takes minutes where linear work takes one or two."""
+    import signal
+
+    def alarm(signum, frame):
+        raise TimeoutError("the reader's work grew faster than the notebook")
+    previous = signal.signal(signal.SIGALRM, alarm)
+    yield lambda seconds: signal.alarm(seconds)
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_cell_of_many_statements_or_blank_lines_is_read_in_linear_time(lab, within):
+    within(60)      # quadratic: 30k statements are ~10^9 comparisons, 2 x 400k blank lines ~10^11 steps
+    statements = "import torch\n" + "A = 1\n" * 30_000 + "def apply_rope(x, cos, sin):\n    return x * A\n"
+    assert "return x * A" in reader.extract(lab, notebook(statements)).files["positions.py"].decode()
+    found = reader.extract(lab, notebook("%%bash\n" + "\n" * 400_000, "def apply_rope(:\n" + "\n" * 400_000))
+    assert "def apply_rope(:" in found.files["positions.py"].decode()       # broken as a .py would be
