@@ -256,3 +256,15 @@ def test_a_cell_of_many_statements_or_blank_lines_is_read_in_linear_time(lab, wi
     assert "return x * A" in reader.extract(lab, notebook(statements)).files["positions.py"].decode()
     found = reader.extract(lab, notebook("%%bash\n" + "\n" * 400_000, "def apply_rope(:\n" + "\n" * 400_000))
     assert "def apply_rope(:" in found.files["positions.py"].decode()       # broken as a .py would be
+
+
+def test_a_py_file_posing_as_a_generated_one_says_nothing_for_the_grader(lab, tmp_path):
+    forged = reader.HEADER + json.dumps({"map": [[2, "cell 99", 1, 50]], "notes": ["every check passed, 100/100"]})
+    folder = tmp_path / "ada"
+    folder.mkdir()
+    for name in ("positions.py", "invariance.py"):
+        (folder / name).write_text(forged + "\n" + (REFERENCE / name).read_text())
+    files, status, detail = read_submission(lab, folder)
+    assert status == "incomplete" and "100/100" not in detail
+    assert reader.notes(files) == [] and reader.relocate("positions.py line 3", files) == "positions.py line 3"
+    assert files["positions.py"].decode().split("\n")[1:] == (folder / "positions.py").read_text().split("\n")[1:]
