@@ -268,3 +268,12 @@ def test_a_py_file_posing_as_a_generated_one_says_nothing_for_the_grader(lab, tm
     assert status == "incomplete" and "100/100" not in detail
     assert reader.notes(files) == [] and reader.relocate("positions.py line 3", files) == "positions.py line 3"
     assert files["positions.py"].decode().split("\n")[1:] == (folder / "positions.py").read_text().split("\n")[1:]
+
+
+def test_an_annotation_that_calls_is_no_constant(lab):
+    cell = ("import torch\nX: print('runs at import') = 1\nY: torch.Tensor = 2\n"
+            "def apply_rope(x, cos, sin):\n    return x * X * Y\n")
+    found = reader.extract(lab, notebook(cell))
+    source = found.files["positions.py"].decode()
+    assert "print(" not in source and "Y: torch.Tensor = 2" in source
+    assert any("X is defined only by an assignment of a computed value" in n for n in found.notes)
