@@ -197,9 +197,9 @@ def _kept_kind(statement):
         return "def"
     targets = statement.targets if isinstance(statement, ast.Assign) else \
         [statement.target] if isinstance(statement, ast.AnnAssign) and statement.value is not None else None
-    values = [statement.value, getattr(statement, "annotation", None)]     # an annotation runs at import too
     if targets and all(isinstance(t, ast.Name) and not t.id.startswith("__") for t in targets) \
-            and all(_constant(v) for v in values if v is not None):
+            and all(_constant(v) for v in (statement.value, getattr(statement, "annotation", None))
+                    if v is not None):                      # an annotation runs at import too
         return "constant"
     return None
 
