@@ -96,8 +96,8 @@ def code_cells(data, name="notebook.ipynb"):
     cells = raw.get("cells") if isinstance(raw, dict) else None
     if isinstance(raw, dict) and "worksheets" in raw:           # nbformat 3: cells in worksheets
         sheets = raw.get("worksheets")
-        cells = [c for s in sheets if isinstance(s, dict) for c in s.get("cells", [])] \
-            if isinstance(sheets, list) else None
+        cells = [c for s in sheets for c in s.get("cells", [])] if isinstance(sheets, list) and all(
+            isinstance(s, dict) and isinstance(s.get("cells", []), list) for s in sheets) else None
     if not isinstance(cells, list):
         raise NotebookError(f"{name} is not a notebook: it has no list of cells")
     if len(cells) > MAX_CELLS:
@@ -117,7 +117,11 @@ def code_cells(data, name="notebook.ipynb"):
             source = "".join(source)
         if not isinstance(source, str):
             raise NotebookError(f"{name}: cell {number}'s source is not text")
-        total += len(source.encode())
+        try:
+            total += len(source.encode())
+        except UnicodeEncodeError:      # JSON's "\ud800": no character, nor anything Python could read
+            raise NotebookError(f"{name}: cell {number}'s source is not text (it holds a lone surrogate, "
+                                "\\ud800 to \\udfff)") from None
         if total > MAX_CODE_BYTES:
             raise NotebookError(f"{name}: its code cells hold more than {MAX_CODE_BYTES // 2**20} MiB of code")
         found.append((f"cell {number}", source))

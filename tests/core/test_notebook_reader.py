@@ -120,6 +120,9 @@ def test_tracebacks_and_messages_are_said_in_cells_and_lines(lab):
     (b"[" * 100_000 + b"]" * 100_000, "not valid JSON"),
     (json.dumps({"cells": [{"cell_type": "code", "source": "x"}] * 100_000, "nbformat": 4, "nbformat_minor": 5,
                  "metadata": {}}).encode(), "has 100000 cells; a notebook may have at most 5000"),
+    (json.dumps({"nbformat": 3, "worksheets": [{"cells": 5}]}).encode(), "has no list of cells"),
+    (notebook("def apply_rope(x, cos, sin):\n    return 1\n").replace(b"return 1", b'return \\"\\ud800\\"'),
+     "cell 2's source is not text (it holds a lone surrogate"),
 ])
 def test_a_notebook_that_cannot_be_read_gets_one_sentence(lab, data, said):
     with pytest.raises(reader.NotebookError, match=said.replace("(", r"\(").replace(")", r"\)")):
