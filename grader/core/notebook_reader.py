@@ -149,8 +149,42 @@ def cell_python(source):
         return "\n".join(lines), magic
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
-    kept = [("" if LINE_MAGIC.match(line) else line) for line in lines]
-    return "\n".join(kept), magic
+    return "\n".join(_without_magics(lines)), magic
+
+
+def _without_magics(lines):
+    """`lines` with each IPython-only line blanked: one that starts a logical line, as IPython
+    reads them (a `% 2` or `!= y` continuing a bracket, a string or a backslash is Python)."""
+    kept, depth, quote, joined = [], 0, None, False
+    for line in lines:
+        if depth == 0 and quote is None and not joined and LINE_MAGIC.match(line):
+            kept.append("")
+            continue
+        kept.append(line)
+        at, comment = 0, False
+        while at < len(line):
+            if quote:
+                if line[at] == "\\":
+                    at += 2
+                elif line.startswith(quote, at):
+                    at, quote = at + len(quote), None
+                else:
+                    at += 1
+                continue
+            char = line[at]
+            if char == "#":
+                comment = True
+                break
+            if char in "\"'":
+                quote = line[at:at + 3] if line[at:at + 3] in ('"""', "'''") else char
+                at += len(quote)
+                continue
+            depth = depth + 1 if char in "([{" else max(0, depth - 1) if char in ")]}" else depth
+            at += 1
+        joined = line.rstrip("\r").endswith("\\") and not comment
+        if quote in ('"', "'") and not joined:      # a one-line string ends with its line
+            quote = None
+    return kept
 
 
 def _names(node, context=(ast.Load,)):

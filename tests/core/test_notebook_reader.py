@@ -280,3 +280,14 @@ def test_an_annotation_that_calls_is_no_constant(lab):
     source = found.files["positions.py"].decode()
     assert "print(" not in source and "Y: torch.Tensor = 2" in source
     assert any("X is defined only by an assignment of a computed value" in n for n in found.notes)
+
+
+def test_a_line_continuing_python_is_never_taken_for_a_magic(lab):
+    cell = ('%matplotlib inline\nimport torch\nNOTE = """\n!important\n"""\n'
+            "def apply_rope(x, cos, sin):\n    odd = (x.shape[-1]\n           % 2)\n    same = (x\n"
+            "            != x).any() \\\n        and True   # black's style: operators first\n"
+            "    return x * (odd + same) if NOTE else x\n!pip install nothing\n")
+    source = reader.extract(lab, notebook(cell)).files["positions.py"].decode()
+    assert "           % 2)" in source and "            != x).any()" in source and "\n!important\n" in source
+    assert "%matplotlib" not in source and "!pip" not in source
+    compile(source, "positions.py", "exec")
