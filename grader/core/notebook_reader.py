@@ -103,7 +103,7 @@ def code_cells(data, name="notebook.ipynb"):
     if len(cells) > MAX_CELLS:
         raise NotebookError(f"{name} has {len(cells)} cells; a notebook may have at most {MAX_CELLS}")
     try:
-        notebook = nbformat.from_dict(raw)
+        notebook = nbformat.from_dict(_read_parts(raw))
         if notebook.get("nbformat", 4) < 4:
             notebook = nbformat.convert(notebook, 4)
     except Exception as error:          # nbformat's converters raise what they meet
@@ -126,6 +126,19 @@ def code_cells(data, name="notebook.ipynb"):
             raise NotebookError(f"{name}: its code cells hold more than {MAX_CODE_BYTES // 2**20} MiB of code")
         found.append((f"cell {number}", source))
     return found
+
+
+def _read_parts(raw):
+    """Notebook `raw` (a dict, its cells checked to be a list) with only what is read of it: its
+    version and its cells' kinds and sources (an nbformat 3 one's worksheets of them). nbformat's
+    copy of outputs and metadata made of millions of small objects took GiBs and half a minute."""
+    def cells(found):
+        return [{key: cell[key] for key in ("cell_type", "source", "input", "level") if key in cell}
+                | {"metadata": {}, "outputs": []} if isinstance(cell, dict) else cell for cell in found]
+    parts = {key: raw[key] for key in ("nbformat", "nbformat_minor") if key in raw} | {"metadata": {}}
+    if "worksheets" in raw:                                     # nbformat 3: a code cell's source is its input
+        return parts | {"worksheets": [{"cells": cells(sheet.get("cells", []))} for sheet in raw["worksheets"]]}
+    return parts | {"cells": cells(raw["cells"])}
 
 
 def _no_constant(word):

@@ -291,3 +291,18 @@ def test_a_line_continuing_python_is_never_taken_for_a_magic(lab):
     assert "           % 2)" in source and "            != x).any()" in source and "\n!important\n" in source
     assert "%matplotlib" not in source and "!pip" not in source
     compile(source, "positions.py", "exec")
+
+
+def test_outputs_of_many_small_objects_cost_no_more_than_their_json(lab):
+    import tracemalloc
+
+    out = new_output("execute_result", data={"application/json": [{}] * 300_000})
+    data = nbformat.writes(new_notebook(cells=[new_code_cell("def apply_rope(x, cos, sin):\n    return x\n",
+                                                             outputs=[out])])).encode()
+    peaks = []
+    for read in (json.loads, lambda data: reader.extract(lab, data)):
+        tracemalloc.start()
+        read(data)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 2 * peaks[0], [p // 2**20 for p in peaks]   # nbformat's copy of them was 6 times it
