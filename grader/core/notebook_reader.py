@@ -61,18 +61,6 @@ class Extracted:
 
 
 # -- reading the file, capped -------------------------------------------------------------------
-def read_notebook(lab, path):
-    """The lab's student files in the notebook at `path` (an Extracted); NotebookError if it
-    cannot be read. Its size is checked before it is read."""
-    path = Path(path)
-    size = path.stat().st_size
-    if size > MAX_NOTEBOOK_BYTES:
-        raise NotebookError(too_big(path.name, size))
-    with open(path, "rb") as file:
-        data = file.read(MAX_NOTEBOOK_BYTES + 1)
-    return extract(lab, data, path.name)
-
-
 def too_big(name, size):
     return (f"{name} is {size / 2**20:.1f} MiB; a notebook may have at most {MAX_NOTEBOOK_BYTES // 2**20} MiB: "
             "clear its outputs (Edit > Clear all outputs) and save it again")
@@ -515,7 +503,7 @@ def relocate(text, files):
     if not generated or not text:
         return text
     names = "|".join(re.escape(Path(name).name) for name in generated)
-    pattern = re.compile(rf'(?:File "[^"\n]*?)?\b({names})"?,? line (\d+)')
+    pattern = re.compile(rf'(?:File "[^"\n]*?)?\b({names})"?,? line (\d{{1,9}})\b')
 
     def replace(match):
         data = next(d for n, d in generated.items() if Path(n).name == match.group(1))

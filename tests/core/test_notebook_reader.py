@@ -111,6 +111,8 @@ def test_tracebacks_and_messages_are_said_in_cells_and_lines(lab):
     assert reader.relocate(f"positions.py line {line}, in apply_rope", files) == "cell 3, line 4, in apply_rope"
     assert reader.relocate(f'File "/tmp/w/positions.py", line {line}', files) == "cell 3, line 4"
     assert reader.relocate("invariance.py line 3", files) == "invariance.py line 3"     # not from the notebook
+    huge = "positions.py line " + "9" * 5000       # a student's message: no number past int()'s 4300 digits
+    assert reader.relocate(huge, files) == huge
 
 
 @pytest.mark.parametrize("data, said", [
