@@ -453,6 +453,7 @@ def _with_header(segments, notes):
         body.append(text)
         line += count + 1
     header = HEADER + json.dumps({"map": spans, "notes": notes}, ensure_ascii=True, separators=(",", ":"))
+    header = header.replace("coding", "cod\\u0069ng")     # "coding=utf-16" in a note sets no encoding
     return (header + "\n" + "\n\n".join(body) + "\n").encode()
 
 

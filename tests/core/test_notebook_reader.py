@@ -308,3 +308,10 @@ def test_outputs_of_many_small_objects_cost_no_more_than_their_json(lab):
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] < 2 * peaks[0], [p // 2**20 for p in peaks]   # nbformat's copy of them was 6 times it
+
+
+def test_a_notebooks_name_sets_no_encoding_of_its_files(lab):
+    found = reader.extract(lab, notebook("import torch\nprint('top')\ndef apply_rope(x, cos, sin):\n"
+                                         "    return 'é'\n"), "coding=utf-16 ada.ipynb")
+    assert any("coding=utf-16 ada.ipynb" in n for n in reader.notes(found.files))      # said as it is
+    assert "return 'é'" in ast.unparse(ast.parse(found.files["positions.py"]))          # read as UTF-8
