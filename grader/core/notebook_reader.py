@@ -329,7 +329,8 @@ def _seems_to_define(graded, text):
 
 def _broken(found, label, python, error, graded):
     """A cell that is not Python: kept whole in the file of the graded functions it seems to
-    define, so that file is graded as broken, as a .py file would be; else dropped, said."""
+    define, so that file is graded as broken, as a .py file would be (unless an earlier cell defines
+    them: a kernel runs none of a cell that does not parse); else dropped, said."""
     defined = _seems_to_define(graded, python)
     line = getattr(error, "lineno", None) or 1
     why = f"{label}, line {line}: {getattr(error, 'msg', None) or type(error).__name__}"
@@ -350,11 +351,14 @@ def extract_cells(lab, cells, name="notebook.ipynb"):
     cells a kernel ran ("In [4]", grader.notebook)."""
     graded = dict(lab.functions)            # function -> its file
     found = _blocks(cells, graded)
-    defines = {}                            # name -> the last kept statement binding it
+    defines, notes = {}, list(found.notes)     # name -> the last kept statement binding it
     for block in found.blocks:
         for bound in block.binds:
+            if block.kind == "broken" and bound in defines:     # a kernel runs none of a cell that does not parse
+                notes.append(f"{name}: {block.cell} does not parse, so a kernel runs none of it: {bound} is graded "
+                             f"as {defines[bound].cell} defines it (line {defines[bound].line})")
+                continue
             defines[bound] = block
-    notes = list(found.notes)
     for function in graded:
         if function in defines and defines[function].kind == "import":     # from positions import apply_rope:
             block = defines.pop(function)                                   # the handout's file, not the notebook's

@@ -105,6 +105,15 @@ def test_a_cell_that_is_not_python_breaks_its_file_as_a_py_would_with_the_cell_a
     assert status == "broken_code" and "cell 3, line 2" in detail, detail
 
 
+def test_a_cell_that_does_not_parse_does_not_undo_an_earlier_definition(lab, tmp_path):
+    path = tmp_path / "work.ipynb"      # as in a kernel: the cell with the error defines nothing
+    path.write_bytes(notebook(reference_cells()[0], "def apply_rope(x, cos, sin):\n    return (x\n"))
+    files, status, detail = read_submission(lab, path)
+    assert status == "incomplete" and "cell 3 does not parse, so a kernel runs none of it: apply_rope is graded " \
+        "as cell 2 defines it (line 12)" in detail, detail
+    assert "return (x" not in files["positions.py"].decode()
+
+
 def test_tracebacks_and_messages_are_said_in_cells_and_lines(lab):
     files = reader.extract(lab, notebook("import torch", "\n\ndef apply_rope(x, cos, sin):\n    return x\n")).files
     line = files["positions.py"].decode().split("\n").index("    return x") + 1
