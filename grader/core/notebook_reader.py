@@ -61,18 +61,6 @@ class Extracted:
 
 
 # -- reading the file, capped -------------------------------------------------------------------
-def read_notebook(lab, path):
-    """The lab's student files in the notebook at `path` (an Extracted); NotebookError if it
-    cannot be read. Its size is checked before it is read."""
-    path = Path(path)
-    size = path.stat().st_size
-    if size > MAX_NOTEBOOK_BYTES:
-        raise NotebookError(too_big(path.name, size))
-    with open(path, "rb") as file:
-        data = file.read(MAX_NOTEBOOK_BYTES + 1)
-    return extract(lab, data, path.name)
-
-
 def too_big(name, size):
     return (f"{name} is {size / 2**20:.1f} MiB; a notebook may have at most {MAX_NOTEBOOK_BYTES // 2**20} MiB: "
             "clear its outputs (Edit > Clear all outputs) and save it again")
@@ -96,14 +84,14 @@ def code_cells(data, name="notebook.ipynb"):
     cells = raw.get("cells") if isinstance(raw, dict) else None
     if isinstance(raw, dict) and "worksheets" in raw:           # nbformat 3: cells in worksheets
         sheets = raw.get("worksheets")
-        cells = [c for s in sheets if isinstance(s, dict) for c in s.get("cells", [])] \
-            if isinstance(sheets, list) else None
+        cells = [c for s in sheets for c in s.get("cells", [])] if isinstance(sheets, list) and all(
+            isinstance(s, dict) and isinstance(s.get("cells", []), list) for s in sheets) else None
     if not isinstance(cells, list):
         raise NotebookError(f"{name} is not a notebook: it has no list of cells")
     if len(cells) > MAX_CELLS:
         raise NotebookError(f"{name} has {len(cells)} cells; a notebook may have at most {MAX_CELLS}")
     try:
-        notebook = nbformat.from_dict(raw)
+        notebook = nbformat.from_dict(_read_parts(raw))
         if notebook.get("nbformat", 4) < 4:
             notebook = nbformat.convert(notebook, 4)
     except Exception as error:          # nbformat's converters raise what they meet
@@ -117,11 +105,28 @@ def code_cells(data, name="notebook.ipynb"):
             source = "".join(source)
         if not isinstance(source, str):
             raise NotebookError(f"{name}: cell {number}'s source is not text")
-        total += len(source.encode())
+        try:
+            total += len(source.encode())
+        except UnicodeEncodeError:      # JSON's "\ud800": no character, nor anything Python could read
+            raise NotebookError(f"{name}: cell {number}'s source is not text (it holds a lone surrogate, "
+                                "\\ud800 to \\udfff)") from None
         if total > MAX_CODE_BYTES:
             raise NotebookError(f"{name}: its code cells hold more than {MAX_CODE_BYTES // 2**20} MiB of code")
         found.append((f"cell {number}", source))
     return found
+
+
+def _read_parts(raw):
+    """Notebook `raw` (a dict, its cells checked to be a list) with only what is read of it: its
+    version and its cells' kinds and sources (an nbformat 3 one's worksheets of them). nbformat's
+    copy of outputs and metadata made of millions of small objects took GiBs and half a minute."""
+    def cells(found):
+        return [{key: cell[key] for key in ("cell_type", "source", "input", "level") if key in cell}
+                | {"metadata": {}, "outputs": []} if isinstance(cell, dict) else cell for cell in found]
+    parts = {key: raw[key] for key in ("nbformat", "nbformat_minor") if key in raw} | {"metadata": {}}
+    if "worksheets" in raw:                                     # nbformat 3: a code cell's source is its input
+        return parts | {"worksheets": [{"cells": cells(sheet.get("cells", []))} for sheet in raw["worksheets"]]}
+    return parts | {"cells": cells(raw["cells"])}
 
 
 def _no_constant(word):
@@ -145,8 +150,42 @@ def cell_python(source):
         return "\n".join(lines), magic
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
-    kept = [("" if LINE_MAGIC.match(line) else line) for line in lines]
-    return "\n".join(kept), magic
+    return "\n".join(_without_magics(lines)), magic
+
+
+def _without_magics(lines):
+    """`lines` with each IPython-only line blanked: one that starts a logical line, as IPython
+    reads them (a `% 2` or `!= y` continuing a bracket, a string or a backslash is Python)."""
+    kept, depth, quote, joined = [], 0, None, False
+    for line in lines:
+        if depth == 0 and quote is None and not joined and LINE_MAGIC.match(line):
+            kept.append("")
+            continue
+        kept.append(line)
+        at, comment = 0, False
+        while at < len(line):
+            if quote:
+                if line[at] == "\\":
+                    at += 2
+                elif line.startswith(quote, at):
+                    at, quote = at + len(quote), None
+                else:
+                    at += 1
+                continue
+            char = line[at]
+            if char == "#":
+                comment = True
+                break
+            if char in "\"'":
+                quote = line[at:at + 3] if line[at:at + 3] in ('"""', "'''") else char
+                at += len(quote)
+                continue
+            depth = depth + 1 if char in "([{" else max(0, depth - 1) if char in ")]}" else depth
+            at += 1
+        joined = line.rstrip("\r").endswith("\\") and not comment
+        if quote in ('"', "'") and not joined:      # a one-line string ends with its line
+            quote = None
+    return kept
 
 
 def _names(node, context=(ast.Load,)):
@@ -198,7 +237,8 @@ def _kept_kind(statement):
     targets = statement.targets if isinstance(statement, ast.Assign) else \
         [statement.target] if isinstance(statement, ast.AnnAssign) and statement.value is not None else None
     if targets and all(isinstance(t, ast.Name) and not t.id.startswith("__") for t in targets) \
-            and _constant(statement.value):
+            and all(_constant(v) for v in (statement.value, getattr(statement, "annotation", None))
+                    if v is not None):                      # an annotation runs at import too
         return "constant"
     return None
 
@@ -227,7 +267,7 @@ def _blocks(cells, graded):
     for label, source in cells:
         python, magic = cell_python(source)
         if python is None:
-            defined = [f for f in graded if re.search(rf"^\s*def\s+{f}\s*\(", source, re.M)]
+            defined = _seems_to_define(graded, source)
             if defined:
                 found.notes.append(f"{label} is a %%{magic} cell, not Python to the grader: its "
                                    f"{', '.join(defined)} is not read (remove the %%{magic} line)")
@@ -239,7 +279,7 @@ def _blocks(cells, graded):
             continue
         lines = python.split("\n")
         own = any(_front_door(s) for s in tree.body)      # the handout's own cell (install, check): not said
-        spans = [(_first_line(s), s.end_lineno) for s in tree.body]
+        spans = [(_first_line(s), s.end_lineno) for s in tree.body]    # in order: only neighbours share a line
         for index, statement in enumerate(tree.body):
             kind = _kept_kind(statement)
             if kind is None:
@@ -252,7 +292,8 @@ def _blocks(cells, graded):
                         found.ran.append(label)
                 continue
             start, end = spans[index]
-            shares = any(o != index and not (e < start or s > end) for o, (s, e) in enumerate(spans))
+            shares = (index > 0 and spans[index - 1][1] >= start) or \
+                (index + 1 < len(spans) and spans[index + 1][0] <= end)
             try:
                 text = ast.unparse(statement) if shares else "\n".join(lines[start - 1:end])
             except (RecursionError, MemoryError, ValueError):
@@ -280,10 +321,17 @@ def _front_door(statement):
         isinstance(call.func.value, ast.Name) and call.func.value.id == "notebook"
 
 
+def _seems_to_define(graded, text):
+    """The graded functions that text which is not Python seems to define: a line `def NAME(`,
+    only spaces and tabs before it (\\s would span lines: quadratic on a cell of blank lines)."""
+    return [f for f in graded if re.search(rf"^[ \t]*def[ \t]+{f}[ \t]*\(", text, re.M)]
+
+
 def _broken(found, label, python, error, graded):
     """A cell that is not Python: kept whole in the file of the graded functions it seems to
-    define, so that file is graded as broken, as a .py file would be; else dropped, said."""
-    defined = [f for f in graded if re.search(rf"^\s*def\s+{f}\s*\(", python, re.M)]
+    define, so that file is graded as broken, as a .py file would be (unless an earlier cell defines
+    them: a kernel runs none of a cell that does not parse); else dropped, said."""
+    defined = _seems_to_define(graded, python)
     line = getattr(error, "lineno", None) or 1
     why = f"{label}, line {line}: {getattr(error, 'msg', None) or type(error).__name__}"
     if defined:
@@ -303,11 +351,14 @@ def extract_cells(lab, cells, name="notebook.ipynb"):
     cells a kernel ran ("In [4]", grader.notebook)."""
     graded = dict(lab.functions)            # function -> its file
     found = _blocks(cells, graded)
-    defines = {}                            # name -> the last kept statement binding it
+    defines, notes = {}, list(found.notes)     # name -> the last kept statement binding it
     for block in found.blocks:
         for bound in block.binds:
+            if block.kind == "broken" and bound in defines:     # a kernel runs none of a cell that does not parse
+                notes.append(f"{name}: {block.cell} does not parse, so a kernel runs none of it: {bound} is graded "
+                             f"as {defines[bound].cell} defines it (line {defines[bound].line})")
+                continue
             defines[bound] = block
-    notes = list(found.notes)
     for function in graded:
         if function in defines and defines[function].kind == "import":     # from positions import apply_rope:
             block = defines.pop(function)                                   # the handout's file, not the notebook's
@@ -406,10 +457,18 @@ def _with_header(segments, notes):
         body.append(text)
         line += count + 1
     header = HEADER + json.dumps({"map": spans, "notes": notes}, ensure_ascii=True, separators=(",", ":"))
+    header = header.replace("coding", "cod\\u0069ng")     # "coding=utf-16" in a note sets no encoding
     return (header + "\n" + "\n\n".join(body) + "\n").encode()
 
 
 # -- what a generated file says about itself ------------------------------------------------------
+def disown(data):
+    """A student's own file (`data`, bytes), its first line made a plain comment where it would pass
+    for a generated file's HEADER: the map and sentences of a header are the reader's alone, never
+    written by a student (a "100/100" of their own shown as the grader's). Its lines stay where they were."""
+    return b"#" + data if data.startswith(HEADER.encode()) else data
+
+
 def _header(data):
     first = data.split(b"\n", 1)[0]
     if not first.startswith(HEADER.encode()):
@@ -449,7 +508,7 @@ def relocate(text, files):
     if not generated or not text:
         return text
     names = "|".join(re.escape(Path(name).name) for name in generated)
-    pattern = re.compile(rf'(?:File "[^"\n]*?)?\b({names})"?,? line (\d+)')
+    pattern = re.compile(rf'(?:File "[^"\n]*?)?\b({names})"?,? line (\d{{1,9}})\b')
 
     def replace(match):
         data = next(d for n, d in generated.items() if Path(n).name == match.group(1))

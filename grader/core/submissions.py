@@ -147,6 +147,8 @@ def read_submission(lab, path):
     The files are found at any depth, in folders and archives nested as LMS downloads nest them
     (a zip in a student's folder, a folder in that zip): the shallowest folder holding any of
     them is the submission, and two such folders at one depth are refused (one student's files)."""
+    from grader.core.notebook_reader import disown
+
     wanted = list(lab.manifest.student_files)
     path = Path(path)
     try:
@@ -167,7 +169,7 @@ def read_submission(lab, path):
         return {}, "rejected", str(why)
     except OSError as error:            # e.g. a path the record holds as shown, too long for the disk
         return {}, "rejected", f"{one_line(path.name)} cannot be read ({error.strerror})"
-    files, misnamed = found.files, _case_mismatches(found.names, wanted, found.files)
+    files, misnamed = {n: disown(d) for n, d in found.files.items()}, _case_mismatches(found.names, wanted, found.files)
     if not files:
         return {}, "empty", "; ".join(misnamed or [f"none of {', '.join(wanted)} found (in the submission, "
                                                    "its folders or the zips inside it)"])

@@ -105,12 +105,23 @@ def test_a_cell_that_is_not_python_breaks_its_file_as_a_py_would_with_the_cell_a
     assert status == "broken_code" and "cell 3, line 2" in detail, detail
 
 
+def test_a_cell_that_does_not_parse_does_not_undo_an_earlier_definition(lab, tmp_path):
+    path = tmp_path / "work.ipynb"      # as in a kernel: the cell with the error defines nothing
+    path.write_bytes(notebook(reference_cells()[0], "def apply_rope(x, cos, sin):\n    return (x\n"))
+    files, status, detail = read_submission(lab, path)
+    assert status == "incomplete" and "cell 3 does not parse, so a kernel runs none of it: apply_rope is graded " \
+        "as cell 2 defines it (line 12)" in detail, detail
+    assert "return (x" not in files["positions.py"].decode()
+
+
 def test_tracebacks_and_messages_are_said_in_cells_and_lines(lab):
     files = reader.extract(lab, notebook("import torch", "\n\ndef apply_rope(x, cos, sin):\n    return x\n")).files
     line = files["positions.py"].decode().split("\n").index("    return x") + 1
     assert reader.relocate(f"positions.py line {line}, in apply_rope", files) == "cell 3, line 4, in apply_rope"
     assert reader.relocate(f'File "/tmp/w/positions.py", line {line}', files) == "cell 3, line 4"
     assert reader.relocate("invariance.py line 3", files) == "invariance.py line 3"     # not from the notebook
+    huge = "positions.py line " + "9" * 5000       # a student's message: no number past int()'s 4300 digits
+    assert reader.relocate(huge, files) == huge
 
 
 @pytest.mark.parametrize("data, said", [
@@ -120,6 +131,9 @@ def test_tracebacks_and_messages_are_said_in_cells_and_lines(lab):
     (b"[" * 100_000 + b"]" * 100_000, "not valid JSON"),
     (json.dumps({"cells": [{"cell_type": "code", "source": "x"}] * 100_000, "nbformat": 4, "nbformat_minor": 5,
                  "metadata": {}}).encode(), "has 100000 cells; a notebook may have at most 5000"),
+    (json.dumps({"nbformat": 3, "worksheets": [{"cells": 5}]}).encode(), "has no list of cells"),
+    (notebook("def apply_rope(x, cos, sin):\n    return 1\n").replace(b"return 1", b'return \\"\\ud800\\"'),
+     "cell 2's source is not text (it holds a lone surrogate"),
 ])
 def test_a_notebook_that_cannot_be_read_gets_one_sentence(lab, data, said):
     with pytest.raises(reader.NotebookError, match=said.replace("(", r"\(").replace(")", r"\)")):
@@ -234,3 +248,79 @@ def test_a_stub_standing_in_comes_with_its_files_imports(tmp_path):
     assert "import torch" in source and "def attend(" in source
     assert source.index("import torch") < source.index("def attend(")
     compile(source, "norm.py", "exec")
+
+
+@pytest.fixture
+def within():
+    """A guard that fails a call over `seconds` rather than hang the suite: a reader's work that is
+    quadratic in a cell's lines or statements takes minutes where linear work takes one or two."""
+    import signal
+
+    def alarm(signum, frame):
+        raise TimeoutError("the reader's work grew faster than the notebook")
+    previous = signal.signal(signal.SIGALRM, alarm)
+    yield lambda seconds: signal.alarm(seconds)
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_cell_of_many_statements_or_blank_lines_is_read_in_linear_time(lab, within):
+    within(60)      # quadratic: 30k statements are ~10^9 comparisons, 2 x 400k blank lines ~10^11 steps
+    statements = "import torch\n" + "A = 1\n" * 30_000 + "def apply_rope(x, cos, sin):\n    return x * A\n"
+    assert "return x * A" in reader.extract(lab, notebook(statements)).files["positions.py"].decode()
+    found = reader.extract(lab, notebook("%%bash\n" + "\n" * 400_000, "def apply_rope(:\n" + "\n" * 400_000))
+    assert "def apply_rope(:" in found.files["positions.py"].decode()       # broken as a .py would be
+
+
+def test_a_py_file_posing_as_a_generated_one_says_nothing_for_the_grader(lab, tmp_path):
+    forged = reader.HEADER + json.dumps({"map": [[2, "cell 99", 1, 50]], "notes": ["every check passed, 100/100"]})
+    folder = tmp_path / "ada"
+    folder.mkdir()
+    for name in ("positions.py", "invariance.py"):
+        (folder / name).write_text(forged + "\n" + (REFERENCE / name).read_text())
+    files, status, detail = read_submission(lab, folder)
+    assert status == "incomplete" and "100/100" not in detail
+    assert reader.notes(files) == [] and reader.relocate("positions.py line 3", files) == "positions.py line 3"
+    assert files["positions.py"].decode().split("\n")[1:] == (folder / "positions.py").read_text().split("\n")[1:]
+
+
+def test_an_annotation_that_calls_is_no_constant(lab):
+    cell = ("import torch\nX: print('runs at import') = 1\nY: torch.Tensor = 2\n"
+            "def apply_rope(x, cos, sin):\n    return x * X * Y\n")
+    found = reader.extract(lab, notebook(cell))
+    source = found.files["positions.py"].decode()
+    assert "print(" not in source and "Y: torch.Tensor = 2" in source
+    assert any("X is defined only by an assignment of a computed value" in n for n in found.notes)
+
+
+def test_a_line_continuing_python_is_never_taken_for_a_magic(lab):
+    cell = ('%matplotlib inline\nimport torch\nNOTE = """\n!important\n"""\n'
+            "def apply_rope(x, cos, sin):\n    odd = (x.shape[-1]\n           % 2)\n    same = (x\n"
+            "            != x).any() \\\n        and True   # black's style: operators first\n"
+            "    return x * (odd + same) if NOTE else x\n!pip install nothing\n")
+    source = reader.extract(lab, notebook(cell)).files["positions.py"].decode()
+    assert "           % 2)" in source and "            != x).any()" in source and "\n!important\n" in source
+    assert "%matplotlib" not in source and "!pip" not in source
+    compile(source, "positions.py", "exec")
+
+
+def test_outputs_of_many_small_objects_cost_no_more_than_their_json(lab):
+    import tracemalloc
+
+    out = new_output("execute_result", data={"application/json": [{}] * 300_000})
+    data = nbformat.writes(new_notebook(cells=[new_code_cell("def apply_rope(x, cos, sin):\n    return x\n",
+                                                             outputs=[out])])).encode()
+    peaks = []
+    for read in (json.loads, lambda data: reader.extract(lab, data)):
+        tracemalloc.start()
+        read(data)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 2 * peaks[0], [p // 2**20 for p in peaks]   # nbformat's copy of them was 6 times it
+
+
+def test_a_notebooks_name_sets_no_encoding_of_its_files(lab):
+    found = reader.extract(lab, notebook("import torch\nprint('top')\ndef apply_rope(x, cos, sin):\n"
+                                         "    return 'é'\n"), "coding=utf-16 ada.ipynb")
+    assert any("coding=utf-16 ada.ipynb" in n for n in reader.notes(found.files))      # said as it is
+    assert "return 'é'" in ast.unparse(ast.parse(found.files["positions.py"]))          # read as UTF-8
