@@ -293,6 +293,27 @@ def test_a_folder_others_can_open_is_refused(tmp_path, monkeypatch):
         runtime_folder()
 
 
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can make a folder another user owns")
+def test_a_folder_another_user_may_change_is_not_the_runtime_folders_parent(tmp_path, monkeypatch):
+    """An XDG_RUNTIME_DIR (kept by su) or TMPDIR of another user's: its owner could rename our 0700
+    folder in it and leave a link to theirs in its place between our check and our use (a log that
+    root opens through it): the temporary folder is used instead, and where that is theirs, none."""
+    theirs = tmp_path / "run-user-65534"
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(theirs))
+    assert not runtime_folder().is_relative_to(theirs)
+    monkeypatch.setattr(tempfile, "tempdir", str(theirs))
+    with pytest.raises(SetupError, match="another user"):
+        runtime_folder()
+    os.chown(theirs, 0, 0)
+    os.chmod(theirs, 0o777)                 # open to all, and not sticky as /tmp is
+    with pytest.raises(SetupError, match="another user"):
+        runtime_folder()
+    os.chmod(theirs, 0o1777)
+    assert runtime_folder() == theirs / "grade"        # root's, sticky: nobody renames ours
+
+
 def test_a_front_door_that_needs_a_server_starts_one_once(state_lab, runtime):
     """WarmClient.started (the notebook's check): a server when none runs, the same one after."""
     client = warm.WarmClient.started(state_lab, SandboxKind.PROCESS, idle=60)
