@@ -44,6 +44,7 @@ IDLE_SECONDS = 900.0            # a server with no request this long stops
 START_SECONDS = 30.0            # for a server just started to answer
 ASK_BYTES = 2**20               # the most a request may weigh on the wire
 SAID_BYTES = 64 * 2**20         # the most an answer may (a results document)
+ANSWER_SECONDS = 10.0           # for a server to take a client's connection, and to answer a ping
 ERRORS = {error.__name__: error for error in (LabError, UsageError, SetupError)}     # said, raised again
 
 
@@ -358,16 +359,20 @@ class WarmClient:
 
     def _connect(self):
         conn = socket.socket(socket.AF_UNIX)
-        try:
+        conn.settimeout(ANSWER_SECONDS)     # a server that takes no connection (stopped, its queue full)
+        try:                                # is not waited for: grading is cold
             conn.connect(str(self.path))
         except FileNotFoundError:
             conn.close()
             raise WarmGone("no server") from None
-        except OSError:
+        except ConnectionRefusedError:
             conn.close()
             with contextlib.suppress(OSError):
                 self.path.unlink()          # nobody listens there: a dead server's
             raise WarmGone("a dead server") from None
+        except OSError as error:
+            conn.close()
+            raise WarmGone(f"a server that takes no connection ({error or 'timed out'})") from None
         pid, uid = peer(conn)
         if uid != os.getuid():              # a socket of someone else's: never trusted
             conn.close()
@@ -378,7 +383,6 @@ class WarmClient:
     def _ask(self, ask):
         with contextlib.closing(self._connect()) as conn:
             try:
-                conn.settimeout(10)
                 send(conn, ask)
                 return receive(conn, Said, SAID_BYTES)
             except (OSError, EOFError) as error:
@@ -398,6 +402,7 @@ class WarmClient:
                   show_all=request.output.show_all)
         on_progress = request.observers.on_progress or (lambda done, total, function: None)
         with contextlib.closing(self._connect()) as conn:
+            conn.settimeout(None)           # a check may take minutes between its progress frames
             try:
                 send(conn, ask)
                 while not (said := receive(conn, Said, SAID_BYTES)).done:
@@ -469,11 +474,11 @@ def stop_all() -> int:
     stopped = 0
     for path in runtime_folder().glob("*.sock"):
         conn = socket.socket(socket.AF_UNIX)
+        conn.settimeout(ANSWER_SECONDS)
         try:
             conn.connect(str(path))
             if peer(conn)[1] != os.getuid():
                 continue
-            conn.settimeout(10)
             send(conn, Ask(op="stop", checkout=str(ROOT), lab="", code="", sandbox=SandboxKind.AUTO))
             stopped += receive(conn, Said, SAID_BYTES).refused is None
         except (OSError, EOFError):
@@ -494,9 +499,14 @@ def _running(pid):
 
 
 def _listening(path):
+    """Whether a server listens at `path`, asked without waiting: one whose queue of connections is
+    full (busy, or stopped) listens still."""
     probe = socket.socket(socket.AF_UNIX)
+    probe.setblocking(False)
     try:
         probe.connect(str(path))
+        return True
+    except BlockingIOError:
         return True
     except OSError:
         return False

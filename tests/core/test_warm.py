@@ -277,6 +277,25 @@ def test_a_dead_server_is_noticed_and_grading_is_cold(state_lab, server):
     assert {c.status for c in results.checks} == {"not_implemented"}
 
 
+def test_a_server_that_takes_no_connection_is_not_waited_for(state_lab, runtime, monkeypatch):
+    """A server that listens and never accepts (stopped with SIGSTOP, stuck starting) with its queue
+    full: a front door grades cold after ANSWER_SECONDS, and leaves its socket (it may yet answer)."""
+    monkeypatch.setattr(warm, "ANSWER_SECONDS", 0.5)
+    path = warm.socket_path(state_lab)
+    with socket.socket(socket.AF_UNIX) as wedged:
+        wedged.bind(str(path))
+        wedged.listen(0)
+        found = []
+        asking = threading.Thread(target=lambda: found.extend(
+            warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) for _ in range(3)), daemon=True)
+        asking.start()
+        asking.join(10)
+        assert not asking.is_alive() and found == [None] * 3
+        assert path.exists()
+        warm.stop_all()                         # not waited for either
+    path.unlink()
+
+
 def test_an_idle_server_stops_and_leaves_no_process(state_lab, server):
     pid = server(idle=1)
     deadline = time.monotonic() + 30
