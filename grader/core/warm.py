@@ -226,8 +226,12 @@ class Server:
                 pass                # the client went (Ctrl-C): its grading was stopped with it
 
     def _handle(self, conn):
-        if peer(conn)[1] != os.getuid():
+        pid, uid = peer(conn)
+        if uid != os.getuid():
             send(conn, Said(refused="this warm grader serves its owner only", done=True))
+            return
+        if _ours(pid):
+            send(conn, Said(refused="this warm grader serves no process of its own gradings", done=True))
             return
         ask = receive(conn, Ask, ASK_BYTES)
         if ask.checkout != str(ROOT):
@@ -488,6 +492,16 @@ def stop_all() -> int:
         finally:
             conn.close()
     return stopped
+
+
+def _ours(pid):
+    """Whether process `pid` is of this server's own gradings (below it: student code, which under
+    --sandbox process as a user other than root is its owner's user and sees its socket) or is gone
+    already (it could have been: a client waits for its answer)."""
+    from grader.judge.linux import below, processes
+
+    table = processes()
+    return pid not in table or pid in below([os.getpid()], table)
 
 
 def _running(pid):

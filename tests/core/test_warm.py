@@ -254,6 +254,45 @@ def test_another_users_request_is_refused(state_lab, server, runtime):
         os.chmod(path, 0o600)
 
 
+def test_a_process_of_the_servers_own_gradings_is_refused(state_lab, runtime):
+    """Student code under --sandbox process run by a user other than root is the server's own user
+    and sees its socket: were it served, a submission could stop the server, or queue gradings that
+    the next learner waits behind. A process below the server is refused, and so is one gone before
+    its turn (it could have been below)."""
+    server = warm.Server(state_lab, SandboxKind.PROCESS)
+    mine = {"lab": str(state_lab.folder.resolve()), "code": server.code}
+    try:
+        for stay in (True, False):
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:            # below the server, as the zygote's children are
+                os.close(read)
+                try:
+                    if stay:
+                        answer = ask_raw(server.path, op="stop", **mine).refused or "served"
+                    else:
+                        with socket.socket(socket.AF_UNIX) as conn:
+                            conn.connect(str(server.path))
+                            warm.send(conn, warm.Ask(op="stop", checkout=str(ROOT), sandbox="process", **mine))
+                        answer = "gone"
+                finally:
+                    os.write(write, answer.encode())
+                    os._exit(0)
+            os.close(write)
+            conn, _ = server.listener.accept()
+            if not stay:
+                os.waitpid(pid, 0)
+            server._answer(conn)
+            with open(read, "rb") as said:
+                answer = said.read().decode()
+            if stay:
+                os.waitpid(pid, 0)
+            assert answer in ("this warm grader serves no process of its own gradings", "gone")
+            assert not server._stop.is_set()
+    finally:
+        server.close()
+
+
 def test_a_stale_server_stops_and_is_not_trusted(state_lab, server):
     pid = server()
     assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is not None
