@@ -54,8 +54,14 @@ class Grader:
 
     def __init__(self, kind: SandboxKind = SandboxKind.AUTO):
         from grader.judge.launchers import launcher_for
+        from grader.judge.linux import PR_SET_DUMPABLE, libc
         from grader.judge.zygote import Zygote
 
+        # Under --sandbox process as a user other than root, student code is this process's user:
+        # tried, it opened /proc/PID/mem of a server for writing, and could change every later
+        # round's grade. Not dumpable, this process is traced and read by no process without
+        # CAP_SYS_PTRACE (as the zygote is not).
+        libc.prctl(PR_SET_DUMPABLE, 0)
         self.kind = SandboxKind(kind)
         self.zygote = Zygote(launcher_for(self.kind))      # first: it imports torch while we do
 

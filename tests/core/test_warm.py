@@ -172,6 +172,22 @@ def test_two_learners_rounds_on_one_warm_grader_share_nothing(state_lab, server,
     assert cold.checks[0].data == data
 
 
+def test_a_warm_grader_cannot_be_traced_or_written_by_its_user():
+    """A warm grader serves round after round: under --sandbox process as a user other than root,
+    student code of its own user could open its /proc/PID/mem for writing (tried, as nobody) and
+    change the grades of every later round. It makes itself not dumpable: no process of its user
+    without CAP_SYS_PTRACE may trace it, or read or write its memory."""
+    from grader.judge.linux import PR_SET_DUMPABLE, libc
+
+    get_dumpable = 3
+    try:
+        grader = warm.Grader(SandboxKind.PROCESS)
+        grader.close()
+        assert libc.prctl(get_dumpable) == 0
+    finally:
+        libc.prctl(PR_SET_DUMPABLE, 1)
+
+
 def test_the_owner_is_served_and_stop_leaves_no_process(state_lab, server, runtime):
     pid = server()
     assert oct(os.stat(runtime).st_mode & 0o777) == "0o700"
