@@ -45,6 +45,7 @@ START_SECONDS = 30.0            # for a server just started to answer
 ASK_BYTES = 2**20               # the most a request may weigh on the wire
 SAID_BYTES = 64 * 2**20         # the most an answer may (a results document)
 ANSWER_SECONDS = 10.0           # for a server to take a client's connection, and to answer a ping
+TAKE_SECONDS = 60.0             # for a client to take what its server sends, once its buffer is full
 ERRORS = {error.__name__: error for error in (LabError, UsageError, SetupError)}     # said, raised again
 
 
@@ -249,7 +250,7 @@ class Server:
             if ask.op == "stop" or why == STALE:
                 self._stop.set()
             return
-        conn.settimeout(None)
+        conn.settimeout(TAKE_SECONDS)     # a client stopped (Ctrl-Z) holds no other's grading for long
         with self._turn:
             try:
                 self._grade(conn, ask)

@@ -309,6 +309,41 @@ def test_a_process_of_the_servers_own_gradings_is_refused(state_lab, runtime):
         server.close()
 
 
+def test_a_client_that_reads_nothing_holds_the_server_a_while_only(state_lab, runtime, tmp_path, monkeypatch):
+    """A front door stopped (Ctrl-Z) before it read its results, which fill its socket's buffer:
+    the server waits TAKE_SECONDS for it to take them, then lets the next learner's grading go on
+    (else the next front door waited for good, and the server never went idle)."""
+    monkeypatch.setattr(warm, "TAKE_SECONDS", 1.0)
+    monkeypatch.setattr(warm, "_ours", lambda pid: False)      # its clients are this process
+    (tmp_path / "state.py").write_text("def look():\n    print(('x' * 99 + '\\n') * 9000)\n    return {}\n")
+    server = warm.Server(state_lab, SandboxKind.PROCESS)
+    server.grader = warm.Grader(SandboxKind.PROCESS)
+    mine = {"checkout": str(ROOT), "lab": str(state_lab.folder.resolve()), "code": server.code,
+            "sandbox": SandboxKind.PROCESS}
+    stalled = socket.socket(socket.AF_UNIX)
+    try:
+        stalled.connect(str(server.path))
+        warm.send(stalled, warm.Ask(op="grade", submission=str(tmp_path), only=("look",), show_all=True, **mine))
+        first = threading.Thread(target=server._answer, args=(server.listener.accept()[0],), daemon=True)
+        first.start()
+        deadline = time.monotonic() + 30
+        while not server._turn.locked() and first.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server._turn.locked()
+        client, graded = warm.WarmClient(state_lab, server.path), []
+        request = Request(state_lab, None, Device.CPU, Selection(("look",)), SandboxKind.PROCESS)
+        second = threading.Thread(target=lambda: graded.append(client.grade(request)), daemon=True)
+        second.start()
+        threading.Thread(target=server._answer, args=(server.listener.accept()[0],), daemon=True).start()
+        second.join(40)
+        assert graded and graded[0].checks[0].status == "not_implemented"
+        first.join(10)
+        assert not first.is_alive()
+    finally:
+        stalled.close()
+        server.close()
+
+
 def test_a_stale_server_stops_and_is_not_trusted(state_lab, server):
     pid = server()
     assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is not None
