@@ -10,17 +10,38 @@ from grader.errors import SetupError
 
 
 def runtime_folder() -> Path:
-    """The folder of this user's servers, made 0700; SetupError when it is not safely ours (another
-    owner, or open to others: then no server is trusted, and grading is cold)."""
+    """The folder of this user's servers, made 0700 in XDG_RUNTIME_DIR, or else in the temporary
+    folder, whichever is safely ours; SetupError when it is not safely ours (another owner, open
+    to others, or in a folder another user could swap it out of: then no server is trusted, and
+    grading is cold)."""
     base = os.environ.get("XDG_RUNTIME_DIR")
-    folder = Path(base) / "grade" if base and Path(base).is_dir() else \
-        Path(tempfile.gettempdir()) / f"grade-{os.getuid()}"
+    if base and Path(base).is_dir() and _only_ours_above(Path(os.path.realpath(base))):
+        folder = Path(os.path.realpath(base)) / "grade"
+    else:
+        folder = Path(os.path.realpath(tempfile.gettempdir())) / f"grade-{os.getuid()}"
+        if not _only_ours_above(folder.parent):
+            raise SetupError(f"{folder.parent} may be changed by another user: no warm grader is used")
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise SetupError(f"{folder} is not a folder of this user's alone (0700): no warm grader is used")
     return folder
+
+
+def _only_ours_above(folder: Path) -> bool:
+    """Whether `folder` (a real path) and every folder above it are root's or ours, and none lets
+    another user rename what is in it (writable by others, and not sticky like /tmp): else another
+    user (say, the owner of an XDG_RUNTIME_DIR kept by `su`) could swap our folder for a link to
+    theirs between our check and our use of it."""
+    for each in (folder, *folder.parents):
+        try:
+            info = os.stat(each)
+        except OSError:
+            return False
+        if info.st_uid not in (0, os.getuid()) or (info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX):
+            return False
+    return True
 
 
 def any_listening() -> bool:

@@ -44,6 +44,8 @@ IDLE_SECONDS = 900.0            # a server with no request this long stops
 START_SECONDS = 30.0            # for a server just started to answer
 ASK_BYTES = 2**20               # the most a request may weigh on the wire
 SAID_BYTES = 64 * 2**20         # the most an answer may (a results document)
+ANSWER_SECONDS = 10.0           # for a server to take a client's connection, and to answer a ping
+TAKE_SECONDS = 60.0             # for a client to take what its server sends, once its buffer is full
 ERRORS = {error.__name__: error for error in (LabError, UsageError, SetupError)}     # said, raised again
 
 
@@ -53,8 +55,14 @@ class Grader:
 
     def __init__(self, kind: SandboxKind = SandboxKind.AUTO):
         from grader.judge.launchers import launcher_for
+        from grader.judge.linux import PR_SET_DUMPABLE, libc
         from grader.judge.zygote import Zygote
 
+        # Under --sandbox process as a user other than root, student code is this process's user:
+        # tried, it opened /proc/PID/mem of a server for writing, and could change every later
+        # round's grade. Not dumpable, this process is traced and read by no process without
+        # CAP_SYS_PTRACE (as the zygote is not).
+        libc.prctl(PR_SET_DUMPABLE, 0)
         self.kind = SandboxKind(kind)
         self.zygote = Zygote(launcher_for(self.kind))      # first: it imports torch while we do
 
@@ -225,8 +233,12 @@ class Server:
                 pass                # the client went (Ctrl-C): its grading was stopped with it
 
     def _handle(self, conn):
-        if peer(conn)[1] != os.getuid():
+        pid, uid = peer(conn)
+        if uid != os.getuid():
             send(conn, Said(refused="this warm grader serves its owner only", done=True))
+            return
+        if _ours(pid):
+            send(conn, Said(refused="this warm grader serves no process of its own gradings", done=True))
             return
         ask = receive(conn, Ask, ASK_BYTES)
         if ask.checkout != str(ROOT):
@@ -238,7 +250,7 @@ class Server:
             if ask.op == "stop" or why == STALE:
                 self._stop.set()
             return
-        conn.settimeout(None)
+        conn.settimeout(TAKE_SECONDS)     # a client stopped (Ctrl-Z) holds no other's grading for long
         with self._turn:
             try:
                 self._grade(conn, ask)
@@ -358,16 +370,20 @@ class WarmClient:
 
     def _connect(self):
         conn = socket.socket(socket.AF_UNIX)
-        try:
+        conn.settimeout(ANSWER_SECONDS)     # a server that takes no connection (stopped, its queue full)
+        try:                                # is not waited for: grading is cold
             conn.connect(str(self.path))
         except FileNotFoundError:
             conn.close()
             raise WarmGone("no server") from None
-        except OSError:
+        except ConnectionRefusedError:
             conn.close()
             with contextlib.suppress(OSError):
                 self.path.unlink()          # nobody listens there: a dead server's
             raise WarmGone("a dead server") from None
+        except OSError as error:
+            conn.close()
+            raise WarmGone(f"a server that takes no connection ({error or 'timed out'})") from None
         pid, uid = peer(conn)
         if uid != os.getuid():              # a socket of someone else's: never trusted
             conn.close()
@@ -378,7 +394,6 @@ class WarmClient:
     def _ask(self, ask):
         with contextlib.closing(self._connect()) as conn:
             try:
-                conn.settimeout(10)
                 send(conn, ask)
                 return receive(conn, Said, SAID_BYTES)
             except (OSError, EOFError) as error:
@@ -398,6 +413,7 @@ class WarmClient:
                   show_all=request.output.show_all)
         on_progress = request.observers.on_progress or (lambda done, total, function: None)
         with contextlib.closing(self._connect()) as conn:
+            conn.settimeout(None)           # a check may take minutes between its progress frames
             try:
                 send(conn, ask)
                 while not (said := receive(conn, Said, SAID_BYTES)).done:
@@ -469,11 +485,11 @@ def stop_all() -> int:
     stopped = 0
     for path in runtime_folder().glob("*.sock"):
         conn = socket.socket(socket.AF_UNIX)
+        conn.settimeout(ANSWER_SECONDS)
         try:
             conn.connect(str(path))
             if peer(conn)[1] != os.getuid():
                 continue
-            conn.settimeout(10)
             send(conn, Ask(op="stop", checkout=str(ROOT), lab="", code="", sandbox=SandboxKind.AUTO))
             stopped += receive(conn, Said, SAID_BYTES).refused is None
         except (OSError, EOFError):
@@ -485,6 +501,16 @@ def stop_all() -> int:
     return stopped
 
 
+def _ours(pid):
+    """Whether process `pid` is of this server's own gradings (below it: student code, which under
+    --sandbox process as a user other than root is its owner's user and sees its socket) or is gone
+    already (it could have been: a client waits for its answer)."""
+    from grader.judge.linux import below, processes
+
+    table = processes()
+    return pid not in table or pid in below([os.getpid()], table)
+
+
 def _running(pid):
     """Whether process `pid` runs (a zombie waits only to be reaped)."""
     try:
@@ -494,9 +520,14 @@ def _running(pid):
 
 
 def _listening(path):
+    """Whether a server listens at `path`, asked without waiting: one whose queue of connections is
+    full (busy, or stopped) listens still."""
     probe = socket.socket(socket.AF_UNIX)
+    probe.setblocking(False)
     try:
         probe.connect(str(path))
+        return True
+    except BlockingIOError:
         return True
     except OSError:
         return False

@@ -227,6 +227,7 @@ plain_uid: int | None = None        # a plain process's children's own user, whe
 python_prefixes: list[str] = []     # the judge's launchers.python_prefixes(): Python's own folders
 offline = False                     # as root, plain: the kernel gives us network namespaces
 OPEN_TO_ALL = ["/tmp", "/var/tmp", "/dev/shm"]      # where every user may write: a child's own
+left_in: list[str] = []             # as root, plain: where children may leave files that outlive them
 
 
 def become_child(order, fds, scratch, wire, sandboxed):
@@ -345,7 +346,38 @@ def kill_everything(sandboxed, rounds=5):
 def wipe(folder):
     """Empty `folder`, and what our children's own user left where every user may write (in a
     container they had no mounts of their own)."""
-    linux.remove(*Path(folder).iterdir(), *(linux.owned(plain_uid, OPEN_TO_ALL) if plain_uid else ()))
+    linux.remove(*Path(folder).iterdir(), *(linux.owned(plain_uid, left_in) if plain_uid else ()))
+
+
+def mounts_of_their_own():
+    """Whether our children will get mounts of their own (tried in a fork: the kernel gives root a
+    mount namespace where it has CAP_SYS_ADMIN, as bubblewrap's children and fresh_namespaces need)."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if linux.libc.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWIPC) == 0 else 1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def writable_by_all(top="/", depth=4):
+    """OPEN_TO_ALL and every folder every user may write `depth` levels below `top` at most (not
+    in /proc or /sys, no link followed): /run/lock, /var/crash, /var/lib/php/sessions. With no mounts
+    of its own, a child of a user of its own can write there, and what it leaves is the next's."""
+    found = [folder for folder in OPEN_TO_ALL if os.path.isdir(folder)]
+    todo = [(top, 0)]
+    while todo:
+        folder, level = todo.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if not entry.is_dir(follow_symlinks=False) or entry.path in ("/proc", "/sys"):
+                        continue
+                    if entry.stat(follow_symlinks=False).st_mode & 0o002:
+                        found.append(entry.path)        # what is below it, owned() searches
+                    elif level + 1 < depth:
+                        todo.append((entry.path, level + 1))
+        except OSError:
+            pass
+    return list(dict.fromkeys(found))
 
 
 def kill_child(children, pid):
@@ -401,6 +433,7 @@ def main(argv):
         try:
             if plain_uid is not None:
                 linux.python_for_everyone(python_prefixes, hidden)
+                left_in[:] = OPEN_TO_ALL if mounts_of_their_own() else writable_by_all()
             if offline:             # a network namespace of ours, with no device up: the judge said so
                 linux.checked(linux.libc.unshare(linux.CLONE_NEWNET), "no network")
         except OSError as error:    # said once, plainly: the judge quotes a starting zygote

@@ -172,6 +172,22 @@ def test_two_learners_rounds_on_one_warm_grader_share_nothing(state_lab, server,
     assert cold.checks[0].data == data
 
 
+def test_a_warm_grader_cannot_be_traced_or_written_by_its_user():
+    """A warm grader serves round after round: under --sandbox process as a user other than root,
+    student code of its own user could open its /proc/PID/mem for writing (tried, as nobody) and
+    change the grades of every later round. It makes itself not dumpable: no process of its user
+    without CAP_SYS_PTRACE may trace it, or read or write its memory."""
+    from grader.judge.linux import PR_SET_DUMPABLE, libc
+
+    get_dumpable = 3
+    try:
+        grader = warm.Grader(SandboxKind.PROCESS)
+        grader.close()
+        assert libc.prctl(get_dumpable) == 0
+    finally:
+        libc.prctl(PR_SET_DUMPABLE, 1)
+
+
 def test_the_owner_is_served_and_stop_leaves_no_process(state_lab, server, runtime):
     pid = server()
     assert oct(os.stat(runtime).st_mode & 0o777) == "0o700"
@@ -254,6 +270,80 @@ def test_another_users_request_is_refused(state_lab, server, runtime):
         os.chmod(path, 0o600)
 
 
+def test_a_process_of_the_servers_own_gradings_is_refused(state_lab, runtime):
+    """Student code under --sandbox process run by a user other than root is the server's own user
+    and sees its socket: were it served, a submission could stop the server, or queue gradings that
+    the next learner waits behind. A process below the server is refused, and so is one gone before
+    its turn (it could have been below)."""
+    server = warm.Server(state_lab, SandboxKind.PROCESS)
+    mine = {"lab": str(state_lab.folder.resolve()), "code": server.code}
+    try:
+        for stay in (True, False):
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:            # below the server, as the zygote's children are
+                os.close(read)
+                try:
+                    if stay:
+                        answer = ask_raw(server.path, op="stop", **mine).refused or "served"
+                    else:
+                        with socket.socket(socket.AF_UNIX) as conn:
+                            conn.connect(str(server.path))
+                            warm.send(conn, warm.Ask(op="stop", checkout=str(ROOT), sandbox="process", **mine))
+                        answer = "gone"
+                finally:
+                    os.write(write, answer.encode())
+                    os._exit(0)
+            os.close(write)
+            conn, _ = server.listener.accept()
+            if not stay:
+                os.waitpid(pid, 0)
+            server._answer(conn)
+            with open(read, "rb") as said:
+                answer = said.read().decode()
+            if stay:
+                os.waitpid(pid, 0)
+            assert answer in ("this warm grader serves no process of its own gradings", "gone")
+            assert not server._stop.is_set()
+    finally:
+        server.close()
+
+
+def test_a_client_that_reads_nothing_holds_the_server_a_while_only(state_lab, runtime, tmp_path, monkeypatch):
+    """A front door stopped (Ctrl-Z) before it read its results, which fill its socket's buffer:
+    the server waits TAKE_SECONDS for it to take them, then lets the next learner's grading go on
+    (else the next front door waited for good, and the server never went idle)."""
+    monkeypatch.setattr(warm, "TAKE_SECONDS", 1.0)
+    monkeypatch.setattr(warm, "_ours", lambda pid: False)      # its clients are this process
+    (tmp_path / "state.py").write_text("def look():\n    print(('x' * 99 + '\\n') * 9000)\n    return {}\n")
+    server = warm.Server(state_lab, SandboxKind.PROCESS)
+    server.grader = warm.Grader(SandboxKind.PROCESS)
+    mine = {"checkout": str(ROOT), "lab": str(state_lab.folder.resolve()), "code": server.code,
+            "sandbox": SandboxKind.PROCESS}
+    stalled = socket.socket(socket.AF_UNIX)
+    try:
+        stalled.connect(str(server.path))
+        warm.send(stalled, warm.Ask(op="grade", submission=str(tmp_path), only=("look",), show_all=True, **mine))
+        first = threading.Thread(target=server._answer, args=(server.listener.accept()[0],), daemon=True)
+        first.start()
+        deadline = time.monotonic() + 30
+        while not server._turn.locked() and first.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server._turn.locked()
+        client, graded = warm.WarmClient(state_lab, server.path), []
+        request = Request(state_lab, None, Device.CPU, Selection(("look",)), SandboxKind.PROCESS)
+        second = threading.Thread(target=lambda: graded.append(client.grade(request)), daemon=True)
+        second.start()
+        threading.Thread(target=server._answer, args=(server.listener.accept()[0],), daemon=True).start()
+        second.join(40)
+        assert graded and graded[0].checks[0].status == "not_implemented"
+        first.join(10)
+        assert not first.is_alive()
+    finally:
+        stalled.close()
+        server.close()
+
+
 def test_a_stale_server_stops_and_is_not_trusted(state_lab, server):
     pid = server()
     assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is not None
@@ -277,6 +367,25 @@ def test_a_dead_server_is_noticed_and_grading_is_cold(state_lab, server):
     assert {c.status for c in results.checks} == {"not_implemented"}
 
 
+def test_a_server_that_takes_no_connection_is_not_waited_for(state_lab, runtime, monkeypatch):
+    """A server that listens and never accepts (stopped with SIGSTOP, stuck starting) with its queue
+    full: a front door grades cold after ANSWER_SECONDS, and leaves its socket (it may yet answer)."""
+    monkeypatch.setattr(warm, "ANSWER_SECONDS", 0.5)
+    path = warm.socket_path(state_lab)
+    with socket.socket(socket.AF_UNIX) as wedged:
+        wedged.bind(str(path))
+        wedged.listen(0)
+        found = []
+        asking = threading.Thread(target=lambda: found.extend(
+            warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) for _ in range(3)), daemon=True)
+        asking.start()
+        asking.join(10)
+        assert not asking.is_alive() and found == [None] * 3
+        assert path.exists()
+        warm.stop_all()                         # not waited for either
+    path.unlink()
+
+
 def test_an_idle_server_stops_and_leaves_no_process(state_lab, server):
     pid = server(idle=1)
     deadline = time.monotonic() + 30
@@ -291,6 +400,27 @@ def test_a_folder_others_can_open_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     with pytest.raises(SetupError, match="0700"):
         runtime_folder()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can make a folder another user owns")
+def test_a_folder_another_user_may_change_is_not_the_runtime_folders_parent(tmp_path, monkeypatch):
+    """An XDG_RUNTIME_DIR (kept by su) or TMPDIR of another user's: its owner could rename our 0700
+    folder in it and leave a link to theirs in its place between our check and our use (a log that
+    root opens through it): the temporary folder is used instead, and where that is theirs, none."""
+    theirs = tmp_path / "run-user-65534"
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(theirs))
+    assert not runtime_folder().is_relative_to(theirs)
+    monkeypatch.setattr(tempfile, "tempdir", str(theirs))
+    with pytest.raises(SetupError, match="another user"):
+        runtime_folder()
+    os.chown(theirs, 0, 0)
+    os.chmod(theirs, 0o777)                 # open to all, and not sticky as /tmp is
+    with pytest.raises(SetupError, match="another user"):
+        runtime_folder()
+    os.chmod(theirs, 0o1777)
+    assert runtime_folder() == theirs / "grade"        # root's, sticky: nobody renames ours
 
 
 def test_a_front_door_that_needs_a_server_starts_one_once(state_lab, runtime):

@@ -280,3 +280,28 @@ def test_without_mounts_a_hidden_python_is_said_plainly():
                          capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "300"})
     assert run.returncode == 2 and run.stdout.count("the sandbox could not start: Python lives in") == 1
     assert "Traceback" not in run.stdout
+
+
+def test_what_a_child_left_wherever_every_user_may_write_is_wiped(tmp_path, monkeypatch):
+    """With no mounts of its own (a container without CAP_SYS_ADMIN), a child of a user of its own
+    may write in every folder every user may, /run/lock as well as /tmp: tried, a file it left there
+    was the next round's to read. The zygote finds those folders, and a reset wipes what the child
+    left in each, below folders it could not write itself."""
+    from grader.judge import child
+
+    uid = 1_234_567
+    lock = tmp_path / "run" / "lock"
+    lock.mkdir(parents=True)
+    os.chmod(lock, 0o1777)
+    left, kept = lock / "planted.txt", lock / "root.txt"
+    for path in (left, kept):
+        path.write_text("x")
+    os.chown(left, uid, uid)
+    found = child.writable_by_all(str(tmp_path), depth=3)
+    assert str(lock) in found and str(tmp_path / "run") not in found
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(child, "plain_uid", uid)
+    monkeypatch.setattr(child, "left_in", found)
+    child.wipe(scratch)
+    assert not left.exists() and kept.exists()
