@@ -445,3 +445,13 @@ def test_edge_slips_of_rope_frequencies(graded_one, submission, words):
     results = graded_one(submission, "rope_frequencies")
     assert points(results, "rope_frequencies")[0] < points(results, "rope_frequencies")[1]
     assert any(words in c.hint for c in failures(results, "rope_frequencies"))
+
+
+def test_float64_frequencies_lose_only_the_dtype_clause(graded_one):
+    """cos and sin right but float64: the checks that ask float32 (one public, one hidden) fail,
+    with the hint that says so; the value, base and size checks do not charge the dtype again."""
+    results = graded_one("float64_frequencies", "rope_frequencies")
+    failed = failures(results, "rope_frequencies")
+    assert failed and all("float32" in c.name for c in failed), [c.name for c in failed]
+    assert all("return cos and sin in float32" in c.hint for c in failed)
+    assert sum(c.points for c in failed) == 2

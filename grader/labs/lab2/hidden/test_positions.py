@@ -42,9 +42,9 @@ def test_frequencies_long(student, device):
 
 @pytest.mark.grade(points=1, tags=["rope_frequencies"])
 def test_frequencies_device(student, device):
-    """the device argument is honoured, as a string or a torch.device"""
-    check_frequencies(student, 16, 8, 10000.0, device, device=str(device))
-    check_frequencies(student, 16, 8, 10000.0, device, device=torch.device(device))
+    """float32, and the device argument is honoured, as a string or a torch.device"""
+    check_frequencies(student, 16, 8, 10000.0, device, dtype_clause=True, device=str(device))
+    check_frequencies(student, 16, 8, 10000.0, device, dtype_clause=True, device=torch.device(device))
 
 
 @pytest.mark.grade(points=1, tags=["rope_frequencies"])

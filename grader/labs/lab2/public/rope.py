@@ -122,9 +122,11 @@ def frequency_mistakes(head_dim, seq_len, base):
     return {name: torch.cat(pair, dim=-1) for name, pair in mistakes.items()}
 
 
-def frequencies_answer(student, head_dim, seq_len, on, **kwargs):
+def frequencies_answer(student, head_dim, seq_len, on, dtype_clause=False, **kwargs):
     """rope_frequencies(head_dim, seq_len, **kwargs) -> (cos, sin): two float32 tensors of the right
-    shape `on` that device, or CheckFailed naming what is not."""
+    shape `on` that device, or CheckFailed naming what is not. float64 passes unless `dtype_clause`:
+    its values are as right, and a check about values charging for the dtype would charge one slip
+    in every check (the checks of the device argument ask float32 too)."""
     result = student.rope_frequencies(head_dim, seq_len, **kwargs)
     expect(isinstance(result, (tuple, list)) and len(result) == 2, "a pair (cos, sin)", describe(result))
     shape = (seq_len, head_dim // 2)
@@ -145,7 +147,8 @@ def frequencies_answer(student, head_dim, seq_len, on, **kwargs):
             hint = device_hint(student, on, value.device.type, kwargs)
         elif isinstance(value, torch.Tensor) and value.dtype == torch.float64:
             hint = "float64 angles are fine, but return cos and sin in float32: .float()"
-        expect(isinstance(value, torch.Tensor) and tuple(value.shape) == shape and value.dtype == torch.float32
+        dtypes = (torch.float32,) if dtype_clause else (torch.float32, torch.float64)
+        expect(isinstance(value, torch.Tensor) and tuple(value.shape) == shape and value.dtype in dtypes
                and value.device.type == torch.device(on).type,
                f"{name} to be a float32 tensor of shape {shape} on {torch.device(on).type}", describe(value), hint)
     return result
@@ -171,9 +174,10 @@ def device_hint(student, on, seen, kwargs):
     return ON_DEVICE.format(asked=torch.device(on).type, seen=seen) if places == {seen} else None
 
 
-def check_frequencies(student, head_dim, seq_len, exact_base, on, **kwargs):
-    """Call rope_frequencies(head_dim, seq_len, **kwargs); the result must be right and `on` that device."""
-    cos, sin = frequencies_answer(student, head_dim, seq_len, on, **kwargs)
+def check_frequencies(student, head_dim, seq_len, exact_base, on, dtype_clause=False, **kwargs):
+    """Call rope_frequencies(head_dim, seq_len, **kwargs); the result must be right and `on` that
+    device (and float32, where `dtype_clause`)."""
+    cos, sin = frequencies_answer(student, head_dim, seq_len, on, dtype_clause, **kwargs)
     exact = exact_angles(head_dim, seq_len, exact_base)
     tolerance = angle_tolerance(exact, exact_base, torch.device(on))
     both = torch.cat((cos.cpu(), sin.cpu()), dim=-1)
@@ -209,14 +213,15 @@ def confirmed(student, mistake, base, seq_len=TELLING[1]):
     return diagnose(both, frequency_mistakes(*telling, base), slack) == mistake
 
 
-def check_device_honoured(student, head_dim, seq_len, device):
+def check_device_honoured(student, head_dim, seq_len, device, dtype_clause=False):
     """Asked for the meta device (tensors with a dtype and a shape, and no values: any machine has
-    it), as a string and as a torch.device, (cos, sin) are there; and on CUDA when grading there."""
+    it), as a string and as a torch.device, (cos, sin) are there (float32, where `dtype_clause`);
+    and on CUDA when grading there."""
     asked = [("meta", "meta"), (META, "meta")] + ([("cuda", "cuda"), (torch.device("cuda"), "cuda")]
                                                   if torch.device(device).type == "cuda" else [])
     for given, on in asked:
         try:
-            frequencies_answer(student, head_dim, seq_len, on, device=given)
+            frequencies_answer(student, head_dim, seq_len, on, dtype_clause, device=given)
         except CallFailed as failure:
             if failure.kind not in ("raised", "not_implemented"):
                 raise
