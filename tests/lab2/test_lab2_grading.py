@@ -389,7 +389,8 @@ def test_the_truths_are_computed_once_per_process(grade_lab2, lab2, monkeypatch)
 
 
 DROP_IN = {     # a submission that breaks apply_rope in the lab's own model only -> the words of its hint
-    "view_noncontig": "NOT_CONTIGUOUS", "no_grad_rope": "NO_GRADIENT", "reshape_cos_inplace": "SECOND_CALL"}
+    "view_noncontig": "NOT_CONTIGUOUS", "no_grad_rope": "NO_GRADIENT", "reshape_cos_inplace": "SECOND_CALL",
+    "inplace_rope": "IN_PLACE"}
 
 
 @pytest.mark.parametrize("submission", DROP_IN)

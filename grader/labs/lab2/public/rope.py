@@ -64,6 +64,9 @@ NO_GRADIENT = ("no gradient reaches q and k through apply_rope (torch.no_grad(),
 SECOND_CALL = ("the first call was right and the second, with the same cos and sin, was not: apply_rope changes "
                "cos or sin in place (cos.unsqueeze_, resize_, ...); cos[None, None] or cos.view(...) is a new view "
                "that leaves the caller's tensor as it was")
+WRITES_X = "write results into new tensors; slices like x[..., 0::2] are views of x"
+IN_PLACE = (WRITES_X + ": apply_rope changes x in place, and in the model autograd refuses that for q and k, views "
+            "of one projection")
 RETURNED_X = ("return a new tensor even where nothing turns (one position: every angle is 0): x itself is the "
               "caller's tensor, and whatever changes the result in place would change x")
 MIXED_DTYPES = ("x is {dtype} and cos, sin float32: an operation that needs one dtype (matmul, view_as_complex) "
@@ -384,8 +387,7 @@ def check_rope_leaves_inputs(student, x, cos, sin, device):
     echo = student.with_inputs("apply_rope", x, cos, sin)
     out, after = echo
     for name, before, now in zip(("x", "cos", "sin"), (x, cos, sin), after):
-        expect_unchanged(before, now, name, "apply_rope",
-                         "write results into new tensors; slices like x[..., 0::2] are views of x")
+        expect_unchanged(before, now, name, "apply_rope", WRITES_X)
     expect(0 not in echo.returned, "apply_rope(x, cos, sin) to be a new tensor",
            "x itself (or a view of x)", RETURNED_X if x.shape[-2] == 1 else None)
     expect_rotated(student, out, x, cos, sin, device)
@@ -463,6 +465,19 @@ def _judge_as_its_own(answer, own, xs, device):
            "no gradient at all", NO_GRADIENT)
 
 
+def _changes_x(student, device):
+    """Whether apply_rope, on tidy inputs, leaves x changed: what its in-place autograd error in
+    the model is about."""
+    x, cos, sin = rope_inputs((1, 1, 3, 4), 37, device)
+    try:
+        _, (x_after, _, _) = student.with_inputs("apply_rope", x, cos, sin)
+    except CallFailed as failure:
+        if failure.kind in ("raised", "not_implemented", "bad_answer"):
+            return False
+        raise
+    return isinstance(x_after, torch.Tensor) and not torch.equal(x_after.cpu(), x.cpu())
+
+
 def _judge_in_model(student, device):
     inputs, (turned, grad, xs) = in_model_inputs(device)
     try:
@@ -471,7 +486,9 @@ def _judge_in_model(student, device):
         if failure.kind != "raised":
             raise
         view = "view size is not compatible with input tensor's size and stride" in failure.message
-        raise CheckFailed(IN_MODEL, raised(failure), NOT_CONTIGUOUS if view else None) from None
+        hint = NOT_CONTIGUOUS if view else IN_PLACE if "modified inplace" in failure.message \
+            and _changes_x(student, device) else None
+        raise CheckFailed(IN_MODEL, raised(failure), hint) from None
     expect(isinstance(answer, dict) and set(answer) == {"q", "k", "grad"}, IN_MODEL, describe(answer))
     own = _own_answers(student, inputs, xs, turned, device)
     if own is not None:             # a value slip, charged where values are asked: here, only drop-in
