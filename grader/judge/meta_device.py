@@ -64,6 +64,8 @@ class PlayedMeta(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is torch.device:        # torch.device("meta") names meta for the calls it is handed to
+            return func(*args, **kwargs)
         getter = getattr(func, "__self__", None) if getattr(func, "__name__", "") == "__get__" else None
         if getter is not None and args and on_meta(args[0]):
             if getter is Tensor.device:

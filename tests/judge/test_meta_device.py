@@ -74,6 +74,7 @@ def cpu_sign_rope(x, cos, sin):
 CORRECT = {     # name -> (function, its arguments on the real meta device)
     "arange(device=device), as a string": (frequencies(lambda d: {"device": d}), (8, 5, "meta")),
     "arange(device=device), a torch.device": (frequencies(lambda d: {"device": d}), (8, 5, META)),
+    "arange(device=torch.device(device))": (frequencies(lambda d: {"device": torch.device(d)}), (8, 5, "meta")),
     "slices and stack": (turn, inputs()),
     "empty_like and slices": (empty_like_rope, inputs()),
     "complex numbers, .type_as(x)": (complex_rope, inputs()),
