@@ -307,7 +307,7 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "mistakes_a": "random", "transpositions_only": "transpositions", "rotations_only": "rotations",
         "first_row_only": "first_row", "mean_not_sum": "mean", "exact_equality": "exact",
         "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy", "total_sum": "total",
-        "unmoved_position": "unmoved", "first_positions_only": "unmoved"},
+        "unmoved_position": "unmoved", "first_positions_only": "unmoved", "any_with_own_order": "no_reorder"},
 }
 
 

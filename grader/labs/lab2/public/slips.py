@@ -39,7 +39,9 @@ HINTS = {
     "rotations": "this layer ignores rotations but not other reorderings: ",
     "few": "a few chosen reorderings (a swap, a rotation, the reversal) are not every order: a layer can ignore "
            "them, and with repeated tokens they can leave x as it was, while another order changes the sum: ",
-    "no_reorder": "shuffle the positions of x along dim 1 before calling attn again",
+    "no_reorder": "it answers True even for a layer that weights positions, as if no order it tries changed "
+                  "the sum: shuffle the positions of x along dim 1 before calling attn again, and hold every "
+                  "number of each order's sum to x's own (.all(), not .any(): x's own order always matches)",
 }
 ORDER = list(HINTS)                         # the most telling first: a random shuffle fails anything
 EVERY = {"random", "unmoved", "transpositions", "rotations", "few"}    # hints that end with layers.EVERY_ORDER
