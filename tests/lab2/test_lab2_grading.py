@@ -458,3 +458,17 @@ def test_float64_frequencies_lose_only_the_dtype_clause(graded_one):
     assert failed and all("float32" in c.name for c in failed), [c.name for c in failed]
     assert all("return cos and sin in float32" in c.hint for c in failed)
     assert sum(c.points for c in failed) == 2
+
+
+@pytest.mark.parametrize("submission, words", [
+    ("rope_clockwise", "the angle has the wrong sign"), ("rope_half_split", "half-split rotate_half")])
+def test_a_rotation_slip_costs_the_value_checks_alone(graded_one, submission, words):
+    """Pairs turned the wrong way (or the wrong pairs), in x's dtype, where x is, as a new tensor:
+    the value checks fail with the hint that names the slip; the dtype, device and new-tensor checks,
+    whose clauses hold, do not charge it again."""
+    results = graded_one(submission, "apply_rope")
+    failed = failures(results, "apply_rope")
+    assert failed and all(words in c.hint for c in failed), [c.hint for c in failed]
+    kept = {c.name for c in results.checks if c.function == "apply_rope" and c.status == "passed"}
+    assert sum("dtype" in name for name in kept) == 4, kept
+    assert sum("where x is" in name for name in kept) == 2 and sum("unchanged" in name for name in kept) == 2, kept

@@ -280,7 +280,7 @@ def rope_mistakes(x, cos, sin):
         "cos and sin are swapped": rotate(x, sin, cos),
         "the rotated pairs are concatenated [firsts..., seconds...] instead of interleaved; put each "
         "pair back in place: torch.stack((out1, out2), dim=-1).flatten(-2)": rotate(x, cos, sin, "concatenated"),
-        "x came back unrotated": x.double(),
+        UNROTATED: x.double(),
     }
     default = exact_angles(x.shape[-1], x.shape[-2], 10000.0)
     if max_error(cos, default.cos()) > 1e-3:
@@ -296,8 +296,14 @@ def rope_inputs(shape, seed, device, base=10000.0, dtype=torch.float32):
     return x.to(device), angles.cos().float().to(device), angles.sin().float().to(device)
 
 
-def expect_rotated(student, out, x, cos, sin, device):
-    """apply_rope's answer `out` for (x, cos, sin) is right, or the mistake is named."""
+UNROTATED = "x came back unrotated"
+
+
+def expect_rotated(student, out, x, cos, sin, device, values=True):
+    """apply_rope's answer `out` for (x, cos, sin) is right, or the mistake is named. A check of
+    another clause (dtype, device, a new tensor: not `values`) lets through values that are a named
+    rotation mistake: the value checks charge that slip; doing nothing (x unturned) or values no
+    mistake explains still fail it."""
     placed = isinstance(out, torch.Tensor) and out.dtype == x.dtype and out.device.type == x.device.type
     if isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape) and not placed:
         raise CheckFailed(f"apply_rope(x, cos, sin) to be {x.dtype} on {x.device.type}, as x is",
@@ -310,6 +316,8 @@ def expect_rotated(student, out, x, cos, sin, device):
     hint = None
     if max_error(out.cpu(), truth) > 1e-3:
         hint = diagnose(out.cpu(), rope_mistakes(x, cos, sin), 4 * tolerance)
+        if not values and hint not in (None, UNROTATED):
+            return
     expect_close(out.cpu(), truth, "apply_rope(x, cos, sin)", tolerance, hint)
 
 
@@ -345,7 +353,9 @@ def _placed(student, shape, dtype, device):
     return out if isinstance(out, torch.Tensor) else None
 
 
-def check_rope(student, x, cos, sin, device):
+def check_rope(student, x, cos, sin, device, values=True):
+    """apply_rope(x, cos, sin) is right (its values too, where `values`: see expect_rotated), and it
+    works in the lab's model."""
     try:
         out = student.apply_rope(x, cos, sin)
     except CallFailed as failure:       # torch refused the mix of x's dtype with float32 cos and sin
@@ -354,21 +364,22 @@ def check_rope(student, x, cos, sin, device):
             raise
         raise CheckFailed(f"apply_rope to take a {x.dtype} x with float32 cos and sin", raised(failure),
                           MIXED_DTYPES.format(dtype=str(x.dtype).removeprefix("torch."))) from None
-    expect_rotated(student, out, x, cos, sin, device)
+    expect_rotated(student, out, x, cos, sin, device, values)
     expect_in_model(student, device)
 
 
 def check_rope_dtypes(student, shape, seed, device, base=10000.0):
-    """x of each dtype but float32 (cos and sin float32): the answer is right, in x's dtype."""
+    """x of each dtype but float32 (cos and sin float32): the answer is in x's dtype (and right, or
+    a named rotation mistake: the value checks' to charge)."""
     for dtype in FLOATS:
-        check_rope(student, *rope_inputs(shape, seed, device, base, dtype), device)
+        check_rope(student, *rope_inputs(shape, seed, device, base, dtype), device, values=False)
 
 
 def check_rope_on_meta(student, shape, seed, device):
     """Right on the grading device, then x, cos and sin on the meta device (no values, any machine
     has it): the answer is there, in x's shape and dtype. Float32, as cos and sin are: a dtype slip
     is the dtype check's, not this one's."""
-    check_rope(student, *rope_inputs(shape, seed, device), device)
+    check_rope(student, *rope_inputs(shape, seed, device), device, values=False)
     x, cos, sin = (torch.empty_like(t, device=META) for t in rope_inputs(shape, seed, "cpu"))
     try:
         out = student.apply_rope(x, cos, sin)
@@ -390,7 +401,7 @@ def check_rope_leaves_inputs(student, x, cos, sin, device):
         expect_unchanged(before, now, name, "apply_rope", WRITES_X)
     expect(0 not in echo.returned, "apply_rope(x, cos, sin) to be a new tensor",
            "x itself (or a view of x)", RETURNED_X if x.shape[-2] == 1 else None)
-    expect_rotated(student, out, x, cos, sin, device)
+    expect_rotated(student, out, x, cos, sin, device, values=False)
     expect_in_model(student, device)
 
 
