@@ -472,3 +472,13 @@ def test_a_rotation_slip_costs_the_value_checks_alone(graded_one, submission, wo
     kept = {c.name for c in results.checks if c.function == "apply_rope" and c.status == "passed"}
     assert sum("dtype" in name for name in kept) == 4, kept
     assert sum("where x is" in name for name in kept) == 2 and sum("unchanged" in name for name in kept) == 2, kept
+
+
+def test_a_frequency_slip_costs_the_value_checks_alone(graded_one):
+    """Positions from 1, as float32 on the device asked for: the value checks fail with the hint that
+    names it; the device checks (a public one, two hidden), whose clause holds, do not charge it again."""
+    results = graded_one("positions_from_one", "rope_frequencies")
+    failed = failures(results, "rope_frequencies")
+    assert failed and all("positions start at 1" in c.hint for c in failed), [c.hint for c in failed]
+    kept = [c.name for c in results.checks if c.function == "rope_frequencies" and c.status == "passed"]
+    assert len(kept) == 3 and all("device" in name for name in kept), kept

@@ -177,9 +177,10 @@ def device_hint(student, on, seen, kwargs):
     return ON_DEVICE.format(asked=torch.device(on).type, seen=seen) if places == {seen} else None
 
 
-def check_frequencies(student, head_dim, seq_len, exact_base, on, dtype_clause=False, **kwargs):
+def check_frequencies(student, head_dim, seq_len, exact_base, on, dtype_clause=False, values=True, **kwargs):
     """Call rope_frequencies(head_dim, seq_len, **kwargs); the result must be right and `on` that
-    device (and float32, where `dtype_clause`)."""
+    device (and float32, where `dtype_clause`). A check of the device (not `values`) lets through
+    values that a named mistake explains, the value checks' to charge; all angles 0 still fail it."""
     cos, sin = frequencies_answer(student, head_dim, seq_len, on, dtype_clause, **kwargs)
     exact = exact_angles(head_dim, seq_len, exact_base)
     tolerance = angle_tolerance(exact, exact_base, torch.device(on))
@@ -188,6 +189,8 @@ def check_frequencies(student, head_dim, seq_len, exact_base, on, dtype_clause=F
     if max_error(both, torch.cat((exact.cos(), exact.sin()), dim=-1)) > 1e-3:
         hint = diagnose(both, frequency_mistakes(head_dim, seq_len, exact_base), 4 * tolerance.repeat(1, 2))
         hint = hint if hint and confirmed(student, hint, exact_base, seq_len) else None
+        if not values and hint is not None and not hint.startswith("every angle is 0"):
+            return
     expect_close(cos.cpu(), exact.cos(), "cos", tolerance, hint)
     expect_close(sin.cpu(), exact.sin(), "sin", tolerance, hint)
 

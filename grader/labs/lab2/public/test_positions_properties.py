@@ -45,8 +45,8 @@ def test_frequencies_long(student, device):
 @pytest.mark.grade(points=1, tags=["rope_frequencies"])
 def test_frequencies_device(student, device):
     """float32 on the device asked for, as a string or a torch.device, the meta device too (and CUDA on a GPU)"""
-    rope.check_frequencies(student, 6, 4, 10000.0, device, dtype_clause=True, device=str(device))
-    rope.check_frequencies(student, 6, 4, 10000.0, device, dtype_clause=True, device=torch.device(device))
+    rope.check_frequencies(student, 6, 4, 10000.0, device, dtype_clause=True, values=False, device=str(device))
+    rope.check_frequencies(student, 6, 4, 10000.0, device, dtype_clause=True, values=False, device=torch.device(device))
     rope.check_device_honoured(student, 6, 4, device, dtype_clause=True)
 
 
