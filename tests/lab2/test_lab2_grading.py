@@ -307,7 +307,8 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "mistakes_a": "random", "transpositions_only": "transpositions", "rotations_only": "rotations",
         "first_row_only": "first_row", "mean_not_sum": "mean", "exact_equality": "exact",
         "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy", "total_sum": "total",
-        "unmoved_position": "unmoved", "first_positions_only": "unmoved", "any_with_own_order": "no_reorder"},
+        "unmoved_position": "unmoved", "first_positions_only": "unmoved", "any_with_own_order": "no_reorder",
+        "loose_atol": "atol"},
 }
 
 
@@ -482,3 +483,11 @@ def test_a_frequency_slip_costs_the_value_checks_alone(graded_one):
     assert failed and all("positions start at 1" in c.hint for c in failed), [c.hint for c in failed]
     kept = [c.name for c in results.checks if c.function == "rope_frequencies" and c.status == "passed"]
     assert len(kept) == 3 and all("device" in name for name in kept), kept
+
+
+def test_reordering_the_batch_is_not_called_an_atol_slip(graded_one, lab2):
+    """Every order of the batch, none of the positions: its answers depend on the batch size, which
+    once matched the atol slip's rule (a one-row question True, a two-row one False); no hint names atol."""
+    results = graded_one("batch_reordered", "is_permutation_invariant")
+    hints = [c.hint for c in failures(results, "is_permutation_invariant")]
+    assert hints and not [h for h in hints if hint_words(lab2, "is_permutation_invariant", "atol") in h], hints
