@@ -286,12 +286,13 @@ def test_a_syntax_error_shows_the_line_not_importlib(graded):
     ("rope_rotation_matrix", "apply_rope"), ("rope_rotation_matrix", "rope_frequencies"),
     ("rope_empty_like", "apply_rope"), ("rope_empty_like", "rope_frequencies"),
     ("complex_rope", "apply_rope"), ("stacked_orders", "is_permutation_invariant"),
-    ("device_object_cache", "rope_frequencies"), ("device_object_cache", "apply_rope")])
+    ("device_object_cache", "rope_frequencies"), ("device_object_cache", "apply_rope"),
+    ("more_styles", "rope_frequencies"), ("more_styles", "apply_rope"), ("more_styles", "is_permutation_invariant")])
 def test_other_correct_styles_keep_full_marks(graded_one, submission, function):
     """Rotation matrices in x's dtype, float64 angles from Python numbers, empty_like and slices
     written in float32, complex numbers (.type_as(x)), every order stacked and regrouped, the device
-    normalised with torch.device(device) and answers cached by it: right for float64, float16,
-    bfloat16 and meta inputs alike."""
+    normalised with torch.device(device) and answers cached by it, cos and sin as views in a list, a
+    custom autograd.Function, Heap's orders: right for float64, float16, bfloat16 and meta inputs alike."""
     results = graded_one(submission, function)
     score, top = points(results, function)
     assert score == top > 0, [c.message for c in failures(results, function)]
