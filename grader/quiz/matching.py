@@ -15,7 +15,8 @@ dropped, articles dropped in names; symbols written together are multiplied ("aœ
 another candidate ("summ"), and never a letter or a number. Scanning it, every phrase
 of the key and every expression in its variables is a mention of a candidate: the answer, one of
 the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
-"rather than", "instead of"... up to the next punctuation or "but" is ruled out; one in the
+"rather than", "instead of"... up to the next punctuation or "but" is ruled out, and so is each
+mention of a clause that a verdict ends ("the difference is irrelevant", "m - n is wrong"); one in the
 argument of another ("the ratio of their sums") is not a candidate, nor is one in a reason given
 after a candidate ("a - b, because their sums cancel") unless the reason hedges ("or", "also").
 The answer is right when it names the answer and no other candidate, does not rule it out, and is
@@ -106,6 +107,9 @@ def _replace(tokens, index):
 
 OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.items()})
 NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
+VERDICT_INDEX = _index(dict.fromkeys([("wrong",), ("false",), ("incorrect",), ("untrue",), ("irrelevant",),
+                                      ("not", "relevant"), ("not", "matter"), ("no", "role"), ("not", "right"),
+                                      ("not", "correct"), ("not", "true"), ("not", "it")], True))
 REASONS = {_word(word) for word in ("because", "since", "cause", "whereas", "while", "whereby", "given")}
 
 
@@ -206,6 +210,7 @@ def mentions(rules, text):
     does."""
     tokens, found, other_words = rules.tokens(text), [], 0
     ruled_out = argument = False
+    clause = 0                                 # where in `into` the clause's mentions start
     at, depth, reason = 0, 0, None             # reason: (its bracket depth, hedged, its mentions)
     while at < len(tokens):
         kind, word = tokens[at]
@@ -218,9 +223,15 @@ def mentions(rules, text):
         elif reason and word in HEDGES:
             reason = (reason[0], True, reason[2])
         into = reason[2] if reason else found
+        clause = len(into) if kind == "open" else clause
         if kind in ("stop", "close") or word in BOUNDARIES or word == "or":
-            ruled_out, argument = ruled_out and word == "or", False
+            ruled_out, argument, clause = ruled_out and word == "or", False, len(into)
             at += 1
+            continue
+        verdict = _match(tokens, at, VERDICT_INDEX)[0]
+        if verdict and clause < len(into):     # "the difference is irrelevant", "m - n is wrong"
+            into[clause:] = [(candidate, True, how) for candidate, _, how in into[clause:]]
+            at += verdict
             continue
         negator = _match(tokens, at, NEGATOR_INDEX)[0]
         if negator:

@@ -190,6 +190,16 @@ TABLE = [
     ("rope-score", "Their difference — m−n", True, ""), ("rope-score", "m — n", True, ""),
     ("rope-score", "difference - m-n", True, ""), ("rope-score", "the query-key offset", True, ""),
     ("rope-score", "m – n", True, ""), ("rope-score", "m + n — not their difference", False, "rules out"),
+    # a verdict after a mention rules it out in its own clause only
+    ("rope-score", "the difference is irrelevant", False, "rules out"),
+    ("rope-score", "the difference doesn't matter", False, "rules out"),
+    ("rope-score", "m - n is wrong", False, "rules out"), ("rope-score", "m-n is false", False, "rules out"),
+    ("rope-score", "the difference plays no role", False, "rules out"),
+    ("rope-score", "the sum is irrelevant, only the difference matters", True, ""),
+    ("rope-score", "absolute positions don't matter, only m - n", True, ""),
+    ("rope-score", "their difference, absolute positions are irrelevant", True, ""),
+    ("rope-score", "the difference (the sum would be wrong)", True, ""),
+    ("rope-score", "m + n is wrong; m - n", True, ""), ("rope-score", "the sum is right", False, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
