@@ -28,7 +28,7 @@ CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter",
         "choose", "chose", "chosen", "select", "selected", "go", "statement", "statements", "item", "items"}
 WORDLIKE = {"a", "i"}                   # keys that are also words: a letter only where the context says so
 JOINS = {"and", "or", "nor", "&", "/", "+", ","}
-ALL = {"all", "every", "everything", "each"}
+ALL = {"all", "every", "everything", "each", "anything"}
 FALSE = {"false", "wrong", "incorrect", "untrue"}
 TRUE = {"true", "correct", "right", "apply", "applies"}
 AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
@@ -105,8 +105,8 @@ def _modes(toks, letters):
             outside.append((mode, before))
         elif word in (")", "]") and outside:
             mode, before = outside.pop()
-        elif word in (",", ":") and mode == "negate" and at + 1 not in letters:
-            mode = before
+        elif mode == "negate" and (word in (",", ":") and at + 1 not in letters or toks[at][0] == "dash"):
+            mode = before                                       # "not RoPE — ALiBi"
         elif mode == "explain" and word != "but":
             pass
         elif (length := negator_at(words, at)) or (word == "but" and seen_all):

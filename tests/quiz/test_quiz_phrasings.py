@@ -200,6 +200,11 @@ TABLE = [
     ("rope-score", "their difference, absolute positions are irrelevant", True, ""),
     ("rope-score", "the difference (the sum would be wrong)", True, ""),
     ("rope-score", "m + n is wrong; m - n", True, ""), ("rope-score", "the sum is right", False, ""),
+    # a dash ends a negation; "anything but" takes choices out of all of them
+    ("methods", "Not RoPE — ALiBi", True, ""), ("methods", "not c - d", True, ""), ("tied", "not a - it's c", True, ""),
+    ("methods", "not d - c", False, ""), ("methods", "anything but ALiBi", False, TWO),
+    ("methods", "anything except d", False, TWO), ("order", "anything except c and d", True, ""),
+    ("methods", "d, not anything else", True, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
