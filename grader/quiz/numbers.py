@@ -8,11 +8,12 @@ or both marks ("12.500,5") show it, and so does a decimal mark ("12,5"); "12,500
 thousands comma (a decimal one beside "Mio", "millones"...) and "12.500" a decimal point. A plain
 count (at least one unit, or with a suffix) is read in the question's unit: in millions
 "12,500,000" is 12.5. Units decide: where the question counts (thousands, millions, billions), a
-percentage, a memory size or an amount of compute ("12.5%", "12.5 GB", "12.5 GFLOPs") is no count,
-and beside a count it is an aside ("12.5M (50 MB in float32)", "12.5M ≈ 50 MB").
+percentage, a memory size or an amount of compute ("12.5%", "12.5 GB", "12.5 millions of bytes",
+"12.5 GFLOPs") is no count, and beside a count it is an aside ("12.5M (50 MB in float32)", "12.5M ≈ 50 MB").
 Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2500" is a count;
 in "5000 × 2500 = 12,500,000 ≈ 12.5M" the last value of the chain is the one stated. Numbers after
-"because", "since"... explain, and those of the prompt quoted beside another number are working.
+"because", "since"... explain, and so does the whole after a share of it ("12.5M, a third of 37.5M",
+"10% of 125M"); those of the prompt quoted beside another number are working.
 A dash between numbers is a minus, except an en or em dash, or "-" from a smaller number to a
 larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out.
 
@@ -51,8 +52,10 @@ TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,3}}(?P<sep>[{SEPARATORS}])\d{{3}}(?:(?P
             (?:(?!(?P=sep))[.,]\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:e[+-]?\d+(?![\w.]))?)
     |(?P<eq>~=|=>|->|[=≈≃≅→])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
     |(?P<word>[^\W\d_]{{2,}}-?\d+(?![.,]?\d)|[^\W\d_]+|%|‰)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
-WORD_OPERATORS = {"times": "*", "x": "*", "plus": "+", "minus": "-"}
+WORD_OPERATORS = {"times": "*", "x": "*", "cdot": "*", "plus": "+", "minus": "-"}     # "cdot": LaTeX's \cdot
 RANGES = {"to", "and", "between", "from"}
+SHARES = {"half", "third", "thirds", "quarter", "quarters", "fifth", "tenth", "fraction", "share", "part",
+          "portion"}                    # "12.5M, a third of 37.5M": the number after "of" is the whole
 CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus", "therefore", "gives", "giving", "makes",
             "equals", "equal", "hence"}
 
@@ -62,7 +65,7 @@ def _tokens(raw):
     their number; a number's `what` is "suffixed" (a count: "12.5M"), a measure after it (MEASURES:
     "12.5%", "12.5 GB") or None."""
     text = SUPERSCRIPT.sub(lambda m: "^" + m.group().translate(SUPERSCRIPTS), str(raw))
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text).casefold().replace("{,}", ",")     # LaTeX: "12{,}500{,}000"
     found = _said([(m.lastgroup, m.group()) for m in TOKEN.finditer(text)])
     decimal = _decimal_mark([word for kind, word in found if kind == "num"])
     if decimal is None and any(kind == "word" and word in COMMA_WORDS for kind, word in found):
@@ -76,6 +79,9 @@ def _tokens(raw):
         elif kind == "word" and out and out[-1][0] == "num" and (measure := _measure(word, found[at + 1:at + 2])):
             shown = f"{float(out[-1][1]):g}{'' if word in '%‰' else ' '}{word}" if out[-1][2] is None else None
             out[-1] = ("num", out[-1][1], (measure, shown))
+        elif kind == "word" and word == "of" and out and out[-1][2] == "suffixed" and \
+                _measure(found[at + 1][1] if at + 1 < len(found) else "", found[at + 2:at + 3]):
+            continue                                                # "12.5 millions of bytes"
         elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num" and \
                 out[-1][2] in (None, "suffixed"):                   # "12.5M", "125 hundred thousand"
             out[-1] = ("num", repr(float(out[-1][1]) * SUFFIXES[word]), "suffixed")
@@ -195,7 +201,8 @@ def _values(toks, unit):
                 measure = next((what for what in whats[-1:] if isinstance(what, tuple)), None)
                 if measure and stop > at + 1:
                     measure = (measure[0], None)
-                whole = found and found[-1][4] and found[-1][4][0] == "a percentage" and since == ["of"]
+                share = "or" not in since and any(a in SHARES and b == "of" for a, b in zip(since, since[1:]))
+                whole = found and (found[-1][4] and found[-1][4][0] == "a percentage" and since == ["of"] or share)
                 found.append((number / unit if unit > 1 and counted else number, "explain" if whole else mode,
                               since, plain, measure))                 # "10% of 125M": 125M explains
                 at, since = stop, []

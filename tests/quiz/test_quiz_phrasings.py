@@ -205,6 +205,14 @@ TABLE = [
     ("methods", "not d - c", False, ""), ("methods", "anything but ALiBi", False, TWO),
     ("methods", "anything except d", False, TWO), ("order", "anything except c and d", True, ""),
     ("methods", "d, not anything else", True, ""),
+    # LaTeX as typed; the whole after a share of it explains; "millions of bytes" is a memory size
+    ("table-size", "$50257 \\times 768 = 38{,}597{,}376$", True, ""),
+    ("table-size", "$3.86 \\cdot 10^7$", True, ""),
+    ("table-size", "about 38.6 million, a third of a 100M model", True, ""),
+    ("table-size", "38.6M, roughly a third of GPT-2's 124M", True, ""),
+    ("table-size", "77.2M, half of 154M", False, ""),
+    ("table-size", "38.6 or a third of 124M", False, NUMBERS), ("table-size", "a third of 124M", False, ""),
+    ("table-size", "38.6 millions of bytes", False, MEASURE), ("table-size", "38.6 millions of parameters", True, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
