@@ -213,6 +213,10 @@ TABLE = [
     ("table-size", "77.2M, half of 154M", False, ""),
     ("table-size", "38.6 or a third of 124M", False, NUMBERS), ("table-size", "a third of 124M", False, ""),
     ("table-size", "38.6 millions of bytes", False, MEASURE), ("table-size", "38.6 millions of parameters", True, ""),
+    # a distance from the start is an absolute position
+    ("rope-score", "the distance from the start", False, "is not the quantity asked for"),
+    ("rope-score", "distance to the first token", False, "is not the quantity asked for"),
+    ("rope-score", "the distance from the query to the key", True, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
