@@ -269,7 +269,8 @@ class Choices:
         both = sorted(asserted & negated)
         if both:
             return Reading(None, f"it both names and rules out {self.shown(both[0])}")
-        if conflict:
+        by_letter = {self.keys[fold(toks[i][1])] for i in letters}
+        if conflict and not (many and conflict[1] in by_letter):   # "a, b, e (permutation equivariant)" glosses b
             letter, other = conflict
             return Reading(None, f"its letter names {self.shown(letter)}, but its words name {self.shown(other)}")
         if not asserted and negated:

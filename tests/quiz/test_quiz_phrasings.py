@@ -217,6 +217,9 @@ TABLE = [
     ("rope-score", "the distance from the start", False, "is not the quantity asked for"),
     ("rope-score", "distance to the first token", False, "is not the quantity asked for"),
     ("rope-score", "the distance from the query to the key", True, ""),
+    # a gloss after a list of letters may name any choice the list names by letter
+    ("order", "a, b, e (permutation equivariant)", True, ""), ("order", "a, b, e (bag of vectors)", True, ""),
+    ("order", "a, e (permutation equivariant)", False, LETTER), ("order", "a, b, e (more heads)", False, LETTER),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
