@@ -34,7 +34,7 @@ WORD_OPERATORS = {("minus",): "-", ("plus",): "+", ("time",): "*", ("multiplied"
                   ("divided", "by"): "/", ("over",): "/"}
 NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("rather", "than"),
             ("instead", "of"), ("other", "than"), ("except",), ("independent", "of"), ("regardless", "of"),
-            ("irrespective", "of")]
+            ("irrespective", "of"), ("rule", "out"), ("ruled", "out"), ("ruling", "out")]
 BOUNDARIES = {"but", "only", "just", "whereas", "yet", "however"}     # end what a negation rules out
 PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio of X": X an argument
 HEDGES = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either",

@@ -220,6 +220,13 @@ TABLE = [
     # a gloss after a list of letters may name any choice the list names by letter
     ("order", "a, b, e (permutation equivariant)", True, ""), ("order", "a, b, e (bag of vectors)", True, ""),
     ("order", "a, e (permutation equivariant)", False, LETTER), ("order", "a, b, e (more heads)", False, LETTER),
+    # "rule out" rules out; "no" before punctuation answers what came before, ruling out nothing after
+    ("methods", "I'd rule out d", False, RULED_OUT), ("methods", "d, ruling out c", True, ""),
+    ("table-size", "I'd rule out 38.6", False, NO_NUMBER),
+    ("rope-score", "I'd rule out the difference", False, "rules out"),
+    ("rope-score", "ruling out the sum, the difference", True, ""),
+    ("methods", "d? no, c", False, TWO), ("table-size", "38.6? no, 77.2", False, NUMBERS),
+    ("methods", "no RoPE, ALiBi", True, ""), ("methods", "No. d", True, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
