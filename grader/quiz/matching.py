@@ -34,7 +34,8 @@ WORD_OPERATORS = {("minus",): "-", ("plus",): "+", ("time",): "*", ("multiplied"
                   ("divided", "by"): "/", ("over",): "/"}
 NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("rather", "than"),
             ("instead", "of"), ("other", "than"), ("except",), ("independent", "of"), ("regardless", "of"),
-            ("irrespective", "of"), ("rule", "out"), ("ruled", "out"), ("ruling", "out")]
+            ("irrespective", "of"), ("rule", "out"), ("ruled", "out"), ("ruling", "out"), ("not", "only"),
+            ("not", "just"), ("anything", "but"), ("everything", "but")]     # "not only X" names more than X
 BOUNDARIES = {"but", "only", "just", "whereas", "yet", "however"}     # end what a negation rules out
 PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio of X": X an argument
 HEDGES = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either",
@@ -50,7 +51,8 @@ MENDED = 5                              # letters: a word that may make an answe
 def lex(text):
     """(kind, text) tokens of an answer or a phrase: word, num, op, dash, open, close, bar, stop.
     A dash joining two words is a hyphen (dropped); any other is a "dash", read by `dashes`."""
-    text = HYPHEN.sub(" ", str(text).casefold().replace("’", "'").replace("**", "^"))
+    text = HYPHEN.sub(" ", str(text).casefold().replace("’", "'").replace("**", "^").replace("+/-", "±")
+                      .replace("+-", "±"))                            # "m +- n" is m ± n, never m - n
     text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})
     tokens = []
     for match in re.finditer(r"(\d+(?:\.\d+)?)|([^\W\d_]+(?:'[^\W\d_]+)*)|([+*/^])|(-)|([(\[])|([)\]])|(\|)"
@@ -109,7 +111,7 @@ OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.ite
 NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
 VERDICT_INDEX = _index(dict.fromkeys([("wrong",), ("false",), ("incorrect",), ("untrue",), ("irrelevant",),
                                       ("not", "relevant"), ("not", "matter"), ("no", "role"), ("not", "right"),
-                                      ("not", "correct"), ("not", "true"), ("not", "it")], True))
+                                      ("not", "correct"), ("not", "true"), ("not", "it"), ("not", "what")], True))
 REASONS = {_word(word) for word in ("because", "since", "cause", "whereas", "while", "whereby", "given")}
 
 

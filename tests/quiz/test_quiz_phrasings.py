@@ -227,6 +227,13 @@ TABLE = [
     ("rope-score", "ruling out the sum, the difference", True, ""),
     ("methods", "d? no, c", False, TWO), ("table-size", "38.6? no, 77.2", False, NUMBERS),
     ("methods", "no RoPE, ALiBi", True, ""), ("methods", "No. d", True, ""),
+    # "+-" is ±; "not only", "anything but" rule out; "X is not what matters" is a verdict
+    ("rope-score", "m +- n", False, ""), ("rope-score", "m +/- n", False, ""),
+    ("rope-score", "not only the difference", False, "rules out"),
+    ("rope-score", "anything but the difference", False, "rules out"),
+    ("rope-score", "the difference is not what matters", False, "rules out"),
+    ("rope-score", "not only the difference but also the sum", False, ""),
+    ("rope-score", "absolute position difference", True, ""), ("rope-score", "m + -n", True, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
