@@ -234,6 +234,14 @@ TABLE = [
     ("rope-score", "the difference is not what matters", False, "rules out"),
     ("rope-score", "not only the difference but also the sum", False, ""),
     ("rope-score", "absolute position difference", True, ""), ("rope-score", "m + -n", True, ""),
+    # a number a verdict follows is ruled out; a bound is no number
+    ("table-size", "38.6 is incorrect", False, NO_NUMBER), ("table-size", "38.6 is false", False, NO_NUMBER),
+    ("table-size", "anything but 38.6", False, NO_NUMBER), ("table-size", "77.2 is wrong, 38.6", True, ""),
+    ("table-size", "38.6 is wrong, 77.2", False, ""), ("table-size", "38.6M; 77.2 is wrong", True, ""),
+    ("table-size", "over 38.6 million", False, "a bound"), ("table-size", "at least 38.6M", False, "a bound"),
+    ("table-size", "> 38.6", False, "a bound"), ("table-size", "<38.6", False, "a bound"),
+    ("table-size", "more than 38.6", False, "a bound"),
+    ("table-size", "38.6M (over a third of a 100M model)", True, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
