@@ -34,6 +34,7 @@ TRUE = {"true", "correct", "right", "apply", "applies"}
 AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
            "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
            "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
+NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant", "so"}     # "d isn't it", "weight tying is not used"
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
         "is", "true", "correct", "right", "apply", "applies", "these", "one", "two", "three", "four", "five", "six"}
 
@@ -136,7 +137,9 @@ def _ruled_out_after(words, letters, modes):
     b and e are; in "d - plain SGD - is false" d is."""
     for at, word in enumerate(words):
         ahead = words[at + 1] if at + 1 < len(words) else "."
-        after_not = word == "not" and (ahead in TRUE or ahead in SENTENCE_ENDS | {",", ")", "]"})
+        after = words[at + 2] if at + 2 < len(words) else "."
+        after_not = word == "not" and (ahead in TRUE | SENTENCE_ENDS | NOT_IT | {",", ")", "]"} or
+                                       ahead == "the" and after in TRUE | {"answer", "case", "one"})
         if word not in FALSE and not after_not or modes[at] == "explain":
             continue
         back = at - 1
@@ -254,7 +257,9 @@ class Choices:
             return conflict
         for mode in named:
             named[mode] |= self.named_by_text([c for c in content if modes[c[0]] == mode])
-        if not any(named.values()):
+        denied = {s for i, s in content if modes[i] == "negate"}
+        named["negate"] |= {key for key in named["assert"] if self.own[key] & denied}    # "the matrix is never reused"
+        if not any(named.values()) and all(modes[i] == "assert" for i, _ in content):   # "never reused": no fit
             stems = {s for i, s in content if modes[i] == "assert"}
             fits = [k for k in self.choices
                     if stems and stems <= self.words[k] | {w for a in self.aliases[k] for w in a}]

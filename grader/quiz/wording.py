@@ -19,7 +19,8 @@ STOPWORDS = set("""a an the of to in on at by for from with and or is are be it 
     each every any all other others""".split())
 NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("except",), ("excluding",),
             ("unlike",), ("rather", "than"), ("instead", "of"), ("other", "than"), ("apart", "from"),
-            ("but", "not"), ("save", "for"), ("rule", "out"), ("rules", "out"), ("ruled", "out"), ("ruling", "out")]
+            ("but", "not"), ("save", "for"), ("exclude",), ("eliminate",), ("rule", "out"), ("rules", "out"),
+            ("ruled", "out"), ("ruling", "out")]
 EXPLAINERS = {"because", "since", "cause", "whereas", "while", "which", "given", "compared", "than",
               "whereby"}
 SENTENCE_ENDS = {".", "!", "?", ";", "\n"}
@@ -54,7 +55,7 @@ def stem(word):
 def negator_at(words, at):
     """The length of the negating phrase ("not", "rather than"...) at words[at], or 0; "no" before
     punctuation ("d? no, c") answers what came before and rules nothing out after it."""
-    if words[at] == "no" and (at + 1 == len(words) or words[at + 1] in {",", ".", "!", "?", ";", ":"}):
+    if words[at] == "no" and (at + 1 == len(words) or words[at + 1] in {",", ".", "!", "?", ";", ":", "wait"}):
         return 0
     return next((len(phrase) for phrase in NEGATORS if tuple(words[at:at + len(phrase)]) == phrase), 0)
 

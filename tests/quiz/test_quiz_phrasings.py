@@ -242,6 +242,13 @@ TABLE = [
     ("table-size", "> 38.6", False, "a bound"), ("table-size", "<38.6", False, "a bound"),
     ("table-size", "more than 38.6", False, "a bound"),
     ("table-size", "38.6M (over a third of a 100M model)", True, ""),
+    # a verdict "not ..." after a choice, "exclude", "no wait", a choice's own words denied
+    ("methods", "ALiBi is not the answer", False, RULED_OUT), ("methods", "d isn't it", False, RULED_OUT),
+    ("tied", "weight tying is not used", False, RULED_OUT), ("methods", "I'd exclude d", False, RULED_OUT),
+    ("methods", "d - no wait, c", False, TWO),
+    ("tied", "the embedding matrix is never reused", False, "names and rules out"),
+    ("tied", "the embedding matrix, transposed, gives the logits", True, ""), ("tied", "c? not sure", True, ""),
+    ("methods", "d, not the rotary one", True, ""), ("tied", "weight tying, not sentence embeddings", True, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
