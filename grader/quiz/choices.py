@@ -27,7 +27,7 @@ from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, STOPWORDS, fold
 CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter", "letters", "pick", "picked",
         "choose", "chose", "chosen", "select", "selected", "go", "statement", "statements", "item", "items"}
 WORDLIKE = {"a", "i"}                   # keys that are also words: a letter only where the context says so
-JOINS = {"and", "or", "nor", "&", "/", "+", ","}
+JOINS = {"and", "or", "nor", "&", "/", "+", ",", "|"}
 ALL = {"all", "every", "everything", "each", "anything"}
 FALSE = {"false", "wrong", "incorrect", "untrue"}
 TRUE = {"true", "correct", "right", "apply", "applies"}
@@ -35,6 +35,7 @@ AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "mig
            "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
            "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
 NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant", "so"}     # "d isn't it", "weight tying is not used"
+REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "a, b, e - the others are false" ends there
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
         "is", "true", "correct", "right", "apply", "applies", "these", "one", "two", "three", "four", "five", "six"}
 
@@ -145,8 +146,11 @@ def _ruled_out_after(words, letters, modes):
         back = at - 1
         while back >= 0 and words[back] in (":", ")", "]", "-", "=", "is", "are", "do", "does"):
             back -= 1                               # "c: false", "c) false", "c is false"
-        while back >= 0 and not (words[back] in SENTENCE_ENDS | TRUE | FALSE | {"(", ")", "[", "]", "but", ":"} or
-                                 words[back] in DASH and back + 1 in letters or modes[back] == "explain" or
+        wrapped = lambda i: words[i] == "(" and words[i + 2:i + 3] == [")"] and i + 1 in letters or \
+            words[i] == ")" and words[i - 2:i - 1] == ["("] and i - 1 in letters       # "(c) and (d) are false"
+        while back >= 0 and not (words[back] in SENTENCE_ENDS | TRUE | FALSE | {"(", ")", "[", "]", "but", ":"}
+                                 and not wrapped(back) or words[back] in DASH and back + 1 in letters or
+                                 modes[back] == "explain" or words[back] in REST or
                                  words[back] == "," and not (back - 1 in letters and back + 1 in letters)):
             if modes[back] == "assert":
                 modes[back] = "negate"
@@ -213,7 +217,7 @@ class Choices:
             return Reading([] if many else None, "" if many else "it chooses none of the choices")
         if named["exclude"]:
             named["assert"] |= set(self.choices) - named["exclude"]
-        if many and named["negate"] and whole & {"rest", "others", "remaining"}:    # "c is false, the rest true"
+        if many and named["negate"] and whole & REST:    # "c is false, the rest true"
             named["assert"] |= set(self.choices) - named["negate"]
         return self._verdict(named, conflict, many, toks, letters)
 

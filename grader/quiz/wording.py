@@ -12,7 +12,7 @@ DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
 HYPHEN = re.compile(rf"(?<=[^\W\d_]{{2}})[{DASH}](?=[^\W\d_]{{2}})")
 ABBREVIATIONS = re.compile(r"\b(?:e\.\s?g|i\.\s?e|etc|vs|cf)\.", re.I)
 TOKEN = re.compile(rf"(?P<word>[^\W_]+(?:['’][^\W_]+)*)|(?P<open>[(\[{{])|(?P<close>[)\]}}])|"
-                   rf"(?P<stop>[,;:.!?\n])|(?P<glue>[/&+])|(?P<dash>[{DASH}])|(?P<other>[^\s\w])")
+                   rf"(?P<stop>[,;:.!?\n])|(?P<glue>[/&+|])|(?P<dash>[{DASH}])|(?P<other>[^\s\w])")
 STOPWORDS = set("""a an the of to in on at by for from with and or is are be it its it's this that these those
     as into than then so such there their them they which who what when where how do does did has have had
     i my me we our you your one ones only just also very can could would should will may might must same

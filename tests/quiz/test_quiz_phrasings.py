@@ -249,6 +249,10 @@ TABLE = [
     ("tied", "the embedding matrix is never reused", False, "names and rules out"),
     ("tied", "the embedding matrix, transposed, gives the logits", True, ""), ("tied", "c? not sure", True, ""),
     ("methods", "d, not the rotary one", True, ""), ("tied", "weight tying, not sentence embeddings", True, ""),
+    # "|" joins letters; "the others are false" rules out only the others; "(c) and (d) are false" both
+    ("order", "a | b | e", True, ""), ("order", "a b e — the others are false", True, ""),
+    ("order", "a, b, e; (c) and (d) are false", True, ""), ("order", "a, b; (c), (d) and (e) are false", False, ""),
+    ("order", "a b — the others are false", False, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
