@@ -234,10 +234,12 @@ def _values(toks, unit):
 
 def _chains(found):
     """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated; a
-    count and a measure never chain ("12.5M ≈ 50 MB" states both)."""
+    count and a measure never chain ("12.5M ≈ 50 MB" states both), nor does a name given a value
+    ("12.5M with d = 512")."""
     chains = []
     for number, mode, since, plain, measure in found:
-        if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]):
+        assigned = since[-1:] == ["="] and len(since) >= 2 and since[-2].isalpha()      # "12.5M with d = 512"
+        if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]) and not assigned:
             chains[-1] = (number, chains[-1][1], chains[-1][2], None, measure)
         else:
             chains.append((number, mode, since, plain, measure))

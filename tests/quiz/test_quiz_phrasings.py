@@ -253,6 +253,9 @@ TABLE = [
     ("order", "a | b | e", True, ""), ("order", "a b e — the others are false", True, ""),
     ("order", "a, b, e; (c) and (d) are false", True, ""), ("order", "a, b; (c), (d) and (e) are false", False, ""),
     ("order", "a b — the others are false", False, ""),
+    # a name given a value ("d = 768") starts no chain with the answer before it
+    ("table-size", "38.6M with d=768", True, ""), ("table-size", "38.6M, d_model = 768", True, ""),
+    ("table-size", "77.2M with d=768", False, ""), ("table-size", "50257 × 768 = 38,597,376", True, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
