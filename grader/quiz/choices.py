@@ -124,7 +124,7 @@ def _modes(toks, letters):
             mode = "explain"
         elif word in FALSE and words[at + 1:at + 2] == [":"]:     # "false: c, d"
             mode = "negate"
-        seen_all = seen_all or word in ALL
+        seen_all = seen_all or word in ALL or word == "any" and words[at + 1:at + 2] in (["but"], ["except"])
         modes.append(mode)
         at += 1
     return _ruled_out_after(words, letters, modes)

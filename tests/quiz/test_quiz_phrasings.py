@@ -204,7 +204,8 @@ TABLE = [
     ("methods", "Not RoPE — ALiBi", True, ""), ("methods", "not c - d", True, ""), ("tied", "not a - it's c", True, ""),
     ("methods", "not d - c", False, ""), ("methods", "anything but ALiBi", False, TWO),
     ("methods", "anything except d", False, TWO), ("order", "anything except c and d", True, ""),
-    ("methods", "d, not anything else", True, ""),
+    ("methods", "d, not anything else", True, ""), ("methods", "any but d", False, TWO),
+    ("order", "any except c and d", True, ""),
     # LaTeX as typed; the whole after a share of it explains; "millions of bytes" is a memory size
     ("table-size", "$50257 \\times 768 = 38{,}597{,}376$", True, ""),
     ("table-size", "$3.86 \\cdot 10^7$", True, ""),
