@@ -35,7 +35,8 @@ WORD_OPERATORS = {("minus",): "-", ("plus",): "+", ("time",): "*", ("multiplied"
 NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("rather", "than"),
             ("instead", "of"), ("other", "than"), ("except",), ("independent", "of"), ("regardless", "of"),
             ("irrespective", "of"), ("rule", "out"), ("ruled", "out"), ("ruling", "out"), ("not", "only"),
-            ("not", "just"), ("anything", "but"), ("everything", "but")]     # "not only X" names more than X
+            ("not", "just"), ("anything", "but"), ("everything", "but"), ("unlike",), ("opposed", "to"),
+            ("contrary", "to")]     # "not only X" names more than X
 BOUNDARIES = {"but", "only", "just", "whereas", "yet", "however"}     # end what a negation rules out
 PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio of X": X an argument
 HEDGES = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either",

@@ -20,7 +20,7 @@ STOPWORDS = set("""a an the of to in on at by for from with and or is are be it 
 NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("except",), ("excluding",),
             ("unlike",), ("rather", "than"), ("instead", "of"), ("other", "than"), ("apart", "from"),
             ("but", "not"), ("save", "for"), ("exclude",), ("eliminate",), ("rule", "out"), ("rules", "out"),
-            ("ruled", "out"), ("ruling", "out")]
+            ("ruled", "out"), ("ruling", "out"), ("opposed", "to"), ("contrary", "to")]
 EXPLAINERS = {"because", "since", "cause", "whereas", "while", "which", "given", "compared", "than",
               "whereby"}
 SENTENCE_ENDS = {".", "!", "?", ";", "\n"}

@@ -257,6 +257,12 @@ TABLE = [
     # a name given a value ("d = 768") starts no chain with the answer before it
     ("table-size", "38.6M with d=768", True, ""), ("table-size", "38.6M, d_model = 768", True, ""),
     ("table-size", "77.2M with d=768", False, ""), ("table-size", "50257 × 768 = 38,597,376", True, ""),
+    # "as opposed to", "unlike", "contrary to" rule out, in text answers too
+    ("rope-score", "the difference, as opposed to the sum", True, ""),
+    ("rope-score", "the difference, unlike absolute embeddings", True, ""),
+    ("rope-score", "the sum, as opposed to the difference", False, "rules out"),
+    ("methods", "ALiBi, as opposed to RoPE", True, ""), ("methods", "RoPE as opposed to ALiBi", False, ""),
+    ("table-size", "38.6M, as opposed to 77.2M", True, ""), ("table-size", "77.2M as opposed to 38.6M", False, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
