@@ -264,7 +264,8 @@ TABLE = [
     ("methods", "ALiBi, as opposed to RoPE", True, ""), ("methods", "RoPE as opposed to ALiBi", False, ""),
     ("table-size", "38.6M, as opposed to 77.2M", True, ""), ("table-size", "77.2M as opposed to 38.6M", False, ""),
     ("tied", "the input embedding and the output projection share weights", True, ""),
-    ("tied", "weight sharing between embedding and LM head", True, ""), ("tied", "not weight sharing", False, RULED_OUT),
+    ("tied", "weight sharing between embedding and LM head", True, ""),
+    ("tied", "not weight sharing", False, RULED_OUT),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
