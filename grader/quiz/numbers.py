@@ -253,11 +253,11 @@ def read_number(question, raw):
     if any(not math.isfinite(number) for number, *_ in found):
         raise AnswerError(f"{_quoted(raw)} is not a number: type digits, e.g. 12.5")
     chains = _chains(found)
-    bounds = [chain for chain in chains if chain[1] == "bound"]
-    if bounds:                                  # "over 12.5M", "at least 12.5"
+    quoted = {float(token[1]) for token in _tokens(question.prompt) if token[0] == "num"}
+    bounds = [chain for chain in chains if chain[1] == "bound" and chain[3] not in quoted]
+    if bounds:                                  # "over 12.5M", "at least 12.5"; "over 5000 rows" is working
         return Reading(None, f"a bound ({_shown(bounds[0][0], question)}) is not one number: give the one you mean")
     asserted = [chain for chain in chains if chain[1] == "assert"]
-    quoted = {float(token[1]) for token in _tokens(question.prompt) if token[0] == "num"}
     measured = [chain for chain in asserted if chain[4]] if question.unit in UNITS else []
     asserted = [chain for chain in asserted if chain not in measured]
     if measured and not asserted:               # "12.5%", "12.5 GB": what it gives is not a count
