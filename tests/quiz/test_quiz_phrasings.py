@@ -242,6 +242,7 @@ TABLE = [
     ("table-size", "over 38.6 million", False, "a bound"), ("table-size", "at least 38.6M", False, "a bound"),
     ("table-size", "> 38.6", False, "a bound"), ("table-size", "<38.6", False, "a bound"),
     ("table-size", "more than 38.6", False, "a bound"),
+    ("table-size", "768 params per token over 50257 tokens = 38.6M", True, ""), ("methods", "d not so sure", True, ""),
     ("table-size", "38.6M (over a third of a 100M model)", True, ""),
     # a verdict "not ..." after a choice, "exclude", "no wait", a choice's own words denied
     ("methods", "ALiBi is not the answer", False, RULED_OUT), ("methods", "d isn't it", False, RULED_OUT),
