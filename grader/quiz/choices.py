@@ -13,8 +13,10 @@ sentence's end (or its bracket's close) explains and names nothing, not even wha
 ("b (because, unlike a, it…)" names b), and so does a bracket that gives a reason rather than a
 choice's name ("d (SGD would be slower)"; "d (SGD)" and "d (SGD works too)" name b); a letter's
 text is only what is asserted after it; "b and e are false" rules out the mentions of its own
-clause only ("a, c, d - b and e are false"); after "all" an "except" or "but" takes choices out
-of all of them.
+clause only ("a, c, d - b and e are false"; "a, b - the others are false" only the others), and so
+does a "not" that names nothing ("d isn't it", "tying is not used"); a dash ends a negation; after
+"all" or "anything" an "except" or "but" takes choices out of all of them. A choice named by its
+own words while one of them is denied ("the matrix is never reused") is named and ruled out.
 
 The reading: one choice named (single) or the set named (multiple) is the answer; two named for
 one answer, a letter whose text is another choice's, only choices ruled out, or "x or y" for a
