@@ -13,8 +13,10 @@ sentence's end (or its bracket's close) explains and names nothing, not even wha
 ("b (because, unlike a, it…)" names b), and so does a bracket that gives a reason rather than a
 choice's name ("d (SGD would be slower)"; "d (SGD)" and "d (SGD works too)" name b); a letter's
 text is only what is asserted after it; "b and e are false" rules out the mentions of its own
-clause only ("a, c, d - b and e are false"); after "all" an "except" or "but" takes choices out
-of all of them.
+clause only ("a, c, d - b and e are false"; "a, b - the others are false" only the others), and so
+does a "not" that names nothing ("d isn't it", "tying is not used"); a dash ends a negation; after
+"all" or "anything" an "except" or "but" takes choices out of all of them. A choice named by its
+own words while one of them is denied ("the matrix is never reused") is named and ruled out.
 
 The reading: one choice named (single) or the set named (multiple) is the answer; two named for
 one answer, a letter whose text is another choice's, only choices ruled out, or "x or y" for a
@@ -27,13 +29,15 @@ from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, STOPWORDS, fold
 CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter", "letters", "pick", "picked",
         "choose", "chose", "chosen", "select", "selected", "go", "statement", "statements", "item", "items"}
 WORDLIKE = {"a", "i"}                   # keys that are also words: a letter only where the context says so
-JOINS = {"and", "or", "nor", "&", "/", "+", ","}
-ALL = {"all", "every", "everything", "each"}
+JOINS = {"and", "or", "nor", "&", "/", "+", ",", "|"}
+ALL = {"all", "every", "everything", "each", "anything"}
 FALSE = {"false", "wrong", "incorrect", "untrue"}
 TRUE = {"true", "correct", "right", "apply", "applies"}
 AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
            "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
            "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
+NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant"}     # "d isn't it", "weight tying is not used"
+REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "a, b, e - the others are false" ends there
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
         "is", "true", "correct", "right", "apply", "applies", "these", "one", "two", "three", "four", "five", "six"}
 
@@ -105,8 +109,8 @@ def _modes(toks, letters):
             outside.append((mode, before))
         elif word in (")", "]") and outside:
             mode, before = outside.pop()
-        elif word in (",", ":") and mode == "negate" and at + 1 not in letters:
-            mode = before
+        elif mode == "negate" and (word in (",", ":") and at + 1 not in letters or toks[at][0] == "dash"):
+            mode = before                                       # "not RoPE — ALiBi"
         elif mode == "explain" and word != "but":
             pass
         elif (length := negator_at(words, at)) or (word == "but" and seen_all):
@@ -122,7 +126,7 @@ def _modes(toks, letters):
             mode = "explain"
         elif word in FALSE and words[at + 1:at + 2] == [":"]:     # "false: c, d"
             mode = "negate"
-        seen_all = seen_all or word in ALL
+        seen_all = seen_all or word in ALL or word == "any" and words[at + 1:at + 2] in (["but"], ["except"])
         modes.append(mode)
         at += 1
     return _ruled_out_after(words, letters, modes)
@@ -136,14 +140,19 @@ def _ruled_out_after(words, letters, modes):
     b and e are; in "d - plain SGD - is false" d is."""
     for at, word in enumerate(words):
         ahead = words[at + 1] if at + 1 < len(words) else "."
-        after_not = word == "not" and (ahead in TRUE or ahead in SENTENCE_ENDS | {",", ")", "]"})
+        after = words[at + 2] if at + 2 < len(words) else "."
+        after_not = word == "not" and (ahead in TRUE | SENTENCE_ENDS | NOT_IT | {",", ")", "]"} or
+                                       ahead == "the" and after in TRUE | {"answer", "case", "one"})
         if word not in FALSE and not after_not or modes[at] == "explain":
             continue
         back = at - 1
         while back >= 0 and words[back] in (":", ")", "]", "-", "=", "is", "are", "do", "does"):
             back -= 1                               # "c: false", "c) false", "c is false"
-        while back >= 0 and not (words[back] in SENTENCE_ENDS | TRUE | FALSE | {"(", ")", "[", "]", "but", ":"} or
-                                 words[back] in DASH and back + 1 in letters or modes[back] == "explain" or
+        wrapped = lambda i: words[i] == "(" and words[i + 2:i + 3] == [")"] and i + 1 in letters or \
+            words[i] == ")" and words[i - 2:i - 1] == ["("] and i - 1 in letters       # "(c) and (d) are false"
+        while back >= 0 and not (words[back] in SENTENCE_ENDS | TRUE | FALSE | {"(", ")", "[", "]", "but", ":"}
+                                 and not wrapped(back) or words[back] in DASH and back + 1 in letters or
+                                 modes[back] == "explain" or words[back] in REST or
                                  words[back] == "," and not (back - 1 in letters and back + 1 in letters)):
             if modes[back] == "assert":
                 modes[back] = "negate"
@@ -210,7 +219,7 @@ class Choices:
             return Reading([] if many else None, "" if many else "it chooses none of the choices")
         if named["exclude"]:
             named["assert"] |= set(self.choices) - named["exclude"]
-        if many and named["negate"] and whole & {"rest", "others", "remaining"}:    # "c is false, the rest true"
+        if many and named["negate"] and whole & REST:    # "c is false, the rest true"
             named["assert"] |= set(self.choices) - named["negate"]
         return self._verdict(named, conflict, many, toks, letters)
 
@@ -254,7 +263,9 @@ class Choices:
             return conflict
         for mode in named:
             named[mode] |= self.named_by_text([c for c in content if modes[c[0]] == mode])
-        if not any(named.values()):
+        denied = {s for i, s in content if modes[i] == "negate"}
+        named["negate"] |= {key for key in named["assert"] if self.own[key] & denied}    # "the matrix is never reused"
+        if not any(named.values()) and all(modes[i] == "assert" for i, _ in content):   # "never reused": no fit
             stems = {s for i, s in content if modes[i] == "assert"}
             fits = [k for k in self.choices
                     if stems and stems <= self.words[k] | {w for a in self.aliases[k] for w in a}]
@@ -269,7 +280,8 @@ class Choices:
         both = sorted(asserted & negated)
         if both:
             return Reading(None, f"it both names and rules out {self.shown(both[0])}")
-        if conflict:
+        by_letter = {self.keys[fold(toks[i][1])] for i in letters}
+        if conflict and not (many and conflict[1] in by_letter):   # "a, b, e (permutation equivariant)" glosses b
             letter, other = conflict
             return Reading(None, f"its letter names {self.shown(letter)}, but its words name {self.shown(other)}")
         if not asserted and negated:

@@ -15,7 +15,8 @@ dropped, articles dropped in names; symbols written together are multiplied ("a�
 another candidate ("summ"), and never a letter or a number. Scanning it, every phrase
 of the key and every expression in its variables is a mention of a candidate: the answer, one of
 the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
-"rather than", "instead of"... up to the next punctuation or "but" is ruled out; one in the
+"rather than", "instead of"... up to the next punctuation or "but" is ruled out, and so is each
+mention of a clause that a verdict ends ("the difference is irrelevant", "m - n is wrong"); one in the
 argument of another ("the ratio of their sums") is not a candidate, nor is one in a reason given
 after a candidate ("a - b, because their sums cancel") unless the reason hedges ("or", "also").
 The answer is right when it names the answer and no other candidate, does not rule it out, and is
@@ -33,7 +34,9 @@ WORD_OPERATORS = {("minus",): "-", ("plus",): "+", ("time",): "*", ("multiplied"
                   ("divided", "by"): "/", ("over",): "/"}
 NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("rather", "than"),
             ("instead", "of"), ("other", "than"), ("except",), ("independent", "of"), ("regardless", "of"),
-            ("irrespective", "of")]
+            ("irrespective", "of"), ("rule", "out"), ("ruled", "out"), ("ruling", "out"), ("not", "only"),
+            ("not", "just"), ("anything", "but"), ("everything", "but"), ("unlike",), ("opposed", "to"),
+            ("contrary", "to")]     # "not only X" names more than X
 BOUNDARIES = {"but", "only", "just", "whereas", "yet", "however"}     # end what a negation rules out
 PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio of X": X an argument
 HEDGES = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either",
@@ -49,7 +52,8 @@ MENDED = 5                              # letters: a word that may make an answe
 def lex(text):
     """(kind, text) tokens of an answer or a phrase: word, num, op, dash, open, close, bar, stop.
     A dash joining two words is a hyphen (dropped); any other is a "dash", read by `dashes`."""
-    text = HYPHEN.sub(" ", str(text).casefold().replace("’", "'").replace("**", "^"))
+    text = HYPHEN.sub(" ", str(text).casefold().replace("’", "'").replace("**", "^").replace("+/-", "±")
+                      .replace("+-", "±"))                            # "m +- n" is m ± n, never m - n
     text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})
     tokens = []
     for match in re.finditer(r"(\d+(?:\.\d+)?)|([^\W\d_]+(?:'[^\W\d_]+)*)|([+*/^])|(-)|([(\[])|([)\]])|(\|)"
@@ -106,6 +110,9 @@ def _replace(tokens, index):
 
 OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.items()})
 NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
+VERDICT_INDEX = _index(dict.fromkeys([("wrong",), ("false",), ("incorrect",), ("untrue",), ("irrelevant",),
+                                      ("not", "relevant"), ("not", "matter"), ("no", "role"), ("not", "right"),
+                                      ("not", "correct"), ("not", "true"), ("not", "it"), ("not", "what")], True))
 REASONS = {_word(word) for word in ("because", "since", "cause", "whereas", "while", "whereby", "given")}
 
 
@@ -206,6 +213,7 @@ def mentions(rules, text):
     does."""
     tokens, found, other_words = rules.tokens(text), [], 0
     ruled_out = argument = False
+    clause = 0                                 # where in `into` the clause's mentions start
     at, depth, reason = 0, 0, None             # reason: (its bracket depth, hedged, its mentions)
     while at < len(tokens):
         kind, word = tokens[at]
@@ -218,9 +226,15 @@ def mentions(rules, text):
         elif reason and word in HEDGES:
             reason = (reason[0], True, reason[2])
         into = reason[2] if reason else found
+        clause = len(into) if kind == "open" else clause
         if kind in ("stop", "close") or word in BOUNDARIES or word == "or":
-            ruled_out, argument = ruled_out and word == "or", False
+            ruled_out, argument, clause = ruled_out and word == "or", False, len(into)
             at += 1
+            continue
+        verdict = _match(tokens, at, VERDICT_INDEX)[0]
+        if verdict and clause < len(into):     # "the difference is irrelevant", "m - n is wrong"
+            into[clause:] = [(candidate, True, how) for candidate, _, how in into[clause:]]
+            at += verdict
             continue
         negator = _match(tokens, at, NEGATOR_INDEX)[0]
         if negator:

@@ -13,6 +13,7 @@ Grading is grader/quiz/grading.py, attempts and lesson status grader/quiz/progre
 grader/quiz/terminal.py. Nothing here draws on screen or imports torch.
 """
 import math
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -35,7 +36,23 @@ from grader.quiz.matching import Rules
 from grader.quiz.numbers import Unit
 from grader.quiz.paths import case_hint
 
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's where built: the quiz loads 10x faster
+
+class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):     # libyaml's where built: 10x faster
+    """A safe loader that refuses a key given twice in one mapping (YAML would keep the last
+    silently: an answers file's first answer to a question, or a quiz's first field, lost)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                if key.value in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"{key.value!r} is given twice",
+                                                            key.start_mark)
+                seen.add(key.value)
+        return super().construct_mapping(node, deep)
+
+
+LOADER = UniqueKeyLoader
 QUESTIONS_PER_TEST = 5                  # "5 questions. Get 3 right (60%) to pass."
 
 
@@ -266,7 +283,8 @@ def read_yaml(path):
     except UnicodeDecodeError:
         raise QuizError(f"{path}: not UTF-8 text (save it as UTF-8)") from None
     except yaml.YAMLError as error:
-        raise QuizError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
+        where = " ".join(re.sub(r'\s+in "<unicode string>",', " at", str(error)).split())
+        raise QuizError(f"{path}: not valid YAML ({where})") from None
 
 
 def load_quiz(path):

@@ -8,15 +8,17 @@ or both marks ("12.500,5") show it, and so does a decimal mark ("12,5"); "12,500
 thousands comma (a decimal one beside "Mio", "millones"...) and "12.500" a decimal point. A plain
 count (at least one unit, or with a suffix) is read in the question's unit: in millions
 "12,500,000" is 12.5. Units decide: where the question counts (thousands, millions, billions), a
-percentage, a memory size or an amount of compute ("12.5%", "12.5 GB", "12.5 GFLOPs") is no count,
-and beside a count it is an aside ("12.5M (50 MB in float32)", "12.5M ≈ 50 MB").
+percentage, a memory size or an amount of compute ("12.5%", "12.5 GB", "12.5 millions of bytes",
+"12.5 GFLOPs") is no count, and beside a count it is an aside ("12.5M (50 MB in float32)", "12.5M ≈ 50 MB").
 Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2500" is a count;
 in "5000 × 2500 = 12,500,000 ≈ 12.5M" the last value of the chain is the one stated. Numbers after
-"because", "since"... explain, and those of the prompt quoted beside another number are working.
+"because", "since"... explain, and so does the whole after a share of it ("12.5M, a third of 37.5M",
+"10% of 125M"); those of the prompt quoted beside another number are working.
 A dash between numbers is a minus, except an en or em dash, or "-" from a smaller number to a
-larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out.
+larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out, and so
+is one a verdict follows ("12.5 is wrong"); after "over", "at least", ">"... it is a bound.
 
-One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range,
+One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range, a bound,
 only numbers ruled out, or only a measure that is no count is judged wrong with the reason; no
 number at all is an AnswerError.
 """
@@ -49,10 +51,16 @@ SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+"
 SEPARATORS = ",. '’_"                    # between groups of three digits (spaces are NFKC-folded)
 TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,3}}(?P<sep>[{SEPARATORS}])\d{{3}}(?:(?P=sep)\d{{3}})*(?!\d)(?!(?P=sep)\d)
             (?:(?!(?P=sep))[.,]\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:e[+-]?\d+(?![\w.]))?)
-    |(?P<eq>~=|=>|->|[=≈≃≅→])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
+    |(?P<eq>~=|=>|->|[=≈≃≅→])|(?P<bound>>=|<=|[<>≤≥])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
     |(?P<word>[^\W\d_]{{2,}}-?\d+(?![.,]?\d)|[^\W\d_]+|%|‰)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
-WORD_OPERATORS = {"times": "*", "x": "*", "plus": "+", "minus": "-"}
+WORD_OPERATORS = {"times": "*", "x": "*", "cdot": "*", "plus": "+", "minus": "-"}     # "cdot": LaTeX's \cdot
 RANGES = {"to", "and", "between", "from"}
+SHARES = {"half", "third", "thirds", "quarter", "quarters", "fifth", "tenth", "fraction", "share", "part",
+          "portion"}                    # "12.5M, a third of 37.5M": the number after "of" is the whole
+BOUNDS = [(">",), ("<",), (">=",), ("<=",), ("≥",), ("≤",), ("over",), ("under",), ("above",), ("below",),
+          ("more", "than"), ("less", "than"), ("fewer", "than"), ("greater", "than"), ("at", "least"), ("at", "most"),
+          ("up", "to")]                 # before a number: "over 12.5M" is a bound, no number
+VERDICTS = {"wrong", "false", "incorrect", "untrue"}        # after a number in its clause: "12.5 is wrong"
 CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus", "therefore", "gives", "giving", "makes",
             "equals", "equal", "hence"}
 
@@ -62,7 +70,7 @@ def _tokens(raw):
     their number; a number's `what` is "suffixed" (a count: "12.5M"), a measure after it (MEASURES:
     "12.5%", "12.5 GB") or None."""
     text = SUPERSCRIPT.sub(lambda m: "^" + m.group().translate(SUPERSCRIPTS), str(raw))
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text).casefold().replace("{,}", ",")     # LaTeX: "12{,}500{,}000"
     found = _said([(m.lastgroup, m.group()) for m in TOKEN.finditer(text)])
     decimal = _decimal_mark([word for kind, word in found if kind == "num"])
     if decimal is None and any(kind == "word" and word in COMMA_WORDS for kind, word in found):
@@ -76,6 +84,9 @@ def _tokens(raw):
         elif kind == "word" and out and out[-1][0] == "num" and (measure := _measure(word, found[at + 1:at + 2])):
             shown = f"{float(out[-1][1]):g}{'' if word in '%‰' else ' '}{word}" if out[-1][2] is None else None
             out[-1] = ("num", out[-1][1], (measure, shown))
+        elif kind == "word" and word == "of" and out and out[-1][2] == "suffixed" and \
+                _measure(found[at + 1][1] if at + 1 < len(found) else "", found[at + 2:at + 3]):
+            continue                                                # "12.5 millions of bytes"
         elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num" and \
                 out[-1][2] in (None, "suffixed"):                   # "12.5M", "125 hundred thousand"
             out[-1] = ("num", repr(float(out[-1][1]) * SUFFIXES[word]), "suffixed")
@@ -180,10 +191,14 @@ def _rising(out, toks, at):
 def _values(toks, unit):
     """[(value in the unit, mode, the words since the value before, the plain number or None, the
     measure it is given in or None)]."""
-    found, mode, at, since = [], "assert", 0, []
+    found, mode, at, since, bound = [], "assert", 0, [], False
     words = [token[1] for token in toks]
     while at < len(toks):
         kind, word = toks[at][:2]
+        length = next((len(b) for b in BOUNDS if tuple(words[at:at + len(b)]) == b), 0)
+        if length and at + length < len(toks) and toks[at + length][0] == "num":
+            bound, at = True, at + length
+            continue
         if kind in ("num", "open") or (kind == "op" and word == "-"):
             parsed = parse_at([token[:2] for token in toks], at, len(toks))
             if parsed:
@@ -195,16 +210,21 @@ def _values(toks, unit):
                 measure = next((what for what in whats[-1:] if isinstance(what, tuple)), None)
                 if measure and stop > at + 1:
                     measure = (measure[0], None)
-                whole = found and found[-1][4] and found[-1][4][0] == "a percentage" and since == ["of"]
-                found.append((number / unit if unit > 1 and counted else number, "explain" if whole else mode,
+                share = "or" not in since and any(a in SHARES and b == "of" for a, b in zip(since, since[1:]))
+                whole = found and (found[-1][4] and found[-1][4][0] == "a percentage" and since == ["of"] or share)
+                kept = "explain" if whole else "bound" if bound and mode == "assert" else mode
+                found.append((number / unit if unit > 1 and counted else number, kept,
                               since, plain, measure))                 # "10% of 125M": 125M explains
-                at, since = stop, []
+                at, since, bound = stop, [], False
                 continue
         if word in SENTENCE_ENDS or word in (",", "but"):
             mode = "assert" if mode == "negate" or word != "," else mode
-        elif length := negator_at(words, at):
+        elif length := negator_at(words, at) or 2 * (words[at:at + 2] == ["anything", "but"]):
             mode, at = "negate", at + length
             continue
+        elif word in VERDICTS and found and found[-1][1] == "assert" and \
+                not set(since) & (SENTENCE_ENDS | {",", "but"}):       # "12.5 is wrong": ruled out
+            found[-1], since = (found[-1][0], "negate", *found[-1][2:]), []    # "12.5 is wrong, 25" no chain
         elif word in EXPLAINERS:
             mode = "explain"
         since.append("range" if kind == "range" else word)
@@ -214,10 +234,12 @@ def _values(toks, unit):
 
 def _chains(found):
     """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated; a
-    count and a measure never chain ("12.5M ≈ 50 MB" states both)."""
+    count and a measure never chain ("12.5M ≈ 50 MB" states both), nor does a name given a value
+    ("12.5M with d = 512")."""
     chains = []
     for number, mode, since, plain, measure in found:
-        if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]):
+        assigned = since[-1:] == ["="] and len(since) >= 2 and since[-2].isalpha()      # "12.5M with d = 512"
+        if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]) and not assigned:
             chains[-1] = (number, chains[-1][1], chains[-1][2], None, measure)
         else:
             chains.append((number, mode, since, plain, measure))
@@ -231,8 +253,11 @@ def read_number(question, raw):
     if any(not math.isfinite(number) for number, *_ in found):
         raise AnswerError(f"{_quoted(raw)} is not a number: type digits, e.g. 12.5")
     chains = _chains(found)
-    asserted = [chain for chain in chains if chain[1] == "assert"]
     quoted = {float(token[1]) for token in _tokens(question.prompt) if token[0] == "num"}
+    bounds = [chain for chain in chains if chain[1] == "bound" and chain[3] not in quoted]
+    if bounds:                                  # "over 12.5M", "at least 12.5"; "over 5000 rows" is working
+        return Reading(None, f"a bound ({_shown(bounds[0][0], question)}) is not one number: give the one you mean")
+    asserted = [chain for chain in chains if chain[1] == "assert"]
     measured = [chain for chain in asserted if chain[4]] if question.unit in UNITS else []
     asserted = [chain for chain in asserted if chain not in measured]
     if measured and not asserted:               # "12.5%", "12.5 GB": what it gives is not a count

@@ -12,14 +12,15 @@ DASH = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
 HYPHEN = re.compile(rf"(?<=[^\W\d_]{{2}})[{DASH}](?=[^\W\d_]{{2}})")
 ABBREVIATIONS = re.compile(r"\b(?:e\.\s?g|i\.\s?e|etc|vs|cf)\.", re.I)
 TOKEN = re.compile(rf"(?P<word>[^\W_]+(?:['’][^\W_]+)*)|(?P<open>[(\[{{])|(?P<close>[)\]}}])|"
-                   rf"(?P<stop>[,;:.!?\n])|(?P<glue>[/&+])|(?P<dash>[{DASH}])|(?P<other>[^\s\w])")
+                   rf"(?P<stop>[,;:.!?\n])|(?P<glue>[/&+|])|(?P<dash>[{DASH}])|(?P<other>[^\s\w])")
 STOPWORDS = set("""a an the of to in on at by for from with and or is are be it its it's this that these those
     as into than then so such there their them they which who what when where how do does did has have had
     i my me we our you your one ones only just also very can could would should will may might must same
     each every any all other others""".split())
 NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("except",), ("excluding",),
             ("unlike",), ("rather", "than"), ("instead", "of"), ("other", "than"), ("apart", "from"),
-            ("but", "not"), ("save", "for")]
+            ("but", "not"), ("save", "for"), ("exclude",), ("eliminate",), ("rule", "out"), ("rules", "out"),
+            ("ruled", "out"), ("ruling", "out"), ("opposed", "to"), ("contrary", "to")]
 EXPLAINERS = {"because", "since", "cause", "whereas", "while", "which", "given", "compared", "than",
               "whereby"}
 SENTENCE_ENDS = {".", "!", "?", ";", "\n"}
@@ -52,7 +53,10 @@ def stem(word):
 
 
 def negator_at(words, at):
-    """The length of the negating phrase ("not", "rather than"...) at words[at], or 0."""
+    """The length of the negating phrase ("not", "rather than"...) at words[at], or 0; "no" before
+    punctuation ("d? no, c") answers what came before and rules nothing out after it."""
+    if words[at] == "no" and (at + 1 == len(words) or words[at + 1] in {",", ".", "!", "?", ";", ":", "wait"}):
+        return 0
     return next((len(phrase) for phrase in NEGATORS if tuple(words[at:at + len(phrase)]) == phrase), 0)
 
 

@@ -83,6 +83,15 @@ def test_bad_yaml_is_one_clear_error(tmp_path, capsys):
     assert "bad.yaml: not valid YAML" in out and "line" in out
 
 
+def test_an_answer_given_twice_is_one_clear_error_not_the_last_kept(tmp_path, capsys):
+    """YAML keeps the last of two equal keys silently; a learner's first answer would be lost."""
+    path = tmp_path / "answers.yaml"
+    path.write_text("methods: d\ntied: c\nmethods: c\n")
+    code, out = run_cli(capsys, "lab2", "--answers", path)
+    assert code == 2 and len(out.strip().splitlines()) == 1 and "Traceback" not in out
+    assert "answers.yaml: not valid YAML ('methods' is given twice at line 3, column 1)" in " ".join(out.split())
+
+
 def test_unknown_lab_and_missing_file_exit_2(capsys):
     assert run_cli(capsys, "lab99")[0] == 2
     code, out = run_cli(capsys, "nowhere.yaml")
