@@ -16,7 +16,7 @@ import math
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 from pydantic import (
@@ -36,8 +36,13 @@ from grader.quiz.matching import Rules
 from grader.quiz.numbers import Unit
 from grader.quiz.paths import case_hint
 
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's where built: 10x faster
 
-class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):     # libyaml's where built: 10x faster
+
+class UniqueKeyLoader(_SafeLoader):
     """A safe loader that refuses a key given twice in one mapping (YAML would keep the last
     silently: an answers file's first answer to a question, or a quiz's first field, lost)."""
 
