@@ -37,7 +37,7 @@ AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "mig
            "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
            "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
 NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant"}     # "d isn't it", "weight tying is not used"
-REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "a, b, e - the others are false" ends there
+REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "b, c - the others are false" ends there
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
         "is", "true", "correct", "right", "apply", "applies", "these", "one", "two", "three", "four", "five", "six"}
 
@@ -281,7 +281,7 @@ class Choices:
         if both:
             return Reading(None, f"it both names and rules out {self.shown(both[0])}")
         by_letter = {self.keys[fold(toks[i][1])] for i in letters}
-        if conflict and not (many and conflict[1] in by_letter):   # "a, b, e (permutation equivariant)" glosses b
+        if conflict and not (many and conflict[1] in by_letter):   # "b, d (attention mixes tokens)" glosses d
             letter, other = conflict
             return Reading(None, f"its letter names {self.shown(letter)}, but its words name {self.shown(other)}")
         if not asserted and negated:

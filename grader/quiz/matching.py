@@ -16,7 +16,7 @@ another candidate ("summ"), and never a letter or a number. Scanning it, every p
 of the key and every expression in its variables is a mention of a candidate: the answer, one of
 the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
 "rather than", "instead of"... up to the next punctuation or "but" is ruled out, and so is each
-mention of a clause that a verdict ends ("the difference is irrelevant", "m - n is wrong"); one in the
+mention of a clause that a verdict ends ("the sum is irrelevant", "a + b is wrong"); one in the
 argument of another ("the ratio of their sums") is not a candidate, nor is one in a reason given
 after a candidate ("a - b, because their sums cancel") unless the reason hedges ("or", "also").
 The answer is right when it names the answer and no other candidate, does not rule it out, and is
@@ -53,7 +53,7 @@ def lex(text):
     """(kind, text) tokens of an answer or a phrase: word, num, op, dash, open, close, bar, stop.
     A dash joining two words is a hyphen (dropped); any other is a "dash", read by `dashes`."""
     text = HYPHEN.sub(" ", str(text).casefold().replace("’", "'").replace("**", "^").replace("+/-", "±")
-                      .replace("+-", "±"))                            # "m +- n" is m ± n, never m - n
+                      .replace("+-", "±"))                            # "a +- b" is a ± b, never a - b
     text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})
     tokens = []
     for match in re.finditer(r"(\d+(?:\.\d+)?)|([^\W\d_]+(?:'[^\W\d_]+)*)|([+*/^])|(-)|([(\[])|([)\]])|(\|)"
@@ -232,7 +232,7 @@ def mentions(rules, text):
             at += 1
             continue
         verdict = _match(tokens, at, VERDICT_INDEX)[0]
-        if verdict and clause < len(into):     # "the difference is irrelevant", "m - n is wrong"
+        if verdict and clause < len(into):     # "the sum is irrelevant", "a + b is wrong"
             into[clause:] = [(candidate, True, how) for candidate, _, how in into[clause:]]
             at += verdict
             continue

@@ -229,11 +229,12 @@ def test_own_adam_loop_runs_in_another_order_and_complex_rope_keep_full_marks(gr
 
 def test_a_wrong_rope_costs_positions_only(grade_lab2, tmp_path):
     """The experiments run with a correct RoPE in place of positions.py (public/fed/positions.py): a RoPE
-    mistake is charged to rope_frequencies and apply_rope, not again to extrapolation_runs."""
+    mistake is charged to rope_frequencies and apply_rope, not again to extrapolation_runs. (The device
+    checks of rope_frequencies stay passed: cos and sin swapped is a value slip the hint names.)"""
     results = grade_lab2(assemble(tmp_path, positions="mistakes_a"))
     scores = results.by_function(EXPERIMENTS + ["apply_rope", "rope_frequencies"])
     assert all(scores[f][0] == scores[f][1] for f in EXPERIMENTS), [c.message for c in results.checks if c.message]
-    assert scores["apply_rope"][0] < scores["apply_rope"][1] and scores["rope_frequencies"][0] == 0
+    assert all(scores[f][0] < scores[f][1] for f in ("apply_rope", "rope_frequencies"))
 
 
 @pytest.mark.slow
