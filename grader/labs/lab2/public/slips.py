@@ -54,10 +54,10 @@ def hint(student, device, own=()):
     which lets through what a narrowed search or a mean would, then `own`, then the rest in ORDER),
     or None when they show none."""
     answers = Answers(student, torch.device(device))
-    for slip in dict.fromkeys(["random", LOOSE, *own, *ORDER]):
+    asked = [("random", SLIPS["random"]), ("atol", loose), *((s, SLIPS[s]) for s in dict.fromkeys([*own, *ORDER]))]
+    for slip, shows in asked:
         try:
-            if (loose if slip == LOOSE else SLIPS[slip])(answers):
-                slip = "atol" if slip == LOOSE else slip
+            if shows(answers):
                 return HINTS[slip] + (layers.EVERY_ORDER if slip in EVERY else "")
         except Unanswered as unanswered:
             if unanswered.args[0] == STOP:
@@ -165,11 +165,9 @@ def always(ask, name, answer=True):
     return all(ask(name, again) is answer for again in range(AGAIN))
 
 
-LOOSE = "loose"             # the atol slip, too loose: asked before a check's own slips, which it mimics
-
-
 def loose(ask):
-    """A change of 0.01 let through at the default atol, by a function that does reorder (one row or two)."""
+    """A change of 0.01 let through at the default atol, by a function that does reorder (one row or
+    two): the atol slip, too loose, asked before a check's own slips, which it mimics."""
     return ask("default atol") and not ask("positional 3") and not ask("positional 3, one row")
 
 
