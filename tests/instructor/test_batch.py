@@ -369,6 +369,7 @@ def test_a_name_with_control_characters_forges_no_line(lab, tmp_path):
     assert [p.name for p in (tmp_path / "out" / "students").iterdir()] == [safe]
 
 
+@pytest.mark.slow
 def test_the_resume_cache_is_keyed_on_content_not_on_where_the_course_lies(lab, tmp_path):
     """The same course in another folder reuses every grade; a changed lab file regrades."""
     subs, out = tmp_path / "subs", tmp_path / "out"

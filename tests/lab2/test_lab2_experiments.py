@@ -205,6 +205,7 @@ def test_the_best_of_several_evaluations_is_named(grade_lab2, tmp_path):
     assert hidden_seed_named(results) == []
 
 
+@pytest.mark.slow
 def test_experiments_that_ignore_the_seed_lose_all_and_the_hidden_seed_is_not_named(grade_lab2, tmp_path):
     """The defaults whatever seed is asked: right only at seed 0, so the course's seed shows it; the
     hint says so without naming that seed."""
