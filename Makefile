@@ -3,7 +3,7 @@
 PYTHON ?= python3
 LAB    ?= lab2
 # what `make grade` grades: the lab's reference solutions (read once the venv is there)
-REF     = $(shell $(BIN)/python -c "import sys; from grader.manifest import find_lab; print(find_lab(sys.argv[1]).reference)" $(LAB))
+REF     = $(shell $(BIN)/python -c "import sys; from grader.readers.manifest import find_lab; print(find_lab(sys.argv[1]).reference)" $(LAB))
 # e.g. PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu" for torch's CPU build
 PIP_ARGS ?=
 VENV   := .venv

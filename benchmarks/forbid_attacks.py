@@ -17,7 +17,7 @@ from grader.core.request import Device, Request
 from grader.core.runner import grade
 from grader.judge.launchers import launcher_for
 from grader.judge.zygote import Zygote
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAD = "import sys\n\nimport torch\n\n\n"

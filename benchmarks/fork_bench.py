@@ -25,7 +25,7 @@ from grader.judge import linux  # noqa: E402
 from grader.judge.launchers import bubblewrap_works, launcher_for  # noqa: E402
 from grader.judge.sandbox import Sandbox  # noqa: E402
 from grader.judge.zygote import Zygote  # noqa: E402
-from grader.manifest import find_lab  # noqa: E402
+from grader.readers.manifest import find_lab  # noqa: E402
 
 from figures import Figures  # noqa: E402
 

@@ -25,7 +25,7 @@ def main():
     from grader.judge.launchers import launcher_for
     from grader.judge.sandbox import Sandbox
     from grader.judge.zygote import Zygote
-    from grader.manifest import find_lab
+    from grader.readers.manifest import find_lab
 
     lab = find_lab("lab2")
     files = {name: (lab.reference / name).read_bytes() for name in lab.manifest.student_files}

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader import notebook  # noqa: E402
-from grader.core import notebook_reader  # noqa: E402
-from grader.manifest import find_lab  # noqa: E402
+from grader.readers import notebook as notebook_reader  # noqa: E402
+from grader.readers.manifest import find_lab  # noqa: E402
 
 from figures import Figures  # noqa: E402
 

@@ -21,7 +21,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from synthetic_class import make_class  # noqa: E402
 
 from grader.instructor.page import write_report  # noqa: E402
-from grader.manifest import find_lab  # noqa: E402
+from grader.readers.manifest import find_lab  # noqa: E402
 
 SOURCES = [ROOT / "reference" / "lab2", *(ROOT / "tests" / "submissions" / name for name in (
     "alternative_styles", "mistakes_a", "mistakes_b", "device_ignored", "fixed_reorderings"))]

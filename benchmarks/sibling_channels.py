@@ -16,7 +16,7 @@ from rich.table import Table
 from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 SECRET = 40961
 CHILD = r'''import ctypes, fcntl, glob, os, signal, socket, struct, threading, time

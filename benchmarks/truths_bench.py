@@ -61,7 +61,7 @@ def main():
     from grader.judge.launchers import launcher_for
     from grader.judge.zygote import Zygote
     from grader.lab_api.checks import load_beside
-    from grader.manifest import find_lab
+    from grader.readers.manifest import find_lab
 
     torch.set_num_threads(1)
     lab = find_lab("lab2")

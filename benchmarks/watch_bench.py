@@ -25,7 +25,7 @@ from figures import Figures
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader.manifest import find_lab  # noqa: E402
+from grader.readers.manifest import find_lab  # noqa: E402
 
 ENDLESS = "\n\ndef rope_frequencies(*args, **kwargs):\n    while True:\n        pass\n"
 

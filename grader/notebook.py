@@ -9,7 +9,7 @@ run the experiments, take the lesson test.
 
 A check grades source, never the kernel's objects: the cells the kernel ran (IPython's raw input
 history, the last definition winning) go through the reader every grading uses
-(grader/core/notebook_reader.py), and the functions run in a sandboxed child, as from a terminal. A
+(grader/readers/notebook.py), and the functions run in a sandboxed child, as from a terminal. A
 notebook holds the public checks only: the course's grading adds hidden ones. A warm zygote is
 kept in the kernel's process between checks, so that the second one answers at once; every check
 still runs in fresh children.
@@ -24,9 +24,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from grader.core.notebook_reader import NotebookError, extract_cells
-from grader.errors import GraderError
-from grader.manifest import Lab, find_lab, list_labs
+from grader.base.errors import GraderError
+from grader.readers.manifest import Lab, find_lab, list_labs
+from grader.readers.notebook import NotebookError, extract_cells
 
 KERNEL = "the kernel's cells"
 _warm: dict = {}        # "grader": the warm Grader (one judge, one zygote) kept between checks in this kernel

@@ -14,8 +14,8 @@ from grader.core.runner import grade
 from grader.judge.launchers import launcher_for
 from grader.judge.zygote import Zygote, children_of
 from grader.learner.cli import main
-from grader.manifest import find_lab
 from grader.quiz import progress
+from grader.readers.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parent.parent
 # A suite started in the background by a shell ignores Ctrl-C, and so would every grader the tests

@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from grader.base.errors import GraderError
 from grader.core import forbid, forbid_rules
-from grader.errors import GraderError
-from grader.manifest import DoneWhen, Manifest
+from grader.readers.manifest import DoneWhen, Manifest
 
 
 class Collected(NamedTuple):

@@ -2,8 +2,8 @@
 copy ships no grader/author/."""
 import argparse
 
-from grader.errors import UsageError
-from grader.manifest import find_lab
+from grader.base.errors import UsageError
+from grader.readers.manifest import find_lab
 
 COMMANDS = {}
 

@@ -18,10 +18,10 @@ import hashlib
 from dataclasses import dataclass, field
 
 from grader.author import mutate
+from grader.base.errors import LabError, UsageError
+from grader.base.kinds import Answer, Status
 from grader.core.request import Device, Observers, SandboxKind, Selection
-from grader.errors import LabError, UsageError
 from grader.instructor.workers import Plan, WarmGrader, grade_all
-from grader.kinds import Answer, Status
 
 CAP = 30                            # mutants per function: the kinds take turns past it
 

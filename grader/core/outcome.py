@@ -8,9 +8,9 @@ from typing import Literal, Protocol
 
 from _pytest.outcomes import Skipped  # pytest.skip.Exception, by a name a type checker can follow
 
+from grader.base.kinds import Failure, Status, Why
 from grader.core.results import NOT_GRADED
 from grader.judge.channel import CallFailed
-from grader.kinds import Failure, Status, Why
 
 # Why a function's remaining checks do not run: as the check's own function, as a dependency.
 BLOCKED: dict[Why, tuple[str | None, str]] = {
@@ -22,7 +22,7 @@ BLOCKS = {Failure.NOT_IMPLEMENTED: Why.NOT_IMPLEMENTED, Failure.TIMEOUT: Why.TIM
 
 
 class LabWords(Protocol):
-    """What an outcome needs of the lab (a grader.manifest.Lab): its functions, and its hints for exceptions."""
+    """What an outcome needs of the lab (a grader.readers.manifest.Lab): its functions, and its hints for exceptions."""
     functions: Mapping[str, str]
 
     def exception_hint(self, raised: str) -> str: ...

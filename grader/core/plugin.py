@@ -11,17 +11,17 @@ from types import ModuleType
 import pytest
 import torch
 
+from grader.base.errors import SetupError
+from grader.base.kinds import Status, Why
+from grader.base.text import printable
 from grader.core import forbid
 from grader.core.outcome import Blocked, blocked, outcome
 from grader.core.results import NOT_GRADED, Check
-from grader.errors import SetupError
 from grader.judge.channel import CallFailed
 from grader.judge.zygote import MESSAGE_LIMIT
-from grader.kinds import Status, Why
 from grader.lab_api.checks import CheckFailed
 from grader.lab_api.marks import GRADE, Grade, grade_of
 from grader.lab_api.trusted import Reference
-from grader.text import printable
 
 # Checks run by room (visibility), the most exposed first, so that nothing a less visible check
 # does (its outcome blocking a function, its time spent from the budget, its inputs in a child

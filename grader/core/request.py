@@ -13,10 +13,10 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.errors import UsageError
+from grader.base.errors import UsageError
 
 if TYPE_CHECKING:
-    from grader.manifest import Lab
+    from grader.readers.manifest import Lab
 
 NOT_GRADED_STATUS = 3          # the grader could not grade the submission: its fault, regrade
 

@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from grader.files import write_atomic
-from grader.kinds import Failure, Status
+from grader.base.files import write_atomic
+from grader.base.kinds import Failure, Status
 
 NOT_GRADED = "the grader could not grade this; nothing was charged to you"
 Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.base.errors import LabError, SetupError
 from grader.core import fast_exit
 from grader.core.request import NOT_GRADED_STATUS, Device, Request
 from grader.core.submissions import file_problems, submission_files
-from grader.errors import LabError, SetupError
 from grader.judge.cgroup import Cgroup
 from grader.judge.launchers import launcher_for
 from grader.judge.sandbox import Sandbox, Settings, write_files
@@ -24,7 +24,7 @@ from grader.judge.zygote import Zygote
 
 if TYPE_CHECKING:
     from grader.core.results import LabResults
-    from grader.manifest import Lab
+    from grader.readers.manifest import Lab
 
 
 def grade(request: Request, zygote: Zygote | None = None) -> LabResults:
@@ -118,9 +118,9 @@ def _run_checks(request, box):
 
 
 def _results(request, box, plugin, missing, started):
-    from grader.core.notebook_reader import relocate
     from grader.core.results import DoneItem, LabResults
     from grader.lab_api import memo
+    from grader.readers.notebook import relocate
 
     lab, submission = request.lab, request.submission
     for check in plugin.checks:        # a notebook's files say where their lines came from: "cell 4, line 2"

@@ -20,9 +20,9 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader.errors import UsageError
-from grader.identity import as_read, identity, look_alikes, shown
-from grader.text import one_line
+from grader.base.errors import UsageError
+from grader.base.text import one_line
+from grader.readers.identity import as_read, identity, look_alikes, shown
 
 MAX_FILE_BYTES = 2**20              # the largest student file accepted
 ZIP_MAX_BYTES = 64 * 2**20          # a submission .zip, as stored
@@ -73,9 +73,9 @@ def class_entries(lab, folder, out=None):
 
 def list_submissions(lab, folder, out=None):
     """Every student in `folder` (a subfolder or a .zip each, named by student id), read. A
-    student's name is the folder's or the zip's as grader.identity.shown writes it. Entries that are
+    student's name is the folder's or the zip's as grader.readers.identity.shown writes it. Entries that are
     one student (one identity, or one folder on a disk that ignores case), or whose names render
-    alike (grader.identity.look_alikes), are a collision: one rejected row names them all, and
+    alike (grader.readers.identity.look_alikes), are a collision: one rejected row names them all, and
     neither is graded over the other."""
     by_student = {}
     candidates, ignored = class_entries(lab, folder, out)
@@ -147,7 +147,7 @@ def read_submission(lab, path):
     The files are found at any depth, in folders and archives nested as LMS downloads nest them
     (a zip in a student's folder, a folder in that zip): the shallowest folder holding any of
     them is the submission, and two such folders at one depth are refused (one student's files)."""
-    from grader.core.notebook_reader import disown
+    from grader.readers.notebook import disown
 
     wanted = list(lab.manifest.student_files)
     path = Path(path)
@@ -189,7 +189,7 @@ def handin_sources(lab, folder):
     return found.sources, found.files
 
 
-# -- notebooks: one more container of the student files (grader/core/notebook_reader.py) ----------------------
+# -- notebooks: one more container of the student files (grader/readers/notebook.py) ----------------------
 CANVAS = re.compile(r"(?P<student>.+?)(?:_late)?_\d+_\d+_.+", re.IGNORECASE)   # name[_late]_USER_SUBMISSION_file
 
 
@@ -205,7 +205,7 @@ def notebook_in(path):
     """(its name, its bytes) of the notebook that is the submission at `path`: the .ipynb itself,
     or the one notebook of a folder or a .zip (at its top or in one folder inside it), holding no
     student file; None when there is none. Rejected when there are two (which would be graded?)."""
-    from grader.core.notebook_reader import MAX_NOTEBOOK_BYTES, too_big
+    from grader.readers.notebook import MAX_NOTEBOOK_BYTES, too_big
 
     def notebook(name):
         parts = PurePosixPath(name).parts
@@ -252,7 +252,7 @@ def notebook_in(path):
 def read_notebook_files(lab, name, data):
     """(files, status, detail) of a notebook, as read_submission gives them: the files its
     functions fill (the others are graded as the stubs), the reader's sentences as the detail."""
-    from grader.core.notebook_reader import NotebookError, extract, notes, relocate
+    from grader.readers.notebook import NotebookError, extract, notes, relocate
 
     try:
         found = extract(lab, data, name)
@@ -472,7 +472,7 @@ def file_problems(lab, folder, files, missing):
     """Sentences on the student files of `folder` before any check runs: a syntax error (its line,
     with a caret under the place), a file missing (and any other file there that seems to be it,
     renamed). Parsed, never run."""
-    from grader.core.notebook_reader import notes, relocate
+    from grader.readers.notebook import notes, relocate
 
     problems = []
     for name in lab.manifest.student_files:

@@ -24,21 +24,21 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from grader.base.errors import UsageError
+from grader.base.files import write_atomic
+from grader.base.kinds import Answer
+from grader.base.text import one_line, printable
 from grader.core.results import LabResults
 from grader.core.submissions import GRADABLE, Submission, class_entries, folder_name, list_submissions
-from grader.errors import UsageError
-from grader.files import write_atomic
-from grader.identity import identity
 from grader.instructor import deadlines, gradebook, record
 from grader.instructor.page import write_report
 from grader.instructor.records import BatchRow, StudentRecord
 from grader.instructor.roster import read_quiz, read_roster
 from grader.instructor.workers import Plan, grade_all
 from grader.judge.launchers import launcher_for
-from grader.kinds import Answer
 from grader.lab_api import memo
-from grader.manifest import ENGINE, Lab, engine_files
-from grader.text import one_line, printable
+from grader.readers.identity import identity
+from grader.readers.manifest import ENGINE, Lab, engine_files
 
 STUDENTS = "students"                           # OUT/students/<student>/: one folder each
 # grade_class's backend(lab, todo, workers, options, done): the local pool or a Ray cluster; how many it ran

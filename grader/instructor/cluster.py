@@ -21,10 +21,10 @@ import time
 from collections import deque
 from pathlib import Path
 
+from grader.base.kinds import Answer
+from grader.base.root import ROOT
 from grader.instructor.workers import WarmGrader
-from grader.kinds import Answer
-from grader.manifest import ENGINE, LabError, engine_files, find_lab
-from grader.root import ROOT
+from grader.readers.manifest import ENGINE, LabError, engine_files, find_lab
 
 LOCAL = "local"                 # --ray without an address
 INSTALL = "pip install -e '.[cluster]'"

@@ -8,14 +8,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader.base.errors import LabError, UsageError
+from grader.base.kinds import Timing
+from grader.base.text import one_line
 from grader.core.request import NOT_GRADED_STATUS, Device, SandboxKind, Selection, grading_options
-from grader.errors import LabError, UsageError
-from grader.identity import identity
 from grader.instructor.lms import FORMATS
 from grader.instructor.lms.common import Kind
-from grader.kinds import Timing
-from grader.manifest import find_lab
-from grader.text import one_line
+from grader.readers.identity import identity
+from grader.readers.manifest import find_lab
 
 COMMANDS = {}
 
@@ -142,7 +142,7 @@ def show_lists(lab, out, roster, quiz, console, timestamps=None):
                                                            f"{escape(', '.join(map(one_line, strays[:10])))}[/]"
                                                            if strays else ""), soft_wrap=True)
     if quiz and lab.quiz:
-        from grader.errors import QuizError
+        from grader.base.errors import QuizError
         from grader.quiz.model import load_quiz
         from grader.quiz.responses import read_class
 
@@ -338,9 +338,9 @@ def run_gradebook(args: argparse.Namespace, console: Console) -> int:
 
 
 def _show_gradebook(args, console, dest, lines, unmatched, columns):
+    from grader.base.text import one_line
     from grader.instructor.deadlines import tally
     from grader.instructor.export import unmatched_path
-    from grader.text import one_line
 
     for line in (line for line in lines if line.notes or line.matched):
         said = "; ".join(filter(None, [*line.notes, line.matched]))

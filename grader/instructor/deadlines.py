@@ -21,15 +21,15 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.csvfile import Row, read_table
-from grader.errors import UsageError
-from grader.identity import as_read, identity, look_alikes, shown
+from grader.base.errors import UsageError
+from grader.base.kinds import Timing
 from grader.instructor.records import SCORED, BatchRow, TimeSource
-from grader.kinds import Timing
+from grader.readers.csvfile import Row, read_table
+from grader.readers.identity import as_read, identity, look_alikes, shown
 
 if TYPE_CHECKING:
-    from grader.manifest import Deadline
-from grader.times import parse_time, read_column
+    from grader.readers.manifest import Deadline
+from grader.readers.times import parse_time, read_column
 
 METADATA = "submission_metadata.json"           # Gradescope's, beside ROOT/submission/
 ASSUMED = {"on time": "assumed on time", "late": "assumed late"}
@@ -93,8 +93,8 @@ def group_lateness(policy: "Deadline", submitted: datetime,
 
 
 def read_timestamps(path: str | os.PathLike) -> dict[str, datetime | None]:
-    """{identity: time} from a CSV with the columns student and submitted_at (grader.csvfile's
-    reader; its dates in one order, grader.times); a student listed twice (in any case or Unicode
+    """{identity: time} from a CSV with the columns student and submitted_at (grader.readers.csvfile's
+    reader; its dates in one order, grader.readers.times); a student listed twice (in any case or Unicode
     form), names that look alike, or a time without a zone is refused, naming the line."""
     table = read_table(path, ["student", "submitted_at"], "--timestamps")
     rows = [row for row in table.rows if identity(row.cells["student"])]

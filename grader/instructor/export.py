@@ -4,30 +4,30 @@ quiz into the CSV an LMS imports.
 Each format is a module of grader/instructor/lms/ (csv, canvas, moodle, blackboard), which says
 how its LMS reads the file.
 
-Students match in one normal form (grader.identity). An LMS file holds only rows of the roster,
+Students match in one normal form (grader.readers.identity). An LMS file holds only rows of the roster,
 each with the roster's identifier: an LMS cannot match any other row (Moodle applies a row without
 one to the student of the row before). Submissions not on the roster go to FILE.unmatched.csv
-and the terminal. Every cell is inert (grader.text).
+and the terminal. Every cell is inert (grader.base.text).
 """
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from grader.errors import GraderError, UsageError
-from grader.files import write_atomic
-from grader.identity import as_read, how_alike, identity, look_alikes
+from grader.base.errors import GraderError, UsageError
+from grader.base.files import write_atomic
+from grader.base.kinds import Timing
+from grader.base.text import csv_text
 from grader.instructor import deadlines, lms, record
 from grader.instructor.lms import LmsFormat
 from grader.instructor.lms.common import Columns, Kind, Line, Scale
 from grader.instructor.records import BatchRow
 from grader.instructor.roster import Quiz, RosterEntry, read_quiz, read_roster
-from grader.kinds import Timing
-from grader.text import csv_text
+from grader.readers.identity import as_read, how_alike, identity, look_alikes
 
 if TYPE_CHECKING:
     from grader.instructor.records import BatchSummary
-    from grader.manifest import Deadline, Lab
+    from grader.readers.manifest import Deadline, Lab
 
 Missing = Literal["zero", "blank"]
 
@@ -110,7 +110,7 @@ def write(path: Path, fmt: LmsFormat, lines: Sequence[Line], max_score: float | 
 
 def strays_in_words(stamps, rows):
     """The names of a timestamps file ({identity: time}) that match no row, each as people read it,
-    and with the submission whose name it looks like, where one does (grader.identity.look_alikes)."""
+    and with the submission whose name it looks like, where one does (grader.readers.identity.look_alikes)."""
     names = [row.student for row in rows]
     found = []
     for key in sorted(set(stamps or {}) - {identity(name) for name in names}):
@@ -152,7 +152,7 @@ def record_quiz(out, lab, quiz):
 # -- the command ------------------------------------------------------------------------------------------
 def _batch_lab(summary):
     """The lab a batch graded, where this course has it (its quiz grades a form's responses)."""
-    from grader.manifest import find_lab
+    from grader.readers.manifest import find_lab
 
     try:
         return find_lab(summary.lab)
@@ -180,7 +180,7 @@ def policy(lab: "Lab | None", overrides: dict[str, Any]) -> "Deadline | None":
     """lab.yaml's deadline with the command line's `overrides` (fields of labs.Deadline) over it."""
     from pydantic import ValidationError
 
-    from grader.manifest import Deadline
+    from grader.readers.manifest import Deadline
 
     base = lab.manifest.deadline if lab else None
     if not overrides:

@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING, Protocol, cast
 from pydantic import TypeAdapter
 from rich.markup import escape
 
+from grader.base.files import write_atomic
+from grader.base.kinds import Failure, Status
+from grader.base.text import csv_text, one_line, printable
 from grader.core.results import GradescopeResults, LabResults
-from grader.files import write_atomic
-from grader.identity import identity
 from grader.instructor.records import SCORED, BatchRow, BatchSummary, CheckRate, Mistake, RowStatus, ScoreBin
-from grader.kinds import Failure, Status
-from grader.text import csv_text, one_line, printable
+from grader.readers.identity import identity
 
 if TYPE_CHECKING:
     from grader.core.submissions import Submission
     from grader.instructor.record import FinalRecord
-    from grader.manifest import Lab
+    from grader.readers.manifest import Lab
 
 INCIDENTS = (Failure.TIMEOUT, Failure.CRASHED, Failure.BUDGET)    # calls that never came back, listed for the class
 ROWS = TypeAdapter(list[BatchRow])              # OUT/rows.json

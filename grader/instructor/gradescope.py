@@ -19,16 +19,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.base.errors import SetupError
+from grader.base.kinds import Timing
 from grader.core.results import GradescopeResults, GradescopeTest, LabResults, Visibility
-from grader.errors import SetupError
 from grader.instructor import deadlines
 from grader.instructor.release import CPU_TORCH, dependencies, stage
-from grader.kinds import Timing
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 if TYPE_CHECKING:
     from grader.judge.launchers import BubblewrapLauncher, ProcessLauncher
-    from grader.manifest import Deadline, Lab
+    from grader.readers.manifest import Deadline, Lab
 
 # No index is waited on for minutes, nothing built from source, nothing compiled ahead (the
 # smoke grading imports what grading needs, and its compiled copies stay in the image)
@@ -225,13 +225,13 @@ def autograde(root: str | os.PathLike, lab_name: str, sandbox: str = "auto") -> 
     stdout): Gradescope then shows a failed run to regrade, not a 0 for the student. The sandbox
     it graded in is said in extra_data and on stdout.
     """
-    from grader.core.notebook_reader import notes
     from grader.core.request import Request
     from grader.core.runner import grade
     from grader.core.submissions import GRADABLE, read_submission
     from grader.instructor.gradebook import not_graded
     from grader.judge.sandbox import write_files
     from grader.judge.zygote import Zygote
+    from grader.readers.notebook import notes
 
     root = Path(root)
     lock_judge_files(root)          # before any student code runs

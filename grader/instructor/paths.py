@@ -3,8 +3,8 @@ sentence (a UsageError, exit status 2) instead of an IsADirectoryError or FileEx
 import os
 from pathlib import Path
 
-from grader.errors import UsageError
-from grader.text import one_line
+from grader.base.errors import UsageError
+from grader.base.text import one_line
 
 
 def _missing(option, path):

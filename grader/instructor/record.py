@@ -19,12 +19,12 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, TypeAdapter
 
-from grader.errors import UsageError
-from grader.files import write_atomic
-from grader.identity import as_read, identity, look_alikes, shown
+from grader.base.errors import UsageError
+from grader.base.files import write_atomic
 from grader.instructor import deadlines
 from grader.instructor.records import Adjustment, BatchRow, TimeSource
-from grader.manifest import Deadline
+from grader.readers.identity import as_read, identity, look_alikes, shown
+from grader.readers.manifest import Deadline
 
 RECORD = "final.json"
 ADJUSTMENTS = "adjustments.json"
@@ -165,7 +165,7 @@ def adjustment(student, points, reason, source, students, top=None):
 def read_adjustments_csv(path, students, top=None):
     """[Adjustment] from a CSV with the columns student, points, reason; each bad line refused in
     one sentence naming the file and line."""
-    from grader.csvfile import read_table
+    from grader.readers.csvfile import read_table
 
     return [adjustment(row.cells.get("student"), row.cells.get("points", ""), row.cells.get("reason", ""),
                        f"--file {path} line {row.line}", students, top)

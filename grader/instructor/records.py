@@ -5,8 +5,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, model_validator
 
+from grader.base.kinds import Timing
 from grader.core.results import LabResults
-from grader.kinds import Timing
 
 RowStatus = Literal["graded", "incomplete", "broken_code", "empty", "rejected", "regrade", "pending"]
 TimeSource = Literal["", "timestamps", "gradescope", "unknown"]  # the instructor's file, Gradescope's metadata
@@ -15,7 +15,7 @@ SCORED = ("graded", "incomplete", "broken_code")   # rows the grader scored: the
 
 class Adjustment(BaseModel):
     """Points an instructor gave or took after grading (grade.py adjust): who, what, why, when."""
-    student: str                            # as the instructor wrote it (grader.identity.shown)
+    student: str                            # as the instructor wrote it (grader.readers.identity.shown)
     points: float                           # added to the score after the late policy
     reason: str
     at: datetime                            # when it was recorded

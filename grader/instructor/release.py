@@ -22,11 +22,11 @@ from pathlib import Path
 
 import yaml
 
-from grader.errors import LabError, UsageError
-from grader.manifest import ENGINE, engine_files, find_lab
+from grader.base.errors import LabError, UsageError
+from grader.base.root import ROOT
 from grader.quiz.grading import exam_form
 from grader.quiz.model import load_quiz
-from grader.root import ROOT
+from grader.readers.manifest import ENGINE, engine_files, find_lab
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade")
 CPU_TORCH = "https://download.pytorch.org/whl/cpu"

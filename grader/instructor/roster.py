@@ -1,7 +1,7 @@
 """The class's own lists, read once for every command: the roster (who the LMS knows, by which
 ids, with what extension) and the class quiz's gradebook. Students are keyed by
-grader.identity.identity, so a name matches in any case or Unicode form; the files are read by
-grader.csvfile's reader, and each bad cell is refused in a sentence naming its line and column."""
+grader.readers.identity.identity, so a name matches in any case or Unicode form; the files are read by
+grader.readers.csvfile's reader, and each bad cell is refused in a sentence naming its line and column."""
 import math
 import os
 from collections.abc import Iterable
@@ -11,20 +11,20 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from grader.csvfile import Row, read_table
-from grader.errors import QuizError, UsageError
-from grader.identity import as_read, identity, look_alikes, shown
-from grader.times import NotATime, read_column
+from grader.base.errors import QuizError, UsageError
+from grader.readers.csvfile import Row, read_table
+from grader.readers.identity import as_read, identity, look_alikes, shown
+from grader.readers.times import NotATime, read_column
 
 if TYPE_CHECKING:
-    from grader.manifest import Lab
+    from grader.readers.manifest import Lab
 
 YEAR_HOURS = 366 * 24                   # the longest extension given in hours
 FIELDS = ("name", "id", "sis_user_id", "sis_login_id", "email", "section")
 
 
 class RosterEntry(BaseModel):
-    student: str                        # as the roster writes it (grader.identity.shown)
+    student: str                        # as the roster writes it (grader.readers.identity.shown)
     line: int = 0                       # where the roster has it
     name: str = ""
     id: str = ""                        # the LMS's user id (Canvas: digits)
@@ -44,7 +44,7 @@ class Quiz:
 
 def extension(text: str, where: str, when: datetime | None = None) -> float | datetime:
     """Hours (a finite number from 0 to a year's) or an aware time, from a roster cell; `when`:
-    the cell as its column's order of day and month read it (grader.times.read_column)."""
+    the cell as its column's order of day and month read it (grader.readers.times.read_column)."""
     if not text:
         return 0.0
     try:
@@ -68,7 +68,7 @@ def _hours(text):
 
 
 def read_roster(path: str | os.PathLike) -> dict[str, RosterEntry]:
-    """{identity: RosterEntry} from the roster CSV (grader.csvfile's reader); a student listed twice,
+    """{identity: RosterEntry} from the roster CSV (grader.readers.csvfile's reader); a student listed twice,
     in any form, or two whose names render alike, are refused."""
     table = read_table(path, ["student"], "--roster")
     rows = [row for row in table.rows if identity(row.cells["student"])]

@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from grader.text import printable
+from grader.base.text import printable
 
 
 def show_batch(summary, console, out):

@@ -13,12 +13,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.base.errors import SetupError
+from grader.base.kinds import Answer
 from grader.core.request import Device, Request, SandboxKind, Selection
-from grader.errors import SetupError
 from grader.judge.linux import PR_SET_PDEATHSIG, libc, stop_then_kill
 from grader.judge.sandbox import write_files
-from grader.kinds import Answer
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 
 @dataclass(frozen=True)

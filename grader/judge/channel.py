@@ -11,11 +11,11 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from grader.base.kinds import Failure
 from grader.judge.cgroup import forget
 from grader.judge.clock import Backstop, Limit, SessionMeter
 from grader.judge.printed import OUTPUT_LIMIT
 from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
-from grader.kinds import Failure
 
 if TYPE_CHECKING:
     import torch
@@ -36,7 +36,7 @@ class Call(NamedTuple):
 
 
 class CallFailed(Exception):
-    """A call of student code that did not return a value: how, as a grader.kinds.Failure (given as
+    """A call of student code that did not return a value: how, as a grader.base.kinds.Failure (given as
     one or as its string). Failure.GRADER_FAULT: the grader could not run or read the call (a
     wall-time backstop, an answer the wire could not carry); nothing is charged to the submission
     and it is graded again.

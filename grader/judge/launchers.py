@@ -16,9 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader.errors import SetupError
+from grader.base.errors import SetupError
+from grader.base.root import ROOT
 from grader.judge.linux import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, SYSCALLS
-from grader.root import ROOT
 
 CHILD = Path(__file__).with_name("child.py")
 # all the sandbox sees of us

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from grader.errors import SetupError
+from grader.base.errors import SetupError
+from grader.base.kinds import Failure
 from grader.judge.channel import Call, CallFailed, Child
 from grader.judge.clock import SLEEP, Backstop, CallClock, Limit, WallClock
 from grader.judge.printed import Printed
 from grader.judge.zygote import ZygoteGone
-from grader.kinds import Failure
 
 FILES_TIMEOUT = 60.0         # wall seconds for a new child to take its files (no student code runs yet)
 HIDDEN = "hidden"            # the room whose output no learner sees: any call's output may go there

@@ -23,9 +23,9 @@ import contextlib
 import threading
 from concurrent.futures import Future
 
+from grader.base.kinds import Failure
 from grader.judge.channel import CallFailed  # (for labs, too)
 from grader.judge.wire import build  # noqa: F401  (for labs: see above)
-from grader.kinds import Failure
 from grader.lab_api import apart, memo
 from grader.lab_api.marks import grade_of
 from grader.lab_api.trusted import Reference

@@ -21,9 +21,9 @@ import threading
 from concurrent.futures import Future
 from pathlib import Path
 
-from grader.files import write_atomic
+from grader.base.files import write_atomic
+from grader.base.root import ROOT
 from grader.lab_api.apart import then
-from grader.root import ROOT
 
 STATE = ROOT / ".grade"
 DIGEST = 32                     # bytes of SHA-256 that end every file

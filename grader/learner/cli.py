@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader.base.errors import GraderError, UsageError
 from grader.core.request import (  # noqa: F401
     NOT_GRADED_STATUS,
     Device,
@@ -23,9 +24,8 @@ from grader.core.request import (  # noqa: F401
     Selection,
     grading_options,
 )
-from grader.errors import GraderError, UsageError
 from grader.learner import handin
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 
 def grade_parser():
@@ -73,7 +73,7 @@ def _early_zygote(kind):
     """A grading's zygote, started once its arguments are checked, before anything heavy: it imports
     torch while this process imports the rest (torch too, pytest, the lab's checks). None where a
     warm grader may answer (a socket in this user's runtime folder)."""
-    from grader.core.runtime import any_listening
+    from grader.learner.runtime import any_listening
 
     if any_listening():
         return None
@@ -90,14 +90,13 @@ def _grade(request, console, zygote, watching):
         from grader.learner.watch import watch
 
         return watch(request, console)
-    from grader.core import warm
     from grader.core.runner import finish, grade
-    from grader.learner import report
+    from grader.learner import report, serve
 
-    client = None if zygote else warm.WarmClient.for_checkout(request.lab, request.sandbox)
+    client = None if zygote else serve.WarmClient.for_checkout(request.lab, request.sandbox)
     with report.progress(console) as on_progress:
         observed = dataclasses.replace(request, observers=Observers(on_progress))
-        results = grade(observed, zygote) if zygote else warm.grade(observed, client)
+        results = grade(observed, zygote) if zygote else serve.grade(observed, client)
     finished = finish(results, request)
     report.show(results, request.lab, console, quiz=finished.quiz)
     if client is not None and client.served_by:
@@ -130,12 +129,12 @@ def serve_parser():
 
 
 def run_serve(args, console):
-    from grader.core import warm
+    from grader.learner import serve
 
     if args.stop:
         if args.lab or args.foreground:
             raise UsageError("--stop stops every warm grader of this checkout; it takes no lab")
-        count = warm.stop_all()
+        count = serve.stop_all()
         console.print(f"stopped {count} warm grader{'s' * (count != 1)}")
         return 0
     if not args.lab:
@@ -143,20 +142,20 @@ def run_serve(args, console):
     if args.idle is not None and args.idle <= 0:
         raise UsageError(f"--idle {args.idle:g}: expected seconds above 0")
 
-    lab, kind, idle = find_lab(args.lab), SandboxKind(args.sandbox), args.idle or warm.IDLE_SECONDS
+    lab, kind, idle = find_lab(args.lab), SandboxKind(args.sandbox), args.idle or serve.IDLE_SECONDS
     if args.foreground:
-        server = warm.Server(lab, kind, idle)
+        server = serve.Server(lab, kind, idle)
         console.print(f"warm grader for {escape(lab.name)} at {escape(str(server.path))} · Ctrl-C stops it")
         try:
             server.serve()
         except KeyboardInterrupt:
             pass
         return 0
-    if warm.WarmClient.for_checkout(lab, kind) is not None:
+    if serve.WarmClient.for_checkout(lab, kind) is not None:
         console.print(f"a warm grader for {escape(lab.name)} runs already")
         return 0
     with console.status(f"starting a warm grader for {escape(lab.name)}"):
-        pid = warm.start(lab, kind, idle)
+        pid = serve.start(lab, kind, idle)
     console.print(f"warm grader for {escape(lab.name)} started (pid {pid}): grade.py {escape(lab.name)} uses "
                   f"it; it stops after {idle:g} s idle, or with grade.py serve --stop")
     return 0

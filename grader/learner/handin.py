@@ -11,9 +11,9 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from grader.base.errors import UsageError
 from grader.core.submissions import Rejected, handin_sources, read_submission
-from grader.errors import UsageError
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 
 def parser():

@@ -6,7 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from grader.root import ROOT
+from grader.base.root import ROOT
 
 NEEDED = ("pydantic", "rich", "yaml", "pytest")     # every command; grading adds torch (the quiz does not)
 IMPORT_NAMES = {"yaml": "pyyaml"}

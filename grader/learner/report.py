@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from grader.core.results import LabResults
-    from grader.manifest import Lab
+    from grader.readers.manifest import Lab
 
 MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "[yellow]·[/]",
         "skipped": "[yellow]-[/]", "not_graded": "[magenta]?[/]"}

@@ -20,8 +20,8 @@ from rich.panel import Panel
 from rich.spinner import Spinner
 from rich.text import Text
 
+from grader.base.errors import GraderError
 from grader.core.request import Observers, Request, Selection
-from grader.errors import GraderError
 from grader.learner import report
 
 QUIET_MS = 20       # a save is over when its files are quiet this long (editors write in bursts)
@@ -29,7 +29,8 @@ QUIET_MS = 20       # a save is over when its files are quiet this long (editors
 
 def watch(request: Request, console) -> int:
     """Grade the request's submission round after round until Ctrl-C -> 0."""
-    from grader.core.warm import Grader, WarmClient
+    from grader.core.warm import Grader
+    from grader.learner.serve import WarmClient
 
     live = Live(_status("starting", "importing torch and the checks"), console=console,
                 refresh_per_second=8, transient=True)
@@ -52,7 +53,8 @@ def watch(request: Request, console) -> int:
 
 def _rounds(request, live, graders):
     from grader.core.runner import finish
-    from grader.core.warm import Grader, WarmGone
+    from grader.core.warm import Grader
+    from grader.learner.serve import WarmGone
 
     lab = request.lab
     folder = Path(request.submission or lab.handout).resolve()

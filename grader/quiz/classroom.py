@@ -4,9 +4,9 @@ gradebook is inert in a spreadsheet (no formula).
 """
 import unicodedata
 
-from grader.files import write_atomic
+from grader.base.files import write_atomic
+from grader.base.text import csv_text
 from grader.quiz.responses import read_class
-from grader.text import csv_text
 
 
 def grade_class(quiz, name, responses_path, gradebook_path):
@@ -17,7 +17,7 @@ def grade_class(quiz, name, responses_path, gradebook_path):
 
 
 def _write_gradebook(path, ids, answers):
-    """The gradebook CSV, written aside and renamed; every cell inert (grader.text)."""
+    """The gradebook CSV, written aside and renamed; every cell inert (grader.base.text)."""
     table = [["student", "score", "max", "passed", "status", *ids, "notes"]]
     for row in answers.rows:
         result = row.result
@@ -30,5 +30,5 @@ def _write_gradebook(path, ids, answers):
 
 def _visible(name):
     """A name without its invisible (format) characters, which a spreadsheet cell would show as
-    replacement marks: the same student in the names' normal form (grader.identity)."""
+    replacement marks: the same student in the names' normal form (grader.readers.identity)."""
     return "".join(c for c in name if unicodedata.category(c) != "Cf")

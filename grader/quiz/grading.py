@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import RootModel, ValidationError
 
-from grader.errors import QuizError
+from grader.base.errors import QuizError
 from grader.quiz.answers import AnswerError, in_key_form, parse_answer, why_wrong
 from grader.quiz.matching import judge
 from grader.quiz.model import QuestionResult, QuizResult, read_yaml

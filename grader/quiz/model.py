@@ -29,12 +29,12 @@ from pydantic import (
     model_validator,
 )
 
-from grader.errors import QuizError
-from grader.manifest import find_lab
+from grader.base.errors import QuizError
 from grader.quiz.forms import translate
 from grader.quiz.matching import Rules
 from grader.quiz.numbers import Unit
 from grader.quiz.paths import case_hint
+from grader.readers.manifest import find_lab
 
 if TYPE_CHECKING:
     _SafeLoader = yaml.SafeLoader

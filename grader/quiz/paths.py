@@ -2,7 +2,7 @@
 status 2) for a folder, a missing file, or a name that differs from an existing one only in case."""
 from pathlib import Path
 
-from grader.errors import UsageError
+from grader.base.errors import UsageError
 
 
 def case_hint(path):

@@ -7,9 +7,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, ValidationError
 
-from grader.errors import QuizError
+from grader.base.errors import QuizError
+from grader.base.root import ROOT
 from grader.quiz.model import load_quiz
-from grader.root import ROOT
 
 STATE = ROOT / ".grade"                 # local attempts: quiz-<name>.json
 

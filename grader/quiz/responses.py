@@ -6,11 +6,11 @@ It reads either form, recognised by its header:
              optionally a timestamp; graded here against the keyed quiz
   gradebook  what `quiz --class` wrote: student, score, max, passed (status, a 0/1 column per
              question and notes where it has them); read as graded
-read by the one reader of instructors' CSV files (grader.csvfile: any common encoding, separator
+read by the one reader of instructors' CSV files (grader.readers.csvfile: any common encoding, separator
 and cell length; a row with a missing or extra cell is refused, naming it). A cell that cannot be
 read costs that answer only, and is noted on its row. A student's names compare in one normal form
-(grader.identity); a student's duplicate rows are noted, and the latest by timestamp counts (else
-the last), the timestamps' order of day and month decided for the whole column (grader.times).
+(grader.readers.identity); a student's duplicate rows are noted, and the latest by timestamp counts (else
+the last), the timestamps' order of day and month decided for the whole column (grader.readers.times).
 """
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,14 +18,14 @@ from typing import Literal
 
 from pydantic import BaseModel, PrivateAttr
 
-from grader import csvfile
-from grader.errors import QuizError, UsageError
-from grader.identity import as_read, identity, look_alikes
+from grader.base.errors import QuizError, UsageError
+from grader.base.text import as_written
 from grader.quiz.answers import AnswerError, in_key_form, parse_answer, why_wrong
 from grader.quiz.grading import grade
 from grader.quiz.model import QuestionResult, QuizResult
-from grader.text import as_written
-from grader.times import read_column
+from grader.readers import csvfile
+from grader.readers.identity import as_read, identity, look_alikes
+from grader.readers.times import read_column
 
 TIMESTAMPS = ("timestamp", "completion time", "submitted at", "submitted", "time")
 GRADEBOOK = ("student", "score", "max", "passed")       # the columns that make a file a gradebook
@@ -71,13 +71,13 @@ class ClassAnswers(BaseModel):
 
 # -- the file -------------------------------------------------------------------------------------------
 def _table(path, option):
-    """(header, [(line, cells)], Table) of a class's answers file, read by grader.csvfile's reader."""
+    """(header, [(line, cells)], Table) of a class's answers file, read by grader.readers.csvfile's reader."""
     table = csvfile.read_table(path, (), option, QuizError)
     return table.columns, [(row.line, row.cells) for row in table.rows], table
 
 
 def _plain(cell):
-    """A cell as its writer meant it: the gradebook's inert marks taken off (grader.text.as_written)."""
+    """A cell as its writer meant it: the gradebook's inert marks taken off (grader.base.text.as_written)."""
     return as_written(cell.strip())
 
 
@@ -108,7 +108,7 @@ def read_class(path, quiz=None, name="", option="--quiz"):
 
 
 def _note_look_alikes(rows):
-    """A note on each counted row whose name renders like another student's (grader.identity):
+    """A note on each counted row whose name renders like another student's (grader.readers.identity):
     the two are never silently two students."""
     counted = {row.student: row for row in rows if row.result is not None}
     for group in look_alikes(counted):
@@ -165,7 +165,7 @@ def _order(when):
 def _settle_duplicates(rows, readings, at=None):
     """One counted row per student (names in their normal form): the latest by timestamp when
     every row of the student has one, else the last. `readings`: the timestamp column under each
-    order of day and month that reads it (grader.times); where those would count different rows,
+    order of day and month that reads it (grader.readers.times); where those would count different rows,
     QuizError says so."""
     by_student = {}
     for row in rows:

@@ -9,7 +9,7 @@ import torch
 
 from grader.author.check_lab import _left_open, check_lab, manifest_fields
 from grader.learner.cli import main
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 from conftest import lab_in_form
 

@@ -12,7 +12,7 @@ from grader.author import mutants
 from grader.author.mutate import KINDS
 from grader.author.mutate import mutants as mutate
 from grader.learner.cli import main
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "labs" / "example"
 SOURCE = '''"""A module."""

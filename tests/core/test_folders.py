@@ -12,7 +12,7 @@ from test_deadlines import stand_in
 
 from grader.core.submissions import disk_name, folder_name
 from grader.instructor import batch
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 REFERENCE = Path(__file__).resolve().parents[2] / "reference" / "lab2"
 ODD = ["\u200b..", "\u200b.", "\u200b__init", "\x01" * 200, "é" * 120, "CON", "nul.txt", "a:b", "ada.", "x?",

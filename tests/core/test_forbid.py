@@ -8,12 +8,12 @@ import torch
 import yaml
 
 from grader.author.check_lab import _left_open
+from grader.base.errors import LabError
 from grader.core import forbid_rules
 from grader.core.forbid import Hit, scan, sentence
 from grader.core.forbid_rules import WATCH, left_open
-from grader.errors import LabError
 from grader.judge import meaning
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "labs" / "example"
 FORBID = Path(__file__).resolve().parents[1] / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]

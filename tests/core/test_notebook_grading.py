@@ -98,7 +98,7 @@ def test_a_class_of_notebooks_grades_as_the_class_of_folders(lab2, tmp_path, cap
 def test_forbid_reads_a_notebooks_functions_and_says_the_cell_and_line(zygote, tmp_path):
     from grader.core.request import Device, Request, Selection
     from grader.core.runner import grade
-    from grader.manifest import find_lab
+    from grader.readers.manifest import find_lab
 
     lab = find_lab(ROOT / "tests" / "labs" / "forbid")
     cells = [new_code_cell("import torch"),

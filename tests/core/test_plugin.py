@@ -7,11 +7,11 @@ import pytest
 import yaml
 from rich.console import Console
 
+from grader.base.errors import LabError
 from grader.core.request import Device, Request, Selection
 from grader.core.runner import grade
-from grader.errors import LabError
 from grader.learner.report import render
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 CHECKS = '''import pytest
 

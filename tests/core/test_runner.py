@@ -5,11 +5,11 @@ import json
 import pytest
 import yaml
 
+from grader.base.errors import UsageError
 from grader.core.request import NOT_GRADED_STATUS, Device, Output, Request, SandboxKind, Selection
 from grader.core.results import Check, LabResults
 from grader.core.runner import finish, grade
-from grader.errors import UsageError
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 
 def results_with(*statuses):

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.base.errors import GraderError, LabError
 from grader.core.submissions import submission_files
-from grader.errors import GraderError, LabError
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 STUB = b'def add(a, b):\n    """a + b."""\n    raise NotImplementedError\n'

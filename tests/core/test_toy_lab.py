@@ -15,7 +15,7 @@ import yaml
 from grader.core.results import GradescopeResults
 from grader.instructor.batch import lab_fingerprint
 from grader.instructor.records import BatchSummary
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 

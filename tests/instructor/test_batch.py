@@ -20,7 +20,7 @@ from grader.instructor import batch
 from grader.instructor.records import BatchRow, BatchSummary, StudentRecord
 from grader.judge.launchers import launcher_for
 from grader.lab_api import memo
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "reference" / "lab2"
@@ -384,7 +384,7 @@ def test_the_resume_cache_is_keyed_on_content_not_on_where_the_course_lies(lab, 
         copy(ROOT / name, clone / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
                                            if copy is shutil.copytree else {}))
     script = ("import io, sys, grader; from rich.console import Console; from grader.instructor import batch\n"
-              "from grader.manifest import find_lab\n"
+              "from grader.readers.manifest import find_lab\n"
               "def refuse(lab, todo, *_): print('regraded', sorted(s.student for s in todo)); return 1\n"
               "batch.grade_class(find_lab('lab2'), sys.argv[1], sys.argv[2], Console(file=io.StringIO()), "
               "backend=refuse); print(grader.__file__)")

@@ -15,14 +15,14 @@ import pytest
 from pydantic import ValidationError
 from rich.console import Console
 
+from grader.base.errors import UsageError
 from grader.core.results import Check, LabResults
-from grader.errors import UsageError
 from grader.instructor import batch
 from grader.instructor.deadlines import assess, due_for, gradescope_time, lateness, parse_time, read_timestamps
 from grader.instructor.records import BatchRow
 from grader.instructor.roster import read_roster
 from grader.learner.cli import main
-from grader.manifest import Deadline, find_lab
+from grader.readers.manifest import Deadline, find_lab
 
 DUE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone(timedelta(hours=1)))
 REFERENCE = Path(__file__).resolve().parents[2] / "reference" / "lab2"

@@ -15,7 +15,7 @@ from rich.console import Console
 from grader.core.results import Check, LabResults
 from grader.instructor import batch
 from grader.learner.cli import main
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 SCORES = {"ontime": 45, "late": 40, "extended": 30, "adjusted": 35}     # of 50
 DUE = "2026-12-01T23:59:00+01:00"
@@ -266,8 +266,8 @@ def test_a_gradebook_without_the_policy_says_it_gives_way(klass, tmp_path, capsy
 def test_the_class_quiz_stays_on_the_page_and_feedback_through_adjust_report_and_a_regrade(tmp_path, monkeypatch):
     """grades.csv keeps the quiz's marks in the record; the page and the feedback once lost them at
     the next command not given --quiz again (adjust, report, gradebook, batch)."""
+    from grader.base.text import csv_text
     from grader.instructor import workers
-    from grader.text import csv_text
 
     monkeypatch.setattr(workers, "grade_all", stand_in)
     subs = tmp_path / "subs"
@@ -342,8 +342,8 @@ def test_a_look_alike_name_is_no_student_and_the_sentence_says_whom_it_looks_lik
 
 def test_report_given_another_quiz_records_it_for_grades_csv_too(tmp_path, monkeypatch):
     """report --quiz B after batch --quiz A showed B's marks on the page, A's in grades.csv."""
+    from grader.base.text import csv_text
     from grader.instructor import workers
-    from grader.text import csv_text
 
     monkeypatch.setattr(workers, "grade_all", stand_in)
     subs = tmp_path / "subs"
@@ -366,8 +366,8 @@ def test_report_given_another_quiz_records_it_for_grades_csv_too(tmp_path, monke
 def test_a_gradebook_not_given_the_quiz_takes_the_record_s(tmp_path, monkeypatch):
     """batch --quiz kept the quiz's marks in the record and grades.csv; a gradebook not given
     --quiz again wrote its quiz columns blank."""
+    from grader.base.text import csv_text
     from grader.instructor import workers
-    from grader.text import csv_text
 
     monkeypatch.setattr(workers, "grade_all", stand_in)
     subs = tmp_path / "subs"

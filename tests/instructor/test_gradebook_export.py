@@ -16,7 +16,7 @@ from grader.core.results import Check, LabResults
 from grader.instructor import batch
 from grader.instructor.records import BatchSummary
 from grader.learner.cli import main
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 POINTS = 10                                     # per student function: lab 2 has 5, so 50 in all
 SCORES = {"alice": 50, "bob": 40, "carol": 40, "dave": 45, "grace": 30, "heidi": 35, "ivan": 20,

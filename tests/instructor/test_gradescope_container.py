@@ -18,13 +18,13 @@ import pytest
 import yaml
 from test_printed import SHARED
 
+from grader.base.errors import SetupError
 from grader.core.results import GradescopeResults
-from grader.errors import SetupError
 from grader.instructor import gradescope
 from grader.judge import launchers
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 from conftest import processes_marked
 
@@ -165,7 +165,7 @@ import yaml
 from grader.judge.launchers import ProcessLauncher
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 lab = Path(tempfile.mkdtemp())
 (lab / "handout").mkdir()
 (lab / "handout" / "probe.py").write_text("def probe(*args):\\n    raise NotImplementedError\\n")

@@ -16,7 +16,7 @@ from grader.core.submissions import folder_name
 from grader.instructor import batch
 from grader.instructor.deadlines import parse_time
 from grader.instructor.page import classdata
-from grader.manifest import Deadline, find_lab
+from grader.readers.manifest import Deadline, find_lab
 
 REFERENCE = Path(__file__).resolve().parents[2] / "reference" / "lab2"
 HOSTILE = "<img src=x onerror=alert(1)> *bold* [a](javascript:x) `tick`"

@@ -16,8 +16,8 @@ from grader.core.results import Check, GradescopeResults, LabResults
 from grader.core.submissions import submission_files
 from grader.instructor.gradebook import not_graded
 from grader.instructor.release import stage
-from grader.manifest import ENGINE, engine_files, find_lab
 from grader.quiz.model import load_quiz
+from grader.readers.manifest import ENGINE, engine_files, find_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "reference" / "lab2"

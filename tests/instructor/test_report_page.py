@@ -17,8 +17,8 @@ from synthetic_class import lesson_class, make_class
 from grader.instructor.page import classdata, feedback, write_report
 from grader.instructor.records import BatchRow, BatchSummary
 from grader.learner.cli import main
-from grader.manifest import Lab
 from grader.quiz.model import load_quiz
+from grader.readers.manifest import Lab
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBMISSIONS = Path(__file__).resolve().parents[1] / "submissions"

@@ -8,7 +8,7 @@ from pathlib import Path
 from synthetic_class import COPIED, lesson_class
 
 from grader.instructor import similarity
-from grader.manifest import Manifest
+from grader.readers.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "reference" / "lab2"

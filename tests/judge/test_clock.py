@@ -14,7 +14,7 @@ from grader.core.request import Request, SandboxKind
 from grader.core.runner import grade
 from grader.judge import clock
 from grader.judge.clock import Backstop, Limit
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 SPIN = [sys.executable, "-c", "while True: pass"]
 NAP = [sys.executable, "-c", "import time; time.sleep(30)"]

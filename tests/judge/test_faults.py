@@ -13,7 +13,7 @@ from test_batch import REFERENCE, grade_py
 
 from grader.instructor.records import BatchSummary, StudentRecord
 from grader.judge.sandbox import CallFailed
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 from conftest import SEAMS, zygote_pid
 

@@ -11,7 +11,7 @@ import torch
 from grader.core.request import Device, Request
 from grader.core.runner import grade
 from grader.judge import trap
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "labs" / "example"
 FORBID = Path(__file__).resolve().parents[1] / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]

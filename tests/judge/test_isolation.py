@@ -25,7 +25,7 @@ from grader.judge.launchers import bubblewrap_works, course_traces, launcher_for
 from grader.judge.linux import CHILD_OOM_SCORE, CLONE_NEWNET, ZYGOTE_OOM_SCORE
 from grader.judge.sandbox import CallFailed, Sandbox, Settings
 from grader.judge.zygote import Zygote
-from grader.manifest import ROOT, find_lab
+from grader.readers.manifest import ROOT, find_lab
 
 from conftest import processes_marked, zygote_pid
 
@@ -554,7 +554,7 @@ from pathlib import Path
 from grader.judge.launchers import ProcessLauncher
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 lab, probe, *acts = sys.argv[1:]
 zygote = Zygote(ProcessLauncher())
 box = Sandbox(find_lab(lab), {"probe.py": Path(probe).read_bytes()}, zygote)

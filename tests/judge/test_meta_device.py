@@ -10,7 +10,7 @@ import yaml
 
 from grader.judge import meta_device
 from grader.judge.sandbox import Sandbox
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 META = torch.device("meta")
 

@@ -19,7 +19,7 @@ from grader.judge.cgroup import judge_id
 from grader.judge.launchers import launcher_for
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="a plain child has a user of its own only as root")

@@ -15,7 +15,7 @@ from grader.core.request import Device, Request
 from grader.core.results import HIDDEN_INPUTS
 from grader.core.runner import grade
 from grader.judge.sandbox import Sandbox
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 PRINTING = Path(__file__).resolve().parents[1] / "submissions" / "print_arguments"
 TELLER = Path(__file__).resolve().parents[1] / "submissions" / "seed_teller"

@@ -13,7 +13,7 @@ from grader.instructor.records import BatchRow
 from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 SECRET = 40961
 TOY = f'''import socket

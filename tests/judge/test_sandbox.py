@@ -22,7 +22,7 @@ from grader.judge.channel import Child
 from grader.judge.launchers import bubblewrap_works, launcher_for
 from grader.judge.sandbox import Sandbox
 from grader.judge.zygote import Zygote, let_go
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 from conftest import processes_marked
 

@@ -13,7 +13,7 @@ import yaml
 
 from grader.judge import wire
 from grader.judge.sandbox import CallFailed, Sandbox
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 
 def roundtrip(value, device=None):

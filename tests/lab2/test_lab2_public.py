@@ -13,7 +13,7 @@ from test_lab2_grading import GROUPS, MUTANTS, hint_words, mutant_folder
 
 from grader.core.request import Device, Request, Selection
 from grader.core.runner import grade
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBMISSIONS = Path(__file__).resolve().parents[1] / "submissions"

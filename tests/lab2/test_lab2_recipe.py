@@ -14,7 +14,7 @@ import torch
 
 from grader.lab_api import apart, memo
 from grader.lab_api.trusted import Reference
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "grader/labs/lab2/public/recipe.py"

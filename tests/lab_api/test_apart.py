@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from grader.lab_api import apart
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 WORK = '''import os, time
 import torch

@@ -13,7 +13,7 @@ from rich.console import Console
 from grader.core.submissions import read_submission
 from grader.instructor import batch
 from grader.learner.cli import main
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "reference" / "lab2"

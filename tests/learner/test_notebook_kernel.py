@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from grader.instructor.release import release
-from grader.manifest import find_lab
+from grader.readers.manifest import find_lab
 
 nbclient = pytest.importorskip("nbclient")
 ROOT = Path(__file__).resolve().parents[2]

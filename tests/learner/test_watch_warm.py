@@ -78,8 +78,8 @@ def test_serve_refuses_what_it_cannot_do(runtime):
 @pytest.mark.slow
 def test_a_server_in_the_foreground_stops_on_ctrl_c_and_leaves_no_process(runtime, monkeypatch):
     from grader.core.request import SandboxKind
-    from grader.core.warm import WarmClient
-    from grader.manifest import find_lab
+    from grader.learner.serve import WarmClient
+    from grader.readers.manifest import find_lab
 
     monkeypatch.setenv("XDG_RUNTIME_DIR", runtime["XDG_RUNTIME_DIR"])
     server = pexpect.spawn(sys.executable, ["grade.py", "serve", "lab2", "--foreground", "--sandbox", "process"],

@@ -6,7 +6,7 @@ import time
 import pytest
 import yaml
 
-from grader.errors import QuizError
+from grader.base.errors import QuizError
 from grader.quiz.answers import AnswerError, parse_answer
 from grader.quiz.grading import check
 from grader.quiz.matching import judge

@@ -9,9 +9,9 @@ FUNCTION = os.environ.get("GRADER_FAULT")
 def _install():
     import dataclasses
 
+    from grader.base.kinds import Failure
     from grader.judge.channel import CallFailed
     from grader.judge.sandbox import Sandbox, Settings
-    from grader.kinds import Failure
 
     def fault(call, answer):
         if call.function == FUNCTION and not isinstance(answer, CallFailed):

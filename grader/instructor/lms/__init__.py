@@ -8,9 +8,9 @@ only when given one."""
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from grader.base.text import csv_text
 from grader.instructor.lms import blackboard, canvas, moodle, plain
 from grader.instructor.lms.common import Columns, Scale, Table, unmatched
-from grader.text import csv_text
 
 
 @dataclass(frozen=True)

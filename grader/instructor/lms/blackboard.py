@@ -6,9 +6,9 @@ enrolled is skipped); each grade column titled as the Grade Center's download ti
 import re
 from collections.abc import Sequence
 
-from grader.errors import UsageError
+from grader.base.errors import UsageError
+from grader.base.text import inert
 from grader.instructor.lms.common import OPTION, Columns, Line, Scale, Table, grades, identifiers, tops
-from grader.text import inert
 
 TITLE_AND_ID = re.compile(r"(.*?)\s*\|\s*([0-9]+)")     # "Lab 2 |123456", as --column gives it
 IDS = (("sis_login_id", "Username"),)
@@ -30,7 +30,7 @@ def table(lines: Sequence["Line"], max_score: float | None, scale: Scale, column
 
 
 def text(rows: Table) -> str:
-    """Comma-separated, every value inside quotes, each cell inert (grader.text)."""
+    """Comma-separated, every value inside quotes, each cell inert (grader.base.text)."""
     return "".join(",".join('"' + inert(cell).replace('"', '""') + '"' for cell in row) + "\r\n" for row in rows)
 
 

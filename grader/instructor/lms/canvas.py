@@ -5,7 +5,7 @@ titled "Title (id)" (Assignment.title_and_id), any other title creating a new as
 import re
 from collections.abc import Sequence
 
-from grader.errors import UsageError
+from grader.base.errors import UsageError
 from grader.instructor.lms.common import OPTION, Columns, Line, Scale, Table, grades, identifiers, tops
 
 TITLE_AND_ID = re.compile(r"(.*)\s\(([0-9]+)\)")      # Ruby's \d, as Canvas reads it: 0-9 only

@@ -4,11 +4,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from grader.errors import UsageError
+from grader.base.errors import UsageError
+from grader.base.text import inert
 from grader.instructor.gradebook import lesson_complete
 from grader.instructor.records import BatchRow
 from grader.instructor.roster import Quiz, RosterEntry
-from grader.text import inert
 
 
 @dataclass
@@ -70,7 +70,7 @@ def tops(lines: Sequence["Line"], max_score: float | None, scale: Scale, columns
 
 
 def kept(value: str) -> bool:
-    """Whether a cell writes `value` as it is (grader.text.inert leaves it alone), so that the LMS
+    """Whether a cell writes `value` as it is (grader.base.text.inert leaves it alone), so that the LMS
     finds the identifier again."""
     return inert(value) == value
 

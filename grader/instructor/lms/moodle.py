@@ -5,7 +5,7 @@ by default); the feedback shown as HTML."""
 import html
 from collections.abc import Sequence
 
-from grader.errors import UsageError
+from grader.base.errors import UsageError
 from grader.instructor.lms.common import Columns, Line, Scale, Table, grades, identifiers, kept, tops
 
 IDS = (("sis_user_id", "ID number"), ("email", "Email address"))

@@ -9,13 +9,13 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from grader.base.errors import QuizError, UsageError
+from grader.base.files import write_atomic
 from grader.core.submissions import folder_name, read_submission
-from grader.errors import QuizError, UsageError
-from grader.files import write_atomic
 from grader.instructor import similarity
 from grader.instructor.gradebook import out_of
 from grader.instructor.page import classdata, feedback, report
-from grader.manifest import Lab, find_lab
+from grader.readers.manifest import Lab, find_lab
 
 QUIZ_RESPONSES = "quiz-responses.csv"       # the class quiz last given, kept in OUT for the commands after
 

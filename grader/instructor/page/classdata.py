@@ -6,16 +6,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader.base.errors import UsageError
+from grader.base.kinds import UNKNOWN_TIMES, Timing
 from grader.core.results import Check, LabResults
-from grader.errors import UsageError
 from grader.instructor import record
 from grader.instructor.gradebook import ROWS
 from grader.instructor.records import BatchRow, BatchSummary, StudentRecord
-from grader.kinds import UNKNOWN_TIMES, Timing
 
 if TYPE_CHECKING:
-    from grader.manifest import Deadline
     from grader.quiz.model import Quiz
+    from grader.readers.manifest import Deadline
 
 STUDENTS = "students"           # as grader/instructor/batch.py lays OUT out
 OUTCOMES = ("passed", "failed", "not attempted", "not run")

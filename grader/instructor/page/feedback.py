@@ -6,10 +6,10 @@ Nothing names another student."""
 import re
 from collections.abc import Sequence
 
+from grader.base.text import markdown as md
 from grader.instructor import record
 from grader.instructor.page.classdata import Student
 from grader.instructor.page.html import e, page
-from grader.text import markdown as md
 
 WORDS = {"passed": "passed", "failed": "failed", "not attempted": "not attempted (the stub is as given)",
          "not run": "not run (it needs something above first)"}
@@ -98,7 +98,7 @@ def html(student: Student, title: str, functions: Sequence[str]) -> str:
 
 
 def markdown(student: Student, title: str, functions: Sequence[str]) -> str:
-    """The feedback in Markdown: every name, file name and detail escaped (grader.text.markdown), every
+    """The feedback in Markdown: every name, file name and detail escaped (grader.base.text.markdown), every
     message and printed output in a fence no line of it can close."""
     lines = [f"# {md(title)}", "", f"Feedback for {md(student.name)}", ""]
     lines += [f"- {md(line)}" for line in _headline(student)]

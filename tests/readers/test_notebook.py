@@ -1,4 +1,4 @@
-"""grader/core/notebook_reader.py: a notebook read as the lab's student files, never run; and the
+"""grader/readers/notebook.py: a notebook read as the lab's student files, never run; and the
 containers that hold one (submissions.py): a notebook, a folder or zip of one, Canvas's names."""
 import ast
 import json
@@ -9,9 +9,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from grader.core import notebook_reader as reader
 from grader.core.submissions import list_submissions, notebook_student, read_submission, submission_files
-from grader.manifest import find_lab
+from grader.readers import notebook as reader
+from grader.readers.manifest import find_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "reference" / "lab2"

@@ -1,4 +1,4 @@
-"""This user's runtime folder: where warm graders (grader/core/warm.py) listen. Imports nothing heavy:
+"""This user's runtime folder: where warm graders (grader/learner/serve.py) listen. Imports nothing heavy:
 a front door asks whether any may be listening before it imports the rest."""
 import contextlib
 import os
@@ -6,7 +6,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from grader.errors import SetupError
+from grader.base.errors import SetupError
 
 
 def runtime_folder() -> Path:

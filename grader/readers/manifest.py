@@ -13,10 +13,10 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from grader.errors import LabError, UsageError
-from grader.root import ROOT  # noqa: F401 (the course's folder, as the grader's users import it)
+from grader.base.errors import LabError, UsageError
+from grader.base.root import ROOT  # noqa: F401 (the course's folder, as the grader's users import it)
 
-ENGINE = Path(__file__).resolve().parent        # the grader package
+ENGINE = Path(__file__).resolve().parents[1]    # the grader package
 LABS = ENGINE / "labs"
 
 

@@ -1,4 +1,4 @@
-"""The one reader of instructors' CSV files (grader/csvfile.py): what Excel and forms write, in
+"""The one reader of instructors' CSV files (grader/readers/csvfile.py): what Excel and forms write, in
 each encoding and separator, reads alike; a bad row or file is one sentence naming its line and
 column, never an internal error; rosters and timestamps files go through it."""
 import csv
@@ -8,12 +8,12 @@ import pytest
 from rich.console import Console
 from test_deadlines import stand_in
 
-from grader.csvfile import read_table
-from grader.errors import QuizError, UsageError
+from grader.base.errors import QuizError, UsageError
 from grader.instructor import batch
 from grader.instructor.roster import read_roster
 from grader.learner.cli import main
-from grader.manifest import find_lab
+from grader.readers.csvfile import read_table
+from grader.readers.manifest import find_lab
 
 ROWS = [["Student", "ID", "Extension"], ["José Müller", "201", "48"], ["Liddell, Alice", "202", ""]]
 ENCODINGS = ["utf-8", "utf-8-sig", "cp1252", "utf-16", "utf-16-le", "utf-16-be"]
@@ -109,9 +109,9 @@ NEUTRALISED = ["=1+1", "x;=1+1;y", "@x", "-x", "+1", "'=x", " =pad"]
 def test_a_name_a_spreadsheet_made_inert_is_the_same_student_in_every_instructor_file(tmp_path):
     """grades.csv writes `=1+1` as `'=1+1`; an instructor who builds the roster, the timestamps or
     the adjustments from it names the same students, in every file the one reader reads."""
-    from grader.identity import identity
+    from grader.base.text import csv_text
     from grader.instructor.deadlines import read_timestamps
-    from grader.text import csv_text
+    from grader.readers.identity import identity
 
     (tmp_path / "r.csv").write_text(csv_text([["student", "id"], *([name, "1"] for name in NEUTRALISED)]),
                                     newline="")

@@ -16,8 +16,8 @@ from datetime import date, datetime
 from enum import Enum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from grader.errors import UsageError
-from grader.identity import shown
+from grader.base.errors import UsageError
+from grader.readers.identity import shown
 
 YEARS = (1900, 2999)                            # a time's year, wherever a course could be due
 ZONED = re.compile(r"(.*)\[([A-Za-z0-9_+\-/]+)\]")

@@ -13,10 +13,10 @@ from rich.console import Console
 
 from grader.core.results import Check, LabResults
 from grader.core.submissions import list_submissions
-from grader.identity import as_read, foreign_letters, identity, look_alikes, shown
 from grader.instructor import batch
 from grader.learner.cli import main
-from grader.manifest import find_lab
+from grader.readers.identity import as_read, foreign_letters, identity, look_alikes, shown
+from grader.readers.manifest import find_lab
 
 NFC, NFD = unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")
 SCORES = {identity(NFC): 40, "ada": 30, "bob": 20, "zed": 10, "lin": 50}

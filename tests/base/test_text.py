@@ -5,8 +5,8 @@ import io
 
 import pytest
 
-from grader.identity import identity
-from grader.text import as_written, csv_text, inert, markdown
+from grader.base.text import as_written, csv_text, inert, markdown
+from grader.readers.identity import identity
 
 
 @pytest.mark.parametrize("text, cell", [

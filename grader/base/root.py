@@ -2,4 +2,4 @@
 it imports nothing of the grader's, and runs on any Python 3 (grader/learner/preflight.py needs it there)."""
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]

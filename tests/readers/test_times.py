@@ -1,17 +1,17 @@
-"""The one reader of times (grader/times.py): day-first or month-first is decided once for a whole
+"""The one reader of times (grader/readers/times.py): day-first or month-first is decided once for a whole
 column, never cell by cell, in every reader of times: the timestamps file, a roster's own due
 times, a form's timestamps."""
 from datetime import datetime, timezone
 
 import pytest
 
-from grader.errors import QuizError, UsageError
+from grader.base.errors import QuizError, UsageError
 from grader.instructor.deadlines import read_timestamps
 from grader.instructor.roster import read_roster
-from grader.manifest import find_lab
 from grader.quiz.model import load_quiz
 from grader.quiz.responses import read_class
-from grader.times import Order, orders, parse_time, read_column
+from grader.readers.manifest import find_lab
+from grader.readers.times import Order, orders, parse_time, read_column
 
 UTC = timezone.utc
 

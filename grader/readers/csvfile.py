@@ -10,7 +10,7 @@ answers and grade adjustments are read alike, whichever program wrote them.
   missing or extra cell is refused in a sentence naming the line and column, as is a file that
   cannot be read at all. Blank lines are left out.
 - A name (the `student` column) is read as it was before a spreadsheet made it inert
-  (grader.text.as_written): `'=1+1`, copied from grades.csv into a roster, is the student `=1+1`.
+  (grader.base.text.as_written): `'=1+1`, copied from grades.csv into a roster, is the student `=1+1`.
 """
 import codecs
 import csv
@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.errors import GraderError, UsageError
-from grader.identity import identity, shown
-from grader.text import as_written
+from grader.base.errors import GraderError, UsageError
+from grader.base.text import as_written
+from grader.readers.identity import identity, shown
 
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
 WORKBOOKS = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")           # .xlsx and .ods are zips; .xls is OLE2

@@ -1,17 +1,17 @@
-"""The protocols' words are types (grader/kinds.py): each member reads, prints and goes into JSON as
+"""The protocols' words are types (grader/base/kinds.py): each member reads, prints and goes into JSON as
 the string it stands for, a word outside a type is refused where it is made, and results and rows
 written before the types existed load as they were."""
 import json
 
 import pytest
 
+from grader.base.kinds import Answer, Failure, Status, Timing, Why
 from grader.core.outcome import Blocked
 from grader.core.results import Check
 from grader.instructor.deadlines import tally
 from grader.instructor.gradebook import ROWS
 from grader.instructor.records import BatchRow
 from grader.judge.channel import CallFailed
-from grader.kinds import Answer, Failure, Status, Timing, Why
 
 CHECK = {"name": "adds", "test": "t.py::test_add", "tags": ["f"], "points": 1.0, "score": 0.0,
          "visibility": "visible"}

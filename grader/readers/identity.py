@@ -8,7 +8,7 @@ students who look like one.
 import unicodedata
 from collections.abc import Iterable
 
-from grader.text import one_line
+from grader.base.text import one_line
 
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt), less what "Cf" already holds,
 # and the code points that render as nothing but are letters or symbols (Hangul fillers, braille blank).

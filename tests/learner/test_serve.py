@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.core import warm
+from grader.base.errors import SetupError
+from grader.base.root import ROOT
 from grader.core.request import Device, Request, SandboxKind, Selection
 from grader.core.runner import grade as cold_grade
-from grader.core.runtime import runtime_folder
-from grader.errors import SetupError
+from grader.core.warm import Grader
 from grader.judge.launchers import bubblewrap_works
-from grader.manifest import find_lab
-from grader.root import ROOT
+from grader.learner import serve
+from grader.learner.runtime import runtime_folder
+from grader.readers.manifest import find_lab
 
 from conftest import processes_marked
 
@@ -134,11 +135,11 @@ def server(state_lab, runtime):
     """A server for the state lab, started as grade.py serve starts one; stopped afterwards."""
     started = []
 
-    def start(kind=SandboxKind.PROCESS, idle=warm.IDLE_SECONDS):
-        started.append(warm.start(state_lab, kind, idle))
+    def start(kind=SandboxKind.PROCESS, idle=serve.IDLE_SECONDS):
+        started.append(serve.start(state_lab, kind, idle))
         return started[-1]
     yield start
-    warm.stop_all()
+    serve.stop_all()
     for pid in started:
         deadline = time.monotonic() + 10
         while alive(pid) and time.monotonic() < deadline:
@@ -153,7 +154,7 @@ def test_two_learners_rounds_on_one_warm_grader_share_nothing(state_lab, server,
     """Learner one's round plants a file, a process, a patch of torch and RNG draws; learner two's
     round on the same server finds none of it, and draws what a cold grading draws."""
     server(kind)
-    client = warm.WarmClient.for_checkout(state_lab, kind)
+    client = serve.WarmClient.for_checkout(state_lab, kind)
     assert client is not None
     one, two = tmp_path / "one", tmp_path / "two"
     for folder in (one, two):
@@ -181,7 +182,7 @@ def test_a_warm_grader_cannot_be_traced_or_written_by_its_user():
 
     get_dumpable = 3
     try:
-        grader = warm.Grader(SandboxKind.PROCESS)
+        grader = Grader(SandboxKind.PROCESS)
         grader.close()
         assert libc.prctl(get_dumpable) == 0
     finally:
@@ -191,16 +192,16 @@ def test_a_warm_grader_cannot_be_traced_or_written_by_its_user():
 def test_the_owner_is_served_and_stop_leaves_no_process(state_lab, server, runtime):
     pid = server()
     assert oct(os.stat(runtime).st_mode & 0o777) == "0o700"
-    client = warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS)
+    client = serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS)
     assert client is not None
-    results = warm.grade(Request(state_lab, None, Device.CPU, sandbox=SandboxKind.PROCESS), client)
+    results = serve.grade(Request(state_lab, None, Device.CPU, sandbox=SandboxKind.PROCESS), client)
     assert {c.status for c in results.checks} == {"not_implemented"} and client.served_by == pid
     client.stop()
     deadline = time.monotonic() + 10
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(pid) and not client.path.exists()
-    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None
+    assert serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None
 
 
 def ask_raw(path, **changes):
@@ -210,21 +211,21 @@ def ask_raw(path, **changes):
         conn.settimeout(30)
         conn.connect(str(path))
         try:
-            warm.send(conn, warm.Ask(**{**fields, **changes}))
+            serve.send(conn, serve.Ask(**{**fields, **changes}))
         except BrokenPipeError:         # refused before it had asked: the refusal is there to read
             pass
-        return warm.receive(conn, warm.Said, warm.SAID_BYTES)
+        return serve.receive(conn, serve.Said, serve.SAID_BYTES)
 
 
 def test_a_request_for_another_checkout_or_lab_is_refused(state_lab, server):
     server()
-    path = warm.socket_path(state_lab)
-    mine = {"lab": str(state_lab.folder.resolve()), "code": warm.code_stamp(state_lab)}
+    path = serve.socket_path(state_lab)
+    mine = {"lab": str(state_lab.folder.resolve()), "code": serve.code_stamp(state_lab)}
     assert ask_raw(path, **mine).refused is None
     assert "serves the checkout" in ask_raw(path, **{**mine, "checkout": "/elsewhere/course"}).refused
     assert "serves the lab" in ask_raw(path, **{**mine, "lab": str(ROOT / "grader" / "labs" / "lab2")}).refused
     assert "--sandbox process" in ask_raw(path, **{**mine, "sandbox": SandboxKind.AUTO}).refused
-    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.AUTO) is None     # graded cold instead
+    assert serve.WarmClient.for_checkout(state_lab, SandboxKind.AUTO) is None     # graded cold instead
     assert ask_raw(path, **mine).refused is None                                  # and still serving
 
 
@@ -233,8 +234,8 @@ def test_another_users_request_is_refused(state_lab, server, runtime):
     """A client of another uid: the folder (0700) keeps it out; were the folder and socket open to
     all, the server would still refuse it by its uid (SO_PEERCRED)."""
     server()
-    path = warm.socket_path(state_lab)
-    mine = {"lab": str(state_lab.folder.resolve()), "code": warm.code_stamp(state_lab)}
+    path = serve.socket_path(state_lab)
+    mine = {"lab": str(state_lab.folder.resolve()), "code": serve.code_stamp(state_lab)}
 
     def as_nobody():
         read, write = os.pipe()
@@ -264,7 +265,7 @@ def test_another_users_request_is_refused(state_lab, server, runtime):
     os.chmod(path, 0o666)
     try:
         assert as_nobody() == "this warm grader serves its owner only"
-        assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None   # a folder others can open
+        assert serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None   # a folder others can open
     finally:
         os.chmod(runtime, 0o700)
         os.chmod(path, 0o600)
@@ -275,7 +276,7 @@ def test_a_process_of_the_servers_own_gradings_is_refused(state_lab, runtime):
     and sees its socket: were it served, a submission could stop the server, or queue gradings that
     the next learner waits behind. A process below the server is refused, and so is one gone before
     its turn (it could have been below)."""
-    server = warm.Server(state_lab, SandboxKind.PROCESS)
+    server = serve.Server(state_lab, SandboxKind.PROCESS)
     mine = {"lab": str(state_lab.folder.resolve()), "code": server.code}
     try:
         for stay in (True, False):
@@ -289,7 +290,7 @@ def test_a_process_of_the_servers_own_gradings_is_refused(state_lab, runtime):
                     else:
                         with socket.socket(socket.AF_UNIX) as conn:
                             conn.connect(str(server.path))
-                            warm.send(conn, warm.Ask(op="stop", checkout=str(ROOT), sandbox="process", **mine))
+                            serve.send(conn, serve.Ask(op="stop", checkout=str(ROOT), sandbox="process", **mine))
                         answer = "gone"
                 finally:
                     os.write(write, answer.encode())
@@ -313,24 +314,24 @@ def test_a_client_that_reads_nothing_holds_the_server_a_while_only(state_lab, ru
     """A front door stopped (Ctrl-Z) before it read its results, which fill its socket's buffer:
     the server waits TAKE_SECONDS for it to take them, then lets the next learner's grading go on
     (else the next front door waited for good, and the server never went idle)."""
-    monkeypatch.setattr(warm, "TAKE_SECONDS", 1.0)
-    monkeypatch.setattr(warm, "_ours", lambda pid: False)      # its clients are this process
+    monkeypatch.setattr(serve, "TAKE_SECONDS", 1.0)
+    monkeypatch.setattr(serve, "_ours", lambda pid: False)      # its clients are this process
     (tmp_path / "state.py").write_text("def look():\n    print(('x' * 99 + '\\n') * 9000)\n    return {}\n")
-    server = warm.Server(state_lab, SandboxKind.PROCESS)
-    server.grader = warm.Grader(SandboxKind.PROCESS)
+    server = serve.Server(state_lab, SandboxKind.PROCESS)
+    server.grader = Grader(SandboxKind.PROCESS)
     mine = {"checkout": str(ROOT), "lab": str(state_lab.folder.resolve()), "code": server.code,
             "sandbox": SandboxKind.PROCESS}
     stalled = socket.socket(socket.AF_UNIX)
     try:
         stalled.connect(str(server.path))
-        warm.send(stalled, warm.Ask(op="grade", submission=str(tmp_path), only=("look",), show_all=True, **mine))
+        serve.send(stalled, serve.Ask(op="grade", submission=str(tmp_path), only=("look",), show_all=True, **mine))
         first = threading.Thread(target=server._answer, args=(server.listener.accept()[0],), daemon=True)
         first.start()
         deadline = time.monotonic() + 30
         while not server._turn.locked() and first.is_alive() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert server._turn.locked()
-        client, graded = warm.WarmClient(state_lab, server.path), []
+        client, graded = serve.WarmClient(state_lab, server.path), []
         request = Request(state_lab, None, Device.CPU, Selection(("look",)), SandboxKind.PROCESS)
         second = threading.Thread(target=lambda: graded.append(client.grade(request)), daemon=True)
         second.start()
@@ -346,10 +347,10 @@ def test_a_client_that_reads_nothing_holds_the_server_a_while_only(state_lab, ru
 
 def test_a_stale_server_stops_and_is_not_trusted(state_lab, server):
     pid = server()
-    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is not None
+    assert serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is not None
     checks = state_lab.folder / "public" / "test_state.py"
     os.utime(checks, ns=(time.time_ns(), time.time_ns() + 10**9))     # the lab's checks changed
-    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None
+    assert serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None
     deadline = time.monotonic() + 10
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -360,29 +361,29 @@ def test_a_dead_server_is_noticed_and_grading_is_cold(state_lab, server):
     pid = server()
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)                              # every thread gone, and its sockets with them
-    path = warm.socket_path(state_lab)
+    path = serve.socket_path(state_lab)
     assert path.exists()                            # killed: it could not remove its socket
-    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None and not path.exists()
-    results = warm.grade(Request(state_lab, None, Device.CPU, sandbox=SandboxKind.PROCESS), None)
+    assert serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None and not path.exists()
+    results = serve.grade(Request(state_lab, None, Device.CPU, sandbox=SandboxKind.PROCESS), None)
     assert {c.status for c in results.checks} == {"not_implemented"}
 
 
 def test_a_server_that_takes_no_connection_is_not_waited_for(state_lab, runtime, monkeypatch):
     """A server that listens and never accepts (stopped with SIGSTOP, stuck starting) with its queue
     full: a front door grades cold after ANSWER_SECONDS, and leaves its socket (it may yet answer)."""
-    monkeypatch.setattr(warm, "ANSWER_SECONDS", 0.5)
-    path = warm.socket_path(state_lab)
+    monkeypatch.setattr(serve, "ANSWER_SECONDS", 0.5)
+    path = serve.socket_path(state_lab)
     with socket.socket(socket.AF_UNIX) as wedged:
         wedged.bind(str(path))
         wedged.listen(0)
         found = []
         asking = threading.Thread(target=lambda: found.extend(
-            warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) for _ in range(3)), daemon=True)
+            serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) for _ in range(3)), daemon=True)
         asking.start()
         asking.join(10)
         assert not asking.is_alive() and found == [None] * 3
         assert path.exists()
-        warm.stop_all()                         # not waited for either
+        serve.stop_all()                         # not waited for either
     path.unlink()
 
 
@@ -391,7 +392,7 @@ def test_an_idle_server_stops_and_leaves_no_process(state_lab, server):
     deadline = time.monotonic() + 30
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not alive(pid) and not warm.socket_path(state_lab).exists()
+    assert not alive(pid) and not serve.socket_path(state_lab).exists()
 
 
 def test_a_folder_others_can_open_is_refused(tmp_path, monkeypatch):
@@ -425,9 +426,9 @@ def test_a_folder_another_user_may_change_is_not_the_runtime_folders_parent(tmp_
 
 def test_a_front_door_that_needs_a_server_starts_one_once(state_lab, runtime):
     """WarmClient.started (the notebook's check): a server when none runs, the same one after."""
-    client = warm.WarmClient.started(state_lab, SandboxKind.PROCESS, idle=60)
+    client = serve.WarmClient.started(state_lab, SandboxKind.PROCESS, idle=60)
     try:
-        again = warm.WarmClient.started(state_lab, SandboxKind.PROCESS, idle=60)
+        again = serve.WarmClient.started(state_lab, SandboxKind.PROCESS, idle=60)
         assert again.server_pid == client.server_pid and alive(client.server_pid)
     finally:
         client.stop()
@@ -441,13 +442,13 @@ def test_a_ping_is_answered_while_a_grading_runs(state_lab, server, tmp_path):
     server()
     (tmp_path / "state.py").write_text(STATE)
     request = Request(state_lab, tmp_path, Device.CPU, Selection(("wait",)), SandboxKind.PROCESS)
-    client = warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS)
+    client = serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS)
     graded = []
     waiting = threading.Thread(target=lambda: graded.append(client.grade(request)))
     waiting.start()
     time.sleep(1)
     asked = time.monotonic()
-    assert warm.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is not None
+    assert serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is not None
     assert time.monotonic() - asked < 1.5 and not graded
     waiting.join(60)
     assert graded[0].checks[0].status == "passed"
