@@ -31,7 +31,8 @@ CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter",
 WORDLIKE = {"a", "i"}                   # keys that are also words: a letter only where the context says so
 JOINS = {"and", "or", "nor", "&", "/", "+", ",", "|"}
 ALL = {"all", "every", "everything", "each", "anything"}
-FALSE = {"false", "wrong", "incorrect", "untrue"}
+FALSE = {"false", "wrong", "incorrect", "untrue", "myth", "lie", "nonsense", "bogus", "fiction"}
+NOUNS = {"myth", "lie", "fiction"}      # verdicts after an article: in "is a myth", "a" is no letter
 TRUE = {"true", "correct", "right", "apply", "applies"}
 AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
            "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
@@ -73,6 +74,8 @@ def _letters(toks, keys):
 def _verdict_after(toks, words, at, found):
     """Whether words[at] is followed by a verdict that ends its clause ("a true, b is false")."""
     verdict = at + 2 if words[at + 1:at + 2] in (["is"], ["are"]) else at + 1
+    if words[at] in WORDLIKE and words[verdict:verdict + 1] and words[verdict] in NOUNS:
+        return False
     ends = verdict + 1 >= len(toks) or toks[verdict + 1][0] in ("stop", "close", "dash") or verdict + 1 in found
     return verdict < len(toks) and words[verdict] in TRUE | FALSE and ends
 
