@@ -64,12 +64,13 @@ def session_cpu(session):
 def group_cpu(folder):
     """CPU seconds the kernel counted in a control group (v1's cpuacct, v2's cpu.stat); None where
     it counts none, or is gone."""
+    with contextlib.suppress(OSError, ValueError):      # read twice a call: os calls on plain strings
+        for line in _read(f"{folder}/cpu.stat").splitlines():      # v2 (v1's cpu.stat has no usage)
+            if line.startswith(b"usage_usec "):
+                return int(line.split()[1]) / 1e6
     try:
-        if (folder / "cpuacct.usage").exists():
-            return int((folder / "cpuacct.usage").read_text()) / 1e9
-        stat = dict(line.split() for line in (folder / "cpu.stat").read_text().splitlines())
-        return int(stat["usage_usec"]) / 1e6
-    except (OSError, ValueError, KeyError):
+        return int(_read(f"{folder}/cpuacct.usage")) / 1e9
+    except (OSError, ValueError):
         return None
 
 
