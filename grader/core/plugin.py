@@ -11,6 +11,7 @@ from types import ModuleType
 import pytest
 import torch
 
+from grader.base import collector
 from grader.base.errors import SetupError
 from grader.base.kinds import Status, Why
 from grader.base.text import printable
@@ -174,6 +175,9 @@ class GradingPlugin:
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = [] if self.problems else kept
         self.total = len(items)
+
+    def pytest_collection_finish(self):
+        collector.resume()      # imports are done: where grade.py paused the collector, it collects again
 
     def pytest_sessionfinish(self):
         """The checks in the report's order: by function, as the lab lists its checks."""

@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.base import collector
 from grader.base.errors import SetupError
 from grader.base.kinds import Answer
 from grader.core.request import Device, Request, SandboxKind, Selection
@@ -92,6 +93,7 @@ def _work(lab_folder, plan, grader_class, conn):
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the main process decides what Ctrl-C stops
     if sys.platform == "linux":                     # and dies with it, killed or not
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    collector.pause()                               # until its first grading's checks are collected
     try:
         grader = grader_class(lab_folder, plan)
     except Exception as error:

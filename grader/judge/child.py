@@ -10,6 +10,7 @@ unprivileged user with a user namespace of its own, and each child gets fresh mo
 root gives each child a user of its own with no capability, and, where the kernel allows, fresh
 mounts and (--offline) network of its own. The judge trusts none of what a child says.
 """
+import gc
 import importlib
 import importlib.util
 import io
@@ -439,6 +440,7 @@ def main(argv):
         except OSError as error:    # said once, plainly: the judge quotes a starting zygote
             sys.exit(f"the sandbox could not start: {error}")
     sys.dont_write_bytecode = True
+    gc.disable()                    # no collections of torch's import (as grader/base/collector.py)
     wire = load("wire")
     import torch  # the point of the zygote: imported once, shared by every fork
 
@@ -449,6 +451,8 @@ def main(argv):
     order_signals.update(linux.deaf())
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
     control = socket.socket(fileno=control_fd)
+    gc.freeze()                     # what the zygote holds is never scanned, by it or by a fork
+    gc.enable()
     wire.send_with_fds(control, {"ready": True})
     zygote(scratch, control, wire, sandboxed)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from grader.base import collector
 from grader.base.errors import GraderError, UsageError
 from grader.core.request import (  # noqa: F401
     NOT_GRADED_STATUS,
@@ -55,6 +56,7 @@ def run_grade(args, console):
         if args.select or args.json or args.watch or args.show_output or args.sandbox != "auto":
             raise UsageError("--experiments runs your experiments; it takes --submission, --device and --out")
         lab = find_lab(args.lab)
+        collector.resume()
         console.print(f"[bold]running {escape(lab.name)}'s experiments[/] [dim](importing torch, then each "
                       "experiment with its progress; Ctrl-C stops and keeps what finished)[/]")
         return run_experiments(lab, args.submission, args.device, args.out or "plots")
@@ -191,6 +193,7 @@ def main(argv=None):
     console = Console(highlight=False)
     try:
         if argv and (argv[0] in COMMANDS or argv[0] in STAFF):
+            collector.resume()          # a grading collects once its checks are collected; others now
             build, run = command(argv[0])
             return run(build().parse_args(argv[1:]), console)
         return run_grade(grade_parser().parse_args(argv), console)
