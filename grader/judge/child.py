@@ -137,7 +137,7 @@ def seed_from(request, wire, shared):
     walk([request["args"], request["kwargs"]])
     seed = int.from_bytes(digest.digest()[:8], "little")
     random.seed(seed)
-    torch.manual_seed(seed)
+    seed_torch(seed)
 
 
 def describe(error, workdir):
@@ -223,6 +223,7 @@ def answered(answer, value, wire, limit):
 
 
 meta_device = None                  # meta_device.py, once torch is imported
+seed_torch = None                   # a fork's way to seed torch: on the CPU, its generator alone
 order_signals: dict = {}            # the signal handlers Python had, before the zygote ignored them
 plain_uid: int | None = None        # a plain process's children's own user, when started as root
 python_prefixes: list[str] = []     # the judge's launchers.python_prefixes(): Python's own folders
@@ -275,8 +276,11 @@ def become_child(order, fds, scratch, wire, sandboxed):
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES,) * 2)
     if order["own_user"]:                           # a user of our own: count only our processes
         resource.setrlimit(resource.RLIMIT_NPROC, (PROCESSES,) * 2)
+    global seed_torch               # torch.manual_seed seeds every device, and where CUDA is not
+    torch = sys.modules["torch"]    # started queues its seed with a stack trace (80 us a call):
+    seed_torch = torch.manual_seed if order["device"].startswith("cuda") else torch.default_generator.manual_seed
     random.seed(0)                  # the same submission meets the same luck every grading
-    sys.modules["torch"].manual_seed(0)    # (and each call its own: seed_from)
+    seed_torch(0)                   # (and each call its own: seed_from)
     serve(workdir, read_fd, write_fd, shared, wire, limit, calls)
     os._exit(0)
 
