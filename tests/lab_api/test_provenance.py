@@ -78,7 +78,7 @@ def check(kept, seed=0):
 
 def held(theirs, judge):
     """What the lab's check finds of a returned run: the losses' failure, else the weights', else None."""
-    explain = lambda where: where.how.value      # noqa: E731
+    explain = lambda where: where.how.value
     return losses_provenance(theirs["train_losses"], judge["train_losses"], "fit()", CALL, explain, TOLERANCE) \
         or weights_provenance(theirs["state_dict"], judge["state_dict"], "fit()", CALL, "weights", TOLERANCE)
 
