@@ -9,8 +9,8 @@ to the judge's: its losses step by step (`losses_provenance`), its weights tenso
 (`weights_provenance`), each within a tolerance the lab measures for its recipe (lab 2's:
 benchmarks/recipe_tolerance.py), far above what honest rewrites stray and far below one step more.
 
+    check = lambda kept, *args: replays(kept, build(*args), STEPS, lambda n: <train it n steps>)
     runs = TrustedWork(name, folders, "recipe.py", "train", work_key(files, device), check)
-    check = lambda kept, *args: replays(kept, built, steps, lambda n: train(built, steps=n))
     losses_provenance(run.train_losses, judge["train_losses"], name, call, explain, tolerance)
     weights_provenance(run.state_dict, judge["state_dict"], name, call, hint, tolerance)
     each_seed(per_seed(seeds, measure), check)      # a check at every seed, failures named by it
