@@ -1,4 +1,5 @@
-"""What a lab's conftest.py may use of the engine, beyond grader.lab_api.checks: the lab's trusted modules,
+"""What a lab's conftest.py may use of the engine, beyond grader.lab_api.checks (failing well) and
+grader.lab_api.provenance (experiments held to their recipe): the lab's trusted modules,
 imported in the judge, and trusted work run apart, which starts only once a check will need it, is
 shared by every check that asks for it, and is kept across gradings.
 

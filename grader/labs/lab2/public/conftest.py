@@ -11,16 +11,16 @@ is kept in .grade/ for the next grading (grader.lab_api.TrustedWork).
 The seeds: a handout's checks run every experiment at PUBLIC_SEEDS, the learner's default 0 and
 another, so that experiments that ignore `seed` show; the course's grading runs them at the seed its
 hidden folder keeps (hidden/seed.py), which no visible message names."""
-import hashlib
+import math
 from pathlib import Path
 
 import pytest
-import torch
 
 from grader.lab_api import TrustedWork, after, build, selected, trusted_modules
 from grader.lab_api.checks import load_beside
+from grader.lab_api.provenance import Seed, replays, work_key
 
-RECIPE = Path(__file__).with_name("recipe.py")     # the judge's run of the recipe, and its check
+RECIPE = Path(__file__).with_name("recipe.py")     # the judge's run of the recipe
 FED = Path(__file__).with_name("fed")              # the positions.py the experiments run with
 ON_STEP = FED / "on_step" / "tasks.py"            # the tasks.py of the on_step probe
 COURSE_SEED = Path(__file__).parent.parent / "hidden" / "seed.py"
@@ -31,16 +31,15 @@ RUNS = {"measure_loss_gap": [("learned", "lookback"), ("none", "lookback"), ("no
 LENGTHS = {"measure_loss_gap": (1,), "extrapolation_runs": (1, 2, 4)}             # x TRAIN_LEN
 GIVEN = ("model", "tasks", "positions", "toy_attention")      # the modules the recipe runs
 
-recipe_code = load_beside(__file__, "recipe")
 provenance = load_beside(__file__, "provenance")
 
 
 @pytest.fixture(scope="session")
 def seeds():
-    """The seeds the experiments run with (provenance.Seed): hidden ones are never named."""
+    """The seeds the experiments run with: hidden ones are never named."""
     if COURSE_SEED.is_file():
-        return [provenance.Seed(load_beside(__file__, "../hidden/seed").SEED, hidden=True)]
-    return [provenance.Seed(seed) for seed in PUBLIC_SEEDS]
+        return [Seed(load_beside(__file__, "../hidden/seed").SEED, hidden=True)]
+    return [Seed(seed) for seed in PUBLIC_SEEDS]
 
 
 def judge_folders(lab):
@@ -74,15 +73,23 @@ def measured_at(pos, task):
     return tuple(sorted({m for name, runs in RUNS.items() if (pos, task) in runs for m in LENGTHS[name]}))
 
 
+def kept_run_replays(given, kept, pos, task, seed, device):
+    """Whether a run of the recipe read back from .grade/ is the recipe's as far as its first steps
+    replayed here and its shapes show (grader.lab_api.provenance.replays), and the judge's
+    measurements kept with it (provenance.know) are finite."""
+    if not all(len(score) == 5 and all(math.isfinite(x) for x in score) for score in kept.get("scores", [])):
+        return False
+    model = given.model.build_model(given.model.Config(pos=pos), seed=seed, device=device)
+    return replays(kept, model, given.tasks.STEPS, lambda steps: given.tasks.train(model, task, steps=steps, seed=seed))
+
+
 @pytest.fixture(scope="session")
 def recipe_runs(lab, device):
     """The judge's runs of the recipe (recipe.train), computed when first needed, kept in .grade/
-    for this lab's files, torch and device, and checked when read back (recipe.replays)."""
-    where = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
-    code = hashlib.sha256(b"".join(path.read_bytes() for path in recipe_files(lab))).hexdigest()
-    replays = lambda kept, *args: recipe_code.replays(trusted_modules(judge_folders(lab)), kept, *args)
-    with TrustedWork("lab2-recipe", judge_folders(lab), RECIPE, "train", (where, torch.__version__, code),
-                     replays) as runs:
+    for this lab's files, torch and device, and checked when read back (kept_run_replays)."""
+    check = lambda kept, *args: kept_run_replays(trusted_modules(judge_folders(lab)), kept, *args)
+    with TrustedWork("lab2-recipe", judge_folders(lab), RECIPE, "train", work_key(recipe_files(lab), device),
+                     check) as runs:
         yield runs
 
 

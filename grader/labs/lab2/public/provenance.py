@@ -1,6 +1,8 @@
 """Where the returned runs of experiments.py come from, for its checks (test_experiments.py):
 each is validated, rebuilt and measured again by the judge (measured_runs), and each check of an
-experiment starts by holding its runs to the recipe and to their own numbers (expect_honest).
+experiment starts by holding its runs to the recipe and to their own numbers (expect_honest). How
+a run is held to the recipe is the engine's (grader/lab_api/provenance.py); lab 2's schemas, its
+measurements with evaluate(), its hints and its tolerances are here.
 
 Provenance. The judge trains every documented run itself, with trusted code (the handout's
 model.py and tasks.py, the RoPE of fed/positions.py), once per (seed, device, torch, lab files): kept for
@@ -26,17 +28,16 @@ weights that are its own, bit for bit (know). The claims are judged on the judge
 FRESH), where the weights must do as they do on the documented data, within the reference's
 spread (FRESH_SPREAD): a model fitted to the documented evaluation batch shows there.
 """
-import contextlib
-import hashlib
 import itertools
-import weakref
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
 import torch
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from grader.lab_api.checks import CheckFailed, describe, expect, load_beside
+from grader.lab_api import provenance as lab_api
+from grader.lab_api.checks import CheckFailed, expect, load_beside
+from grader.lab_api.provenance import Parted, Parting
 
 reported = load_beside(__file__, "reported")
 FRESH = 90_001                  # the judge's own evaluation data, for the claims
@@ -78,17 +79,6 @@ class Score(NamedTuple):
     accuracy: float
 
 
-class Seed(NamedTuple):
-    """A seed the experiments run with; a hidden one (the course's) is never named in a message."""
-    value: int
-    hidden: bool = False
-
-    @property
-    def shown(self):
-        """The seed's value for a message, " (7)", or nothing when it is hidden."""
-        return "" if self.hidden else f" ({self.value})"
-
-
 @dataclass
 class Measured:
     """One returned run, as the judge sees it."""
@@ -97,19 +87,6 @@ class Measured:
     documented: list[Score]     # the same on the documented data (seed + 1)
     problem: CheckFailed | None = None     # not the recipe's, or numbers from elsewhere: nothing counts
     slip: CheckFailed | None = None        # numbers from a named slip: costs the reproduction check
-
-
-def result(call, name, model):
-    """The experiment's result (the Future of its call), validated: a clear failure when it is not
-    what results.py says."""
-    value = call.result()
-    try:
-        return model.model_validate(value)
-    except ValidationError as error:
-        problem = error.errors()[0]
-        where = ".".join(map(str, problem["loc"]))
-        raise CheckFailed(f"{name} to return a {model.__name__} (see results.py)",
-                          f"{describe(value)}; {where}: {problem['msg']}") from None
 
 
 def rebuild(given, run, name, pos, task, eval_lengths, device):
@@ -161,33 +138,11 @@ MEASURED_KEPT = 4096
 
 
 def digest(model):
-    """SHA-256 of a model's configuration, device and every weight's name, dtype, shape and bytes;
-    once per model (the slip search measures one model many times, and nothing changes its weights)."""
-    if model not in DIGESTS:
-        DIGESTS[model] = _digest(model)
-    return DIGESTS[model]
-
-
-DIGESTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _digest(model):
-    weights = model.state_dict()
-    some = next(iter(weights.values()))
-    h = hashlib.sha256(repr((model.cfg, str(some.device))).encode())
-    for name, w in weights.items():
-        h.update(repr((name, str(w.dtype), tuple(w.shape))).encode())
-        h.update(w.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy())
-    return h.hexdigest()
+    """The model's digest (grader.lab_api.provenance): its Config, device and weights."""
+    return lab_api.digest(model, model.cfg)
 
 
 # -- provenance: the returned runs against the judge's own (conftest.py: recipe) ---------------
-def weight_distance(theirs, judge):
-    """The largest |w - judge's w| / |judge's w| over the judge's tensors (Frobenius norms)."""
-    return max(float((theirs[k].double() - w.double()).norm() / w.double().norm().clamp_min(1e-12))
-               for k, w in judge.items())
-
-
 def recipe_call(pos, task):
     return f"train(build_model(Config(pos={pos!r}), seed=seed), {task!r}, seed=seed)"
 
@@ -195,44 +150,33 @@ def recipe_call(pos, task):
 def losses_provenance(given, run, name, pos, task, seed, device, judge):
     """None when train_losses are the recipe's for this seed; else a CheckFailed that says which
     part of the recipe differs."""
-    losses, steps = run.train_losses, len(judge["train_losses"])
-    if len(losses) != steps:
-        return CheckFailed(f"{name}.train_losses: one loss per step of {recipe_call(pos, task)}, {steps} steps",
-                           f"{len(losses)} losses",
-                           f"trained {len(losses)} steps, the lab trains {steps}: keep train()'s defaults")
-    off = [i for i, (a, b) in enumerate(zip(losses, judge["train_losses"])) if not abs(a - b) <= LOSS_TOLERANCE]
-    if off:
-        i = off[0]
-        return CheckFailed(f"{name}.train_losses to be those of the lab's recipe, {recipe_call(pos, task)}",
-                           f"step {i + 1}: {losses[i]:.4f}, the recipe gives {judge['train_losses'][i]:.4f}",
-                           recipe_difference(given, losses, judge["train_losses"], pos, task, seed, device))
-    return None
+    return lab_api.losses_provenance(
+        run.train_losses, judge["train_losses"], name, recipe_call(pos, task),
+        lambda where: recipe_difference(given, where, run.train_losses[0], pos, task, seed, device), LOSS_TOLERANCE)
 
 
 def weights_provenance(run, name, pos, task, judge):
     """None when the returned weights are those the recipe leaves, else a CheckFailed."""
-    distance = weight_distance(run.state_dict, judge["state_dict"])
-    if not distance <= WEIGHT_TOLERANCE:         # NaN weights fail too
-        return CheckFailed(f"{name}.state_dict to be the weights {recipe_call(pos, task)} leaves "
-                           f"(within {WEIGHT_TOLERANCE:g})",
-                           f"weights {distance:.1e} away from the recipe's, though the losses match it",
-                           "trained on after the recorded steps (more steps, or on the evaluation batch?): "
-                           "return model.state_dict() right after train(...)")
-    return None
+    return lab_api.weights_provenance(
+        run.state_dict, judge["state_dict"], name, recipe_call(pos, task),
+        "trained on after the recorded steps (more steps, or on the evaluation batch?): "
+        "return model.state_dict() right after train(...)", WEIGHT_TOLERANCE)
 
 
-def recipe_difference(given, losses, judge, pos, task, seed, device):
-    """The hint for losses that are not the recipe's: which part of it the first loss shows."""
-    if len(losses) == len(judge) and all(abs(a - b) <= LOSS_TOLERANCE for a, b in zip(sorted(losses), sorted(judge))):
+def recipe_difference(given, where: Parted, first, pos, task, seed, device):
+    """The hint for losses that are not the recipe's: which part of it they show (`first`: the
+    first loss returned)."""
+    if where.how is Parting.STEPS:
+        return f"trained {where.returned} steps, the lab trains {where.steps}: keep train()'s defaults"
+    if where.how is Parting.ORDER:
         return "these are the recipe's losses in another order (sorted?): return the list train() returns, as it is"
-    if abs(losses[0] - judge[0]) > LOSS_TOLERANCE:
-        found = first_loss_match(given, losses[0], pos, task, seed, device)
+    if where.how is Parting.START:
+        found = first_loss_match(given, first, pos, task, seed, device)
         if found:
             return found + "; every run follows the docstring's recipe"
         return ("the first step's loss is not the recipe's for any length, task or seed tried: build with "
                 "build_model(Config(pos=...), seed=seed) and train with train(model, task, seed=seed)")
-    part = next(i for i, (a, b) in enumerate(zip(losses, judge)) if abs(a - b) > LOSS_TOLERANCE)
-    return (f"the losses follow the recipe for {part} step(s), then part from it: train with train()'s "
+    return (f"the losses follow the recipe for {where.step} step(s), then part from it: train with train()'s "
             f"defaults (its Adam, lr {given.tasks.LR}, batch {given.tasks.BATCH_SIZE}), nothing in between")
 
 
@@ -292,7 +236,7 @@ def know(given, recipe, pos, task, device, lengths, data):
 def measured_runs(call, recipe, given, device, seed, name, model, runs):
     """Validate, rebuild, re-measure and hold to the recipe every run of one call of an experiment:
     (result, {run name: Measured})."""
-    value = result(call, name, model)
+    value = lab_api.returned(call, name, model, "results.py")
     returned = {}
     for run_name, pos, task, eval_lengths in runs(given):
         run, label = getattr(value, run_name), f"{name}().{run_name}"
@@ -312,45 +256,3 @@ def measured_runs(call, recipe, given, device, seed, name, model, runs):
         unexplained, slip = explained.get(r.label, (None, None))
         out[run_name] = Measured(r.run, fresh, r.documented, unexplained or recipe_problems[r.label], slip)
     return value, out
-
-
-def per_seed(seeds, measure):
-    """{seed: measure(seed), or the exception it raised}: each seed's outcome, for the checks."""
-    out = {}
-    for seed in seeds:
-        try:
-            out[seed] = measure(seed)
-        except Exception as error:      # raised again by the check, at its seed (at)
-            out[seed] = error
-    return out
-
-
-@contextlib.contextmanager
-def at(seed, seeds):
-    """A failure in this block names its seed, when the experiments run at several (public ones)."""
-    try:
-        yield
-    except CheckFailed as failure:
-        if len(seeds) == 1:
-            raise
-        where = "at the grading's seed" if seed.hidden else f"at seed {seed.value}"
-        raise CheckFailed(f"{where}: {failure.expected}", failure.seen, failure.hint, failure.mistake) from None
-
-
-def each_seed(outcomes, check):
-    """check(result, runs, seed) at every seed in turn: the first failure, named by its seed."""
-    for seed, outcome in outcomes.items():
-        with at(seed, list(outcomes)):
-            if isinstance(outcome, BaseException):
-                raise outcome
-            check(*outcome, seed)
-
-
-def expect_honest(measured, reproduces=False):
-    """Every run is the recipe's and its numbers come from its weights; with `reproduces`, the
-    numbers are also exactly the documented measurement. Each check of an experiment starts here."""
-    _, runs = measured
-    for run in runs.values():
-        for failure in (run.problem, run.slip if reproduces else None):
-            if failure:
-                raise CheckFailed(failure.expected, failure.seen, failure.hint)

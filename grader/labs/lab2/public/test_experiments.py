@@ -1,8 +1,9 @@
 """Checks of experiments.py: every run is held to the lab's recipe, and the lab's claims are
 measured again from the student's weights. How a run is held to the recipe, and its reported
-numbers to its weights, is provenance.py's; the claims are here. Public: a learner's copy runs the
-experiments at two seeds, 0 and another, and a check passes only when it passes at both; the
-course's grading runs them at a seed of its own (conftest.py).
+numbers to its weights, is provenance.py's (with grader.lab_api.provenance); the claims are
+here. Public: a learner's copy runs the experiments at two seeds, 0 and another, and a check
+passes only when it passes at both; the course's grading runs them at a seed of its own
+(conftest.py).
 
 Thresholds come from the reference over seeds 0..19 (benchmarks/seed_spread.py), min / median / max:
     loss gap (none - learned)              2.273 / 2.301 / 2.331      -> gap > 1.0
@@ -18,6 +19,7 @@ import pytest
 
 from grader.lab_api import CallFailed
 from grader.lab_api.checks import CheckFailed, expect, load_beside
+from grader.lab_api.provenance import each_seed, expect_honest, per_seed
 
 provenance = load_beside(__file__, "provenance")
 ON_STEP = "on_step"             # the key of the on_step probe's call (conftest.py: experiments)
@@ -56,7 +58,7 @@ def expect_on_step(outcomes, experiments, name):
     """The runs are the recipe's, and the on_step probe (conftest.py) found on_step handed on
     unchanged to every train call: each call of train()'s reached the on_step the grader passed. A
     failure of the probe's call that is not the probe's (its train() trains nothing) shows no slip."""
-    provenance.each_seed(outcomes, lambda value, runs, seed: provenance.expect_honest((value, runs)))
+    each_seed(outcomes, lambda value, runs, seed: expect_honest(runs.values()))
     try:
         experiments[name, ON_STEP].result()
     except CallFailed as failure:
@@ -83,7 +85,7 @@ def extrapolation_runs(given):
 @pytest.fixture(scope="module")
 def gap(experiments, recipe, given, device, seeds):
     """{seed: (result, {run name: Measured}), or what it raised}."""
-    return provenance.per_seed(seeds, lambda seed: provenance.measured_runs(
+    return per_seed(seeds, lambda seed: provenance.measured_runs(
         experiments["measure_loss_gap", seed.value], recipe, given, device, seed, "measure_loss_gap",
         provenance.LossGap, gap_runs))
 
@@ -92,11 +94,11 @@ def gap(experiments, recipe, given, device, seeds):
 def test_gap_reproduces(gap):
     """returns the three documented models, trained by the recipe, and the numbers evaluate() gives"""
     def check(value, runs, seed):
-        provenance.expect_honest((value, runs), reproduces=True)
+        expect_honest(runs.values(), reproduces=True)
         computed = value.no_pos.eval_losses[0] - value.learned.eval_losses[0]
         expect(abs(value.gap - computed) < 1e-6,
                f"gap == no_pos.eval_losses[0] - learned.eval_losses[0] = {computed:.4f}", f"{value.gap:.4f}")
-    provenance.each_seed(gap, check)
+    each_seed(gap, check)
 
 
 def record_gap(gap, recipe, given, device, record_property):
@@ -115,7 +117,7 @@ def record_gap(gap, recipe, given, device, record_property):
 def test_gap_measured(gap, recipe, given, device, record_property):
     """deleting positions costs a clear loss gap (> 1 nat, measured by the grader)"""
     def check(value, runs, seed):
-        provenance.expect_honest((value, runs))
+        expect_honest(runs.values())
         expect_no_pos_trained(runs)
         learned_loss, learned_accuracy = runs["learned"].fresh[0]
         no_pos_loss, _ = runs["no_pos"].fresh[0]
@@ -124,14 +126,14 @@ def test_gap_measured(gap, recipe, given, device, record_property):
         expect(no_pos_loss - learned_loss > GAP, f"a loss gap (none - learned) above {GAP}",
                f"{no_pos_loss:.3f} - {learned_loss:.3f} = {no_pos_loss - learned_loss:.3f}")
     record_gap(gap, recipe, given, device, record_property)
-    provenance.each_seed(gap, check)
+    each_seed(gap, check)
 
 
 @pytest.mark.grade(points=3, tags=["measure_loss_gap"])
 def test_gap_can_and_cannot(gap):
     """without positions the model cannot do lookback but can do majority"""
     def check(value, runs, seed):
-        provenance.expect_honest((value, runs))
+        expect_honest(runs.values())
         expect_no_pos_trained(runs)
         lookback = runs["no_pos"].fresh[0].accuracy
         majority = runs["no_pos_majority"].fresh[0].accuracy
@@ -139,7 +141,7 @@ def test_gap_can_and_cannot(gap):
                "no_pos must be built with Config(pos='none')")
         expect(majority > 0.7, "the no-position model to learn majority (accuracy > 0.7)", f"{majority:.3f}",
                "train no_pos_majority on 'majority'")
-    provenance.each_seed(gap, check)
+    each_seed(gap, check)
 
 
 @pytest.mark.grade(points=1, tags=["measure_loss_gap"])
@@ -154,7 +156,7 @@ TAGS = ["extrapolation_runs"]
 
 @pytest.fixture(scope="module")
 def extrapolation(experiments, recipe, given, device, seeds):
-    return provenance.per_seed(seeds, lambda seed: provenance.measured_runs(
+    return per_seed(seeds, lambda seed: provenance.measured_runs(
         experiments["extrapolation_runs", seed.value], recipe, given, device, seed, "extrapolation_runs",
         provenance.Extrapolation, extrapolation_runs))
 
@@ -162,7 +164,7 @@ def extrapolation(experiments, recipe, given, device, seeds):
 @pytest.mark.grade(points=3, tags=TAGS)
 def test_extrapolation_reproduces(extrapolation):
     """returns learned and RoPE models, trained by the recipe, and the numbers evaluate() gives at every length"""
-    provenance.each_seed(extrapolation, lambda value, runs, seed: provenance.expect_honest((value, runs), True))
+    each_seed(extrapolation, lambda value, runs, seed: expect_honest(runs.values(), True))
 
 
 @pytest.mark.grade(points=3, tags=TAGS)
@@ -171,14 +173,14 @@ def test_learned_fails_beyond(extrapolation, given):
     train_len = given.tasks.TRAIN_LEN
 
     def check(value, runs, seed):
-        provenance.expect_honest((value, runs))
+        expect_honest(runs.values())
         accuracies = [accuracy for _, accuracy in runs["learned"].fresh]
         expect(accuracies[0] > 0.9, f"learned positions to learn lookback at length {train_len} (accuracy > 0.9)",
                f"{accuracies[0]:.3f}")
         for n, accuracy in zip(lengths(given)[1:], accuracies[1:]):
             expect(accuracy < 0.2, f"learned positions to fail past {train_len} at length {n} (accuracy < 0.2)",
                    f"{accuracy:.3f}", "evaluate at longer lengths with start=TRAIN_LEN")
-    provenance.each_seed(extrapolation, check)
+    each_seed(extrapolation, check)
 
 
 def record_extrapolation(extrapolation, recipe, given, device, record_property):
@@ -199,7 +201,7 @@ def record_extrapolation(extrapolation, recipe, given, device, record_property):
 def test_rope_extrapolates(extrapolation, recipe, given, device, record_property):
     """RoPE keeps working past the training length, far better than learned positions"""
     def check(value, runs, seed):
-        provenance.expect_honest((value, runs))
+        expect_honest(runs.values())
         learned = [accuracy for _, accuracy in runs["learned"].fresh]
         rope = [accuracy for _, accuracy in runs["rope"].fresh]
         for n, rope_accuracy, learned_accuracy in zip(lengths(given), rope, learned):
@@ -210,7 +212,7 @@ def test_rope_extrapolates(extrapolation, recipe, given, device, record_property
                 expect(rope_accuracy - learned_accuracy > 0.6, f"RoPE ahead of learned by > 0.6 at length {n}",
                        f"{rope_accuracy:.3f} vs {learned_accuracy:.3f}")
     record_extrapolation(extrapolation, recipe, given, device, record_property)
-    provenance.each_seed(extrapolation, check)
+    each_seed(extrapolation, check)
 
 
 @pytest.mark.grade(points=1, tags=TAGS)
