@@ -208,7 +208,7 @@ def test_what_an_unknown_time_costs_is_the_instructors_choice():
     assert assess(row, policy, Arrival(None, "timestamps"), assume="on time").final_score == 40
     assumed = assess(row, policy, Arrival(None, "timestamps"), assume="late")
     assert (assumed.final_score, assumed.penalty_percent) == (25, 30)
-    free = assess(row, None, Arrival(None, "timestamps"))                    # no late policy: time does not matter
+    free = assess(row, None, Arrival(None, "timestamps"))           # no late policy: time does not matter
     assert (free.final_score, free.timing, free.time_source) == (40, "", "unknown")
 
 
