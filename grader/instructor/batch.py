@@ -214,9 +214,10 @@ def _decided(lab, out, rows, max_score, timing, quiz):
         extensions = {key: r.extension for key, r in kept.items() if r.extension}
     marks = {key: record.QuizMark(score=q.score, max=q.max, passed=q.passed) for key, q in quiz.items()} \
         if quiz is not None else None
-    return record.decide(rows.values(), policy, origin, "grade.py batch", times=stamps, extensions=extensions or {},
-                         assume=assume if assume or not earlier else earlier.assume,
-                         adjustments=record.read_adjustments(out), max_score=max_score, quiz=marks, earlier=earlier)
+    given = record.Given("grade.py batch", max_score, times=stamps, extensions=extensions or {},
+                         adjustments=tuple(record.read_adjustments(out)), quiz=marks, earlier=earlier)
+    return record.decide(rows.values(), record.Policy(policy, origin, assume if assume or not earlier else
+                                                      earlier.assume), given)
 
 
 def _write_gradebook(run: ClassRun, tally: gradebook.Tally):

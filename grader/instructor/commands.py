@@ -328,8 +328,9 @@ def run_gradebook(args: argparse.Namespace, console: Console) -> int:
                       f"-{given.penalty:g}% per {given.per}) gives way to lab.yaml's "
                       f"({'none' if lab.manifest.deadline is None else 'its deadline'}) in the record, the page and "
                       "the feedback: give --due and --penalty again to keep it", soft_wrap=True)
-    lines, unmatched, strays = export.gradebook(out, fmt, dest, lab, overrides=overrides, scale=args.scale,
-                                                columns=columns, missing=args.missing, assume=args.assume, **files)
+    lines, unmatched, strays = export.gradebook(export.GradebookRequest(
+        out, fmt, dest, lab, overrides=overrides, scale=args.scale, columns=columns, missing=args.missing,
+        assume=args.assume, **files))
     if strays:
         console.print(f"[yellow]--timestamps: {len(strays)} name(s) match no submission:[/] "
                       f"{escape('; '.join(strays[:10]))}", soft_wrap=True)

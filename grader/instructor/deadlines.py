@@ -157,11 +157,21 @@ def describe(late: Lateness | None) -> str:
     return (f"{int(days)} d " if days else "") + f"{rest:.1f} h late"
 
 
-def assess(row: BatchRow, policy: "Deadline | None", submitted: datetime | None, source: TimeSource,
-           due: datetime | None = None, assume: str | None = None, max_score: float | None = None) -> BatchRow:
+@dataclass(frozen=True)
+class Arrival:
+    """When a submission came in (None: unknown), by whose word, and the student's own due time
+    (None: the policy's)."""
+    at: datetime | None
+    source: TimeSource
+    due: datetime | None = None
+
+
+def assess(row: BatchRow, policy: "Deadline | None", arrival: Arrival, assume: str | None = None,
+           max_score: float | None = None) -> BatchRow:
     """`row` with its time, the time's source, lateness, penalty and final score (a BatchRow).
     Under a policy, an unknown time gives no mark unless `assume` says: "on time", or "late"
     (the policy's cap). A row the grader did not score keeps no mark, a rejected or empty one 0."""
+    submitted, source, due = arrival.at, arrival.source, arrival.due
     fields: dict[str, Any] = {"submitted_at": submitted, "time_source": source if submitted else "unknown",
                                "late_by_hours": None, "penalty_percent": None, "timing": "", "timing_kind": None}
     if row.status not in SCORED:

@@ -11,6 +11,7 @@ and the terminal. Every cell is inert (grader.base.text).
 """
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -195,37 +196,56 @@ def policy(lab: "Lab | None", overrides: dict[str, Any]) -> "Deadline | None":
         raise UsageError(f"late policy: {'.'.join(map(str, problem['loc']))}: {problem['msg']}") from None
 
 
-def gradebook(out: Path, fmt: LmsFormat, dest: Path, lab: "Lab | None" = None, roster: Path | None = None,
-              quiz: Path | None = None, timestamps: Path | None = None, overrides: dict[str, Any] | None = None,
-              scale: Scale = "points", columns: Mapping[Kind, str | None] | None = None, missing: Missing = "zero",
-              assume: record.Assume = None) -> tuple[list[Line], list[Line], list[str]]:
-    """Read, decide, build and write one gradebook (paths already checked): the late policy given
-    here is decided once into the class's record (OUT/final.json), and grades.csv, the page and
-    the feedback follow it. Returns (Lines, unmatched Lines, the timestamps file's names that
-    match no submission, in words: strays_in_words)."""
+@dataclass(frozen=True)
+class GradebookRequest:
+    """What the instructor asked `grade.py gradebook` for, its paths already checked: the batch's
+    folder `out`, the file `dest` in `fmt`, the lab whose deadline applies, the class's files, the
+    command line's late policy (`overrides`: fields of labs.Deadline over lab.yaml's) and how the
+    file shows its grades (`columns`: {"lab", "quiz", "lesson": title}, those not named defaulted)."""
+    out: Path
+    fmt: LmsFormat
+    dest: Path
+    lab: "Lab | None" = None
+    roster: Path | None = None
+    quiz: Path | None = None
+    timestamps: Path | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    scale: Scale = "points"
+    columns: Mapping[Kind, str | None] = field(default_factory=dict)
+    missing: Missing = "zero"
+    assume: record.Assume = None
+
+
+def gradebook(asked: GradebookRequest) -> tuple[list[Line], list[Line], list[str]]:
+    """Read, decide, build and write one gradebook: the late policy given here is decided once
+    into the class's record (OUT/final.json), and grades.csv, the page and the feedback follow
+    it. Returns (Lines, unmatched Lines, the timestamps file's names that match no submission, in
+    words: strays_in_words)."""
+    out, fmt, lab, quiz = asked.out, asked.fmt, asked.lab, asked.quiz
     summary, rows = load_batch(out)
-    deadline = policy(lab, overrides or {})
-    stamps = deadlines.read_timestamps(timestamps) if timestamps else None
-    entries = read_roster(roster) if roster else None
+    deadline = policy(lab, dict(asked.overrides))
+    stamps = deadlines.read_timestamps(asked.timestamps) if asked.timestamps else None
+    entries = read_roster(asked.roster) if asked.roster else None
     quiz_rows = read_quiz(quiz, lab or _batch_lab(summary), [*(row.student for row in rows),
                                                              *(e.student for e in (entries or {}).values())]) \
         if quiz else {}
     marks = {key: record.QuizMark(score=q.score, max=q.max, passed=q.passed) for key, q in quiz_rows.items()}
     extensions = {key: entry.extension for key, entry in entries.items()} if entries is not None else None
-    decided = record.decide(rows, deadline, "command line" if overrides else "lab.yaml", "grade.py gradebook",
-                            times=stamps, extensions=extensions, assume=assume,
-                            adjustments=record.read_adjustments(out), max_score=summary.max_score,
-                            quiz=marks if quiz else None, earlier=record.load(out))
+    chosen = record.Policy(deadline, "command line" if asked.overrides else "lab.yaml", asked.assume)
+    decided = record.decide(rows, chosen, record.Given(
+        "grade.py gradebook", summary.max_score, times=stamps, extensions=extensions,
+        adjustments=tuple(record.read_adjustments(out)), quiz=marks if quiz else None, earlier=record.load(out)))
     kept: dict[str, Any] = quiz_rows or dict(decided.quiz)      # not given again: the quiz the record keeps
-    lines = build(decided.rows, entries, kept, summary.max_score, missing)
+    lines = build(decided.rows, entries, kept, summary.max_score, asked.missing)
     strays = strays_in_words(stamps, rows)
-    given = columns or {}
+    given = asked.columns
     titles: dict[Kind, str | None] = {"lab": summary.lab, **given}
     if not fmt.column_ids:
         titles = {"quiz": f"{titles['lab']} quiz", "lesson": f"{titles['lab']} lesson complete", **titles}
     if not quiz and not ({"quiz", "lesson"} & set(given) and kept):   # the record's, where a column is named
         titles["quiz"] = titles["lesson"] = None
-    unmatched = write(dest, fmt, lines, summary.max_score, scale, titles)    # first: a refused file decides nothing
+    # first: a refused file decides nothing
+    unmatched = write(asked.dest, fmt, lines, summary.max_score, asked.scale, titles)
     record.save(out, decided)
     follow(out, lab or _batch_lab(summary), decided, quiz)
     return lines, unmatched, strays

@@ -12,6 +12,7 @@ and each feedback page read it, never working a grade out again on their own.
 import math
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -59,37 +60,56 @@ class FinalRecord(BaseModel):
         return self.policy.model_copy(update={"due": self.policy.due.astimezone(ZoneInfo(self.zone))})
 
 
-def decide(rows: Iterable[BatchRow], policy: Deadline | None, policy_from: PolicyFrom, decided_by: str, *,
-           times: dict[str, datetime | None] | None = None, extensions: dict[str, float | datetime] | None = None,
-           assume: Assume = None, adjustments: Iterable[Adjustment] = (), max_score: float | None = None,
-           quiz: dict[str, QuizMark] | None = None, earlier: "FinalRecord | None" = None) -> "FinalRecord":
-    """The FinalRecord of `rows` (a batch's BatchRows) under `policy` (a labs.Deadline or None).
+@dataclass(frozen=True)
+class Policy:
+    """The late policy a command decides under: its deadline (None: no late policy), where that
+    came from, and what an unknown time is taken as."""
+    deadline: Deadline | None
+    origin: PolicyFrom
+    assume: Assume = None
 
-    `times` ({identity: time}): the only source of times where given; else a row keeps one from
-    the instructor's timestamps. `extensions` ({identity: hours or time}, the roster's) where
-    given; else a row keeps the extension it has. `earlier`: the record before (its quiz kept)."""
+
+@dataclass(frozen=True)
+class Given:
+    """What a command knows of the class beside its rows. `times` ({identity: time}): the only
+    source of times where given; else a row keeps one from the instructor's timestamps.
+    `extensions` ({identity: hours or time}, the roster's) where given; else a row keeps the
+    extension it has. `quiz`: the class quiz's marks where given; else those of `earlier`, the
+    record before."""
+    decided_by: str                         # the command: "grade.py gradebook"
+    max_score: float | None = None
+    times: dict[str, datetime | None] | None = None
+    extensions: dict[str, float | datetime] | None = None
+    adjustments: tuple[Adjustment, ...] = ()
+    quiz: dict[str, QuizMark] | None = None
+    earlier: FinalRecord | None = None
+
+
+def decide(rows: Iterable[BatchRow], policy: Policy, given: Given) -> FinalRecord:
+    """The FinalRecord of `rows` (a batch's BatchRows) under `policy`, with what the command was `given`."""
+    deadline, assume, max_score = policy.deadline, policy.assume, given.max_score
     by_student: dict[str, list[Adjustment]] = {}
-    for a in adjustments:
+    for a in given.adjustments:
         by_student.setdefault(identity(a.student), []).append(a)
     decided = []
     for row in sorted(rows, key=lambda r: r.student):
         key = identity(row.student)
         when: datetime | None
         source: TimeSource
-        if times is not None:
-            when, source = times.get(key), "timestamps"
+        if given.times is not None:
+            when, source = given.times.get(key), "timestamps"
         else:
             when, source = (row.submitted_at, row.time_source) if row.time_source == "timestamps" else (None, "")
-        extension = extensions.get(key) if extensions is not None else row.extension
-        due = deadlines.due_for(policy, extension) if policy is not None and extension else None
-        assessed = deadlines.assess(row, policy, when, source, due, assume, max_score)
+        extension = given.extensions.get(key) if given.extensions is not None else row.extension
+        due = deadlines.due_for(deadline, extension) if deadline is not None and extension else None
+        assessed = deadlines.assess(row, deadline, deadlines.Arrival(when, source, due), assume, max_score)
         decided.append(_adjusted(assessed.model_copy(update={"extension": extension}), by_student.get(key, []),
                                  max_score))
-    zone = policy.due.tzinfo.key if policy is not None and isinstance(policy.due.tzinfo, ZoneInfo) else ""
-    return FinalRecord(decided_by=decided_by, decided_at=datetime.now(timezone.utc), policy=policy,
-                       policy_from=policy_from if policy is not None else "", zone=zone, assume=assume,
+    zone = deadline.due.tzinfo.key if deadline is not None and isinstance(deadline.due.tzinfo, ZoneInfo) else ""
+    return FinalRecord(decided_by=given.decided_by, decided_at=datetime.now(timezone.utc), policy=deadline,
+                       policy_from=policy.origin if deadline is not None else "", zone=zone, assume=assume,
                        max_score=max_score, rows=decided,
-                       quiz=quiz if quiz is not None else earlier.quiz if earlier else {})
+                       quiz=given.quiz if given.quiz is not None else given.earlier.quiz if given.earlier else {})
 
 
 def _adjusted(row, adjustments, max_score):
@@ -109,8 +129,8 @@ def again(out: Path, decided_by: str) -> FinalRecord:
     record = load(out)
     if record is None:
         raise UsageError(f"{out}: no {RECORD} (a batch's record of its final grades): run grade.py batch first")
-    return decide(record.rows, record.deadline(), record.policy_from, decided_by, assume=record.assume,
-                  adjustments=read_adjustments(out), max_score=record.max_score, earlier=record)
+    return decide(record.rows, Policy(record.deadline(), record.policy_from, record.assume),
+                  Given(decided_by, record.max_score, adjustments=tuple(read_adjustments(out)), earlier=record))
 
 
 def load(out: Path) -> FinalRecord | None:

@@ -15,7 +15,7 @@ from grader.base.kinds import Failure
 from grader.judge.cgroup import forget
 from grader.judge.clock import Backstop, Limit, SessionMeter
 from grader.judge.printed import OUTPUT_LIMIT
-from grader.judge.zygote import MESSAGE_LIMIT, ZygoteGone
+from grader.judge.zygote import MESSAGE_LIMIT, Forked, ZygoteGone
 
 if TYPE_CHECKING:
     import torch
@@ -63,16 +63,18 @@ class Echo(tuple):
 class Child:
     """One forked child: request and answer pipes, and its output, kept up to a limit."""
 
-    def __init__(self, zygote, pid, request_fd, answer_fd, output_fd, shared, host_pid=None, groups=(),
-                 answer_bytes=0):
-        self.zygote, self.pid, self._shared = zygote, pid, shared
-        self.host_pid = host_pid or pid     # its pid here, for reading its use of time
-        self.groups = groups                # its own control groups, if any (Cgroup.account)
-        self.meter = SessionMeter(self.host_pid, groups[0] if groups else None)
+    def __init__(self, zygote, forked: Forked, answer_bytes=0):
+        """`forked`: the child as its zygote handed it over (its pids, our ends of its pipes, its
+        shared memory and control groups)."""
+        self.zygote, self.pid, self._shared = zygote, forked.pid, forked.shared
+        self.host_pid = forked.host_pid or forked.pid      # its pid here, for reading its use of time
+        self.groups = forked.groups         # its own control groups, if any (Cgroup.account)
+        self.meter = SessionMeter(self.host_pid, self.groups[0] if self.groups else None)
         self.answer_bytes = answer_bytes    # bytes of tensors an answer may carry (the lab's answer_mb)
-        self._request, self._answer, self._output_fd = request_fd, answer_fd, output_fd
-        os.set_blocking(request_fd, False)
-        os.set_blocking(output_fd, False)
+        self._request, self._answer = forked.request_fd, forked.answer_fd
+        self._output_fd: int | None = forked.output_fd
+        os.set_blocking(forked.request_fd, False)
+        os.set_blocking(forked.output_fd, False)
         self._output, self._dropped = bytearray(), 0
         self.output_limit = OUTPUT_LIMIT
         self.believe_faults = True          # a fault the child reports, or its zygote's end, is the

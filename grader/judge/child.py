@@ -184,7 +184,16 @@ def take_files(setup, workdir):
     return trap.trap(setup.get("forbid", {}), workdir, setup.get("student", []))
 
 
-def serve(workdir, read_fd, write_fd, shared, wire, limit, calls):
+class Ends(tuple):
+    """A child's ends of its channel (a tuple: frozen, and no import here): requests read from
+    `read_fd`, answers written to `write_fd`, tensor arguments placed by the judge in `shared`."""
+    read_fd = property(lambda self: self[0])
+    write_fd = property(lambda self: self[1])
+    shared = property(lambda self: self[2])
+
+
+def serve(workdir, ends, wire, limit, calls):
+    read_fd, write_fd, shared = ends.read_fd, ends.write_fd, ends.shared
     while True:
         try:
             request = wire.recv(read_fd)
@@ -232,9 +241,10 @@ OPEN_TO_ALL = ["/tmp", "/var/tmp", "/dev/shm"]      # where every user may write
 left_in: list[str] = []             # as root, plain: where children may leave files that outlive them
 
 
-def become_child(order, fds, scratch, wire, sandboxed):
+def become_child(order, fds, home):
     """In a fresh fork: take the pipes, get fresh mounts, lose privileges, take the files the
     judge sends down the request pipe, limit ourselves, then serve."""
+    scratch, wire, sandboxed = home.scratch, home.wire, home.sandboxed
     read_fd, write_fd, output_fd, shared_fd = fds
     shared = mmap.mmap(shared_fd, 0)
     os.close(shared_fd)
@@ -281,12 +291,22 @@ def become_child(order, fds, scratch, wire, sandboxed):
     seed_torch = torch.manual_seed if order["device"].startswith("cuda") else torch.default_generator.manual_seed
     random.seed(0)                  # the same submission meets the same luck every grading
     seed_torch(0)                   # (and each call its own: seed_from)
-    serve(workdir, read_fd, write_fd, shared, wire, limit, calls)
+    serve(workdir, Ends((read_fd, write_fd, shared)), wire, limit, calls)
     os._exit(0)
 
 
 # -- the zygote: forks children, never runs student code -----------------------------------------
-def zygote(scratch, control, wire, sandboxed):
+class Home(tuple):
+    """What the zygote has for its life (a tuple: frozen, and no import here): its `scratch`
+    folder, its `control` socket to the judge, the `wire` module, and whether it is `sandboxed`."""
+    scratch = property(lambda self: self[0])
+    control = property(lambda self: self[1])
+    wire = property(lambda self: self[2])
+    sandboxed = property(lambda self: self[3])
+
+
+def zygote(home):
+    control, wire = home.control, home.wire
     children = {}                   # pid -> exit status once reaped, else None
     while True:
         try:
@@ -294,20 +314,20 @@ def zygote(scratch, control, wire, sandboxed):
         except EOFError:
             return
         try:
-            reply = obey(order, fds, children, scratch, control, wire, sandboxed)
+            reply = obey(order, fds, children, home)
         except Exception as error:  # a bad order is answered, never the zygote's end
             reply = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
         wire.send_with_fds(control, reply)
 
 
-def obey(order, fds, children, scratch, control, wire, sandboxed):
+def obey(order, fds, children, home):
     op = order["op"]
     if op == "fork":
         pid = os.fork()
         if pid == 0:
-            control.close()
+            home.control.close()
             try:
-                become_child(order, fds, scratch, wire, sandboxed)
+                become_child(order, fds, home)
             finally:
                 os._exit(70)
         for fd in fds:
@@ -320,10 +340,10 @@ def obey(order, fds, children, scratch, control, wire, sandboxed):
         kill_child(children, order["pid"])
         return {"status": reap(children, order["pid"], 5.0)}
     if op == "reset":               # between submissions: no process of the last one survives
-        kill_everything(sandboxed)
+        kill_everything(home.sandboxed)
         children.clear()
-        if not sandboxed:           # sandboxed children's files lived in their own mounts
-            wipe(scratch)
+        if not home.sandboxed:      # sandboxed children's files lived in their own mounts
+            wipe(home.scratch)
         return {"ok": True}
     raise ValueError(f"unknown order {op!r}")
 
@@ -458,7 +478,7 @@ def main(argv):
     gc.freeze()                     # what the zygote holds is never scanned, by it or by a fork
     gc.enable()
     wire.send_with_fds(control, {"ready": True})
-    zygote(scratch, control, wire, sandboxed)
+    zygote(Home((scratch, control, wire, sandboxed)))
 
 
 if __name__ == "__main__":

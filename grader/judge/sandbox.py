@@ -143,7 +143,7 @@ class Sandbox:
                 raise SetupError(str(gone)) from None
             fault = Failure.GRADER_FAULT if self.settings.believe_faults else Failure.CRASHED
             raise CallFailed(function, fault, str(gone)) from None
-        child = Child(self.zygote, *forked, answer_bytes=self.lab.manifest.answer_mb * 2**20)
+        child = Child(self.zygote, forked, answer_bytes=self.lab.manifest.answer_mb * 2**20)
         child.output_limit, child.believe_faults = self.printed.limit, self.settings.believe_faults
         try:
             setup = {"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes,

@@ -12,6 +12,7 @@ read costs that answer only, and is noted on its row. A student's names compare 
 (grader.readers.identity); a student's duplicate rows are noted, and the latest by timestamp counts (else
 the last), the timestamps' order of day and month decided for the whole column (grader.readers.times).
 """
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -22,7 +23,7 @@ from grader.base.errors import QuizError, UsageError
 from grader.base.text import as_written
 from grader.quiz.answers import AnswerError, in_key_form, parse_answer, why_wrong
 from grader.quiz.grading import grade
-from grader.quiz.model import QuestionResult, QuizResult
+from grader.quiz.model import QuestionResult, Quiz, QuizResult
 from grader.readers import csvfile
 from grader.readers.identity import as_read, identity, look_alikes
 from grader.readers.times import read_column
@@ -192,19 +193,31 @@ def _settle_duplicates(rows, readings, at=None):
 
 
 # -- a gradebook, read as graded -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Gradebook:
+    """A gradebook file as each of its rows reads: its quiz (None: not known) and the quiz's name,
+    the question ids whose 0/1 marks it holds, when it was written (the results' time) and where."""
+    quiz: Quiz | None
+    name: str
+    ids: tuple[str, ...]
+    when: datetime
+    path: Path
+
+
 def _read_gradebook(header, lines, quiz, name, path):
     ids = [question.id for question in quiz.questions] if quiz else []
     marks = bool(ids) and all(i.casefold() in header for i in ids)
     when = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).astimezone()
+    book = _Gradebook(quiz, name, tuple(ids) if marks else (), when, path)
     rows = []
     for number, cells in lines:
-        row = _cells(header, cells, [*GRADEBOOK, "status", "notes", *(ids if marks else [])])
-        rows.append(_gradebook_row(quiz, name, number, row, ids if marks else [], when, path))
+        rows.append(_gradebook_row(book, number, _cells(header, cells, [*GRADEBOOK, "status", "notes", *book.ids])))
     _settle_duplicates(rows, None)
     return {"kind": "gradebook", "marks": marks, "rows": rows}
 
 
-def _gradebook_row(quiz, name, number, cells, ids, when, path):
+def _gradebook_row(book, number, cells):
+    quiz, name, ids, when, path = book.quiz, book.name, book.ids, book.when, book.path
     student, status = cells["student"], _plain(cells.get("status", "")) or "graded"     # csvfile's plain name
     notes = [note for note in _plain(cells.get("notes", "")).split("; ") if note]
     if not student or not cells["score"]:

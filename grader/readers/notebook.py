@@ -26,6 +26,10 @@ import re
 import symtable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grader.readers.manifest import Lab
 
 MAX_NOTEBOOK_BYTES = 32 * 2**20     # the .ipynb as stored, outputs included
 MAX_CELLS = 5_000
@@ -370,11 +374,12 @@ def extract_cells(lab, cells, name="notebook.ipynb"):
             notes.append(f"{name}: {function} is defined inside {what} ({cell}, line {line}); grading reads "
                          "functions defined at the top level of a cell: it stays a stub")
     result = Extracted({}, notes)
+    read = _Read(lab, name, graded, found, defines)
     for file, functions in lab.manifest.student_files.items():
         mine = [f for f in functions if f in defines]
         if not mine:
             continue
-        text, uses_dropped = _file_text(lab, file, mine, defines, graded, found, name)
+        text, uses_dropped = _file_text(read, file, mine)
         notes += [n for n in uses_dropped if n not in notes]
         result.files[file] = text
     if found.ran:
@@ -395,9 +400,22 @@ def _cells(labels):
     return ("cell " if len(shown) == 1 else "cells ") + words if labels[0].startswith("cell ") else words
 
 
-def _file_text(lab, file, mine, defines, graded, found, name):
+@dataclass(frozen=True)
+class _Read:
+    """A notebook as read, whichever student file is made of it: the lab, the notebook's name,
+    the lab's graded functions ({function: its file}), its Cells and the kept Block binding each
+    name (the last one)."""
+    lab: "Lab"
+    name: str
+    graded: dict
+    found: Cells
+    defines: dict
+
+
+def _file_text(read, file, mine):
     """(the source of student file `file`, as segments [(text, cell, line)], notes on names used
-    that only dropped statements define)."""
+    that only dropped statements define); `mine`: the lab's functions of `file` the notebook defines."""
+    lab, name, graded, found, defines = read.lab, read.name, read.graded, read.found, read.defines
     needed, todo, notes, other = set(), list(mine), [], {}
     while todo:
         bound = todo.pop()

@@ -18,7 +18,7 @@ from rich.console import Console
 from grader.base.errors import UsageError
 from grader.core.results import Check, LabResults
 from grader.instructor import batch
-from grader.instructor.deadlines import assess, due_for, gradescope_time, lateness, parse_time, read_timestamps
+from grader.instructor.deadlines import Arrival, assess, due_for, gradescope_time, lateness, parse_time, read_timestamps
 from grader.instructor.records import BatchRow
 from grader.instructor.roster import read_roster
 from grader.learner.cli import main
@@ -202,13 +202,13 @@ def test_a_time_no_clock_can_compare_is_a_sentence_naming_its_line(tmp_path, whe
 def test_what_an_unknown_time_costs_is_the_instructors_choice():
     policy = Deadline(due=DUE, penalty=10, cap=30)
     row = BatchRow(student="a", status="graded", score=40, max_score=50)
-    unknown = assess(row, policy, None, "timestamps")
+    unknown = assess(row, policy, Arrival(None, "timestamps"))
     assert (unknown.time_source, unknown.final_score, unknown.penalty_percent) == ("unknown", None, None)
     assert unknown.timing.startswith("time unknown: no mark")
-    assert assess(row, policy, None, "timestamps", assume="on time").final_score == 40
-    assumed = assess(row, policy, None, "timestamps", assume="late")
+    assert assess(row, policy, Arrival(None, "timestamps"), assume="on time").final_score == 40
+    assumed = assess(row, policy, Arrival(None, "timestamps"), assume="late")
     assert (assumed.final_score, assumed.penalty_percent) == (25, 30)
-    free = assess(row, None, None, "timestamps")                    # no late policy: time does not matter
+    free = assess(row, None, Arrival(None, "timestamps"))           # no late policy: time does not matter
     assert (free.final_score, free.timing, free.time_source) == (40, "", "unknown")
 
 

@@ -305,7 +305,7 @@ def test_a_child_closed_by_threads_at_once_is_closed_once_and_quietly(monkeypatc
     errors = []
     try:
         for _ in range(5):
-            child = Child(zygote, *zygote.fork("cpu", memory))
+            child = Child(zygote, zygote.fork("cpu", memory))
             barrier = threading.Barrier(4)
 
             def close(child=child, barrier=barrier):

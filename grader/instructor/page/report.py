@@ -182,8 +182,8 @@ def _dots(scalars, reference, claim, key, title):
     return svg.dots(scalars, reference, claim, f"{title}: the class and the reference", key)
 
 
-def _curves(xs, lines, reference, claim, x_label, key, title):
-    return svg.curves(xs, lines, reference, claim, f"{title}: the class's curves and the reference's", x_label, key)
+def _curves(drawn, x_label, key, title):
+    return svg.curves(drawn, f"{title}: the class's curves and the reference's", x_label, key)
 
 
 def _titles(words):
@@ -211,7 +211,8 @@ def _experiments(klass):
                     _dots, scalars, x.reference.get(key), x.claims.get(key), key)))
             if lines and x.xs:
                 charts.append(([x.check.name, key, "curves", x.check.test], functools.partial(
-                    _curves, x.xs, lines, x.reference.get(key), x.claims.get(key), x.x_label or "x", key)))
+                    _curves, svg.Curves(x.xs, lines, x.reference.get(key), x.claims.get(key)), x.x_label or "x",
+                    key)))
     titles = _titles([words for words, _ in charts])
     kinds = [tuple(words[1:3]) for words, _ in charts]  # a chart's own title: its measurement's, unless it repeats
     figures = [(title, draw(kind[0] if kinds.count(kind) == 1 else f"{kind[0]}, {title}"))

@@ -5,6 +5,7 @@ reference's value and the lab's claim where the data has them, explained in a le
 tables hold the same numbers."""
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from html import escape
 from itertools import count
 
@@ -119,10 +120,20 @@ def stacked(rows: Sequence[tuple[str, Mapping[str, int]]], title: str, x_label: 
     return _svg(height, title, described, body)
 
 
-def curves(xs: Sequence[float], class_curves: Sequence[Sequence[float]], reference: Sequence[float] | None,
-           claim: Claim | None, title: str, x_label: str, y_label: str) -> str:
+@dataclass(frozen=True)
+class Curves:
+    """What a curves plot draws: the class's curves (one per student) over `xs`, the reference's
+    curve (None: no reference) and the lab's claim (None: none)."""
+    xs: Sequence[float]
+    class_curves: Sequence[Sequence[float]]
+    reference: Sequence[float] | None = None
+    claim: Claim | None = None
+
+
+def curves(drawn: Curves, title: str, x_label: str, y_label: str) -> str:
     """The class's curves (one thin line each) against the reference's (thick, dashed) over xs, and
     the lab's claim (side, value) as a dotted line."""
+    xs, class_curves, reference, claim = drawn.xs, drawn.class_curves, drawn.reference, drawn.claim
     height, left, top, bottom = 230, 48, 26, 44
     values = [v for c in class_curves for v in c] + list(reference or []) + ([claim[1]] if claim else [])
     steps = ticks(min(values + [0.0]), max(values, default=1.0), 4)
