@@ -12,9 +12,13 @@ if __name__ == "__main__":
     from grader.base import collector
 
     collector.pause()               # until the checks are collected (grader/base/collector.py)
-    from grader.learner.cli import main
+    from grader.learner import express
 
-    code = main(sys.argv[1:])
+    code = express.answer(sys.argv[1:])     # this checkout's warm grader, when one grades it
+    if code is None:
+        from grader.learner.cli import main
+
+        code = main(sys.argv[1:])
     if "torch" in sys.modules:      # every command has closed what it opened: skip torch's teardown
         from grader.core.fast_exit import exit_now
 

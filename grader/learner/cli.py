@@ -5,7 +5,9 @@ could not grade the submission (its own fault: nothing was charged, grade again)
 Heavy modules (torch, pytest) are imported only by the commands that need them.
 """
 import argparse
+import contextlib
 import dataclasses
+import io
 import sys
 import traceback
 from pathlib import Path
@@ -102,9 +104,37 @@ def _grade(request, console, zygote, watching):
     finished = finish(results, request)
     report.show(results, request.lab, console, quiz=finished.quiz)
     if client is not None and client.served_by:
-        console.print(f"[dim]graded by this checkout's warm grader for {escape(request.lab.name)} (pid "
-                      f"{client.served_by}); grade.py serve --stop stops it[/]")
+        served_line(request.lab, client.served_by, console)
     return finished.status
+
+
+def served_line(lab, pid, console):
+    """The last line of a grading a warm grader made."""
+    console.print(f"[dim]graded by this checkout's warm grader for {escape(lab.name)} (pid "
+                  f"{pid}); grade.py serve --stop stops it[/]")
+
+
+def said(error, console):
+    """An error a user can fix, in one line on `console`; what the console holds, when it writes to a
+    string (a warm grader's for its client)."""
+    console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+    return console.file.getvalue() if isinstance(console.file, io.StringIO) else ""
+
+
+def plain_grading(argv, cwd):
+    """grade.py's arguments read as grade.py reads them, their paths made absolute from `cwd`, when
+    they ask for a grading and nothing else (no --watch, --experiments, --out, zip or help: for those
+    the command runs as ever); else None."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            args = grade_parser().parse_args(list(argv))
+    except SystemExit:
+        return None
+    if args.watch or args.experiments or args.out or (args.submission or "").endswith(".zip"):
+        return None
+    args.submission = args.submission and str(cwd / args.submission)
+    args.json = args.json and str(cwd / args.json)
+    return args
 
 
 def grading_request(args, lab):
@@ -198,7 +228,7 @@ def main(argv=None):
             return run(build().parse_args(argv[1:]), console)
         return run_grade(grade_parser().parse_args(argv), console)
     except GraderError as error:
-        console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+        said(error, console)
         return 2
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]")

@@ -1,12 +1,14 @@
 """This user's runtime folder: where warm graders (grader/learner/serve.py) listen. Imports nothing heavy:
 a front door asks whether any may be listening before it imports the rest."""
 import contextlib
+import hashlib
 import os
 import stat
 import tempfile
 from pathlib import Path
 
 from grader.base.errors import SetupError
+from grader.base.root import ROOT
 
 
 def runtime_folder() -> Path:
@@ -50,3 +52,9 @@ def any_listening() -> bool:
         return any(name.endswith(".sock") for name in os.listdir(runtime_folder()))
     except (SetupError, OSError):
         return False
+
+
+def socket_for(lab_folder: Path) -> Path:
+    """The socket of this checkout's warm grader for the lab in `lab_folder`."""
+    key = hashlib.sha256(f"{ROOT}\0{lab_folder.resolve()}".encode()).hexdigest()[:20]
+    return runtime_folder() / f"{key}.sock"

@@ -9,7 +9,9 @@ or after IDLE_SECONDS with no request, and leaves no process behind.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
+import io
 import os
 import signal
 import socket
@@ -27,7 +29,7 @@ from grader.base.errors import GraderError, LabError, SetupError, UsageError
 from grader.base.root import ROOT
 from grader.core.request import Device, Observers, Output, Request, SandboxKind, Selection
 from grader.core.warm import Grader
-from grader.learner.runtime import runtime_folder
+from grader.learner.runtime import runtime_folder, socket_for
 
 if TYPE_CHECKING:
     from grader.core.results import LabResults
@@ -45,8 +47,7 @@ ERRORS = {error.__name__: error for error in (LabError, UsageError, SetupError)}
 # -- where a server listens -------------------------------------------------------------------------
 def socket_path(lab: Lab) -> Path:
     """The socket of this checkout's server for `lab`."""
-    key = hashlib.sha256(f"{ROOT}\0{lab.folder.resolve()}".encode()).hexdigest()[:20]
-    return runtime_folder() / f"{key}.sock"
+    return socket_for(lab.folder)
 
 
 def code_stamp(lab: Lab) -> str:
@@ -76,19 +77,32 @@ def peer(conn: socket.socket) -> tuple[int, int]:
 
 
 # -- the wire -----------------------------------------------------------------------------------------
-class Ask(BaseModel):
-    """What a client asks a server: to grade, to say it is there (ping), or to stop."""
+class Screen(BaseModel):
+    """Where a client shows what it is sent: its stdout is a terminal or not, its width, and the
+    variables rich reads for colour and size (TERM, NO_COLOR, COLUMNS...)."""
     model_config = ConfigDict(extra="forbid", frozen=True)
-    op: Literal["grade", "ping", "stop"]
+    terminal: bool
+    width: int | None = None
+    environ: dict[str, str] = {}
+
+
+class Ask(BaseModel):
+    """What a client asks a server: to grade (a Request's fields, or `grade.py`'s own arguments as
+    typed in `cwd`, "argv": grader/learner/express.py), to say it is there (ping), or to stop."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    op: Literal["grade", "argv", "ping", "stop"]
     checkout: str
     lab: str
-    code: str
-    sandbox: SandboxKind
+    code: str = ""                  # argv: the server reads its own code's stamp again
+    sandbox: SandboxKind = SandboxKind.AUTO
     submission: str | None = None
     device: Device = Device.AUTO
     only: tuple[str, ...] = ()
     first: tuple[str, ...] = ()
     show_all: bool = False
+    argv: tuple[str, ...] = ()
+    cwd: str = ""
+    screen: Screen | None = None
 
 
 class Said(BaseModel):
@@ -98,11 +112,13 @@ class Said(BaseModel):
     results: dict | None = None
     refused: str | None = None
     error: tuple[str, str] | None = None       # (the GraderError's class, its message)
+    text: str | None = None                    # argv: what grade.py prints, for the client's screen
+    status: int | None = None                  # argv: grade.py's exit status
     done: bool = False
 
 
 def send(conn, model):
-    data = model.model_dump_json().encode()
+    data = model.model_dump_json(exclude_defaults=True).encode()     # a server of older code reads it
     conn.sendall(struct.pack(">I", len(data)) + data)
 
 
@@ -204,7 +220,7 @@ class Server:
             send(conn, Said(refused=f"this warm grader serves the checkout {ROOT}", done=True))
             return
         why = None if ask.op == "stop" else self._refusal(ask)    # stop: any of this checkout's
-        if why or ask.op != "grade":
+        if why or ask.op not in ("grade", "argv"):
             send(conn, Said(refused=why, done=True))
             if ask.op == "stop" or why == STALE:
                 self._stop.set()
@@ -212,16 +228,16 @@ class Server:
         conn.settimeout(TAKE_SECONDS)     # a client stopped (Ctrl-Z) holds no other's grading for long
         with self._turn:
             try:
-                self._grade(conn, ask)
+                (self._grade_argv if ask.op == "argv" else self._grade)(conn, ask)
             finally:
                 self._last = time.monotonic()
 
     def _refusal(self, ask):
         if ask.lab != str(self.lab.folder.resolve()):
             return f"this warm grader serves the lab {self.lab.name} of {self.lab.folder}"
-        if ask.code != self.code:
+        if (ask.code if ask.op != "argv" else code_stamp(self.lab)) != self.code:
             return STALE
-        if ask.sandbox != self.kind:
+        if ask.sandbox != self.kind and ask.op != "argv":
             return f"this warm grader runs --sandbox {self.kind}"
         return None
 
@@ -249,6 +265,55 @@ class Server:
             raise
         send(conn, Said(results=results.model_dump(mode="json"), done=True))
         self.grader.prepare(results, self.lab)
+
+    def _grade_argv(self, conn, ask):
+        """grade.py's own arguments, read here as grade.py reads them (grader.learner.cli), graded and
+        finished (runner.finish: --json, lesson progress) as grade.py would, the report written for
+        the client's screen. Refused (the client then grades as ever) for anything but a plain
+        grading with this server's sandbox."""
+        from rich.console import Console
+
+        from grader.core.runner import finish
+        from grader.learner import cli, report
+
+        args = cli.plain_grading(ask.argv, Path(ask.cwd))
+        if args is None or SandboxKind(args.sandbox) != self.kind:
+            send(conn, Said(refused="not a plain grading by this warm grader", done=True))
+            return
+        screen = ask.screen or Screen(terminal=False)
+        console = Console(file=io.StringIO(), force_terminal=screen.terminal, width=screen.width,
+                          highlight=False, _environ=screen.environ)
+        try:
+            request = cli.grading_request(args, self.lab)
+        except GraderError as error:
+            send(conn, Said(text=cli.said(error, console), status=2, done=True))
+            return
+        gone = []
+
+        def progress(done, total, function):
+            try:
+                send(conn, Said(progress=(done, total, function)))
+            except OSError:
+                gone.append(True)
+                raise KeyboardInterrupt from None      # stops pytest, and this grading with it
+
+        results = None
+        try:
+            results = self.grader.grade(dataclasses.replace(request, observers=Observers(progress)))
+            finished = finish(results, request)
+            report.show(results, self.lab, console, quiz=finished.quiz)
+            cli.served_line(self.lab, os.getpid(), console)
+            status = finished.status
+        except GraderError as error:
+            status = 2
+            cli.said(error, console)
+        except KeyboardInterrupt:
+            if gone:
+                return
+            raise
+        send(conn, Said(text=console.file.getvalue(), status=status, done=True))
+        if results is not None:
+            self.grader.prepare(results, self.lab)
 
 
 STALE = "this warm grader runs code that changed since it started: it stops"

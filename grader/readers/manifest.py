@@ -14,10 +14,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from grader.base.errors import LabError, UsageError
-from grader.base.root import ROOT  # noqa: F401 (the course's folder, as the grader's users import it)
+from grader.base.root import LABS, ROOT, lab_folder  # noqa: F401 (ROOT: the course's folder, as users import it)
 
 ENGINE = Path(__file__).resolve().parents[1]    # the grader package
-LABS = ENGINE / "labs"
 
 
 class DoneWhen(BaseModel):
@@ -221,9 +220,7 @@ class Lab:
 
 def find_lab(name_or_path):
     """The lab called `name_or_path` under grader/labs/, or the lab folder at that path."""
-    folder = Path(name_or_path)
-    if not (folder / "lab.yaml").is_file():
-        folder = LABS / str(name_or_path)
+    folder = lab_folder(name_or_path)
     manifest_file = folder / "lab.yaml"
     if not manifest_file.is_file():
         known = ", ".join(list_labs()) or "none"

@@ -1,10 +1,14 @@
 """The warm grader (grade.py serve): one judge and one zygote kept running. Two learners' rounds on
 it share nothing; only its owner reaches it, for its own checkout and lab; a stale or dead server
 is noticed and never trusted; it leaves no process behind."""
+import json
 import os
+import re
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -452,3 +456,48 @@ def test_a_ping_is_answered_while_a_grading_runs(state_lab, server, tmp_path):
     assert time.monotonic() - asked < 1.5 and not graded
     waiting.join(60)
     assert graded[0].checks[0].status == "passed"
+
+
+def grade_py(*args, cwd, env=None):
+    return subprocess.run([sys.executable, "-X", "importtime", str(ROOT / "grade.py"), *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_grade_py_is_answered_by_the_server_with_no_heavy_import_and_as_cold(state_lab, server, tmp_path):
+    """grade.py LAB (grader/learner/express.py): the arguments as typed go to the server, which reads
+    them as grade.py does (a --submission and --json relative to where they were typed), grades,
+    writes the JSON and sends the report; the client imports neither pydantic, rich nor torch. Its
+    report, JSON and exit status are a cold grading's."""
+    server(SandboxKind.PROCESS)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "state.py").write_text(STATE)
+    asked = ["--submission", "mine", "-k", "wait", "--sandbox", "process"]
+    warm = grade_py(str(state_lab.folder), *asked, "--json", "warm.json", cwd=tmp_path)
+    imported = {line.split("|")[-1].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
+    assert not imported & {"pydantic", "rich", "torch", "yaml"}, sorted(imported)
+    quiet = tmp_path / "quiet"
+    quiet.mkdir(mode=0o700)
+    cold = grade_py(str(state_lab.folder), *asked, "--json", "cold.json", cwd=tmp_path,
+                    env={**os.environ, "XDG_RUNTIME_DIR": str(quiet)})
+    assert warm.returncode == cold.returncode == 0, warm.stdout + cold.stdout
+    assert "graded by this checkout's warm grader" in warm.stdout
+    timed = re.compile(r"\d+\.\d s")
+    report = [timed.sub("T", line) for line in warm.stdout.splitlines() if "warm grader" not in line
+              and "--stop" not in line]
+    assert report == [timed.sub("T", line) for line in cold.stdout.splitlines()]
+    for name in ("warm.json", "cold.json"):
+        assert json.loads((tmp_path / name).read_text())["score"] == 1
+
+
+def test_what_grade_py_asks_beyond_a_grading_is_not_the_servers(state_lab, server, tmp_path):
+    """Another command, --watch, another sandbox, a lab with no server: None, and grade.py runs as
+    ever; an error a user can fix comes back as grade.py says it cold (exit 2)."""
+    from grader.learner import express
+
+    assert express.answer([str(state_lab.folder), "-k", "wait"]) is None        # none listens yet
+    server(SandboxKind.PROCESS)
+    lab = str(state_lab.folder)
+    for argv in (["quiz", "lab2"], [lab, "--watch"], [lab, "--sandbox", "required"], [lab, "--help"], ["lab2"]):
+        assert express.answer(argv) is None, argv
+    refused = grade_py(lab, "-k", "nosuch", "--sandbox", "process", cwd=tmp_path)
+    assert refused.returncode == 2 and "error:" in refused.stdout and "nosuch" in refused.stdout
