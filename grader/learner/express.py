@@ -47,7 +47,7 @@ def answer(argv: list[str]) -> int | None:
 
 def _graded(conn, argv, folder):
     terminal = sys.stdout.isatty()
-    screen = {"terminal": terminal, "width": shutil.get_terminal_size().columns if terminal else None,
+    screen = {"terminal": terminal, "width": min(max(shutil.get_terminal_size().columns, 10), 1000) if terminal else None,
               "environ": {name: os.environ[name] for name in RICH if name in os.environ}}
     _send(conn, {"op": "argv", "checkout": str(ROOT), "lab": str(folder.resolve()), "argv": list(argv),
                  "cwd": os.getcwd(), "screen": screen})

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grader.base.errors import GraderError, LabError, SetupError, UsageError
 from grader.base.root import ROOT
@@ -82,8 +82,8 @@ class Screen(BaseModel):
     variables rich reads for colour and size (TERM, NO_COLOR, COLUMNS...)."""
     model_config = ConfigDict(extra="forbid", frozen=True)
     terminal: bool
-    width: int | None = None
-    environ: dict[str, str] = {}
+    width: int | None = Field(None, ge=10, le=1000)
+    environ: dict[str, str] = Field({}, max_length=20)
 
 
 class Ask(BaseModel):
