@@ -47,7 +47,8 @@ def answer(argv: list[str]) -> int | None:
 
 def _graded(conn, argv, folder):
     terminal = sys.stdout.isatty()
-    screen = {"terminal": terminal, "width": min(max(shutil.get_terminal_size().columns, 10), 1000) if terminal else None,
+    width = min(max(shutil.get_terminal_size().columns, 10), 1000)
+    screen = {"terminal": terminal, "width": width if terminal else None,
               "environ": {name: os.environ[name] for name in RICH if name in os.environ}}
     _send(conn, {"op": "argv", "checkout": str(ROOT), "lab": str(folder.resolve()), "argv": list(argv),
                  "cwd": os.getcwd(), "screen": screen})
