@@ -111,7 +111,7 @@ def _replace(tokens, index):
 OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.items()})
 NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
 VERDICT_INDEX = _index(dict.fromkeys([("wrong",), ("false",), ("incorrect",), ("untrue",), ("irrelevant",), ("myth",),
-                                      ("lie",), ("nonsense",), ("bogus",),
+                                      ("nonsense",), ("bogus",),
                                       ("not", "relevant"), ("not", "matter"), ("no", "role"), ("not", "right"),
                                       ("not", "correct"), ("not", "true"), ("not", "it"), ("not", "what")], True))
 REASONS = {_word(word) for word in ("because", "since", "cause", "whereas", "while", "whereby", "given")}
