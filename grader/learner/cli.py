@@ -5,9 +5,7 @@ could not grade the submission (its own fault: nothing was charged, grade again)
 Heavy modules (torch, pytest) are imported only by the commands that need them.
 """
 import argparse
-import contextlib
 import dataclasses
-import io
 import sys
 import traceback
 from pathlib import Path
@@ -28,25 +26,8 @@ from grader.core.request import (  # noqa: F401
     grading_options,
 )
 from grader.learner import handin
+from grader.learner.arguments import grade_parser, grading_request
 from grader.readers.manifest import find_lab
-
-
-def grade_parser():
-    parser = argparse.ArgumentParser(
-        prog="grade.py", description="Grade a lab: python grade.py lab2 [--submission DIR]. "
-        f"Other commands: {', '.join([*COMMANDS, *STAFF])} (e.g. python grade.py quiz --help).")
-    parser.add_argument("lab", help="lab name (e.g. lab2) or path to a lab folder")
-    parser.add_argument("--submission", metavar="DIR",
-                        help="folder with your files, or your notebook (.ipynb) (default: the lab's handout folder)")
-    parser.add_argument("--json", metavar="FILE", help="write Gradescope results.json here")
-    parser.add_argument("--watch", action="store_true",
-                        help="grade again each time you save a file of the lab (Ctrl-C to stop)")
-    parser.add_argument("--experiments", action="store_true",
-                        help="run your experiments with progress, tables and plots instead of grading")
-    parser.add_argument("--out", metavar="DIR", help="where --experiments puts its plots (default: plots)")
-    parser.add_argument("-s", dest="show_output", action="store_true",
-                        help="show all your code printed under each check, not only its first lines")
-    return grading_options(parser)
 
 
 def run_grade(args, console):
@@ -104,46 +85,8 @@ def _grade(request, console, zygote, watching):
     finished = finish(results, request)
     report.show(results, request.lab, console, quiz=finished.quiz)
     if client is not None and client.served_by:
-        served_line(request.lab, client.served_by, console)
+        report.served_line(request.lab, client.served_by, console)
     return finished.status
-
-
-def served_line(lab, pid, console):
-    """The last line of a grading a warm grader made."""
-    console.print(f"[dim]graded by this checkout's warm grader for {escape(lab.name)} (pid "
-                  f"{pid}); grade.py serve --stop stops it[/]")
-
-
-def said(error, console):
-    """An error a user can fix, in one line on `console`; what the console holds, when it writes to a
-    string (a warm grader's for its client)."""
-    console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
-    return console.file.getvalue() if isinstance(console.file, io.StringIO) else ""
-
-
-def plain_grading(argv, cwd):
-    """grade.py's arguments read as grade.py reads them, their paths made absolute from `cwd`, when
-    they ask for a grading and nothing else (no --watch, --experiments, --out, zip or help: for those
-    the command runs as ever); else None."""
-    try:
-        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-            args = grade_parser().parse_args(list(argv))
-    except SystemExit:
-        return None
-    if args.watch or args.experiments or args.out or (args.submission or "").endswith(".zip"):
-        return None
-    args.submission = args.submission and str(cwd / args.submission)
-    args.json = args.json and str(cwd / args.json)
-    return args
-
-
-def grading_request(args, lab):
-    """The Request of a grading command's arguments (those of grading_options, and --submission,
-    --json and -s where the command has them)."""
-    json_path = getattr(args, "json", None)
-    return Request(lab, getattr(args, "submission", None), Device(args.device),
-                   Selection(tuple(args.select)), SandboxKind(args.sandbox),
-                   Output(getattr(args, "show_output", False), Path(json_path) if json_path else None))
 
 
 def serve_parser():
@@ -226,8 +169,10 @@ def main(argv=None):
             collector.resume()          # a grading collects once its checks are collected; others now
             build, run = command(argv[0])
             return run(build().parse_args(argv[1:]), console)
-        return run_grade(grade_parser().parse_args(argv), console)
+        return run_grade(grade_parser([*COMMANDS, *STAFF]).parse_args(argv), console)
     except GraderError as error:
+        from grader.learner.report import said
+
         said(error, console)
         return 2
     except KeyboardInterrupt:

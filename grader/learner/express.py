@@ -1,7 +1,7 @@
 """`grade.py LAB ...` answered by this checkout's warm grader (grade.py serve LAB) with the least a
 client can do: no pydantic, rich, torch or lab read here. The arguments go as typed, with the
 folder they were typed in and what rich needs to know of this screen; the server reads them as
-grade.py does (grader.learner.cli.plain_grading), grades, finishes (--json, lesson progress) and
+grade.py does (grader.learner.arguments.plain_grading), grades, finishes (--json, lesson progress) and
 writes the report for this screen; this prints it. Progress comes as it goes, as grade.py shows it.
 
 Anything else (no server, another command, --watch, a server that refuses or goes) is answered

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -153,3 +154,16 @@ def _lesson(results, status):
         lesson = escape(f"only checks of {', '.join(results.selected)} were run; the lesson status needs the "
                         f"whole lab (python grade.py {results.lab})")
     return Text.from_markup(f"[bold]Lesson test[/]  {test}\n[bold]Lesson[/]       {lesson}")
+
+
+def served_line(lab, pid, console):
+    """The last line of a grading a warm grader made."""
+    console.print(f"[dim]graded by this checkout's warm grader for {escape(lab.name)} (pid "
+                  f"{pid}); grade.py serve --stop stops it[/]")
+
+
+def said(error, console):
+    """An error a user can fix, in one line on `console`; what the console holds, when it writes to a
+    string (a warm grader's for its client)."""
+    console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+    return console.file.getvalue() if isinstance(console.file, io.StringIO) else ""

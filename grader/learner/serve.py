@@ -274,9 +274,9 @@ class Server:
         from rich.console import Console
 
         from grader.core.runner import finish
-        from grader.learner import cli, report
+        from grader.learner import arguments, report
 
-        args = cli.plain_grading(ask.argv, Path(ask.cwd))
+        args = arguments.plain_grading(ask.argv, Path(ask.cwd))
         if args is None or SandboxKind(args.sandbox) != self.kind:
             send(conn, Said(refused="not a plain grading by this warm grader", done=True))
             return
@@ -284,9 +284,9 @@ class Server:
         console = Console(file=io.StringIO(), force_terminal=screen.terminal, width=screen.width,
                           highlight=False, _environ=screen.environ)
         try:
-            request = cli.grading_request(args, self.lab)
+            request = arguments.grading_request(args, self.lab)
         except GraderError as error:
-            send(conn, Said(text=cli.said(error, console), status=2, done=True))
+            send(conn, Said(text=report.said(error, console), status=2, done=True))
             return
         gone = []
 
@@ -302,11 +302,11 @@ class Server:
             results = self.grader.grade(dataclasses.replace(request, observers=Observers(progress)))
             finished = finish(results, request)
             report.show(results, self.lab, console, quiz=finished.quiz)
-            cli.served_line(self.lab, os.getpid(), console)
+            report.served_line(self.lab, os.getpid(), console)
             status = finished.status
         except GraderError as error:
             status = 2
-            cli.said(error, console)
+            report.said(error, console)
         except KeyboardInterrupt:
             if gone:
                 return
