@@ -27,10 +27,10 @@ RICH = ("TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TTY
 
 def answer(argv: list[str]) -> int | None:
     """grade.py's exit status once a warm grader graded `argv`, or None where none did."""
-    if not argv or argv[0].startswith("-") or not any_listening():
+    if not argv or argv[0].startswith("-"):
         return None
     folder = lab_folder(argv[0])
-    if not (folder / "lab.yaml").is_file():
+    if not (folder / "lab.yaml").is_file() or not any_listening():     # a grading's, as cli's looks
         return None
     try:
         conn = socket.socket(socket.AF_UNIX)
