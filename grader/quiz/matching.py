@@ -12,13 +12,15 @@ operators, a dash (any: - – — −) as a minus or a sign, except after a word
 dropped, articles dropped in names; symbols written together are multiplied ("aω" is a·ω, never
 "ab", as "a b" is two words); a word one edit from a word of the key's phrases is that word
 ("differnce"), from five letters up where it could make an answer right, four where it names
-another candidate ("summ"), and never a letter or a number. Scanning it, every phrase
-of the key and every expression in its variables is a mention of a candidate: the answer, one of
-the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
-"rather than", "instead of"... up to the next punctuation or "but" is ruled out, and so is each
-mention of a clause that a verdict ends ("the sum is irrelevant", "a + b is wrong"); one in the
-argument of another ("the ratio of their sums") is not a candidate, nor is one in a reason given
-after a candidate ("a - b, because their sums cancel") unless the reason hedges ("or", "also").
+another candidate ("summ"; into one shorter than five letters only by a doubled letter or two
+letters swapped: "long" and "sort" are words, not slips for "log" and "sqrt"), and never a letter or
+a number. Scanning it, every phrase of the key and every expression in its variables is a mention
+of a candidate: the answer, one of the others, or (an expression that is not the answer) itself. A
+mention after "not", "no", "never", "rather than", "instead of"... up to the next punctuation or
+"but" is ruled out, and so is each mention of a clause that a verdict ends ("the sum is
+irrelevant", "a + b is wrong"); one in the argument of another ("the ratio of their sums", "the
+square of a - b") is not a candidate, nor is one in a reason given after a candidate ("a - b,
+because their sums cancel") unless the reason hedges ("or", "also").
 The answer is right when it names the answer and no other candidate, does not rule it out, and is
 not a bare list of three or more phrases; when wrong, `why` says which of these it broke.
 """
@@ -111,7 +113,8 @@ def _replace(tokens, index):
 OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.items()})
 NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
 VERDICT_INDEX = _index(dict.fromkeys([("wrong",), ("false",), ("incorrect",), ("untrue",), ("irrelevant",), ("myth",),
-                                      ("nonsense",), ("bogus",),
+                                      ("nonsense",), ("bogus",), ("fiction",), ("unnecessary",), ("not", "needed"),
+                                      ("not", "necessary"),
                                       ("not", "relevant"), ("not", "matter"), ("no", "role"), ("not", "right"),
                                       ("not", "correct"), ("not", "true"), ("not", "it"), ("not", "what")], True))
 REASONS = {_word(word) for word in ("because", "since", "cause", "whereas", "while", "whereby", "given")}
@@ -184,11 +187,13 @@ class Rules:
         """`word`, or the one word of the key's phrases and names it is a typo of (one edit; never
         a negation: "either" stays itself). A word that may make an answer right is mended from five
         letters up, so that no letter, name or short word is taken for another; another
-        candidate's ("summ" for "sum") from four."""
+        candidate's ("summ" for "sum") from four, into one shorter than five letters only from a
+        slip of the keys ("summ", "sqtr"), as "long" and "sort" are words of their own."""
         if len(word) < 4:
             return word
         near = [known for known in self.targets if one_edit(word, known) and
-                (len(known) >= MENDED and len(word) >= MENDED or len(known) >= 3 and known in self.other_words)]
+                (len(known) >= MENDED and len(word) >= MENDED or len(known) >= 3 and known in self.other_words
+                 and (len(known) >= MENDED or _slip(word, known)))]
         return near[0] if len(near) == 1 else word
 
     def tree(self, tokens):
@@ -204,6 +209,13 @@ class Rules:
                                                          self.key.up_to):
             return "answer"
         return shown
+
+
+def _slip(typed, word):
+    """Whether `typed` is `word` (one edit from it) with a letter doubled or two neighbours swapped."""
+    if len(typed) == len(word) + 1:
+        return any(typed[:at] + typed[at + 1:] == word and typed[at] == typed[at - 1] for at in range(1, len(typed)))
+    return len(typed) == len(word) and sorted(typed) == sorted(word)
 
 
 def mentions(rules, text):
@@ -256,7 +268,8 @@ def mentions(rules, text):
         if length:
             if concept and not argument:
                 into.append((concept, ruled_out, "words"))
-                argument = at + length < len(tokens) and tokens[at + length][1] in PREPOSITIONS
+                argument = tokens[at + length - 1][1] in PREPOSITIONS or \
+                    at + length < len(tokens) and tokens[at + length][1] in PREPOSITIONS     # "square of"
             other_words += concept is None
             at += length
             continue
