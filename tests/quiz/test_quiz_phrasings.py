@@ -202,7 +202,7 @@ TABLE = [
     ("rope-score", "the difference, because it could also be the sum", False, "more than one candidate"),
     ("rope-score", "m - n (because maybe m + n)", False, "more than one candidate"),
     ("rope-score", "m - n (since absolute positions cancel) or m + n", False, "more than one candidate"),
-    ("rope-score", "m - n. The sum cancels.", False, "more than one candidate"),
+    ("rope-score", "m - n. The sum matters too.", False, "more than one candidate"),
     # symbols written together are multiplied
     ("rope-score", "mθ - nθ", True, ""), ("rope-score", "m θ - n θ", True, ""), ("rope-score", "nθ − mθ", True, ""),
     ("rope-score", "mtheta - ntheta", True, ""), ("rope-score", "2mθ - 2nθ", True, ""),
@@ -292,6 +292,22 @@ TABLE = [
     ("tied", "the input embedding and the output projection share weights", True, ""),
     ("tied", "weight sharing between embedding and LM head", True, ""),
     ("tied", "not weight sharing", False, RULED_OUT),
+    # what cancels or drops out is ruled out; a list with a phrase ruled out is a statement; "mθ" names m alone
+    ("rope-score", "m - n. The sum cancels.", True, ""),
+    ("rope-score", "the relative position m − n (absolute positions cancel)", True, ""),
+    ("rope-score", "m-n (the offset). Absolute positions drop out.", True, ""),
+    ("rope-score", "the absolute positions, the difference cancels", False, "rules out"),
+    ("rope-score", "relative distance, not absolute", True, ""),
+    ("rope-score", "relative distance rather than absolute position", True, ""),
+    ("rope-score", "their relative position: the rotation by mθ and nθ leaves (m−n)θ", True, ""),
+    ("rope-score", "mθ", False, "names none"), ("rope-score", "m² - n²", False, "is not m - n"),
+    ("rope-score", "(m-n)²", False, "is not m - n"), ("rope-score", "(m−n)⁻¹", False, "is not m - n"),
+    ("rope-score", "query pos - key pos", True, ""), ("rope-score", "the diff", True, ""),
+    ("methods", "Ali Bi", True, ""),
+    # a letter that "is" false is ruled out alone, a comma before it joins nothing
+    ("tied", "c, d is wrong since sentence embeddings come from a different model", True, ""),
+    ("order", "a b e, d is bogus", True, ""), ("order", "a, b, e, c is false", True, ""),
+    ("order", "a, b, d is false", False, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
