@@ -9,19 +9,20 @@ where products are candidates).
 An answer is read as tokens: case folded, "minus", "plus", "times", "over", "divided by" as
 operators, a dash (any: - – — −) as a minus or a sign, except after a word, where it is punctuation
 ("their difference — a − b"), and between two words, where it is a hyphen; "'s" and plural "s"
-dropped, articles dropped in names; a superscript a power ("a²"); symbols written together are
-multiplied ("aω" is a·ω, never "ab", as "a b" is two words); a word one edit from a word of the
-key's phrases is that word ("differnce"), from five letters up where it could make an answer right,
-four where it names another candidate ("summ"; into one shorter than five letters only by a doubled
-letter or two letters swapped: "long" and "sort" are words, not slips for "log" and "sqrt"), and
-never a letter or a number. Scanning it, every phrase of the key and every expression in its
-variables is a mention of a candidate: the answer, one of the others, or (an expression that is not
-the answer, in two of its variables where it has two or more: "aω" names a no more than "a" does)
-itself. A mention after "not", "no", "never", "rather than", "instead of"... up to the next
-punctuation or "but" is ruled out, and so is each mention of a clause that a verdict ends ("the sum
-is irrelevant", "a + b is wrong", "the sums cancel"); one in the argument of another ("the ratio of
-their sums", "the square of a - b") is not a candidate, nor is one in a reason given after a
-candidate ("a - b, because their sums cancel") unless the reason hedges ("or", "also").
+dropped, articles dropped in names; a superscript a power ("a²"), a constant's index dropped
+("ω_i"); symbols written together are multiplied ("aω" is a·ω, never "ab", as "a b" is two words); a
+word one edit from a word of the key's phrases is that word ("differnce"), from five letters up
+where it could make an answer right, four where it names another candidate ("summ"; into one shorter
+than five letters only by a doubled letter or two letters swapped: "long" and "sort" are words, not
+slips for "log" and "sqrt"), and never a letter or a number. Scanning it, every phrase of the key
+and every expression in its variables is a mention of a candidate: the answer, one of the others, or
+(an expression that is not the answer, in two of its variables where it has two or more: "aω" names
+a no more than "a" does) itself. A mention after "not", "no", "never", "rather than", "instead
+of"... up to the next punctuation or "but" is ruled out, and so is each mention of a clause that a
+verdict ends ("the sum is irrelevant", "a + b is wrong", "the sums cancel"); one in the argument of
+another ("the ratio of their sums", "the square of a - b") is not a candidate, nor is one in a
+reason given after a candidate ("a - b, because their sums cancel") unless the reason hedges ("or",
+"also").
 The answer is right when it names the answer and no other candidate, does not rule it out, and is
 not a bare list of three or more phrases (one that rules a phrase out is a statement); when wrong,
 `why` says which of these it broke.
@@ -51,6 +52,7 @@ ARTICLES = {"the", "a", "an"}
 MATH = {"num", "sym", "fn", "op", "open", "bar"}
 LETTER = r"[^\W\d_\u0370-\u03ff]"          # a letter, not Greek: "aω-bω" is a difference, "x-axis" one word
 HYPHEN = re.compile(rf"(?<={LETTER}{{2}})[{DASH}](?={LETTER}{{2}})")
+INDEXED = re.compile(r"(θ|ω|theta|omega)_(?:\{\w{1,3}\}|\w)", re.I)    # a constant's index: "θ_i", "\\omega_{k}"
 MENDED = 5                              # letters: a word that may make an answer right may carry a typo
 
 
@@ -58,6 +60,7 @@ def lex(text):
     """(kind, text) tokens of an answer or a phrase: word, num, op, dash, open, close, bar, stop.
     A dash joining two words is a hyphen (dropped); any other is a "dash", read by `dashes`."""
     text = SUPERSCRIPT.sub(lambda powers: _power(powers.group().translate(SUPERSCRIPTS)), str(text))   # "a²"
+    text = INDEXED.sub(r"\1", text)                                  # "θ_i": one frequency of many, still θ
     text = HYPHEN.sub(" ", text.casefold().replace("’", "'").replace("**", "^").replace("+/-", "±")
                       .replace("+-", "±"))                            # "a +- b" is a ± b, never a - b
     text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})

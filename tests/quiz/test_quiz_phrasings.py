@@ -308,6 +308,16 @@ TABLE = [
     ("tied", "c, d is wrong since sentence embeddings come from a different model", True, ""),
     ("order", "a b e, d is bogus", True, ""), ("order", "a, b, e, c is false", True, ""),
     ("order", "a, b, d is false", False, ""),
+    # a prompt's number quoted after the answer ends no chain; "just under" is about; a share beside the answer explains
+    ("table-size", "38.6M — each row is a 768-dim vector", True, ""),
+    ("table-size", "just under 38.6M", True, ""), ("table-size", "slightly over 38.6 million", True, ""),
+    ("table-size", "a bit under 38.6M", True, ""), ("table-size", "just under 40M", False, ""),
+    ("table-size", "38.6 M (≈1/3 of 124M)", True, ""), ("table-size", "38.6 M, 1/3 of GPT-2", True, ""),
+    ("table-size", "77.2M (2/3 of 124M)", False, ""), ("table-size", "1/3 of 124M", False, NUMBERS),
+    # a constant's index is the constant; "position m" is m
+    ("rope-score", "$m\\theta_i - n\\theta_i$", True, ""), ("rope-score", "(m-n)\\theta_{i}", True, ""),
+    ("rope-score", "mθ_i + nθ_i", False, "is not m - n"), ("rope-score", "position m minus position n", True, ""),
+    ("rope-score", "position m plus position n", False, "is not m - n"),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
