@@ -318,6 +318,14 @@ TABLE = [
     ("rope-score", "$m\\theta_i - n\\theta_i$", True, ""), ("rope-score", "(m-n)\\theta_{i}", True, ""),
     ("rope-score", "mθ_i + nθ_i", False, "is not m - n"), ("rope-score", "position m minus position n", True, ""),
     ("rope-score", "position m plus position n", False, "is not m - n"),
+    # more functions of the difference, a distance from position 0 and a summed distance are not it
+    ("rope-score", "the exponential of the distance", False, "is not the quantity asked for"),
+    ("rope-score", "the sine of the offset", False, "is not the quantity asked for"),
+    ("rope-score", "the inverse of the distance", False, "is not the quantity asked for"),
+    ("rope-score", "the distance from position 0", False, "is not the quantity asked for"),
+    ("rope-score", "how far apart they are, summed", False, "more than one candidate"),
+    ("rope-score", "the distance from position n to position m", True, ""),
+    ("rope-score", "the difference, since the rotations are inverse of each other", True, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
