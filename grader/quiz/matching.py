@@ -19,10 +19,10 @@ and every expression in its variables is a mention of a candidate: the answer, o
 (an expression that is not the answer, in two of its variables where it has two or more: "aω" names
 a no more than "a" does) itself. A mention after "not", "no", "never", "rather than", "instead
 of"... up to the next punctuation or "but" is ruled out, and so is each mention of a clause that a
-verdict ends ("the sum is irrelevant", "a + b is wrong", "the sums cancel"); one in the argument of
-another ("the ratio of their sums", "the square of a - b") is not a candidate, nor is one in a
-reason given after a candidate ("a - b, because their sums cancel") unless the reason hedges ("or",
-"also").
+verdict ends ("the sum is irrelevant", "a + b is wrong", "the sums cancel"; a clause starts again at
+"after", "when", "so"...); one in the argument of another ("the ratio of their sums", "the square of
+a - b") is not a candidate, nor is one in a reason given after a candidate ("a - b, because their
+sums cancel") unless the reason hedges ("or", "also").
 The answer is right when it names the answer and no other candidate, does not rule it out, and is
 not a bare list of three or more phrases (one that rules a phrase out is a statement); when wrong,
 `why` says which of these it broke.
@@ -44,6 +44,8 @@ NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",),
             ("not", "just"), ("anything", "but"), ("everything", "but"), ("unlike",), ("opposed", "to"),
             ("contrary", "to")]     # "not only X" names more than X
 BOUNDARIES = {"but", "only", "just", "whereas", "yet", "however"}     # end what a negation rules out
+CLAUSES = {"after", "when", "once", "as", "while", "where", "if", "since", "because", "so", "then",
+           "leaving"}                                                  # start what a verdict rules out
 PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio of X": X an argument
 HEDGES = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either",
           "alternatively", "equally"}                                  # a reason with one still names
@@ -256,6 +258,8 @@ def mentions(rules, text):
             ruled_out, argument, clause = ruled_out and word == "or", False, len(into)
             at += 1
             continue
+        if word in CLAUSES:                    # "the difference remains after the sums cancel"
+            clause = len(into)
         verdict = _match(tokens, at, VERDICT_INDEX)[0]
         if verdict and clause < len(into):     # "the sum is irrelevant", "a + b is wrong"
             into[clause:] = [(candidate, True, how) for candidate, _, how in into[clause:]]

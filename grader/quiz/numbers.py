@@ -199,9 +199,9 @@ def _values(toks, unit):
     while at < len(toks):
         kind, word = toks[at][:2]
         length = next((len(b) for b in BOUNDS if tuple(words[at:at + len(b)]) == b), 0)
-        if length and at + length < len(toks) and toks[at + length][0] == "num" and \
-                not (at and words[at - 1] in NEARLY):                     # "just under 12.5M": about 12.5M
-            bound, at = True, at + length
+        if length and at + length < len(toks) and toks[at + length][0] == "num":
+            bound = not (at and words[at - 1] in NEARLY)                # "just under 12.5M": about 12.5M
+            at += length
             continue
         if kind in ("num", "open") or (kind == "op" and word == "-"):
             parsed = parse_at([token[:2] for token in toks], at, len(toks))

@@ -326,6 +326,11 @@ TABLE = [
     ("rope-score", "how far apart they are, summed", False, "more than one candidate"),
     ("rope-score", "the distance from position n to position m", True, ""),
     ("rope-score", "the difference, since the rotations are inverse of each other", True, ""),
+    # a verdict rules out its own clause only ("after", "when"... start one); "slightly less than" is about
+    ("rope-score", "the difference remains after the absolute angles cancel", True, ""),
+    ("rope-score", "the sum remains when the differences cancel", False, "rules out"),
+    ("table-size", "slightly less than 38.6M", True, ""), ("table-size", "a little under 38.6M", True, ""),
+    ("table-size", "a bit over 40M", False, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
