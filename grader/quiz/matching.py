@@ -55,6 +55,8 @@ MATH = {"num", "sym", "fn", "op", "open", "bar"}
 LETTER = r"[^\W\d_\u0370-\u03ff]"          # a letter, not Greek: "aω-bω" is a difference, "x-axis" one word
 HYPHEN = re.compile(rf"(?<={LETTER}{{2}})[{DASH}](?={LETTER}{{2}})")
 INDEXED = re.compile(r"(θ|ω|theta|omega)_(?:\{\w{1,3}\}|\w)", re.I)    # a constant's index: "θ_i", "\\omega_{k}"
+SHORTENED = {"rel": "relative", "pos": "position", "dist": "distance", "diff": "difference"}
+SHORT = re.compile(rf"\b({'|'.join(SHORTENED)})\b\.?", re.I)
 MENDED = 5                              # letters: a word that may make an answer right may carry a typo
 
 
@@ -63,6 +65,7 @@ def lex(text):
     A dash joining two words is a hyphen (dropped); any other is a "dash", read by `dashes`."""
     text = SUPERSCRIPT.sub(lambda powers: _power(powers.group().translate(SUPERSCRIPTS)), str(text))   # "a²"
     text = INDEXED.sub(r"\1", text)                                  # "θ_i": one frequency of many, still θ
+    text = SHORT.sub(lambda short: SHORTENED[short.group(1).casefold()], text)          # "rel. pos", "the diff"
     text = HYPHEN.sub(" ", text.casefold().replace("’", "'").replace("**", "^").replace("+/-", "±")
                       .replace("+-", "±"))                            # "a +- b" is a ± b, never a - b
     text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})

@@ -331,6 +331,10 @@ TABLE = [
     ("rope-score", "the sum remains when the differences cancel", False, "rules out"),
     ("table-size", "slightly less than 38.6M", True, ""), ("table-size", "a little under 38.6M", True, ""),
     ("table-size", "a bit over 40M", False, ""),
+    # short forms learners type
+    ("rope-score", "rel. position", True, ""), ("rope-score", "rel pos", True, ""),
+    ("rope-score", "dist(m, n)", True, ""), ("rope-score", "the relative pos m-n", True, ""),
+    ("rope-score", "the absolute pos of each token", False, "is not the quantity asked for"),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
