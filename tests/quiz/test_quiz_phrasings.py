@@ -335,6 +335,7 @@ TABLE = [
     ("rope-score", "rel. position", True, ""), ("rope-score", "rel pos", True, ""),
     ("rope-score", "dist(m, n)", True, ""), ("rope-score", "the relative pos m-n", True, ""),
     ("rope-score", "the absolute pos of each token", False, "is not the quantity asked for"),
+    ("tied", "shared input/output embeddings", True, ""), ("tied", "tied input and output embeddings", True, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
