@@ -31,7 +31,7 @@ CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter",
 WORDLIKE = {"a", "i"}                   # keys that are also words: a letter only where the context says so
 JOINS = {"and", "or", "nor", "&", "/", "+", ",", "|"}
 ALL = {"all", "every", "everything", "each", "anything"}
-FALSE = {"false", "wrong", "incorrect", "untrue", "myth", "nonsense", "bogus", "fiction"}
+FALSE = {"false", "wrong", "incorrect", "untrue", "myth", "myths", "nonsense", "bogus", "fiction", "fictions"}
 NOUNS = {"myth", "fiction"}      # verdicts after an article: in "is a myth", "a" is no letter
 TRUE = {"true", "correct", "right", "apply", "applies"}
 AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
@@ -139,8 +139,9 @@ def _ruled_out_after(words, letters, modes):
     """Mentions ruled out by what follows them in their clause: "c and d are false", "(c is wrong)",
     "c: false", "c and d are not", "c and d don't". The clause starts after a sentence's end, a
     bracket, "but", ":", an explanation, a verdict ("a, c are true and b, d are false"), a dash
-    before a letter or a comma that does not join two letters: in "a, c, d - b and e are false" only
-    b and e are; in "d - plain SGD - is false" d is."""
+    before a letter or a comma that does not join two letters (nor any comma before one letter that
+    "is" false: "a, b, d is false" rules out d alone): in "a, c, d - b and e are false" only b and e
+    are; in "d - plain SGD - is false" d is."""
     for at, word in enumerate(words):
         ahead = words[at + 1] if at + 1 < len(words) else "."
         after = words[at + 2] if at + 2 < len(words) else "."
@@ -151,12 +152,13 @@ def _ruled_out_after(words, letters, modes):
         back = at - 1
         while back >= 0 and words[back] in (":", ")", "]", "-", "=", "is", "are", "do", "does"):
             back -= 1                               # "c: false", "c) false", "c is false"
+        one = words[back + 1:at] == ["is"] and back in letters      # "c, d is wrong": d alone
         wrapped = lambda i: words[i] == "(" and words[i + 2:i + 3] == [")"] and i + 1 in letters or \
             words[i] == ")" and words[i - 2:i - 1] == ["("] and i - 1 in letters       # "(c) and (d) are false"
         while back >= 0 and not (words[back] in SENTENCE_ENDS | TRUE | FALSE | {"(", ")", "[", "]", "but", ":"}
                                  and not wrapped(back) or words[back] in DASH and back + 1 in letters or
                                  modes[back] == "explain" or words[back] in REST or
-                                 words[back] == "," and not (back - 1 in letters and back + 1 in letters)):
+                                 words[back] == "," and (one or not (back - 1 in letters and back + 1 in letters))):
             if modes[back] == "assert":
                 modes[back] = "negate"
             back -= 1

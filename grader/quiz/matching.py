@@ -9,22 +9,28 @@ where products are candidates).
 An answer is read as tokens: case folded, "minus", "plus", "times", "over", "divided by" as
 operators, a dash (any: - – — −) as a minus or a sign, except after a word, where it is punctuation
 ("their difference — a − b"), and between two words, where it is a hyphen; "'s" and plural "s"
-dropped, articles dropped in names; symbols written together are multiplied ("aω" is a·ω, never
-"ab", as "a b" is two words); a word one edit from a word of the key's phrases is that word
-("differnce"), from five letters up where it could make an answer right, four where it names
-another candidate ("summ"), and never a letter or a number. Scanning it, every phrase
-of the key and every expression in its variables is a mention of a candidate: the answer, one of
-the others, or (an expression that is not the answer) itself. A mention after "not", "no", "never",
-"rather than", "instead of"... up to the next punctuation or "but" is ruled out, and so is each
-mention of a clause that a verdict ends ("the sum is irrelevant", "a + b is wrong"); one in the
-argument of another ("the ratio of their sums") is not a candidate, nor is one in a reason given
-after a candidate ("a - b, because their sums cancel") unless the reason hedges ("or", "also").
+dropped, articles dropped in names; a superscript a power ("a²"), a constant's index dropped
+("ω_i"); symbols written together are multiplied ("aω" is a·ω, never "ab", as "a b" is two words); a
+word one edit from a word of the key's phrases is that word ("differnce"), from five letters up
+where it could make an answer right, four where it names another candidate ("summ"; into one shorter
+than five letters only by a doubled letter or two letters swapped: "long" and "sort" are words, not
+slips for "log" and "sqrt"), and never a letter or a number. Scanning it, every phrase of the key
+and every expression in its variables is a mention of a candidate: the answer, one of the others, or
+(an expression that is not the answer, in two of its variables where it has two or more: "aω" names
+a no more than "a" does) itself. A mention after "not", "no", "never", "rather than", "instead
+of"... up to the next punctuation or "but" is ruled out, and so is each mention of a clause that a
+verdict ends ("the sum is irrelevant", "a + b is wrong", "the sums cancel"; a clause starts again at
+"after", "when", "so"...); one in the argument of another ("the ratio of their sums", "the square of
+a - b") is not a candidate, nor is one in a reason given after a candidate ("a - b, because their
+sums cancel") unless the reason hedges ("or", "also").
 The answer is right when it names the answer and no other candidate, does not rule it out, and is
-not a bare list of three or more phrases; when wrong, `why` says which of these it broke.
+not a bare list of three or more phrases (one that rules a phrase out is a statement); when wrong,
+`why` says which of these it broke.
 """
 import re
 
 from grader.quiz.expressions import FUNCTIONS, SYMBOLS, is_operation, parse_at, same_quantity, symbols_of
+from grader.quiz.numbers import SUPERSCRIPT, SUPERSCRIPTS
 from grader.quiz.wording import DASH, one_edit
 
 DASHES = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d"   # minus sign, hyphens, dashes
@@ -38,6 +44,8 @@ NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",),
             ("not", "just"), ("anything", "but"), ("everything", "but"), ("unlike",), ("opposed", "to"),
             ("contrary", "to")]     # "not only X" names more than X
 BOUNDARIES = {"but", "only", "just", "whereas", "yet", "however"}     # end what a negation rules out
+CLAUSES = {"after", "when", "once", "as", "while", "where", "if", "since", "because", "so", "then",
+           "leaving"}                                                  # start what a verdict rules out
 PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio of X": X an argument
 HEDGES = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either",
           "alternatively", "equally"}                                  # a reason with one still names
@@ -46,13 +54,19 @@ ARTICLES = {"the", "a", "an"}
 MATH = {"num", "sym", "fn", "op", "open", "bar"}
 LETTER = r"[^\W\d_\u0370-\u03ff]"          # a letter, not Greek: "aω-bω" is a difference, "x-axis" one word
 HYPHEN = re.compile(rf"(?<={LETTER}{{2}})[{DASH}](?={LETTER}{{2}})")
+INDEXED = re.compile(r"(θ|ω|theta|omega)_(?:\{\w{1,3}\}|\w)", re.I)    # a constant's index: "θ_i", "\\omega_{k}"
+SHORTENED = {"rel": "relative", "pos": "position", "dist": "distance", "diff": "difference"}
+SHORT = re.compile(rf"\b({'|'.join(SHORTENED)})\b\.?", re.I)
 MENDED = 5                              # letters: a word that may make an answer right may carry a typo
 
 
 def lex(text):
     """(kind, text) tokens of an answer or a phrase: word, num, op, dash, open, close, bar, stop.
     A dash joining two words is a hyphen (dropped); any other is a "dash", read by `dashes`."""
-    text = HYPHEN.sub(" ", str(text).casefold().replace("’", "'").replace("**", "^").replace("+/-", "±")
+    text = SUPERSCRIPT.sub(lambda powers: _power(powers.group().translate(SUPERSCRIPTS)), str(text))   # "a²"
+    text = INDEXED.sub(r"\1", text)                                  # "θ_i": one frequency of many, still θ
+    text = SHORT.sub(lambda short: SHORTENED[short.group(1).casefold()], text)          # "rel. pos", "the diff"
+    text = HYPHEN.sub(" ", text.casefold().replace("’", "'").replace("**", "^").replace("+/-", "±")
                       .replace("+-", "±"))                            # "a +- b" is a ± b, never a - b
     text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})
     tokens = []
@@ -61,6 +75,10 @@ def lex(text):
         kind = ("num", "word", "op", "dash", "open", "close", "bar", "stop")[match.lastindex - 1]
         tokens.append((kind, _word(match.group()) if kind == "word" else match.group()))
     return _replace(tokens, OPERATOR_INDEX)
+
+
+def _power(exponent):
+    return f"^{exponent}" if exponent.isdigit() else f"^({exponent})"
 
 
 def dashes(tokens):
@@ -111,7 +129,9 @@ def _replace(tokens, index):
 OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.items()})
 NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
 VERDICT_INDEX = _index(dict.fromkeys([("wrong",), ("false",), ("incorrect",), ("untrue",), ("irrelevant",), ("myth",),
-                                      ("nonsense",), ("bogus",),
+                                      ("nonsense",), ("bogus",), ("fiction",), ("unnecessary",), ("not", "needed"),
+                                      ("not", "necessary"), ("cancel",), ("cancelled",), ("canceled",),
+                                      ("drop", "out"), ("dropped", "out"), ("disappear",),
                                       ("not", "relevant"), ("not", "matter"), ("no", "role"), ("not", "right"),
                                       ("not", "correct"), ("not", "true"), ("not", "it"), ("not", "what")], True))
 REASONS = {_word(word) for word in ("because", "since", "cause", "whereas", "while", "whereby", "given")}
@@ -184,11 +204,13 @@ class Rules:
         """`word`, or the one word of the key's phrases and names it is a typo of (one edit; never
         a negation: "either" stays itself). A word that may make an answer right is mended from five
         letters up, so that no letter, name or short word is taken for another; another
-        candidate's ("summ" for "sum") from four."""
+        candidate's ("summ" for "sum") from four, into one shorter than five letters only from a
+        slip of the keys ("summ", "sqtr"), as "long" and "sort" are words of their own."""
         if len(word) < 4:
             return word
         near = [known for known in self.targets if one_edit(word, known) and
-                (len(known) >= MENDED and len(word) >= MENDED or len(known) >= 3 and known in self.other_words)]
+                (len(known) >= MENDED and len(word) >= MENDED or len(known) >= 3 and known in self.other_words
+                 and (len(known) >= MENDED or _slip(word, known)))]
         return near[0] if len(near) == 1 else word
 
     def tree(self, tokens):
@@ -204,6 +226,13 @@ class Rules:
                                                          self.key.up_to):
             return "answer"
         return shown
+
+
+def _slip(typed, word):
+    """Whether `typed` is `word` (one edit from it) with a letter doubled or two neighbours swapped."""
+    if len(typed) == len(word) + 1:
+        return any(typed[:at] + typed[at + 1:] == word and typed[at] == typed[at - 1] for at in range(1, len(typed)))
+    return len(typed) == len(word) and sorted(typed) == sorted(word)
 
 
 def mentions(rules, text):
@@ -232,6 +261,8 @@ def mentions(rules, text):
             ruled_out, argument, clause = ruled_out and word == "or", False, len(into)
             at += 1
             continue
+        if word in CLAUSES:                    # "the difference remains after the sums cancel"
+            clause = len(into)
         verdict = _match(tokens, at, VERDICT_INDEX)[0]
         if verdict and clause < len(into):     # "the sum is irrelevant", "a + b is wrong"
             into[clause:] = [(candidate, True, how) for candidate, _, how in into[clause:]]
@@ -245,7 +276,8 @@ def mentions(rules, text):
             parsed = parse_at(tokens, at, len(tokens))
             if parsed:
                 tree, stop = parsed
-                if is_operation(tree) and symbols_of(tree) & set(rules.variables) and not argument:
+                named = symbols_of(tree) & set(rules.variables)     # "aω" is a scaled, named as "a" is
+                if is_operation(tree) and len(named) >= min(2, len(rules.variables)) and not argument:
                     shown = "".join(f" {text} " if text in "+-" else text for _, text in tokens[at:stop])
                     shown = shown if len(shown) <= 40 else shown[:40] + "…"
                     into.append((rules.candidate(tree, shown), ruled_out, "expression"))
@@ -256,7 +288,8 @@ def mentions(rules, text):
         if length:
             if concept and not argument:
                 into.append((concept, ruled_out, "words"))
-                argument = at + length < len(tokens) and tokens[at + length][1] in PREPOSITIONS
+                argument = tokens[at + length - 1][1] in PREPOSITIONS or \
+                    at + length < len(tokens) and tokens[at + length][1] in PREPOSITIONS     # "square of"
             other_words += concept is None
             at += length
             continue
@@ -280,7 +313,7 @@ def judge(answer, key_rules):
                        "an answer commits to one")
     if named == ["answer"]:
         phrases = sum(how == "words" for _, _, how in found)
-        if phrases >= 3 and not other_words and len(found) == phrases:
+        if phrases >= 3 and not other_words and len(found) == phrases and not any(ruled for _, ruled, _ in found):
             return False, "a bare list of words is not an answer: say which quantity, in a phrase or an expression"
         return True, ""
     if named and (named[0] in key_rules.key.others or key_rules.expression is None):

@@ -10,13 +10,15 @@ count (at least one unit, or with a suffix) is read in the question's unit: in m
 "12,500,000" is 12.5. Units decide: where the question counts (thousands, millions, billions), a
 percentage, a memory size or an amount of compute ("12.5%", "12.5 GB", "12.5 millions of bytes",
 "12.5 GFLOPs") is no count, and beside a count it is an aside ("12.5M (50 MB in float32)", "12.5M ≈ 50 MB").
-Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2500" is a count;
-in "5000 × 2500 = 12,500,000 ≈ 12.5M" the last value of the chain is the one stated. Numbers after
+Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2500" is a count; in
+"5000 × 2500 = 12,500,000 ≈ 12.5M" the last value of the chain is the one stated. Numbers after
 "because", "since"... explain, and so does the whole after a share of it ("12.5M, a third of 37.5M",
-"10% of 125M"); those of the prompt quoted beside another number are working.
+"10% of 125M"), and a share after a number with its whole ("12.5M, 1/3 of 37.5M"); those of the
+prompt quoted beside another number are working.
 A dash between numbers is a minus, except an en or em dash, or "-" from a smaller number to a
 larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out, and so
-is one a verdict follows ("12.5 is wrong"); after "over", "at least", ">"... it is a bound.
+is one a verdict follows ("12.5 is wrong"); after "over", "at least", ">"... it is a bound, unless
+the bound is nearly none ("just under 12.5M", "slightly over 12.5M" are about 12.5M).
 
 One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range, a bound,
 only numbers ruled out, or only a measure that is no count is judged wrong with the reason; no
@@ -60,6 +62,7 @@ SHARES = {"half", "third", "thirds", "quarter", "quarters", "fifth", "tenth", "f
 BOUNDS = [(">",), ("<",), (">=",), ("<=",), ("≥",), ("≤",), ("over",), ("under",), ("above",), ("below",),
           ("more", "than"), ("less", "than"), ("fewer", "than"), ("greater", "than"), ("at", "least"), ("at", "most"),
           ("up", "to")]                 # before a number: "over 12.5M" is a bound, no number
+NEARLY = {"just", "slightly", "bit", "little", "barely", "marginally", "fractionally"}   # before a bound: about
 VERDICTS = {"wrong", "false", "incorrect", "untrue"}        # after a number in its clause: "12.5 is wrong"
 CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus", "therefore", "gives", "giving", "makes",
             "equals", "equal", "hence"}
@@ -197,7 +200,8 @@ def _values(toks, unit):
         kind, word = toks[at][:2]
         length = next((len(b) for b in BOUNDS if tuple(words[at:at + len(b)]) == b), 0)
         if length and at + length < len(toks) and toks[at + length][0] == "num":
-            bound, at = True, at + length
+            bound = not (at and words[at - 1] in NEARLY)                # "just under 12.5M": about 12.5M
+            at += length
             continue
         if kind in ("num", "open") or (kind == "op" and word == "-"):
             parsed = parse_at([token[:2] for token in toks], at, len(toks))
@@ -211,10 +215,13 @@ def _values(toks, unit):
                 if measure and stop > at + 1:
                     measure = (measure[0], None)
                 share = "or" not in since and any(a in SHARES and b == "of" for a, b in zip(since, since[1:]))
-                whole = found and (found[-1][4] and found[-1][4][0] == "a percentage" and since == ["of"] or share)
-                kept = "explain" if whole else "bound" if bound and mode == "assert" else mode
+                part = unit > 1 and 0 < number < 1 and not counted and words[stop:stop + 1] == ["of"] and \
+                    any(value[1] == "assert" for value in found)      # "12.5M (1/3 of 37.5M)"
+                whole = found and (found[-1][4] and found[-1][4][0] in ("a percentage", "a share")
+                                   and since == ["of"] or share)
+                kept = "explain" if whole or part else "bound" if bound and mode == "assert" else mode
                 found.append((number / unit if unit > 1 and counted else number, kept,
-                              since, plain, measure))                 # "10% of 125M": 125M explains
+                              since, plain, ("a share", None) if part else measure))   # "10% of 125M": 125M explains
                 at, since, bound = stop, [], False
                 continue
         if word in SENTENCE_ENDS or word in (",", "but"):
@@ -232,14 +239,16 @@ def _values(toks, unit):
     return found
 
 
-def _chains(found):
+def _chains(found, quoted):
     """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated; a
     count and a measure never chain ("12.5M ≈ 50 MB" states both), nor does a name given a value
-    ("12.5M with d = 512")."""
+    ("12.5M with d = 512") or a number of the prompt quoted as it stands ("12.5M, each row is a
+    512-dim vector": working)."""
     chains = []
     for number, mode, since, plain, measure in found:
         assigned = since[-1:] == ["="] and len(since) >= 2 and since[-2].isalpha()      # "12.5M with d = 512"
-        if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]) and not assigned:
+        if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]) and not assigned \
+                and plain not in quoted:
             chains[-1] = (number, chains[-1][1], chains[-1][2], None, measure)
         else:
             chains.append((number, mode, since, plain, measure))
@@ -252,8 +261,8 @@ def read_number(question, raw):
     found = _values(_dashes(_tokens(raw)), unit)
     if any(not math.isfinite(number) for number, *_ in found):
         raise AnswerError(f"{_quoted(raw)} is not a number: type digits, e.g. 12.5")
-    chains = _chains(found)
     quoted = {float(token[1]) for token in _tokens(question.prompt) if token[0] == "num"}
+    chains = _chains(found, quoted)
     bounds = [chain for chain in chains if chain[1] == "bound" and chain[3] not in quoted]
     if bounds:                                  # "over 12.5M", "at least 12.5"; "over 5000 rows" is working
         return Reading(None, f"a bound ({_shown(bounds[0][0], question)}) is not one number: give the one you mean")
