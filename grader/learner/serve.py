@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grader.base.errors import GraderError, LabError, SetupError, UsageError
-from grader.base.root import ROOT
+from grader.base.root import ROOT, lab_folder
 from grader.core.request import Device, Observers, Output, Request, SandboxKind, Selection
 from grader.core.warm import Grader
 from grader.learner.runtime import runtime_folder, socket_for
@@ -78,8 +78,9 @@ def peer(conn: socket.socket) -> tuple[int, int]:
 
 # -- the wire -----------------------------------------------------------------------------------------
 class Screen(BaseModel):
-    """Where a client shows what it is sent: its stdout is a terminal or not, its width, and the
-    variables rich reads for colour and size (TERM, NO_COLOR, COLUMNS...)."""
+    """Where a client shows what it is sent, as rich would find it there: whether its stdout is a
+    terminal, the width of the first of its stdin, stdout and stderr that is one (None: none is),
+    and the variables rich reads for colour and size (TERM, NO_COLOR, FORCE_COLOR, COLUMNS...)."""
     model_config = ConfigDict(extra="forbid", frozen=True)
     terminal: bool
     width: int | None = Field(None, ge=10, le=1000)
@@ -226,6 +227,8 @@ class Server:
                 self._stop.set()
             return
         conn.settimeout(TAKE_SECONDS)     # a client stopped (Ctrl-Z) holds no other's grading for long
+        if ask.op == "argv":
+            send(conn, Said())              # taken: the client now waits for its turn as long as it takes
         with self._turn:
             try:
                 (self._grade_argv if ask.op == "argv" else self._grade)(conn, ask)
@@ -271,18 +274,23 @@ class Server:
         finished (runner.finish: --json, lesson progress) as grade.py would, the report written for
         the client's screen. Refused (the client then grades as ever) for anything but a plain
         grading with this server's sandbox."""
-        from rich.console import Console
+        from grader.learner import cli
 
+        args, cwd = cli.plain_grading(ask.argv), Path(ask.cwd)
+        if args is None or SandboxKind(args.sandbox) != self.kind or not cwd.is_absolute() or not cwd.is_dir():
+            send(conn, Said(refused="not a plain grading by this warm grader", done=True))
+            return
+        with contextlib.chdir(cwd):         # the client's folder: its paths read, and shown, as typed there
+            if lab_folder(args.lab).resolve() != self.lab.folder.resolve():
+                send(conn, Said(refused=f"this warm grader serves the lab {self.lab.name}", done=True))
+                return
+            self._graded_argv(conn, args, ask.screen or Screen(terminal=False))
+
+    def _graded_argv(self, conn, args, screen):
         from grader.core.runner import finish
         from grader.learner import cli, report
 
-        args = cli.plain_grading(ask.argv, Path(ask.cwd))
-        if args is None or SandboxKind(args.sandbox) != self.kind:
-            send(conn, Said(refused="not a plain grading by this warm grader", done=True))
-            return
-        screen = ask.screen or Screen(terminal=False)
-        console = Console(file=io.StringIO(), force_terminal=screen.terminal, width=screen.width,
-                          highlight=False, _environ=screen.environ)
+        console = _console(screen)
         try:
             request = cli.grading_request(args, self.lab)
         except GraderError as error:
@@ -317,6 +325,27 @@ class Server:
 
 
 STALE = "this warm grader runs code that changed since it started: it stops"
+
+
+def _console(screen: Screen):
+    """A console that writes to a string what grade.py's own would write on the client's `screen`:
+    rich decides colour and width from the client's variables and terminal, not this server's."""
+    from rich.console import Console
+
+    columns = screen.environ.get("COLUMNS", "")
+    return Console(file=_Written(screen.terminal), width=None if columns.isdigit() else screen.width or 80,
+                   highlight=False, _environ=screen.environ)
+
+
+class _Written(io.StringIO):
+    """A report written for a client's stdout: a terminal or not, as the client's is."""
+
+    def __init__(self, terminal: bool):
+        super().__init__()
+        self.terminal = terminal
+
+    def isatty(self) -> bool:
+        return self.terminal
 
 
 def _interrupt(*_):
