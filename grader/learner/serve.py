@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grader.base.errors import GraderError, LabError, SetupError, UsageError
-from grader.base.root import ROOT, lab_folder
+from grader.base.root import LABS, ROOT
 from grader.core.request import Device, Observers, Output, Request, SandboxKind, Selection
 from grader.core.warm import Grader
 from grader.learner.runtime import runtime_folder, socket_for
@@ -227,11 +227,18 @@ class Server:
                 self._stop.set()
             return
         conn.settimeout(TAKE_SECONDS)     # a client stopped (Ctrl-Z) holds no other's grading for long
+        args = None
         if ask.op == "argv":
-            send(conn, Said())              # taken: the client now waits for its turn as long as it takes
+            args, why = _arguments(ask, self.lab, self.kind)
+            send(conn, Said(refused=why, done=True) if why else Said())    # taken: the client now waits
+            if why:                                                         # for its turn, however long
+                return
         with self._turn:
             try:
-                (self._grade_argv if ask.op == "argv" else self._grade)(conn, ask)
+                if args is not None:
+                    self._grade_argv(conn, args, ask)
+                else:
+                    self._grade(conn, ask)
             finally:
                 self._last = time.monotonic()
 
@@ -269,21 +276,11 @@ class Server:
         send(conn, Said(results=results.model_dump(mode="json"), done=True))
         self.grader.prepare(results, self.lab)
 
-    def _grade_argv(self, conn, ask):
-        """grade.py's own arguments, read here as grade.py reads them (grader.learner.cli), graded and
-        finished (runner.finish: --json, lesson progress) as grade.py would, the report written for
-        the client's screen. Refused (the client then grades as ever) for anything but a plain
-        grading with this server's sandbox."""
-        from grader.learner import cli
-
-        args, cwd = cli.plain_grading(ask.argv), Path(ask.cwd)
-        if args is None or SandboxKind(args.sandbox) != self.kind or not cwd.is_absolute() or not cwd.is_dir():
-            send(conn, Said(refused="not a plain grading by this warm grader", done=True))
-            return
-        with contextlib.chdir(cwd):         # the client's folder: its paths read, and shown, as typed there
-            if lab_folder(args.lab).resolve() != self.lab.folder.resolve():
-                send(conn, Said(refused=f"this warm grader serves the lab {self.lab.name}", done=True))
-                return
+    def _grade_argv(self, conn, args, ask):
+        """grade.py's own arguments (read by _arguments), graded in the client's folder (its paths
+        read, and shown, as typed there) and finished (runner.finish: --json, lesson progress) as
+        grade.py would, the report written for the client's screen."""
+        with contextlib.chdir(ask.cwd):
             self._graded_argv(conn, args, ask.screen or Screen(terminal=False))
 
     def _graded_argv(self, conn, args, screen):
@@ -325,6 +322,20 @@ class Server:
 
 
 STALE = "this warm grader runs code that changed since it started: it stops"
+
+
+def _arguments(ask: Ask, lab: Lab, kind: SandboxKind):
+    """(grade.py's arguments as it reads them, None), or (None, why this server leaves them to
+    grade.py): anything but a plain grading of `lab` with sandbox `kind` typed in a folder that is."""
+    from grader.learner import cli
+
+    args, cwd = cli.plain_grading(ask.argv), Path(ask.cwd)
+    if args is None or SandboxKind(args.sandbox) != kind or not cwd.is_absolute() or not cwd.is_dir():
+        return None, "not a plain grading by this warm grader"
+    named = cwd / args.lab                  # grader.base.root.lab_folder, in the client's folder
+    if (named if (named / "lab.yaml").is_file() else LABS / args.lab).resolve() != lab.folder.resolve():
+        return None, f"this warm grader serves the lab {lab.name}"
+    return args, None
 
 
 def _console(screen: Screen):

@@ -501,3 +501,95 @@ def test_what_grade_py_asks_beyond_a_grading_is_not_the_servers(state_lab, serve
         assert express.answer(argv) is None, argv
     refused = grade_py(lab, "-k", "nosuch", "--sandbox", "process", cwd=tmp_path)
     assert refused.returncode == 2 and "error:" in refused.stdout and "nosuch" in refused.stdout
+
+
+def test_grade_py_answered_warm_reads_and_shows_paths_as_typed(state_lab, server, tmp_path):
+    """The server grades in the client's folder: a submission lacking a file, one that does not
+    exist and a --json that is a folder are said with the paths as typed, as cold says them (the
+    server once made them absolute, and let --json FOLDER fail after the grading)."""
+    server(SandboxKind.PROCESS)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "out").mkdir()
+    quiet = tmp_path / "quiet"
+    quiet.mkdir(mode=0o700)
+    cold_env = {**os.environ, "XDG_RUNTIME_DIR": str(quiet)}
+    timed, said = re.compile(r"\d+\.\d s"), {}
+    for asked in (["--submission", "empty", "-k", "look"], ["--submission", "nosuch"],
+                  ["--submission", "empty", "--json", "out"]):
+        argv = [str(state_lab.folder), *asked, "--sandbox", "process"]
+        warm, cold = grade_py(*argv, cwd=tmp_path), grade_py(*argv, cwd=tmp_path, env=cold_env)
+        assert warm.returncode == cold.returncode, asked
+        shown = [timed.sub("T", line) for line in warm.stdout.splitlines() if "warm grader" not in line
+                 and "--stop" not in line]
+        assert shown == [timed.sub("T", line) for line in cold.stdout.splitlines()], asked
+        said[asked[-1]] = (warm.returncode, " ".join(warm.stdout.split()))
+    assert said["look"][0] == 1 and "state.py is not in empty:" in said["look"][1]
+    assert said["nosuch"] == (2, "error: --submission nosuch does not exist")
+    assert said["out"][0] == 2 and "--json out: that is a folder" in said["out"][1]
+
+
+def test_a_report_is_rendered_as_rich_would_on_the_clients_screen():
+    """Colour and width are what grade.py's own console would take on the client's screen:
+    FORCE_COLOR and TTY_COMPATIBLE on a pipe, a dumb terminal's 80 columns, COLUMNS, the width of a
+    terminal on stdin when stdout is piped (grade.py lab2 | less), 80 where none is."""
+    def console(**screen):
+        return serve._console(serve.Screen(**screen))
+
+    assert console(terminal=False, environ={"FORCE_COLOR": "1"}).is_terminal
+    assert not console(terminal=True, environ={"TTY_COMPATIBLE": "0"}).is_terminal
+    assert console(terminal=True, width=130, environ={"TERM": "dumb"}).width == 80
+    assert console(terminal=False, width=130).width == 130
+    assert console(terminal=True, width=130, environ={"COLUMNS": "50"}).width == 50
+    assert console(terminal=False).width == 80 and not console(terminal=False).is_terminal
+
+
+def test_grade_py_does_not_wait_for_a_server_that_takes_no_request(state_lab, runtime, monkeypatch):
+    """A server stopped (Ctrl-Z in its terminal) or wedged: its socket takes the connection and the
+    request, and nothing comes back. grade.py grades cold after ANSWER_SECONDS (it once waited for
+    good): the server says it took a request at once, then grades when its turn comes."""
+    from grader.learner import express
+
+    monkeypatch.setattr(express, "ANSWER_SECONDS", 0.5)
+    path = serve.socket_path(state_lab)
+    with socket.socket(socket.AF_UNIX) as wedged:
+        wedged.bind(str(path))
+        wedged.listen(8)
+        found = []
+        asking = threading.Thread(target=lambda: found.append(express.answer([str(state_lab.folder)])), daemon=True)
+        asking.start()
+        asking.join(10)
+        assert not asking.is_alive() and found == [None]
+    path.unlink()
+
+
+def test_an_argv_request_is_graded_only_for_this_lab_in_a_folder_that_is(state_lab, server, tmp_path):
+    """A request of grade.py's arguments that names no lab of this server (serve, quiz), or comes
+    from a folder that is relative or gone, is refused: the server grades only what grade.py would."""
+    server(SandboxKind.PROCESS)
+    path = serve.socket_path(state_lab)
+    mine = {"op": "argv", "lab": str(state_lab.folder.resolve()), "cwd": str(tmp_path)}
+    assert "serves the lab" in ask_raw(path, **mine, argv=("serve", "--sandbox", "process")).refused
+    assert "serves the lab" in ask_raw(path, **mine, argv=("lab2", "--sandbox", "process")).refused
+    for cwd in ("relative", str(tmp_path / "gone"), ""):
+        said = ask_raw(path, **{**mine, "cwd": cwd}, argv=(str(state_lab.folder), "--sandbox", "process"))
+        assert said.refused == "not a plain grading by this warm grader", cwd
+    said = ask_raw(path, **mine, argv=(str(state_lab.folder), "--sandbox", "process"))
+    assert said.refused is None and not said.done          # taken: its grading follows
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_grade_py_answered_warm_ends_as_cold_and_frees_the_server(state_lab, server, tmp_path):
+    """Ctrl-C while the server grades: 'interrupted' and exit status 130 as grade.py's cold (once a
+    traceback); the server stops that grading and serves the next learner."""
+    server(SandboxKind.PROCESS)
+    (tmp_path / "state.py").write_text(STATE)
+    argv = [sys.executable, str(ROOT / "grade.py"), str(state_lab.folder), "--submission", str(tmp_path),
+            "-k", "wait", "-k", "look", "--sandbox", "process"]
+    client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert "checking" in client.stderr.readline() + client.stderr.readline()
+    client.send_signal(signal.SIGINT)
+    out, err = client.communicate(timeout=60)
+    assert client.returncode == 130 and out.strip() == "interrupted" and "Traceback" not in err, err
+    again = grade_py(str(state_lab.folder), "-k", "look", "--sandbox", "process", cwd=tmp_path)
+    assert again.returncode == 1 and "warm grader" in again.stdout
