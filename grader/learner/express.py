@@ -119,8 +119,8 @@ class _Progress:
 
 
 def _send(conn, value):
-    data = json.dumps(value).encode()
-    conn.sendall(struct.pack(">I", len(data)) + data)
+    data = json.dumps(value, ensure_ascii=False).encode()    # an argument not in UTF-8 (UnicodeEncodeError):
+    conn.sendall(struct.pack(">I", len(data)) + data)        # grade.py runs as ever, as the server could not
 
 
 def _receive(conn):

@@ -460,7 +460,7 @@ class WarmClient:
             try:
                 send(conn, ask)
                 return receive(conn, Said, SAID_BYTES)
-            except (OSError, EOFError) as error:
+            except (OSError, EOFError, ValueError) as error:    # ValueError: a path not in UTF-8, unsent
                 raise WarmGone(str(error)) from None
 
     def grade(self, request: Request) -> LabResults:
@@ -483,7 +483,7 @@ class WarmClient:
                 while not (said := receive(conn, Said, SAID_BYTES)).done:
                     if said.progress:
                         on_progress(*said.progress)
-            except (OSError, EOFError) as error:
+            except (OSError, EOFError, ValueError) as error:    # ValueError: a path not in UTF-8, unsent
                 raise WarmGone(str(error)) from None
         if said.error:
             kind, message = said.error

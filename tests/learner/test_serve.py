@@ -593,3 +593,37 @@ def test_ctrl_c_in_grade_py_answered_warm_ends_as_cold_and_frees_the_server(stat
     assert client.returncode == 130 and out.strip() == "interrupted" and "Traceback" not in err, err
     again = grade_py(str(state_lab.folder), "-k", "look", "--sandbox", "process", cwd=tmp_path)
     assert again.returncode == 1 and "warm grader" in again.stdout
+
+
+def test_a_submission_path_not_in_utf8_is_graded_as_cold(state_lab, server, tmp_path):
+    """A folder whose name is no UTF-8 (bytes a shell passes as typed): no frame can carry it, so
+    grade.py grades it as it would with no server (once 'the grader itself failed', exit 2)."""
+    server(SandboxKind.PROCESS)
+    name = os.fsdecode(b"mine\xff")
+    (tmp_path / name).mkdir()
+    quiet = tmp_path / "quiet"
+    quiet.mkdir(mode=0o700)
+    argv = [sys.executable, str(ROOT / "grade.py"), str(state_lab.folder), "--submission", name, "-k", "look",
+            "--sandbox", "process"]
+    warm = subprocess.run(argv, cwd=tmp_path, capture_output=True, timeout=120)
+    cold = subprocess.run(argv, cwd=tmp_path, capture_output=True, timeout=120,
+                          env={**os.environ, "XDG_RUNTIME_DIR": str(quiet)})
+    assert warm.returncode == cold.returncode == 1, warm.stdout
+    timed = re.compile(rb"\d+\.\d s")
+    assert timed.sub(b"T", warm.stdout) == timed.sub(b"T", cold.stdout)
+
+
+@pytest.mark.slow
+def test_a_server_killed_mid_grading_is_said_in_one_line_and_grading_goes_on_cold(state_lab, server, tmp_path):
+    """The server dies as it grades: grade.py says so in one line and grades cold (its progress
+    then shown again), never waits or fails."""
+    pid = server(SandboxKind.PROCESS)
+    (tmp_path / "state.py").write_text(STATE)
+    argv = [sys.executable, str(ROOT / "grade.py"), str(state_lab.folder), "--submission", str(tmp_path),
+            "-k", "wait", "-k", "look", "--sandbox", "process"]
+    client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "checking" in client.stderr.readline() + client.stderr.readline()
+    os.kill(pid, signal.SIGKILL)
+    out, err = client.communicate(timeout=120)
+    assert client.returncode == 0 and "warm grader" not in out, out + err
+    assert err.count("the warm grader stopped answering: grading without it") == 1, err
