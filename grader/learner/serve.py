@@ -41,6 +41,7 @@ ASK_BYTES = 2**20               # the most a request may weigh on the wire
 SAID_BYTES = 64 * 2**20         # the most an answer may (a results document)
 ANSWER_SECONDS = 10.0           # for a server to take a client's connection, and to answer a ping
 TAKE_SECONDS = 60.0             # for a client to take what its server sends, once its buffer is full
+ARGUMENTS = 1000                # the most an argv request may hold (argparse reads N in time N squared)
 ERRORS = {error.__name__: error for error in (LabError, UsageError, SetupError)}     # said, raised again
 
 
@@ -101,8 +102,8 @@ class Ask(BaseModel):
     only: tuple[str, ...] = ()
     first: tuple[str, ...] = ()
     show_all: bool = False
-    argv: tuple[str, ...] = ()
-    cwd: str = ""
+    argv: tuple[str, ...] = Field(default=(), max_length=ARGUMENTS)
+    cwd: str = ""                   # grade, argv: the client's folder, where its paths are read
     screen: Screen | None = None
 
 
@@ -249,6 +250,8 @@ class Server:
             return STALE
         if ask.sandbox != self.kind and ask.op != "argv":
             return f"this warm grader runs --sandbox {self.kind}"
+        if ask.cwd and not (Path(ask.cwd).is_absolute() and Path(ask.cwd).is_dir()):
+            return "not a folder to grade in"
         return None
 
     def _grade(self, conn, ask):
@@ -262,10 +265,11 @@ class Server:
                 raise KeyboardInterrupt from None      # stops pytest, and this grading with it
 
         try:
-            request = Request(self.lab, ask.submission and Path(ask.submission), ask.device,
-                              Selection(ask.only, ask.first), self.kind, Output(ask.show_all),
-                              Observers(progress))
-            results = self.grader.grade(request)
+            with contextlib.chdir(ask.cwd or ROOT):     # the client's folder: its paths shown as typed there
+                request = Request(self.lab, ask.submission and Path(ask.submission), ask.device,
+                                  Selection(ask.only, ask.first), self.kind, Output(ask.show_all),
+                                  Observers(progress))
+                results = self.grader.grade(request)
         except GraderError as error:
             send(conn, Said(error=(type(error).__name__, str(error)), done=True))
             return
@@ -330,7 +334,7 @@ def _arguments(ask: Ask, lab: Lab, kind: SandboxKind):
     from grader.learner import cli
 
     args, cwd = cli.plain_grading(ask.argv), Path(ask.cwd)
-    if args is None or SandboxKind(args.sandbox) != kind or not cwd.is_absolute() or not cwd.is_dir():
+    if args is None or SandboxKind(args.sandbox) != kind or not ask.cwd:
         return None, "not a plain grading by this warm grader"
     named = cwd / args.lab                  # grader.base.root.lab_folder, in the client's folder
     if (named if (named / "lab.yaml").is_file() else LABS / args.lab).resolve() != lab.folder.resolve():
@@ -471,8 +475,12 @@ class WarmClient:
 
         if request.observers.on_answer:
             raise WarmGone("observers of calls run in the grading's own process")
-        ask = Ask(op="grade", **self._whose(request.sandbox),
-                  submission=str(request.submission.resolve()) if request.submission else None,
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            raise WarmGone("no folder to grade in") from None
+        ask = Ask(op="grade", **self._whose(request.sandbox), cwd=cwd,
+                  submission=str(request.submission) if request.submission else None,
                   device=request.device, only=request.selection.only, first=request.selection.first,
                   show_all=request.output.show_all)
         on_progress = request.observers.on_progress or (lambda done, total, function: None)

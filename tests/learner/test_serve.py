@@ -572,7 +572,7 @@ def test_an_argv_request_is_graded_only_for_this_lab_in_a_folder_that_is(state_l
     assert "serves the lab" in ask_raw(path, **mine, argv=("lab2", "--sandbox", "process")).refused
     for cwd in ("relative", str(tmp_path / "gone"), ""):
         said = ask_raw(path, **{**mine, "cwd": cwd}, argv=(str(state_lab.folder), "--sandbox", "process"))
-        assert said.refused == "not a plain grading by this warm grader", cwd
+        assert said.refused in ("not a plain grading by this warm grader", "not a folder to grade in"), cwd
     said = ask_raw(path, **mine, argv=(str(state_lab.folder), "--sandbox", "process"))
     assert said.refused is None and not said.done          # taken: its grading follows
 
@@ -627,3 +627,31 @@ def test_a_server_killed_mid_grading_is_said_in_one_line_and_grading_goes_on_col
     out, err = client.communicate(timeout=120)
     assert client.returncode == 0 and "warm grader" not in out, out + err
     assert err.count("the warm grader stopped answering: grading without it") == 1, err
+
+
+def test_a_warm_grading_shows_a_relative_submission_as_typed(state_lab, server, tmp_path, monkeypatch):
+    """WarmClient (--watch, and grade.py where express is not answered): the server grades in the
+    client's folder, so what it says of a submission typed relative is what a cold grading says
+    (it once said the absolute path)."""
+    server(SandboxKind.PROCESS)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    request = Request(state_lab, Path("empty"), Device.CPU, Selection(("look",)), SandboxKind.PROCESS)
+    client = serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS)
+    warm = client.grade(request)
+    assert client.served_by is not None
+    assert warm.problems == cold_grade(request).problems and "state.py is not in empty:" in warm.problems[0]
+
+
+def test_a_request_of_thousands_of_arguments_is_turned_away_at_once(state_lab, server, tmp_path):
+    """argparse reads N arguments in time N squared (30 000 -k: minutes of a core): a request of more
+    than grade.py is ever typed with is not read; grade.py then reads them itself, as with no server."""
+    server(SandboxKind.PROCESS)
+    ask = {"op": "argv", "checkout": str(ROOT), "lab": str(state_lab.folder.resolve()), "cwd": str(tmp_path),
+           "argv": [str(state_lab.folder), *["-k", "look"] * 2500, "--sandbox", "process"]}
+    data = json.dumps(ask).encode()
+    with socket.socket(socket.AF_UNIX) as conn, pytest.raises(EOFError):
+        conn.settimeout(30)
+        conn.connect(str(serve.socket_path(state_lab)))
+        conn.sendall(len(data).to_bytes(4, "big") + data)
+        serve.receive(conn, serve.Said, serve.SAID_BYTES)
