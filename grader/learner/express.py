@@ -73,12 +73,14 @@ def _graded(conn, argv, folder, shown):
 
 def _width():
     """The width rich finds for grade.py's report: the first of stdin, stdout and stderr that is a
-    terminal's (None: none is; COLUMNS goes with the variables)."""
+    terminal's (None: none is, or it says 0 columns, as a new pseudo-terminal does: rich takes 80;
+    COLUMNS goes with the variables)."""
     for stream in range(3):
         try:
-            return min(max(os.get_terminal_size(stream).columns, 10), 1000) or None
+            columns = os.get_terminal_size(stream).columns
         except OSError:
             continue
+        return min(max(columns, 10), 1000) if columns else None
     return None
 
 

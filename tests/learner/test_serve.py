@@ -655,3 +655,40 @@ def test_a_request_of_thousands_of_arguments_is_turned_away_at_once(state_lab, s
         conn.connect(str(serve.socket_path(state_lab)))
         conn.sendall(len(data).to_bytes(4, "big") + data)
         serve.receive(conn, serve.Said, serve.SAID_BYTES)
+
+
+def test_the_width_sent_is_the_one_rich_takes(monkeypatch):
+    """The first of stdin, stdout and stderr that is a terminal gives the width; one of 0 columns
+    (a pseudo-terminal nobody sized: script, docker exec -t) is rich's 80, not 10 columns."""
+    from grader.learner import express
+
+    def sizes(*found):
+        def size(stream):
+            if found[stream] is None:
+                raise OSError("not a terminal")
+            return os.terminal_size((found[stream], 24))
+        monkeypatch.setattr(os, "get_terminal_size", size)
+
+    sizes(None, 130, 90)
+    assert express._width() == 130
+    sizes(0, 130, 90)
+    assert express._width() is None and serve._console(serve.Screen(terminal=True, width=None)).width == 80
+    sizes(None, None, None)
+    assert express._width() is None
+    sizes(5000, None, None)
+    assert express._width() == 1000
+
+
+def test_grade_py_on_a_stale_server_grades_cold_and_the_server_stops(state_lab, server, tmp_path):
+    """The lab's checks changed since the server started: grade.py is not answered by its old
+    code (refused, and the server stops) and grades as with no server."""
+    pid = server(SandboxKind.PROCESS)
+    checks = state_lab.folder / "public" / "test_state.py"
+    os.utime(checks, ns=(time.time_ns(), time.time_ns() + 10**9))
+    graded = grade_py(str(state_lab.folder), "-k", "look", "--sandbox", "process", cwd=tmp_path)
+    assert graded.returncode == 1 and "warm grader" not in graded.stdout, graded.stdout + graded.stderr
+    assert "Traceback" not in graded.stderr
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)
