@@ -241,14 +241,14 @@ def test_another_users_request_is_refused(state_lab, server, runtime):
     path = serve.socket_path(state_lab)
     mine = {"lab": str(state_lab.folder.resolve()), "code": serve.code_stamp(state_lab)}
 
-    def as_nobody():
+    def as_nobody(op="ping"):
         read, write = os.pipe()
         if os.fork() == 0:
             os.close(read)
             try:
                 os.setgid(65534)
                 os.setuid(65534)
-                said = ask_raw(path, **mine)
+                said = ask_raw(path, **mine, op=op, argv=(str(state_lab.folder), "--sandbox", "process"), cwd="/")
                 answer = said.refused or "served"
             except PermissionError:
                 answer = "no entry"
@@ -268,7 +268,7 @@ def test_another_users_request_is_refused(state_lab, server, runtime):
     os.chmod(runtime, 0o755)
     os.chmod(path, 0o666)
     try:
-        assert as_nobody() == "this warm grader serves its owner only"
+        assert as_nobody() == as_nobody("argv") == "this warm grader serves its owner only"
         assert serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None   # a folder others can open
     finally:
         os.chmod(runtime, 0o700)
