@@ -30,17 +30,21 @@ def grade_parser(commands=()):
 
 def grading_request(args, lab):
     """The Request of a grading command's arguments (those of grading_options, and --submission,
-    --json and -s where the command has them)."""
+    --json and -s where the command has them); UsageError for a --json that cannot be written."""
+    from grader.quiz.paths import output_file
+
     json_path = getattr(args, "json", None)
+    if json_path:
+        output_file("--json", json_path)        # a folder, say: said before the grading, not after
     return Request(lab, getattr(args, "submission", None), Device(args.device),
                    Selection(tuple(args.select)), SandboxKind(args.sandbox),
                    Output(getattr(args, "show_output", False), Path(json_path) if json_path else None))
 
 
-def plain_grading(argv, cwd):
-    """grade.py's arguments read as grade.py reads them, their paths made absolute from `cwd`, when
-    they ask for a grading and nothing else (no --watch, --experiments, --out, zip or help: for those
-    the command runs as ever); else None."""
+def plain_grading(argv):
+    """grade.py's arguments read as grade.py reads them (paths as typed: a warm grader reads them
+    in its client's folder), when they ask for a grading and nothing else (no --watch,
+    --experiments, --out, zip or help: for those the command runs as ever); else None."""
     try:
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             args = grade_parser().parse_args(list(argv))
@@ -48,6 +52,4 @@ def plain_grading(argv, cwd):
         return None
     if args.watch or args.experiments or args.out or (args.submission or "").endswith(".zip"):
         return None
-    args.submission = args.submission and str(cwd / args.submission)
-    args.json = args.json and str(cwd / args.json)
     return args

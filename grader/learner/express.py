@@ -10,7 +10,6 @@ None: grade.py then runs as ever, and a refusing or stale server is dealt with t
 """
 import json
 import os
-import shutil
 import socket
 import struct
 import sys
@@ -38,31 +37,59 @@ def answer(argv: list[str]) -> int | None:
         conn.connect(str(socket_for(folder)))
     except OSError:
         return None
+    shown = _Progress(_terminal())
     with conn:
         try:
-            return _graded(conn, argv, folder)
+            return _graded(conn, argv, folder, shown)
         except (OSError, EOFError, ValueError):
+            shown.clear()
+            if shown.started:       # what it showed is shown again: say why
+                print("the warm grader stopped answering: grading without it", file=sys.stderr, flush=True)
             return None
+        except KeyboardInterrupt:   # as grade.py says it; the server stops the grading as it finds us gone
+            shown.clear()
+            print("interrupted", flush=True)
+            return 130
 
 
-def _graded(conn, argv, folder):
-    terminal = sys.stdout.isatty()
-    width = min(max(shutil.get_terminal_size().columns, 10), 1000)
-    screen = {"terminal": terminal, "width": width if terminal else None,
-              "environ": {name: os.environ[name] for name in RICH if name in os.environ}}
+def _graded(conn, argv, folder, shown):
+    environ = {name: os.environ[name] for name in RICH if name in os.environ}
+    screen = {"terminal": sys.stdout.isatty(), "width": _width(), "environ": environ}
     _send(conn, {"op": "argv", "checkout": str(ROOT), "lab": str(folder.resolve()), "argv": list(argv),
                  "cwd": os.getcwd(), "screen": screen})
-    conn.settimeout(None)           # a check may take minutes between two progress frames
-    shown = _Progress(terminal)
-    while not (said := _receive(conn)).get("done"):
+    said = _receive(conn)           # taken (or refused) within ANSWER_SECONDS: a server stopped is not waited for
+    conn.settimeout(None)           # then a check may take minutes between two progress frames
+    while not said.get("done"):
         if said.get("progress"):
             shown.update(*said["progress"])
-    shown.clear()
+        said = _receive(conn)
     if said.get("text") is None or type(said.get("status")) is not int:
         return None                 # refused: grade.py runs as ever
+    shown.clear()
     sys.stdout.write(said["text"])
     sys.stdout.flush()
     return said["status"]
+
+
+def _width():
+    """The width rich finds for grade.py's report: the first of stdin, stdout and stderr that is a
+    terminal's (None: none is, or it says 0 columns, as a new pseudo-terminal does: rich takes 80;
+    COLUMNS goes with the variables)."""
+    for stream in range(3):
+        try:
+            columns = os.get_terminal_size(stream).columns
+        except OSError:
+            continue
+        return min(max(columns, 10), 1000) if columns else None
+    return None
+
+
+def _terminal():
+    """Whether rich takes grade.py's stdout for a terminal (its progress is drawn there, else on stderr)."""
+    compatible, force = os.environ.get("TTY_COMPATIBLE", ""), os.environ.get("FORCE_COLOR")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    return force != "" if force is not None else sys.stdout.isatty()
 
 
 class _Progress:
@@ -70,11 +97,12 @@ class _Progress:
     the report comes; elsewhere a line on stderr as each function's checks start."""
 
     def __init__(self, terminal):
-        self.terminal, self.started, self.seen, self.drawn = terminal, time.monotonic(), set(), False
+        self.terminal, self.began, self.seen, self.drawn = terminal, time.monotonic(), set(), False
+        self.started = False        # whether the server began grading (it may refuse first)
 
     def update(self, done, total, function):
-        took = time.monotonic() - self.started
-        if not self.terminal and not self.seen:     # once the server grades (it may refuse first)
+        took = time.monotonic() - self.began
+        if not self.terminal and not self.started:
             print("grading: starting the sandbox, then the checks", file=sys.stderr, flush=True)
         if self.terminal:
             sys.stdout.write(f"\r\x1b[2K checking {function} {done}/{total} {took:.0f}s")
@@ -83,15 +111,18 @@ class _Progress:
         elif function not in self.seen:
             self.seen.add(function)
             print(f"checking {function} ({done}/{total} checks done, {took:.1f} s)", file=sys.stderr, flush=True)
+        self.started = True
 
     def clear(self):
         if self.drawn:
             sys.stdout.write("\r\x1b[2K")
+            sys.stdout.flush()
+            self.drawn = False
 
 
 def _send(conn, value):
-    data = json.dumps(value).encode()
-    conn.sendall(struct.pack(">I", len(data)) + data)
+    data = json.dumps(value, ensure_ascii=False).encode()    # an argument not in UTF-8 (UnicodeEncodeError):
+    conn.sendall(struct.pack(">I", len(data)) + data)        # grade.py runs as ever, as the server could not
 
 
 def _receive(conn):

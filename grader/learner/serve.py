@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from grader.base.errors import GraderError, LabError, SetupError, UsageError
-from grader.base.root import ROOT
+from grader.base.root import ROOT, lab_folder
 from grader.core.request import Device, Observers, Output, Request, SandboxKind, Selection
 from grader.core.warm import Grader
 from grader.learner.runtime import runtime_folder, socket_for
@@ -41,6 +41,7 @@ ASK_BYTES = 2**20               # the most a request may weigh on the wire
 SAID_BYTES = 64 * 2**20         # the most an answer may (a results document)
 ANSWER_SECONDS = 10.0           # for a server to take a client's connection, and to answer a ping
 TAKE_SECONDS = 60.0             # for a client to take what its server sends, once its buffer is full
+ARGUMENTS = 1000                # the most an argv request may hold (argparse reads N in time N squared)
 ERRORS = {error.__name__: error for error in (LabError, UsageError, SetupError)}     # said, raised again
 
 
@@ -78,8 +79,9 @@ def peer(conn: socket.socket) -> tuple[int, int]:
 
 # -- the wire -----------------------------------------------------------------------------------------
 class Screen(BaseModel):
-    """Where a client shows what it is sent: its stdout is a terminal or not, its width, and the
-    variables rich reads for colour and size (TERM, NO_COLOR, COLUMNS...)."""
+    """Where a client shows what it is sent, as rich would find it there: whether its stdout is a
+    terminal, the width of the first of its stdin, stdout and stderr that is one (None: none is),
+    and the variables rich reads for colour and size (TERM, NO_COLOR, FORCE_COLOR, COLUMNS...)."""
     model_config = ConfigDict(extra="forbid", frozen=True)
     terminal: bool
     width: int | None = Field(None, ge=10, le=1000)
@@ -100,8 +102,8 @@ class Ask(BaseModel):
     only: tuple[str, ...] = ()
     first: tuple[str, ...] = ()
     show_all: bool = False
-    argv: tuple[str, ...] = ()
-    cwd: str = ""
+    argv: tuple[str, ...] = Field(default=(), max_length=ARGUMENTS)
+    cwd: str = ""                   # grade, argv: the client's folder, where its paths are read
     screen: Screen | None = None
 
 
@@ -226,9 +228,18 @@ class Server:
                 self._stop.set()
             return
         conn.settimeout(TAKE_SECONDS)     # a client stopped (Ctrl-Z) holds no other's grading for long
+        args = None
+        if ask.op == "argv":
+            args, why = _arguments(ask, self.lab, self.kind)
+            send(conn, Said(refused=why, done=True) if why else Said())    # taken: the client now waits
+            if why:                                                         # for its turn, however long
+                return
         with self._turn:
             try:
-                (self._grade_argv if ask.op == "argv" else self._grade)(conn, ask)
+                if args is not None:
+                    self._grade_argv(conn, args, ask)
+                else:
+                    self._grade(conn, ask)
             finally:
                 self._last = time.monotonic()
 
@@ -239,6 +250,8 @@ class Server:
             return STALE
         if ask.sandbox != self.kind and ask.op != "argv":
             return f"this warm grader runs --sandbox {self.kind}"
+        if ask.cwd and not (Path(ask.cwd).is_absolute() and Path(ask.cwd).is_dir()):
+            return "not a folder to grade in"
         return None
 
     def _grade(self, conn, ask):
@@ -252,10 +265,11 @@ class Server:
                 raise KeyboardInterrupt from None      # stops pytest, and this grading with it
 
         try:
-            request = Request(self.lab, ask.submission and Path(ask.submission), ask.device,
-                              Selection(ask.only, ask.first), self.kind, Output(ask.show_all),
-                              Observers(progress))
-            results = self.grader.grade(request)
+            with _in_folder(ask.cwd or ROOT):       # the client's folder: its paths shown as typed there
+                request = Request(self.lab, ask.submission and Path(ask.submission), ask.device,
+                                  Selection(ask.only, ask.first), self.kind, Output(ask.show_all),
+                                  Observers(progress))
+                results = self.grader.grade(request)
         except GraderError as error:
             send(conn, Said(error=(type(error).__name__, str(error)), done=True))
             return
@@ -266,23 +280,18 @@ class Server:
         send(conn, Said(results=results.model_dump(mode="json"), done=True))
         self.grader.prepare(results, self.lab)
 
-    def _grade_argv(self, conn, ask):
-        """grade.py's own arguments, read here as grade.py reads them (grader.learner.cli), graded and
-        finished (runner.finish: --json, lesson progress) as grade.py would, the report written for
-        the client's screen. Refused (the client then grades as ever) for anything but a plain
-        grading with this server's sandbox."""
-        from rich.console import Console
+    def _grade_argv(self, conn, args, ask):
+        """grade.py's own arguments (read by _arguments), graded in the client's folder (its paths
+        read, and shown, as typed there) and finished (runner.finish: --json, lesson progress) as
+        grade.py would, the report written for the client's screen."""
+        with _in_folder(ask.cwd):
+            self._graded_argv(conn, args, ask.screen or Screen(terminal=False))
 
+    def _graded_argv(self, conn, args, screen):
         from grader.core.runner import finish
         from grader.learner import arguments, report
 
-        args = arguments.plain_grading(ask.argv, Path(ask.cwd))
-        if args is None or SandboxKind(args.sandbox) != self.kind:
-            send(conn, Said(refused="not a plain grading by this warm grader", done=True))
-            return
-        screen = ask.screen or Screen(terminal=False)
-        console = Console(file=io.StringIO(), force_terminal=screen.terminal, width=screen.width,
-                          highlight=False, _environ=screen.environ)
+        console = _console(screen)
         try:
             request = arguments.grading_request(args, self.lab)
         except GraderError as error:
@@ -317,6 +326,53 @@ class Server:
 
 
 STALE = "this warm grader runs code that changed since it started: it stops"
+
+
+def _arguments(ask: Ask, lab: Lab, kind: SandboxKind):
+    """(grade.py's arguments as it reads them, None), or (None, why this server leaves them to
+    grade.py): anything but a plain grading of `lab` with sandbox `kind` typed in a folder that is.
+    Read before the request's turn: nothing here may depend on this process's folder."""
+    from grader.learner import arguments
+
+    args = arguments.plain_grading(ask.argv)
+    if args is None or SandboxKind(args.sandbox) != kind or not ask.cwd:
+        return None, "not a plain grading by this warm grader"
+    if lab_folder(args.lab, Path(ask.cwd)).resolve() != lab.folder.resolve():
+        return None, f"this warm grader serves the lab {lab.name}"
+    return args, None
+
+
+@contextlib.contextmanager
+def _in_folder(folder):
+    """This process in `folder` while a grading's turn lasts (one grading at a time; nothing else
+    here reads the process's folder), then back (contextlib.chdir, from Python 3.11 on)."""
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def _console(screen: Screen):
+    """A console that writes to a string what grade.py's own would write on the client's `screen`:
+    rich decides colour and width from the client's variables and terminal, not this server's."""
+    from rich.console import Console
+
+    columns = screen.environ.get("COLUMNS", "")
+    return Console(file=_Written(screen.terminal), width=None if columns.isdigit() else screen.width or 80,
+                   highlight=False, _environ=screen.environ)
+
+
+class _Written(io.StringIO):
+    """A report written for a client's stdout: a terminal or not, as the client's is."""
+
+    def __init__(self, terminal: bool):
+        super().__init__()
+        self.terminal = terminal
+
+    def isatty(self) -> bool:
+        return self.terminal
 
 
 def _interrupt(*_):
@@ -420,7 +476,7 @@ class WarmClient:
             try:
                 send(conn, ask)
                 return receive(conn, Said, SAID_BYTES)
-            except (OSError, EOFError) as error:
+            except (OSError, EOFError, ValueError) as error:    # ValueError: a path not in UTF-8, unsent
                 raise WarmGone(str(error)) from None
 
     def grade(self, request: Request) -> LabResults:
@@ -431,8 +487,12 @@ class WarmClient:
 
         if request.observers.on_answer:
             raise WarmGone("observers of calls run in the grading's own process")
-        ask = Ask(op="grade", **self._whose(request.sandbox),
-                  submission=str(request.submission.resolve()) if request.submission else None,
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            raise WarmGone("no folder to grade in") from None
+        ask = Ask(op="grade", **self._whose(request.sandbox), cwd=cwd,
+                  submission=str(request.submission) if request.submission else None,
                   device=request.device, only=request.selection.only, first=request.selection.first,
                   show_all=request.output.show_all)
         on_progress = request.observers.on_progress or (lambda done, total, function: None)
@@ -443,7 +503,7 @@ class WarmClient:
                 while not (said := receive(conn, Said, SAID_BYTES)).done:
                     if said.progress:
                         on_progress(*said.progress)
-            except (OSError, EOFError) as error:
+            except (OSError, EOFError, ValueError) as error:    # ValueError: a path not in UTF-8, unsent
                 raise WarmGone(str(error)) from None
         if said.error:
             kind, message = said.error

@@ -241,14 +241,14 @@ def test_another_users_request_is_refused(state_lab, server, runtime):
     path = serve.socket_path(state_lab)
     mine = {"lab": str(state_lab.folder.resolve()), "code": serve.code_stamp(state_lab)}
 
-    def as_nobody():
+    def as_nobody(op="ping"):
         read, write = os.pipe()
         if os.fork() == 0:
             os.close(read)
             try:
                 os.setgid(65534)
                 os.setuid(65534)
-                said = ask_raw(path, **mine)
+                said = ask_raw(path, **mine, op=op, argv=(str(state_lab.folder), "--sandbox", "process"), cwd="/")
                 answer = said.refused or "served"
             except PermissionError:
                 answer = "no entry"
@@ -268,7 +268,7 @@ def test_another_users_request_is_refused(state_lab, server, runtime):
     os.chmod(runtime, 0o755)
     os.chmod(path, 0o666)
     try:
-        assert as_nobody() == "this warm grader serves its owner only"
+        assert as_nobody() == as_nobody("argv") == "this warm grader serves its owner only"
         assert serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS) is None   # a folder others can open
     finally:
         os.chmod(runtime, 0o700)
@@ -501,3 +501,194 @@ def test_what_grade_py_asks_beyond_a_grading_is_not_the_servers(state_lab, serve
         assert express.answer(argv) is None, argv
     refused = grade_py(lab, "-k", "nosuch", "--sandbox", "process", cwd=tmp_path)
     assert refused.returncode == 2 and "error:" in refused.stdout and "nosuch" in refused.stdout
+
+
+def test_grade_py_answered_warm_reads_and_shows_paths_as_typed(state_lab, server, tmp_path):
+    """The server grades in the client's folder: a submission lacking a file, one that does not
+    exist and a --json that is a folder are said with the paths as typed, as cold says them (the
+    server once made them absolute, and let --json FOLDER fail after the grading)."""
+    server(SandboxKind.PROCESS)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "out").mkdir()
+    quiet = tmp_path / "quiet"
+    quiet.mkdir(mode=0o700)
+    cold_env = {**os.environ, "XDG_RUNTIME_DIR": str(quiet)}
+    timed, said = re.compile(r"\d+\.\d s"), {}
+    for asked in (["--submission", "empty", "-k", "look"], ["--submission", "nosuch"],
+                  ["--submission", "empty", "--json", "out"]):
+        argv = [str(state_lab.folder), *asked, "--sandbox", "process"]
+        warm, cold = grade_py(*argv, cwd=tmp_path), grade_py(*argv, cwd=tmp_path, env=cold_env)
+        assert warm.returncode == cold.returncode, asked
+        shown = [timed.sub("T", line) for line in warm.stdout.splitlines() if "warm grader" not in line
+                 and "--stop" not in line]
+        assert shown == [timed.sub("T", line) for line in cold.stdout.splitlines()], asked
+        said[asked[-1]] = (warm.returncode, " ".join(warm.stdout.split()))
+    assert said["look"][0] == 1 and "state.py is not in empty:" in said["look"][1]
+    assert said["nosuch"] == (2, "error: --submission nosuch does not exist")
+    assert said["out"][0] == 2 and "--json out: that is a folder" in said["out"][1]
+
+
+def test_a_report_is_rendered_as_rich_would_on_the_clients_screen():
+    """Colour and width are what grade.py's own console would take on the client's screen:
+    FORCE_COLOR and TTY_COMPATIBLE on a pipe, a dumb terminal's 80 columns, COLUMNS, the width of a
+    terminal on stdin when stdout is piped (grade.py lab2 | less), 80 where none is."""
+    def console(**screen):
+        return serve._console(serve.Screen(**screen))
+
+    assert console(terminal=False, environ={"FORCE_COLOR": "1"}).is_terminal
+    assert not console(terminal=True, environ={"TTY_COMPATIBLE": "0"}).is_terminal
+    assert console(terminal=True, width=130, environ={"TERM": "dumb"}).width == 80
+    assert console(terminal=False, width=130).width == 130
+    assert console(terminal=True, width=130, environ={"COLUMNS": "50"}).width == 50
+    assert console(terminal=False).width == 80 and not console(terminal=False).is_terminal
+
+
+def test_grade_py_does_not_wait_for_a_server_that_takes_no_request(state_lab, runtime, monkeypatch):
+    """A server stopped (Ctrl-Z in its terminal) or wedged: its socket takes the connection and the
+    request, and nothing comes back. grade.py grades cold after ANSWER_SECONDS (it once waited for
+    good): the server says it took a request at once, then grades when its turn comes."""
+    from grader.learner import express
+
+    monkeypatch.setattr(express, "ANSWER_SECONDS", 0.5)
+    path = serve.socket_path(state_lab)
+    with socket.socket(socket.AF_UNIX) as wedged:
+        wedged.bind(str(path))
+        wedged.listen(8)
+        found = []
+        asking = threading.Thread(target=lambda: found.append(express.answer([str(state_lab.folder)])), daemon=True)
+        asking.start()
+        asking.join(10)
+        assert not asking.is_alive() and found == [None]
+    path.unlink()
+
+
+def test_an_argv_request_is_graded_only_for_this_lab_in_a_folder_that_is(state_lab, server, tmp_path):
+    """A request of grade.py's arguments that names no lab of this server (serve, quiz), or comes
+    from a folder that is relative or gone, is refused: the server grades only what grade.py would."""
+    server(SandboxKind.PROCESS)
+    path = serve.socket_path(state_lab)
+    mine = {"op": "argv", "lab": str(state_lab.folder.resolve()), "cwd": str(tmp_path)}
+    assert "serves the lab" in ask_raw(path, **mine, argv=("serve", "--sandbox", "process")).refused
+    assert "serves the lab" in ask_raw(path, **mine, argv=("lab2", "--sandbox", "process")).refused
+    for cwd in ("relative", str(tmp_path / "gone"), ""):
+        said = ask_raw(path, **{**mine, "cwd": cwd}, argv=(str(state_lab.folder), "--sandbox", "process"))
+        assert said.refused in ("not a plain grading by this warm grader", "not a folder to grade in"), cwd
+    said = ask_raw(path, **mine, argv=(str(state_lab.folder), "--sandbox", "process"))
+    assert said.refused is None and not said.done          # taken: its grading follows
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_grade_py_answered_warm_ends_as_cold_and_frees_the_server(state_lab, server, tmp_path):
+    """Ctrl-C while the server grades: 'interrupted' and exit status 130 as grade.py's cold (once a
+    traceback); the server stops that grading and serves the next learner."""
+    server(SandboxKind.PROCESS)
+    (tmp_path / "state.py").write_text(STATE)
+    argv = [sys.executable, str(ROOT / "grade.py"), str(state_lab.folder), "--submission", str(tmp_path),
+            "-k", "wait", "-k", "look", "--sandbox", "process"]
+    client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert "checking" in client.stderr.readline() + client.stderr.readline()
+    client.send_signal(signal.SIGINT)
+    out, err = client.communicate(timeout=60)
+    assert client.returncode == 130 and out.strip() == "interrupted" and "Traceback" not in err, err
+    again = grade_py(str(state_lab.folder), "-k", "look", "--sandbox", "process", cwd=tmp_path)
+    assert again.returncode == 1 and "warm grader" in again.stdout
+
+
+def test_a_submission_path_not_in_utf8_is_graded_as_cold(state_lab, server, tmp_path):
+    """A folder whose name is no UTF-8 (bytes a shell passes as typed): no frame can carry it, so
+    grade.py grades it as it would with no server (once 'the grader itself failed', exit 2)."""
+    server(SandboxKind.PROCESS)
+    name = os.fsdecode(b"mine\xff")
+    (tmp_path / name).mkdir()
+    quiet = tmp_path / "quiet"
+    quiet.mkdir(mode=0o700)
+    argv = [sys.executable, str(ROOT / "grade.py"), str(state_lab.folder), "--submission", name, "-k", "look",
+            "--sandbox", "process"]
+    warm = subprocess.run(argv, cwd=tmp_path, capture_output=True, timeout=120)
+    cold = subprocess.run(argv, cwd=tmp_path, capture_output=True, timeout=120,
+                          env={**os.environ, "XDG_RUNTIME_DIR": str(quiet)})
+    assert warm.returncode == cold.returncode == 1, warm.stdout
+    timed = re.compile(rb"\d+\.\d s")
+    assert timed.sub(b"T", warm.stdout) == timed.sub(b"T", cold.stdout)
+
+
+@pytest.mark.slow
+def test_a_server_killed_mid_grading_is_said_in_one_line_and_grading_goes_on_cold(state_lab, server, tmp_path):
+    """The server dies as it grades: grade.py says so in one line and grades cold (its progress
+    then shown again), never waits or fails."""
+    pid = server(SandboxKind.PROCESS)
+    (tmp_path / "state.py").write_text(STATE)
+    argv = [sys.executable, str(ROOT / "grade.py"), str(state_lab.folder), "--submission", str(tmp_path),
+            "-k", "wait", "-k", "look", "--sandbox", "process"]
+    client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "checking" in client.stderr.readline() + client.stderr.readline()
+    os.kill(pid, signal.SIGKILL)
+    out, err = client.communicate(timeout=120)
+    assert client.returncode == 0 and "warm grader" not in out, out + err
+    assert err.count("the warm grader stopped answering: grading without it") == 1, err
+
+
+def test_a_warm_grading_shows_a_relative_submission_as_typed(state_lab, server, tmp_path, monkeypatch):
+    """WarmClient (--watch, and grade.py where express is not answered): the server grades in the
+    client's folder, so what it says of a submission typed relative is what a cold grading says
+    (it once said the absolute path)."""
+    server(SandboxKind.PROCESS)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    request = Request(state_lab, Path("empty"), Device.CPU, Selection(("look",)), SandboxKind.PROCESS)
+    client = serve.WarmClient.for_checkout(state_lab, SandboxKind.PROCESS)
+    warm = client.grade(request)
+    assert client.served_by is not None
+    assert warm.problems == cold_grade(request).problems and "state.py is not in empty:" in warm.problems[0]
+
+
+def test_a_request_of_thousands_of_arguments_is_turned_away_at_once(state_lab, server, tmp_path):
+    """argparse reads N arguments in time N squared (30 000 -k: minutes of a core): a request of more
+    than grade.py is ever typed with is not read; grade.py then reads them itself, as with no server."""
+    server(SandboxKind.PROCESS)
+    ask = {"op": "argv", "checkout": str(ROOT), "lab": str(state_lab.folder.resolve()), "cwd": str(tmp_path),
+           "argv": [str(state_lab.folder), *["-k", "look"] * 2500, "--sandbox", "process"]}
+    data = json.dumps(ask).encode()
+    with socket.socket(socket.AF_UNIX) as conn, pytest.raises(EOFError):
+        conn.settimeout(30)
+        conn.connect(str(serve.socket_path(state_lab)))
+        conn.sendall(len(data).to_bytes(4, "big") + data)
+        serve.receive(conn, serve.Said, serve.SAID_BYTES)
+
+
+def test_the_width_sent_is_the_one_rich_takes(monkeypatch):
+    """The first of stdin, stdout and stderr that is a terminal gives the width; one of 0 columns
+    (a pseudo-terminal nobody sized: script, docker exec -t) is rich's 80, not 10 columns."""
+    from grader.learner import express
+
+    def sizes(*found):
+        def size(stream):
+            if found[stream] is None:
+                raise OSError("not a terminal")
+            return os.terminal_size((found[stream], 24))
+        monkeypatch.setattr(os, "get_terminal_size", size)
+
+    sizes(None, 130, 90)
+    assert express._width() == 130
+    sizes(0, 130, 90)
+    assert express._width() is None and serve._console(serve.Screen(terminal=True, width=None)).width == 80
+    sizes(None, None, None)
+    assert express._width() is None
+    sizes(5000, None, None)
+    assert express._width() == 1000
+
+
+def test_grade_py_on_a_stale_server_grades_cold_and_the_server_stops(state_lab, server, tmp_path):
+    """The lab's checks changed since the server started: grade.py is not answered by its old
+    code (refused, and the server stops) and grades as with no server."""
+    pid = server(SandboxKind.PROCESS)
+    checks = state_lab.folder / "public" / "test_state.py"
+    os.utime(checks, ns=(time.time_ns(), time.time_ns() + 10**9))
+    graded = grade_py(str(state_lab.folder), "-k", "look", "--sandbox", "process", cwd=tmp_path)
+    assert graded.returncode == 1 and "warm grader" not in graded.stdout, graded.stdout + graded.stderr
+    assert "Traceback" not in graded.stderr
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)
