@@ -16,7 +16,7 @@ import sys
 import time
 
 from grader.base.root import ROOT, lab_folder
-from grader.learner.runtime import any_listening, socket_for
+from grader.learner.runtime import any_listening, exactly, socket_for
 
 ANSWER_SECONDS = 10.0       # to be taken and answered between frames (serve.ANSWER_SECONDS)
 SAID_BYTES = 64 * 2**20     # the most a frame may weigh (serve.SAID_BYTES)
@@ -126,21 +126,10 @@ def _send(conn, value):
 
 
 def _receive(conn):
-    size = struct.unpack(">I", _exactly(conn, 4))[0]
+    size = struct.unpack(">I", exactly(conn, 4))[0]
     if size > SAID_BYTES:
         raise EOFError(f"a frame of {size} bytes")
-    said = json.loads(_exactly(conn, size))
+    said = json.loads(exactly(conn, size))
     if type(said) is not dict:
         raise ValueError("a frame that is not a record")
     return said
-
-
-def _exactly(conn, size):
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            raise EOFError("the server closed")
-        data += chunk
-    return data
-

@@ -3,6 +3,7 @@ a front door asks whether any may be listening before it imports the rest."""
 import contextlib
 import hashlib
 import os
+import socket
 import stat
 import tempfile
 from pathlib import Path
@@ -58,3 +59,14 @@ def socket_for(lab_folder: Path) -> Path:
     """The socket of this checkout's warm grader for the lab in `lab_folder`."""
     key = hashlib.sha256(f"{ROOT}\0{lab_folder.resolve()}".encode()).hexdigest()[:20]
     return runtime_folder() / f"{key}.sock"
+
+
+def exactly(conn: socket.socket, size: int) -> bytes:
+    """`size` bytes from a warm grader's socket (its frames, either end); EOFError once it closed."""
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise EOFError("the other end closed")
+        data += chunk
+    return data

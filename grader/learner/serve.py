@@ -29,7 +29,7 @@ from grader.base.errors import GraderError, LabError, SetupError, UsageError
 from grader.base.root import ROOT, lab_folder
 from grader.core.request import Device, Observers, Output, Request, SandboxKind, Selection
 from grader.core.warm import Grader
-from grader.learner.runtime import runtime_folder, socket_for
+from grader.learner.runtime import exactly, runtime_folder, socket_for
 
 if TYPE_CHECKING:
     from grader.core.results import LabResults
@@ -126,24 +126,26 @@ def send(conn, model):
 
 def receive(conn, model, limit):
     """The next frame, as `model`; EOFError when the other end is gone or says nonsense."""
-    head = _exactly(conn, 4)
+    head = exactly(conn, 4)
     size = struct.unpack(">I", head)[0]
     if size > limit:
         raise EOFError(f"a frame of {size} bytes")
     try:
-        return model.model_validate_json(_exactly(conn, size))
+        return model.model_validate_json(exactly(conn, size))
     except ValidationError as error:
         raise EOFError(f"a malformed frame ({error.error_count()} errors)") from None
 
 
-def _exactly(conn, size):
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            raise EOFError("the other end closed")
-        data += chunk
-    return data
+def _progress_to(conn, gone):
+    """The observer that sends a grading's progress to its client; a client gone (noted in `gone`)
+    stops pytest, and the grading with it."""
+    def progress(done, total, function):
+        try:
+            send(conn, Said(progress=(done, total, function)))
+        except OSError:
+            gone.append(True)
+            raise KeyboardInterrupt from None
+    return progress
 
 
 # -- the server ----------------------------------------------------------------------------------------
@@ -255,14 +257,8 @@ class Server:
         return None
 
     def _grade(self, conn, ask):
-        gone = []
-
-        def progress(done, total, function):
-            try:
-                send(conn, Said(progress=(done, total, function)))
-            except OSError:
-                gone.append(True)
-                raise KeyboardInterrupt from None      # stops pytest, and this grading with it
+        gone: list[bool] = []
+        progress = _progress_to(conn, gone)
 
         try:
             with _in_folder(ask.cwd or ROOT):       # the client's folder: its paths shown as typed there
@@ -297,14 +293,8 @@ class Server:
         except GraderError as error:
             send(conn, Said(text=report.said(error, console), status=2, done=True))
             return
-        gone = []
-
-        def progress(done, total, function):
-            try:
-                send(conn, Said(progress=(done, total, function)))
-            except OSError:
-                gone.append(True)
-                raise KeyboardInterrupt from None      # stops pytest, and this grading with it
+        gone: list[bool] = []
+        progress = _progress_to(conn, gone)
 
         results = None
         try:
