@@ -463,6 +463,7 @@ def grade_py(*args, cwd, env=None):
                           capture_output=True, text=True, timeout=120, env=env)
 
 
+@pytest.mark.slow
 def test_grade_py_is_answered_by_the_server_with_no_heavy_import_and_as_cold(state_lab, server, tmp_path):
     """grade.py LAB (grader/learner/express.py): the arguments as typed go to the server, which reads
     them as grade.py does (a --submission and --json relative to where they were typed), grades,
@@ -503,6 +504,7 @@ def test_what_grade_py_asks_beyond_a_grading_is_not_the_servers(state_lab, serve
     assert refused.returncode == 2 and "error:" in refused.stdout and "nosuch" in refused.stdout
 
 
+@pytest.mark.slow
 def test_grade_py_answered_warm_reads_and_shows_paths_as_typed(state_lab, server, tmp_path):
     """The server grades in the client's folder: a submission lacking a file, one that does not
     exist and a --json that is a folder are said with the paths as typed, as cold says them (the
@@ -595,6 +597,7 @@ def test_ctrl_c_in_grade_py_answered_warm_ends_as_cold_and_frees_the_server(stat
     assert again.returncode == 1 and "warm grader" in again.stdout
 
 
+@pytest.mark.slow
 def test_a_submission_path_not_in_utf8_is_graded_as_cold(state_lab, server, tmp_path):
     """A folder whose name is no UTF-8 (bytes a shell passes as typed): no frame can carry it, so
     grade.py grades it as it would with no server (once 'the grader itself failed', exit 2)."""
@@ -679,6 +682,7 @@ def test_the_width_sent_is_the_one_rich_takes(monkeypatch):
     assert express._width() == 1000
 
 
+@pytest.mark.slow
 def test_grade_py_on_a_stale_server_grades_cold_and_the_server_stops(state_lab, server, tmp_path):
     """The lab's checks changed since the server started: grade.py is not answered by its old
     code (refused, and the server stops) and grades as with no server."""
