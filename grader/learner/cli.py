@@ -74,7 +74,6 @@ def _grade(request, console, zygote, watching):
     if watching:
         from grader.learner.watch import watch
 
-        collector.resume()          # a session of rounds, which a server may grade: no pause lasts it
         return watch(request, console)
     from grader.core.runner import finish, grade
     from grader.learner import report, serve

@@ -20,6 +20,7 @@ from rich.panel import Panel
 from rich.spinner import Spinner
 from rich.text import Text
 
+from grader.base import collector
 from grader.base.errors import GraderError
 from grader.core.request import Observers, Request, Selection
 from grader.learner import report
@@ -37,7 +38,10 @@ def watch(request: Request, console) -> int:
     live.start()                                    # the first line, before anything is imported
     graders = []                                    # the one grading now last
     try:
-        graders.append(WarmClient.for_checkout(request.lab, request.sandbox) or Grader(request.sandbox))
+        client = WarmClient.for_checkout(request.lab, request.sandbox)
+        if client is not None:      # its rounds collect no checks here: grade.py's pause ends now
+            collector.resume()      # (grading here, the first round's collection ends it, frozen)
+        graders.append(client or Grader(request.sandbox))
         with live:
             _rounds(request, live, graders)
     except KeyboardInterrupt:
