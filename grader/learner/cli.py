@@ -75,18 +75,14 @@ def _grade(request, console, zygote, watching):
         from grader.learner.watch import watch
 
         return watch(request, console)
-    from grader.core.runner import finish, grade
+    from grader.core.runner import grade
     from grader.learner import report, serve
 
     client = None if zygote else serve.WarmClient.for_checkout(request.lab, request.sandbox)
     with report.progress(console) as on_progress:
         observed = dataclasses.replace(request, observers=Observers(on_progress))
         results = grade(observed, zygote) if zygote else serve.grade(observed, client)
-    finished = finish(results, request)
-    report.show(results, request.lab, console, quiz=finished.quiz)
-    if client is not None and client.served_by:
-        report.served_line(request.lab, client.served_by, console)
-    return finished.status
+    return report.ended(results, request, console, client.served_by if client is not None else None)
 
 
 def serve_parser():

@@ -19,6 +19,7 @@ from grader.core.results import NOT_GRADED
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from grader.core.request import Request
     from grader.core.results import LabResults
     from grader.readers.manifest import Lab
 
@@ -29,6 +30,19 @@ MARK = {"passed": "[green]✓[/]", "failed": "[red]✗[/]", "not_implemented": "
 def show(results: LabResults, lab: Lab, console: Console, quiz: tuple = (False, None)) -> None:
     """Print the full report of one grading; `quiz` is (the lab has a lesson test, its status)."""
     console.print(render(results, lab, quiz))
+
+
+def ended(results: LabResults, request: Request, console: Console, served_by: int | None = None) -> int:
+    """How a grading ends on a screen, from a terminal or for a warm grader's client alike:
+    runner.finish (--json, lesson progress), the report, the line naming the warm grader that made
+    it (`served_by`, its pid); finish's exit status."""
+    from grader.core.runner import finish
+
+    finished = finish(results, request)
+    show(results, request.lab, console, quiz=finished.quiz)
+    if served_by:
+        served_line(request.lab, served_by, console)
+    return finished.status
 
 
 @contextlib.contextmanager

@@ -284,7 +284,6 @@ class Server:
             self._graded_argv(conn, args, ask.screen or Screen(terminal=False))
 
     def _graded_argv(self, conn, args, screen):
-        from grader.core.runner import finish
         from grader.learner import arguments, report
 
         console = _console(screen)
@@ -299,10 +298,7 @@ class Server:
         results = None
         try:
             results = self.grader.grade(dataclasses.replace(request, observers=Observers(progress)))
-            finished = finish(results, request)
-            report.show(results, self.lab, console, quiz=finished.quiz)
-            report.served_line(self.lab, os.getpid(), console)
-            status = finished.status
+            status = report.ended(results, request, console, os.getpid())
         except GraderError as error:
             status = 2
             report.said(error, console)
