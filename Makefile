@@ -19,7 +19,7 @@ $(READY): pyproject.toml
 
 # The grader's compiled modules, as pip keeps them for installed packages: an editable install
 # compiles nothing, and where PYTHONDONTWRITEBYTECODE is set (many Docker images) Python would
-# compile every grader module again on each grading (~0.25 CPU-s). Up to date, this only looks.
+# compile every grader module again on each grading. Up to date, this only looks.
 COMPILE = $(BIN)/python -m compileall -q grader
 
 grade: $(READY)

@@ -1,7 +1,7 @@
 """Python's cyclic garbage collector in a process that imports torch for one job (grade.py, a batch
 worker): off while it imports, on again once its checks are collected, with everything imported so
-far frozen (gc.freeze: never scanned again). Importing torch, pytest and a lab's checks made three
-full collections of a growing heap in a cold grading, 0.18-0.21 s of the judge's time for no
+far frozen (gc.freeze: never scanned again). Importing torch, pytest and a lab's checks makes
+full collections of a growing heap in a cold grading, a share of the judge's time for no
 garbage worth it. A process that did not pause it (a notebook's kernel, a test) is left as it is.
 The zygote does the same for itself (grader/judge/child.py), so that its forks start frozen too.
 """

@@ -287,7 +287,7 @@ def become_child(order, fds, home):
     if order["own_user"]:                           # a user of our own: count only our processes
         resource.setrlimit(resource.RLIMIT_NPROC, (PROCESSES,) * 2)
     global seed_torch               # torch.manual_seed seeds every device, and where CUDA is not
-    torch = sys.modules["torch"]    # started queues its seed with a stack trace (80 us a call):
+    torch = sys.modules["torch"]    # started queues its seed with a stack trace, each call:
     seed_torch = torch.manual_seed if order["device"].startswith("cuda") else torch.default_generator.manual_seed
     random.seed(0)                  # the same submission meets the same luck every grading
     seed_torch(0)                   # (and each call its own: seed_from)

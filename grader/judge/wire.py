@@ -303,7 +303,7 @@ def recv(fd: int, wait: Callable[[int], None] | None = None, limit: int = MAX_FR
          received: Callable[[], None] | None = None) -> Any:
     """One frame: `wait(fd)` before each read (it may block, or raise to give up), `received()` once its
     bytes are in, before parsing; its tensors lie over one buffer, paged in as the bytes come (a
-    large frame's an mmap; a small one's a bytearray: an mmap of its own took 20-80 us a frame)."""
+    large frame's an mmap; a small one's a bytearray, cheaper than an mmap of its own)."""
     def read_into(view):
         if wait:
             wait(fd)

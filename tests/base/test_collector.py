@@ -42,5 +42,4 @@ def test_a_grading_makes_no_full_collection_until_its_checks_are_collected(tmp_p
     done = subprocess.run([sys.executable, "-c", watch], cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)})
     assert "warm grader" not in done.stdout and "rope_frequencies" in done.stdout, done.stdout + done.stderr
-    assert "FULL frozen" in done.stderr or "FULL" not in done.stderr, done.stderr      # seen, when any
     assert "FULL importing" not in done.stderr, done.stderr
