@@ -37,6 +37,7 @@ TRUE = {"true", "correct", "right", "apply", "applies"}
 AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
            "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
            "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
+CONDITIONS = {"if", "unless", "when", "provided"}   # a letter in a bracket with one is hedged, not explained
 NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant"}     # "d isn't it", "weight tying is not used"
 REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "b, c - the others are false" ends there
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
@@ -229,9 +230,11 @@ class Choices:
         return self._verdict(named, conflict, many, toks, letters)
 
     def _reasons(self, toks, letters, modes):
-        """`modes` with each bracket that gives a reason made "explain": one with no letter and no
-        word that hedges or affirms ("or", "also", "correct"...), whose words are not all one
-        choice's ("d (SGD would be slower)"; "d (SGD)" names b, "d (SGD works too)" hedges)."""
+        """`modes` with each bracket that gives a reason made "explain": one with no word that
+        hedges or affirms ("or", "also", "correct"...), whose words are not all one choice's ("d
+        (SGD would be slower)"; "d (SGD)" names b, "d (SGD works too)" hedges), and whose letters,
+        if any, each begin a claim about their choice, unconditional ("d (c rotates instead)", "c (b
+        is from word2vec)"; "a, b (and e)" and "a, b, e (c if ids are sorted)" name theirs)."""
         words = [fold(text) if kind == "word" else text for kind, text in toks]
         at = 0
         while at < len(toks):
@@ -244,7 +247,10 @@ class Choices:
             stems = {self.mended(stem(toks[i][1])) for i in inside
                      if toks[i][0] == "word" and words[i] not in STOPWORDS | CUES}
             gloss = any(stems <= self.words[k] | {w for alias in self.aliases[k] for w in alias} for k in self.choices)
-            if stems and not gloss and not any(i in letters or words[i] in AFFIRMS for i in inside):
+            said = [i for i in inside if i in letters]
+            claims = all(words[i + 1] not in JOINS | {")", "]"} and i + 1 not in letters for i in said) and \
+                not any(words[i] in CONDITIONS for i in inside)          # "d (c rotates instead)"
+            if stems and not gloss and claims and not any(words[i] in AFFIRMS for i in inside):
                 modes[at:close + 1] = ["explain"] * (close + 1 - at)
             at = close + 1
         return modes

@@ -336,6 +336,11 @@ TABLE = [
     ("rope-score", "dist(m, n)", True, ""), ("rope-score", "the relative pos m-n", True, ""),
     ("rope-score", "the absolute pos of each token", False, "is not the quantity asked for"),
     ("tied", "shared input/output embeddings", True, ""), ("tied", "tied input and output embeddings", True, ""),
+    # a bracket whose letters each begin an unconditional claim gives a reason and names no choice
+    ("methods", "d (c rotates instead)", True, ""), ("tied", "c (b comes from word2vec)", True, ""),
+    ("order", "a, b and e (c: token ids are not positions; d: heads don't add order)", True, ""),
+    ("order", "a, b (and e)", True, ""), ("order", "a, b, e (c if ids are in order)", False, ""),
+    ("methods", "d (c is also correct)", False, TWO),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
