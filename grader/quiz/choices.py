@@ -101,8 +101,9 @@ def _inside_word_run(toks, at, keys):
 def _modes(toks, letters):
     """Each token's mode: "assert", "negate" (ruled out), "explain" (names nothing) or "exclude"
     (taken out of all the choices). A negation lasts to the next comma, then the mode before it
-    goes on; within an explanation nothing is named, not even what it rules out ("c (because,
-    unlike a, it is tied)"); a bracket's modes end at its close."""
+    goes on; a colon ends it even before a letter ("not a, not b: c"; "false: c, d" is a list).
+    Within an explanation nothing is named, not even what it rules out ("c (because, unlike a, it
+    is tied)"); a bracket's modes end at its close."""
     words = [fold(text) if kind == "word" else text for kind, text in toks]
     modes, mode, before, seen_all, at, outside = [], "assert", "assert", False, 0, []
     while at < len(toks):
@@ -113,8 +114,9 @@ def _modes(toks, letters):
             outside.append((mode, before))
         elif word in (")", "]") and outside:
             mode, before = outside.pop()
-        elif mode == "negate" and (word in (",", ":") and at + 1 not in letters or toks[at][0] == "dash"):
-            mode = before                                       # "not RoPE — ALiBi"
+        elif mode == "negate" and (word in (",", ":") and at + 1 not in letters or toks[at][0] == "dash" or
+                                   word == ":" and words[at - 1] not in FALSE):
+            mode = before                                       # "not RoPE — ALiBi", "not c: d"
         elif mode == "explain" and word != "but":
             pass
         elif (length := negator_at(words, at)) or (word == "but" and seen_all):

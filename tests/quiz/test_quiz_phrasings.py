@@ -341,6 +341,9 @@ TABLE = [
     ("order", "a, b and e (c: token ids are not positions; d: heads don't add order)", True, ""),
     ("order", "a, b (and e)", True, ""), ("order", "a, b, e (c if ids are in order)", False, ""),
     ("methods", "d (c is also correct)", False, TWO),
+    # a colon ends a negation, even before a letter ("false: c, d" still lists what is false)
+    ("tied", "not a, not b, not d: c", True, ""), ("methods", "not c: d", True, ""),
+    ("order", "not c, not d: a, b, e", True, ""), ("tied", "not c: a", False, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
