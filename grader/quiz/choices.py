@@ -38,6 +38,7 @@ AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "mig
            "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
            "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
 CONDITIONS = {"if", "unless", "when", "provided"}   # a letter in a bracket with one is hedged, not explained
+YES_NO = {"yes": "true", "no": "false"}   # after a letter: its verdict ("a: yes, c: no")
 NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant"}     # "d isn't it", "weight tying is not used"
 REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "b, c - the others are false" ends there
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
@@ -70,6 +71,24 @@ def _letters(toks, keys):
         if formal or (words[at] not in WORDLIKE and not _inside_word_run(toks, at, keys)):
             found.add(at)
     return found
+
+
+def _yes_no(toks, keys):
+    """`toks` with a "yes" or "no" that marks a letter ("a: yes, c: no", "a yes b yes c no") read
+    as "true" or "false": the letter starts the answer, a sentence or a clause, or follows another
+    letter's mark, and the mark ends its clause. A "no" before a letter still rules it out ("no
+    RoPE, ALiBi"), and "d - no wait, c" changes its mind."""
+    words = [fold(text) for _, text in toks]
+    out = list(toks)
+    for at, word in enumerate(words):
+        if word not in YES_NO:
+            continue
+        key = at - 1 - (at >= 2 and words[at - 1] in (":", "-", "=") and toks[at - 1][0] != "word")
+        starts = key == 0 or key > 0 and (toks[key - 1][0] == "stop" or words[key - 1] in YES_NO)
+        ends = at + 1 == len(toks) or toks[at + 1][0] == "stop" or words[at + 1] in keys    # not "d - no wait, c"
+        if key >= 0 and words[key] in keys and toks[key][0] == "word" and starts and ends:
+            out[at] = ("word", YES_NO[word])
+    return out
 
 
 def _verdict_after(toks, words, at, found):
@@ -206,7 +225,7 @@ class Choices:
 
     def read(self, raw, many):
         """The Reading of `raw`: a key (many=False) or a sorted list of keys; AnswerError when it names none."""
-        toks = tokens(raw)
+        toks = _yes_no(tokens(raw), self.keys)
         letters = _letters(toks, self.keys)
         if many and not letters and len(toks) == 1 and len(toks[0][1]) > 1 and \
                 all(c.casefold() in self.keys for c in toks[0][1]) and len(set(toks[0][1])) == len(toks[0][1]):

@@ -344,6 +344,10 @@ TABLE = [
     # a colon ends a negation, even before a letter ("false: c, d" still lists what is false)
     ("tied", "not a, not b, not d: c", True, ""), ("methods", "not c: d", True, ""),
     ("order", "not c, not d: a, b, e", True, ""), ("tied", "not c: a", False, ""),
+    # "yes" and "no" after a letter are its verdict
+    ("order", "a: yes, b: yes, c: no, d: no, e: yes", True, ""), ("order", "a yes b yes c no d no e yes", True, ""),
+    ("methods", "a: no, b: no, c: no, d: yes", True, ""), ("tied", "c: no", False, RULED_OUT),
+    ("order", "a: yes, b: no, c: no, d: no, e: yes", False, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
