@@ -348,6 +348,10 @@ TABLE = [
     ("order", "a: yes, b: yes, c: no, d: no, e: yes", True, ""), ("order", "a yes b yes c no d no e yes", True, ""),
     ("methods", "a: no, b: no, c: no, d: yes", True, ""), ("tied", "c: no", False, RULED_OUT),
     ("order", "a: yes, b: no, c: no, d: no, e: yes", False, ""),
+    # a precision after a number is how it is rounded, not a second value
+    ("table-size", "38.6 (1 d.p.)", True, ""), ("table-size", "38.6 (rounded to 1 decimal)", True, ""),
+    ("table-size", "38.6M to 3 significant figures", True, ""), ("table-size", "38.6 (3 s.f.)", True, ""),
+    ("table-size", "38.5 (1 d.p.)", False, ""), ("table-size", "1 decimal place", False, "a precision"),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
