@@ -214,7 +214,8 @@ def _values(toks, unit):
                 number = value(tree, {})
                 whats = [token[2] for token in toks[at:stop] if token[0] == "num" and token[2]]
                 counted = "suffixed" in whats or abs(number) >= unit
-                plain = number if tree[0] == "num" and stop == at + 1 and not whats else None
+                bare = all(token[0] in ("num", "open", "close") for token in toks[at:stop])    # "(50257)"
+                plain = number if tree[0] == "num" and bare and not whats else None
                 measure = next((what for what in whats[-1:] if isinstance(what, tuple)), None)
                 if measure and stop > at + 1:
                     measure = (measure[0], None)

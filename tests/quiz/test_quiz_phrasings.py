@@ -352,6 +352,9 @@ TABLE = [
     ("table-size", "38.6 (1 d.p.)", True, ""), ("table-size", "38.6 (rounded to 1 decimal)", True, ""),
     ("table-size", "38.6M to 3 significant figures", True, ""), ("table-size", "38.6 (3 s.f.)", True, ""),
     ("table-size", "38.5 (1 d.p.)", False, ""), ("table-size", "1 decimal place", False, "a precision"),
+    # a prompt's number in brackets is still the prompt's number, quoted as working
+    ("table-size", "(50257)(768) = 38,597,376", True, ""), ("table-size", "(50,257)(768) ≈ 38.6M", True, ""),
+    ("table-size", "(50257)(768)(2) = 77.2M", False, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
