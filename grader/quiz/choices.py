@@ -278,7 +278,8 @@ class Choices:
 
     def _text(self, named, content, modes, letters, toks):
         """Add the choices named by text to `named`; returns (letter, key its text names) where a
-        letter's own words name another choice, else None."""
+        letter's own words name another choice, else None. A choice whose letter is ruled out is
+        not named by its alias ("not d: more heads don't help" is the reason it is false)."""
         conflict = None
         if letters:                     # with letters, words count only beside a letter or as an alias
             for at in sorted(letters):
@@ -290,8 +291,10 @@ class Choices:
                 key, others = self.keys[fold(toks[at][1])], self.named_by_text(segment)
                 if others and key not in others and conflict is None:
                     conflict = (key, sorted(others)[0])
+            denied = set(named["negate"])           # "not d: more heads don't help": the letter's verdict holds
             for mode in named:
-                named[mode] |= self.named_by_text([c for c in content if modes[c[0]] == mode], aliases_only=True)
+                found = self.named_by_text([c for c in content if modes[c[0]] == mode], aliases_only=True)
+                named[mode] |= found - denied if mode == "assert" else found
             return conflict
         for mode in named:
             named[mode] |= self.named_by_text([c for c in content if modes[c[0]] == mode])

@@ -355,6 +355,9 @@ TABLE = [
     # a prompt's number in brackets is still the prompt's number, quoted as working
     ("table-size", "(50257)(768) = 38,597,376", True, ""), ("table-size", "(50,257)(768) ≈ 38.6M", True, ""),
     ("table-size", "(50257)(768)(2) = 77.2M", False, ""),
+    # a choice whose letter is ruled out is not named again by its alias: the alias gives the reason
+    ("order", "a, b, e. Not c: ids don't encode position. Not d: more heads don't help.", True, ""),
+    ("order", "a, b, e; d is false: more heads are as blind", True, ""), ("order", "a, b, e, more heads", False, ""),
 ]
 REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
