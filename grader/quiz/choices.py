@@ -73,6 +73,14 @@ def _letters(toks, keys):
     return found
 
 
+def _unnumbered(toks, keys):
+    """`toks` without the numbers of a numbered list of letters ("1) a 2) b 3) e", "1. a")."""
+    numbered = lambda at: toks[at][1].isdigit() and at + 2 < len(toks) and toks[at + 1][1] in (")", ".") and \
+        toks[at + 2][0] == "word" and fold(toks[at + 2][1]) in keys
+    drop = {at + step for at in range(len(toks)) if numbered(at) for step in (0, 1)}
+    return [token for at, token in enumerate(toks) if at not in drop]
+
+
 def _yes_no(toks, keys):
     """`toks` with a "yes" or "no" that marks a letter ("a: yes, c: no", "a yes b yes c no") read
     as "true" or "false": the letter starts the answer, a sentence or a clause, or follows another
@@ -225,7 +233,7 @@ class Choices:
 
     def read(self, raw, many):
         """The Reading of `raw`: a key (many=False) or a sorted list of keys; AnswerError when it names none."""
-        toks = _yes_no(tokens(raw), self.keys)
+        toks = _yes_no(_unnumbered(tokens(raw), self.keys), self.keys)
         letters = _letters(toks, self.keys)
         if many and not letters and len(toks) == 1 and len(toks[0][1]) > 1 and \
                 all(c.casefold() in self.keys for c in toks[0][1]) and len(set(toks[0][1])) == len(toks[0][1]):

@@ -358,8 +358,11 @@ TABLE = [
     # a choice whose letter is ruled out is not named again by its alias: the alias gives the reason
     ("order", "a, b, e. Not c: ids don't encode position. Not d: more heads don't help.", True, ""),
     ("order", "a, b, e; d is false: more heads are as blind", True, ""), ("order", "a, b, e, more heads", False, ""),
+    # the numbers of a numbered list of letters are no choice
+    ("order", "1) a 2) b 3) e", True, ""), ("order", "1. a 2. b 3. e", True, ""), ("order", "1) a 2) b", False, ""),
 ]
-REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
+REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
+           ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
 
 
