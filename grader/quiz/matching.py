@@ -133,7 +133,10 @@ VERDICT_INDEX = _index(dict.fromkeys([("wrong",), ("false",), ("incorrect",), ("
                                       ("not", "necessary"), ("cancel",), ("cancelled",), ("canceled",),
                                       ("drop", "out"), ("dropped", "out"), ("disappear",),
                                       ("not", "relevant"), ("not", "matter"), ("no", "role"), ("not", "right"),
-                                      ("not", "correct"), ("not", "true"), ("not", "it"), ("not", "what")], True))
+                                      ("not", "correct"), ("not", "true"), ("not", "it"), ("not", "what"),
+                                      ("not", "appear"), ("never", "appear"), ("not", "enter"), ("never", "enter"),
+                                      ("not", "survive"), ("lost",), ("vanish",), ("vanishe",), ("gone",),
+                                      ("eliminated",)], True))        # what is absent: "m + n never appears"
 REASONS = {_word(word) for word in ("because", "since", "cause", "whereas", "while", "whereby", "given")}
 
 

@@ -360,6 +360,13 @@ TABLE = [
     ("order", "a, b, e; d is false: more heads are as blind", True, ""), ("order", "a, b, e, more heads", False, ""),
     # the numbers of a numbered list of letters are no choice
     ("order", "1) a 2) b 3) e", True, ""), ("order", "1. a 2. b 3. e", True, ""), ("order", "1) a 2) b", False, ""),
+    # a quantity said to be absent ("never appears", "is lost", "vanishes") is ruled out in its clause
+    ("rope-score", "m - n; the absolute positions don't appear", True, ""),
+    ("rope-score", "the difference m - n; the sum m + n never appears", True, ""),
+    ("rope-score", "The relative position m−n. Absolute position information is lost in the dot product.", True, ""),
+    ("rope-score", "the sum vanishes, the difference survives", True, ""),
+    ("rope-score", "the difference never appears", False, "rules out"),
+    ("rope-score", "m + n; m - n is lost", False, "rules out"),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
