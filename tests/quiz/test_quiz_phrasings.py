@@ -367,6 +367,9 @@ TABLE = [
     ("rope-score", "the sum vanishes, the difference survives", True, ""),
     ("rope-score", "the difference never appears", False, "rules out"),
     ("rope-score", "m + n; m - n is lost", False, "rules out"),
+    # e raised to the difference is a function of it, as exp(m - n) is
+    ("rope-score", "e^(m-n)", False, "is not m - n"), ("rope-score", "$e^{m-n}$", False, "is not m - n"),
+    ("rope-score", "e**(m - n)", False, "is not m - n"), ("rope-score", "m - n, e.g. 5 - 2", True, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
