@@ -223,7 +223,7 @@ def _values(toks, unit):
                 part = unit > 1 and 0 < number < 1 and not counted and words[stop:stop + 1] == ["of"] and \
                     any(value[1] == "assert" for value in found)      # "12.5M (1/3 of 37.5M)"
                 whole = found and (found[-1][4] and found[-1][4][0] in ("a percentage", "a share")
-                                   and since == ["of"] or share)
+                                   and [w for w in since if w not in ("the", "a", "an")] == ["of"] or share)
                 kept = "explain" if whole or part else "bound" if bound and mode == "assert" else mode
                 found.append((number / unit if unit > 1 and counted else number, kept,
                               since, plain, ("a share", None) if part else measure))   # "10% of 125M": 125M explains

@@ -370,6 +370,10 @@ TABLE = [
     # e raised to the difference is a function of it, as exp(m - n) is
     ("rope-score", "e^(m-n)", False, "is not m - n"), ("rope-score", "$e^{m-n}$", False, "is not m - n"),
     ("rope-score", "e**(m - n)", False, "is not m - n"), ("rope-score", "m - n, e.g. 5 - 2", True, ""),
+    # the whole after a percentage "of the" explains, as after "of"
+    ("table-size", "38.6 (so ~31% of the 124M model)", True, ""),
+    ("table-size", "38.6M, 31% of a 124M model", True, ""),
+    ("table-size", "31% of the 124M model", False, MEASURE), ("table-size", "77.2M (62% of the 124M model)", False, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
