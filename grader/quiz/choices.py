@@ -2,8 +2,8 @@
 
 A letter is a choice's key standing as a letter: bracketed or before ")", ":", a dash or the end
 ("(d) Adam", "d)", "d - Adam", "d."), first before a bracket ("a (because…)"), after a cue
-("option d", "the answer is a"), before a verdict ("a true, c is false"), in a list of keys
-("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than standing
+("option d", "the answer is a"), before a verdict ("a true, c is false") or a hedge ("c, a too"),
+in a list of keys ("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than standing
 alone, since they are words too. A choice is named by text when the answer holds one of its
 `aliases`, enough of the words only it has (one of up to three, else two), or only words of it
 ("stochastic gradient descent"), a word of five letters or more one edit from one of theirs
@@ -39,6 +39,7 @@ AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "mig
            "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
 CONDITIONS = {"if", "unless", "when", "provided"}   # a letter in a bracket with one is hedged, not explained
 YES_NO = {"yes": "true", "no": "false"}   # after a letter: its verdict ("a: yes, c: no")
+HEDGED = {"too", "also", "maybe", "perhaps", "possibly", "probably"}   # after "a" or "i": a letter ("c, a too")
 NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant"}     # "d isn't it", "weight tying is not used"
 REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "b, c - the others are false" ends there
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
@@ -67,7 +68,8 @@ def _letters(toks, keys):
             (at + 2 < len(toks) and words[at + 1] in JOINS and at + 2 in found)
         formal = after[0] in ("close", "dash", "end", "glue") or after[1] in (":", ",", ";", ".", "!", "?") \
             or (before[0] == "open" and after[0] == "close") or (before[0] == "start" and after[0] == "open") \
-            or _after_cue(words, at) or listed or _verdict_after(toks, words, at, found)
+            or _after_cue(words, at) or listed or _verdict_after(toks, words, at, found) \
+            or words[at + 1:at + 2] and words[at + 1] in HEDGED or words[at + 1:at + 3] == ["as", "well"]
         if formal or (words[at] not in WORDLIKE and not _inside_word_run(toks, at, keys)):
             found.add(at)
     return found

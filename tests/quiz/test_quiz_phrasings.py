@@ -374,6 +374,9 @@ TABLE = [
     ("table-size", "38.6 (so ~31% of the 124M model)", True, ""),
     ("table-size", "38.6M, 31% of a 124M model", True, ""),
     ("table-size", "31% of the 124M model", False, MEASURE), ("table-size", "77.2M (62% of the 124M model)", False, ""),
+    # "a" before a hedge ("a too", "a also", "a as well") is a letter, never an article
+    ("tied", "c, a too", False, TWO), ("tied", "c (a also holds)", False, TWO), ("tied", "c, a as well", False, TWO),
+    ("tied", "c, a matrix reused as the output layer", True, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
