@@ -31,8 +31,9 @@ CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter",
 WORDLIKE = {"a", "i"}                   # keys that are also words: a letter only where the context says so
 JOINS = {"and", "or", "nor", "&", "/", "+", ",", "|"}
 ALL = {"all", "every", "everything", "each", "anything"}
-FALSE = {"false", "wrong", "incorrect", "untrue", "myth", "myths", "nonsense", "bogus", "fiction", "fictions"}
-NOUNS = {"myth", "fiction"}      # verdicts after an article: in "is a myth", "a" is no letter
+FALSE = {"false", "wrong", "incorrect", "untrue", "myth", "myths", "nonsense", "bogus", "fiction", "fictions", "trap",
+         "traps", "distractor", "distractors"}
+NOUNS = {"myth", "fiction", "trap", "distractor"}      # verdicts after an article: in "is a myth", "a" is no letter
 TRUE = {"true", "correct", "right", "apply", "applies"}
 AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
            "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",

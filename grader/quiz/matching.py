@@ -131,8 +131,9 @@ def _replace(tokens, index):
 OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.items()})
 NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
 VERDICT_INDEX = _index(dict.fromkeys([("wrong",), ("false",), ("incorrect",), ("untrue",), ("irrelevant",), ("myth",),
-                                      ("nonsense",), ("bogus",), ("fiction",), ("unnecessary",), ("not", "needed"),
-                                      ("not", "necessary"), ("cancel",), ("cancelled",), ("canceled",),
+                                      ("nonsense",), ("bogus",), ("fiction",), ("trap",), ("distractor",),
+                                      ("unnecessary",), ("not", "needed"), ("not", "necessary"), ("cancel",),
+                                      ("cancelled",), ("canceled",),
                                       ("drop", "out"), ("dropped", "out"), ("disappear",),
                                       ("not", "relevant"), ("not", "matter"), ("no", "role"), ("not", "right"),
                                       ("not", "correct"), ("not", "true"), ("not", "it"), ("not", "what"),

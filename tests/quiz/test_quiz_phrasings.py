@@ -377,6 +377,10 @@ TABLE = [
     # "a" before a hedge ("a too", "a also", "a as well") is a letter, never an article
     ("tied", "c, a too", False, TWO), ("tied", "c (a also holds)", False, TWO), ("tied", "c, a as well", False, TWO),
     ("tied", "c, a matrix reused as the output layer", True, ""),
+    # "a trap" and "a distractor" are verdicts, as "a myth" is
+    ("order", "a, b, e; c is a trap", True, ""), ("order", "a, b, e; c and d are distractors", True, ""),
+    ("tied", "c is a trap", False, RULED_OUT), ("rope-score", "m - n; the sum is a trap", True, ""),
+    ("rope-score", "the difference is a trap", False, "rules out"),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
