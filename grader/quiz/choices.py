@@ -2,8 +2,8 @@
 
 A letter is a choice's key standing as a letter: bracketed or before ")", ":", a dash or the end
 ("(d) Adam", "d)", "d - Adam", "d."), first before a bracket ("a (because…)"), after a cue
-("option d", "the answer is a"), before a verdict ("a true, c is false"), in a list of keys
-("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than standing
+("option d", "the answer is a"), before a verdict ("a true, c is false") or a hedge ("c, a too"),
+in a list of keys ("a, c and d", "a c d", "acd"), or alone ("d because..."); "a" and "i" need more than standing
 alone, since they are words too. A choice is named by text when the answer holds one of its
 `aliases`, enough of the words only it has (one of up to three, else two), or only words of it
 ("stochastic gradient descent"), a word of five letters or more one edit from one of theirs
@@ -31,12 +31,16 @@ CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter",
 WORDLIKE = {"a", "i"}                   # keys that are also words: a letter only where the context says so
 JOINS = {"and", "or", "nor", "&", "/", "+", ",", "|"}
 ALL = {"all", "every", "everything", "each", "anything"}
-FALSE = {"false", "wrong", "incorrect", "untrue", "myth", "myths", "nonsense", "bogus", "fiction", "fictions"}
-NOUNS = {"myth", "fiction"}      # verdicts after an article: in "is a myth", "a" is no letter
+FALSE = {"false", "wrong", "incorrect", "untrue", "myth", "myths", "nonsense", "bogus", "fiction", "fictions", "trap",
+         "traps", "distractor", "distractors"}
+NOUNS = {"myth", "fiction", "trap", "distractor"}      # verdicts after an article: in "is a myth", "a" is no letter
 TRUE = {"true", "correct", "right", "apply", "applies"}
 AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either", "both",
            "alternatively", "well", "equally", "same", "correct", "right", "true", "valid", "work", "works", "fine",
            "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
+CONDITIONS = {"if", "unless", "when", "provided"}   # a letter in a bracket with one is hedged, not explained
+YES_NO = {"yes": "true", "no": "false"}   # after a letter: its verdict ("a: yes, c: no")
+HEDGED = {"too", "also", "maybe", "perhaps", "possibly", "probably"}   # after "a" or "i": a letter ("c, a too")
 NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant"}     # "d isn't it", "weight tying is not used"
 REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "b, c - the others are false" ends there
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
@@ -65,10 +69,37 @@ def _letters(toks, keys):
             (at + 2 < len(toks) and words[at + 1] in JOINS and at + 2 in found)
         formal = after[0] in ("close", "dash", "end", "glue") or after[1] in (":", ",", ";", ".", "!", "?") \
             or (before[0] == "open" and after[0] == "close") or (before[0] == "start" and after[0] == "open") \
-            or _after_cue(words, at) or listed or _verdict_after(toks, words, at, found)
+            or _after_cue(words, at) or listed or _verdict_after(toks, words, at, found) \
+            or words[at + 1:at + 2] and words[at + 1] in HEDGED or words[at + 1:at + 3] == ["as", "well"]
         if formal or (words[at] not in WORDLIKE and not _inside_word_run(toks, at, keys)):
             found.add(at)
     return found
+
+
+def _unnumbered(toks, keys):
+    """`toks` without the numbers of a numbered list of letters ("1) a 2) b 3) e", "1. a")."""
+    numbered = lambda at: toks[at][1].isdigit() and at + 2 < len(toks) and toks[at + 1][1] in (")", ".") and \
+        toks[at + 2][0] == "word" and fold(toks[at + 2][1]) in keys
+    drop = {at + step for at in range(len(toks)) if numbered(at) for step in (0, 1)}
+    return [token for at, token in enumerate(toks) if at not in drop]
+
+
+def _yes_no(toks, keys):
+    """`toks` with a "yes" or "no" that marks a letter ("a: yes, c: no", "a yes b yes c no") read
+    as "true" or "false": the letter starts the answer, a sentence or a clause, or follows another
+    letter's mark, and the mark ends its clause. A "no" before a letter still rules it out ("no
+    RoPE, ALiBi"), and "d - no wait, c" changes its mind."""
+    words = [fold(text) for _, text in toks]
+    out = list(toks)
+    for at, word in enumerate(words):
+        if word not in YES_NO:
+            continue
+        key = at - 1 - (at >= 2 and words[at - 1] in (":", "-", "=") and toks[at - 1][0] != "word")
+        starts = key == 0 or key > 0 and (toks[key - 1][0] == "stop" or words[key - 1] in YES_NO)
+        ends = at + 1 == len(toks) or toks[at + 1][0] == "stop" or words[at + 1] in keys    # not "d - no wait, c"
+        if key >= 0 and words[key] in keys and toks[key][0] == "word" and starts and ends:
+            out[at] = ("word", YES_NO[word])
+    return out
 
 
 def _verdict_after(toks, words, at, found):
@@ -100,8 +131,9 @@ def _inside_word_run(toks, at, keys):
 def _modes(toks, letters):
     """Each token's mode: "assert", "negate" (ruled out), "explain" (names nothing) or "exclude"
     (taken out of all the choices). A negation lasts to the next comma, then the mode before it
-    goes on; within an explanation nothing is named, not even what it rules out ("c (because,
-    unlike a, it is tied)"); a bracket's modes end at its close."""
+    goes on; a colon ends it even before a letter ("not a, not b: c"; "false: c, d" is a list).
+    Within an explanation nothing is named, not even what it rules out ("c (because, unlike a, it
+    is tied)"); a bracket's modes end at its close."""
     words = [fold(text) if kind == "word" else text for kind, text in toks]
     modes, mode, before, seen_all, at, outside = [], "assert", "assert", False, 0, []
     while at < len(toks):
@@ -112,8 +144,9 @@ def _modes(toks, letters):
             outside.append((mode, before))
         elif word in (")", "]") and outside:
             mode, before = outside.pop()
-        elif mode == "negate" and (word in (",", ":") and at + 1 not in letters or toks[at][0] == "dash"):
-            mode = before                                       # "not RoPE — ALiBi"
+        elif mode == "negate" and (word in (",", ":") and at + 1 not in letters or toks[at][0] == "dash" or
+                                   word == ":" and words[at - 1] not in FALSE):
+            mode = before                                       # "not RoPE — ALiBi", "not c: d"
         elif mode == "explain" and word != "but":
             pass
         elif (length := negator_at(words, at)) or (word == "but" and seen_all):
@@ -203,7 +236,7 @@ class Choices:
 
     def read(self, raw, many):
         """The Reading of `raw`: a key (many=False) or a sorted list of keys; AnswerError when it names none."""
-        toks = tokens(raw)
+        toks = _yes_no(_unnumbered(tokens(raw), self.keys), self.keys)
         letters = _letters(toks, self.keys)
         if many and not letters and len(toks) == 1 and len(toks[0][1]) > 1 and \
                 all(c.casefold() in self.keys for c in toks[0][1]) and len(set(toks[0][1])) == len(toks[0][1]):
@@ -229,9 +262,11 @@ class Choices:
         return self._verdict(named, conflict, many, toks, letters)
 
     def _reasons(self, toks, letters, modes):
-        """`modes` with each bracket that gives a reason made "explain": one with no letter and no
-        word that hedges or affirms ("or", "also", "correct"...), whose words are not all one
-        choice's ("d (SGD would be slower)"; "d (SGD)" names b, "d (SGD works too)" hedges)."""
+        """`modes` with each bracket that gives a reason made "explain": one with no word that
+        hedges or affirms ("or", "also", "correct"...), whose words are not all one choice's ("d
+        (SGD would be slower)"; "d (SGD)" names b, "d (SGD works too)" hedges), and whose letters,
+        if any, each begin a claim about their choice, unconditional ("d (c rotates instead)", "c (b
+        is from word2vec)"; "a, b (and e)" and "a, b, e (c if ids are sorted)" name theirs)."""
         words = [fold(text) if kind == "word" else text for kind, text in toks]
         at = 0
         while at < len(toks):
@@ -244,14 +279,18 @@ class Choices:
             stems = {self.mended(stem(toks[i][1])) for i in inside
                      if toks[i][0] == "word" and words[i] not in STOPWORDS | CUES}
             gloss = any(stems <= self.words[k] | {w for alias in self.aliases[k] for w in alias} for k in self.choices)
-            if stems and not gloss and not any(i in letters or words[i] in AFFIRMS for i in inside):
+            said = [i for i in inside if i in letters]
+            claims = all(words[i + 1] not in JOINS | {")", "]"} and i + 1 not in letters for i in said) and \
+                not any(words[i] in CONDITIONS for i in inside)          # "d (c rotates instead)"
+            if stems and not gloss and claims and not any(words[i] in AFFIRMS for i in inside):
                 modes[at:close + 1] = ["explain"] * (close + 1 - at)
             at = close + 1
         return modes
 
     def _text(self, named, content, modes, letters, toks):
         """Add the choices named by text to `named`; returns (letter, key its text names) where a
-        letter's own words name another choice, else None."""
+        letter's own words name another choice, else None. A choice whose letter is ruled out is
+        not named by its alias ("not d: more heads don't help" is the reason it is false)."""
         conflict = None
         if letters:                     # with letters, words count only beside a letter or as an alias
             for at in sorted(letters):
@@ -263,8 +302,10 @@ class Choices:
                 key, others = self.keys[fold(toks[at][1])], self.named_by_text(segment)
                 if others and key not in others and conflict is None:
                     conflict = (key, sorted(others)[0])
+            denied = set(named["negate"])           # "not d: more heads don't help": the letter's verdict holds
             for mode in named:
-                named[mode] |= self.named_by_text([c for c in content if modes[c[0]] == mode], aliases_only=True)
+                found = self.named_by_text([c for c in content if modes[c[0]] == mode], aliases_only=True)
+                named[mode] |= found - denied if mode == "assert" else found
             return conflict
         for mode in named:
             named[mode] |= self.named_by_text([c for c in content if modes[c[0]] == mode])

@@ -9,7 +9,7 @@ where products are candidates).
 An answer is read as tokens: case folded, "minus", "plus", "times", "over", "divided by" as
 operators, a dash (any: - – — −) as a minus or a sign, except after a word, where it is punctuation
 ("their difference — a − b"), and between two words, where it is a hyphen; "'s" and plural "s"
-dropped, articles dropped in names; a superscript a power ("a²"), a constant's index dropped
+dropped, articles dropped in names; a superscript a power ("a²"), "e^(…)" the exponential, a constant's index dropped
 ("ω_i"); symbols written together are multiplied ("aω" is a·ω, never "ab", as "a b" is two words); a
 word one edit from a word of the key's phrases is that word ("differnce"), from five letters up
 where it could make an answer right, four where it names another candidate ("summ"; into one shorter
@@ -55,6 +55,7 @@ MATH = {"num", "sym", "fn", "op", "open", "bar"}
 LETTER = r"[^\W\d_\u0370-\u03ff]"          # a letter, not Greek: "aω-bω" is a difference, "x-axis" one word
 HYPHEN = re.compile(rf"(?<={LETTER}{{2}})[{DASH}](?={LETTER}{{2}})")
 INDEXED = re.compile(r"(θ|ω|theta|omega)_(?:\{\w{1,3}\}|\w)", re.I)    # a constant's index: "θ_i", "\\omega_{k}"
+EXPONENTIAL = re.compile(r"\be\s*\^\s*(?:\{([^{}]*)\}|\()")     # "e^(m-n)", "e^{m-n}": exp of it
 SHORTENED = {"rel": "relative", "pos": "position", "dist": "distance", "diff": "difference"}
 SHORT = re.compile(rf"\b({'|'.join(SHORTENED)})\b\.?", re.I)
 MENDED = 5                              # letters: a word that may make an answer right may carry a typo
@@ -68,6 +69,7 @@ def lex(text):
     text = SHORT.sub(lambda short: SHORTENED[short.group(1).casefold()], text)          # "rel. pos", "the diff"
     text = HYPHEN.sub(" ", text.casefold().replace("’", "'").replace("**", "^").replace("+/-", "±")
                       .replace("+-", "±"))                            # "a +- b" is a ± b, never a - b
+    text = EXPONENTIAL.sub(lambda power: f"exp({power.group(1)})" if power.group(1) is not None else "exp(", text)
     text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})
     tokens = []
     for match in re.finditer(r"(\d+(?:\.\d+)?)|([^\W\d_]+(?:'[^\W\d_]+)*)|([+*/^])|(-)|([(\[])|([)\]])|(\|)"
@@ -129,11 +131,15 @@ def _replace(tokens, index):
 OPERATOR_INDEX = _index({phrase: ("op", op) for phrase, op in WORD_OPERATORS.items()})
 NEGATOR_INDEX = _index(dict.fromkeys(NEGATORS, True))
 VERDICT_INDEX = _index(dict.fromkeys([("wrong",), ("false",), ("incorrect",), ("untrue",), ("irrelevant",), ("myth",),
-                                      ("nonsense",), ("bogus",), ("fiction",), ("unnecessary",), ("not", "needed"),
-                                      ("not", "necessary"), ("cancel",), ("cancelled",), ("canceled",),
+                                      ("nonsense",), ("bogus",), ("fiction",), ("trap",), ("distractor",),
+                                      ("unnecessary",), ("not", "needed"), ("not", "necessary"), ("cancel",),
+                                      ("cancelled",), ("canceled",),
                                       ("drop", "out"), ("dropped", "out"), ("disappear",),
                                       ("not", "relevant"), ("not", "matter"), ("no", "role"), ("not", "right"),
-                                      ("not", "correct"), ("not", "true"), ("not", "it"), ("not", "what")], True))
+                                      ("not", "correct"), ("not", "true"), ("not", "it"), ("not", "what"),
+                                      ("not", "appear"), ("never", "appear"), ("not", "enter"), ("never", "enter"),
+                                      ("not", "survive"), ("lost",), ("vanish",), ("vanishe",), ("gone",),
+                                      ("eliminated",)], True))        # what is absent: "m + n never appears"
 REASONS = {_word(word) for word in ("because", "since", "cause", "whereas", "while", "whereby", "given")}
 
 

@@ -45,7 +45,8 @@ SUFFIXES = {"hundred": 1e2, "k": 1e3, "thousand": 1e3, "thousands": 1e3, "lakh":
 MEASURES = dict.fromkeys(["%", "‰", "percent", "percentage", "pct"], "a percentage") | dict.fromkeys(
     ["byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "kilobyte", "kilobytes", "megabyte",
      "megabytes", "gigabyte", "gigabytes", "terabyte", "terabytes", "bit", "bits"], "a memory size") | dict.fromkeys(
-    ["flop", "flops", "mflops", "gflops", "tflops", "pflops", "flos"], "an amount of compute")
+    ["flop", "flops", "mflops", "gflops", "tflops", "pflops", "flos"], "an amount of compute") | dict.fromkeys(
+    ["dp", "decimal", "decimals", "sf", "sig", "significant"], "a precision")
 COMMA_WORDS = {"mio", "mrd", "millionen", "milliarden", "millones", "milioni", "miljoen", "mia", "milliard",
                "milliards"}             # scale words of languages that write a decimal comma
 SUPERSCRIPT = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
@@ -84,11 +85,11 @@ def _tokens(raw):
             out.append(("num", _digits(word, decimal), None))
         elif kind == "said":
             out.append(("num", word[0], word[1]))
-        elif kind == "word" and out and out[-1][0] == "num" and (measure := _measure(word, found[at + 1:at + 2])):
+        elif kind == "word" and out and out[-1][0] == "num" and (measure := _measure(word, found[at + 1:at + 3])):
             shown = f"{float(out[-1][1]):g}{'' if word in '%‰' else ' '}{word}" if out[-1][2] is None else None
             out[-1] = ("num", out[-1][1], (measure, shown))
         elif kind == "word" and word == "of" and out and out[-1][2] == "suffixed" and \
-                _measure(found[at + 1][1] if at + 1 < len(found) else "", found[at + 2:at + 3]):
+                _measure(found[at + 1][1] if at + 1 < len(found) else "", found[at + 2:at + 4]):
             continue                                                # "12.5 millions of bytes"
         elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num" and \
                 out[-1][2] in (None, "suffixed"):                   # "12.5M", "125 hundred thousand"
@@ -120,9 +121,12 @@ def _said(found):
 
 
 def _measure(word, after):
-    """What the word after a number makes it, when not a count: "a percentage", "a memory size"."""
+    """What the word after a number makes it, when not a count: "a percentage", "a memory size",
+    "a precision" ("38.6 (1 d.p.)", "to 3 s.f.": how it is rounded, never a second value)."""
     if word in ("per", "pro") and after and after[0][1] == "cent":
         word = "percent"
+    if word in ("d", "s") and [text for _, text in after] in ([".", "p"], [".", "f"]):
+        word += after[1][1]
     return MEASURES.get(word)
 
 
@@ -210,7 +214,8 @@ def _values(toks, unit):
                 number = value(tree, {})
                 whats = [token[2] for token in toks[at:stop] if token[0] == "num" and token[2]]
                 counted = "suffixed" in whats or abs(number) >= unit
-                plain = number if tree[0] == "num" and stop == at + 1 and not whats else None
+                bare = all(token[0] in ("num", "open", "close") for token in toks[at:stop])    # "(50257)"
+                plain = number if tree[0] == "num" and bare and not whats else None
                 measure = next((what for what in whats[-1:] if isinstance(what, tuple)), None)
                 if measure and stop > at + 1:
                     measure = (measure[0], None)
@@ -218,7 +223,7 @@ def _values(toks, unit):
                 part = unit > 1 and 0 < number < 1 and not counted and words[stop:stop + 1] == ["of"] and \
                     any(value[1] == "assert" for value in found)      # "12.5M (1/3 of 37.5M)"
                 whole = found and (found[-1][4] and found[-1][4][0] in ("a percentage", "a share")
-                                   and since == ["of"] or share)
+                                   and [w for w in since if w not in ("the", "a", "an")] == ["of"] or share)
                 kept = "explain" if whole or part else "bound" if bound and mode == "assert" else mode
                 found.append((number / unit if unit > 1 and counted else number, kept,
                               since, plain, ("a share", None) if part else measure))   # "10% of 125M": 125M explains

@@ -336,8 +336,54 @@ TABLE = [
     ("rope-score", "dist(m, n)", True, ""), ("rope-score", "the relative pos m-n", True, ""),
     ("rope-score", "the absolute pos of each token", False, "is not the quantity asked for"),
     ("tied", "shared input/output embeddings", True, ""), ("tied", "tied input and output embeddings", True, ""),
+    # a bracket whose letters each begin an unconditional claim gives a reason and names no choice
+    ("methods", "d (c rotates instead)", True, ""), ("tied", "c (b comes from word2vec)", True, ""),
+    ("order", "a, b and e (c: token ids are not positions; d: heads don't add order)", True, ""),
+    ("order", "a, b (and e)", True, ""), ("order", "a, b, e (c if ids are in order)", False, ""),
+    ("methods", "d (c is also correct)", False, TWO),
+    # a colon ends a negation, even before a letter ("false: c, d" still lists what is false)
+    ("tied", "not a, not b, not d: c", True, ""), ("methods", "not c: d", True, ""),
+    ("order", "not c, not d: a, b, e", True, ""), ("tied", "not c: a", False, ""),
+    # "yes" and "no" after a letter are its verdict
+    ("order", "a: yes, b: yes, c: no, d: no, e: yes", True, ""), ("order", "a yes b yes c no d no e yes", True, ""),
+    ("methods", "a: no, b: no, c: no, d: yes", True, ""), ("tied", "c: no", False, RULED_OUT),
+    ("order", "a: yes, b: no, c: no, d: no, e: yes", False, ""),
+    # a precision after a number is how it is rounded, not a second value
+    ("table-size", "38.6 (1 d.p.)", True, ""), ("table-size", "38.6 (rounded to 1 decimal)", True, ""),
+    ("table-size", "38.6M to 3 significant figures", True, ""), ("table-size", "38.6 (3 s.f.)", True, ""),
+    ("table-size", "38.5 (1 d.p.)", False, ""), ("table-size", "1 decimal place", False, "a precision"),
+    # a prompt's number in brackets is still the prompt's number, quoted as working
+    ("table-size", "(50257)(768) = 38,597,376", True, ""), ("table-size", "(50,257)(768) ≈ 38.6M", True, ""),
+    ("table-size", "(50257)(768)(2) = 77.2M", False, ""),
+    # a choice whose letter is ruled out is not named again by its alias: the alias gives the reason
+    ("order", "a, b, e. Not c: ids don't encode position. Not d: more heads don't help.", True, ""),
+    ("order", "a, b, e; d is false: more heads are as blind", True, ""), ("order", "a, b, e, more heads", False, ""),
+    # the numbers of a numbered list of letters are no choice
+    ("order", "1) a 2) b 3) e", True, ""), ("order", "1. a 2. b 3. e", True, ""), ("order", "1) a 2) b", False, ""),
+    # a quantity said to be absent ("never appears", "is lost", "vanishes") is ruled out in its clause
+    ("rope-score", "m - n; the absolute positions don't appear", True, ""),
+    ("rope-score", "the difference m - n; the sum m + n never appears", True, ""),
+    ("rope-score", "The relative position m−n. Absolute position information is lost in the dot product.", True, ""),
+    ("rope-score", "the sum vanishes, the difference survives", True, ""),
+    ("rope-score", "the difference never appears", False, "rules out"),
+    ("rope-score", "m + n; m - n is lost", False, "rules out"),
+    # e raised to the difference is a function of it, as exp(m - n) is
+    ("rope-score", "e^(m-n)", False, "is not m - n"), ("rope-score", "$e^{m-n}$", False, "is not m - n"),
+    ("rope-score", "e**(m - n)", False, "is not m - n"), ("rope-score", "m - n, e.g. 5 - 2", True, ""),
+    # the whole after a percentage "of the" explains, as after "of"
+    ("table-size", "38.6 (so ~31% of the 124M model)", True, ""),
+    ("table-size", "38.6M, 31% of a 124M model", True, ""),
+    ("table-size", "31% of the 124M model", False, MEASURE), ("table-size", "77.2M (62% of the 124M model)", False, ""),
+    # "a" before a hedge ("a too", "a also", "a as well") is a letter, never an article
+    ("tied", "c, a too", False, TWO), ("tied", "c (a also holds)", False, TWO), ("tied", "c, a as well", False, TWO),
+    ("tied", "c, a matrix reused as the output layer", True, ""),
+    # "a trap" and "a distractor" are verdicts, as "a myth" is
+    ("order", "a, b, e; c is a trap", True, ""), ("order", "a, b, e; c and d are distractors", True, ""),
+    ("tied", "c is a trap", False, RULED_OUT), ("rope-score", "m - n; the sum is a trap", True, ""),
+    ("rope-score", "the difference is a trap", False, "rules out"),
 ]
-REFUSED = [("methods", "e"), ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
+REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
+           ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
            ("table-size", "lots"), ("table-size", "nan"), ("rope-score", "   ")]
 
 
