@@ -278,8 +278,10 @@ def _reusable(folder, digest):
     record = _recorded(folder)
     if record is None or record.hash != digest or record.results is None or not (folder / "results.json").is_file():
         return None
-    if record.results.memos:        # (grader.lab_api imports torch: the batch's own process needs it
-        from grader.lab_api import memo     # only here, and its workers start sooner without it)
+    if record.results.memos:
+        # grader.lab_api imports torch: the batch's own process needs it only here, and its
+        # workers start sooner without it
+        from grader.lab_api import memo
 
         if memo.changed(record.results.memos):
             return None
