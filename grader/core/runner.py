@@ -43,9 +43,8 @@ def grade(request: Request, zygote: Zygote | None = None) -> LabResults:
         for attempt in (1, 2):
             results = _attempt(request, zygote, submitted, attempt == 1, started)
             results.attempts = attempt
-            if not results.faults:
-                return results
-            zygote.reset()      # nothing of the first attempt stays for the second
+            if not results.faults:      # (nothing of the first attempt stays for the second:
+                return results          # its sandbox's close reset the zygote)
         return results
     finally:
         if own:

@@ -36,7 +36,6 @@ from grader.instructor.records import BatchRow, StudentRecord
 from grader.instructor.roster import read_quiz, read_roster
 from grader.instructor.workers import Plan, grade_all
 from grader.judge.launchers import launcher_for
-from grader.lab_api import memo
 from grader.readers.identity import identity
 from grader.readers.manifest import ENGINE, Lab, engine_files
 
@@ -279,8 +278,13 @@ def _reusable(folder, digest):
     record = _recorded(folder)
     if record is None or record.hash != digest or record.results is None or not (folder / "results.json").is_file():
         return None
-    if memo.changed(record.results.memos):
-        return None
+    if record.results.memos:
+        # grader.lab_api imports torch: the batch's own process needs it only here, and its
+        # workers start sooner without it
+        from grader.lab_api import memo
+
+        if memo.changed(record.results.memos):
+            return None
     return record
 
 

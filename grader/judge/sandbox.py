@@ -201,7 +201,6 @@ class Sandbox:
                 if self._room is not None:
                     self.close()
                     self._main.clear()
-                    self.zygote.reset()
                 self._room = room
             self._running += 1
         try:
@@ -322,7 +321,10 @@ class Sandbox:
                 self.spent += charged
 
     def close(self):
+        """Kill every child and all they left, at once (the zygote's reset: one order, where a kill
+        of each would be one each), then close their pipes and memory."""
         with self._lock:
             children, self._children = self._children, []
+        self.zygote.reset()
         for child in children:
-            child.kill()
+            child.close()

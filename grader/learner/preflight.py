@@ -3,6 +3,7 @@
 Written for any Python 3: an old one must reach the sentence that says it is too old.
 """
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -19,6 +20,10 @@ def problem(argv, version=None, present=None):
     if tuple(version[:2]) < (3, 10):
         return "grade.py needs Python 3.10 or newer; this is Python {}.{} ({}). {}".format(
             version[0], version[1], sys.executable, install_hint())
+    try:
+        os.getcwd()
+    except FileNotFoundError:       # (torch's import would end in "Intel oneMKL FATAL ERROR")
+        return "the folder grade.py was started in has been deleted: cd to a folder that exists and run it again"
     wanted = NEEDED + (() if argv[:1] == ["quiz"] else ("torch",))
     missing = [IMPORT_NAMES.get(name, name) for name in wanted if not present(name)]
     if missing:

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import io
 import os
+import select
 import signal
 import socket
 import struct
@@ -148,6 +149,38 @@ def _progress_to(conn, gone):
     return progress
 
 
+def _gone(conn) -> bool:
+    """Whether the client's end is closed (it went: Ctrl-C), looked at without waiting: a client
+    only reads once it has asked, so its end is readable only once it is closed."""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+@contextlib.contextmanager
+def _ended_with(conn, grader):
+    """While a grading runs for `conn`: a client that goes ends the call running now, not only the
+    next check's start (a check training models would hold the next learner for its whole length).
+    Its children are killed (the zygote's reset), and so is each one the check starts after, so its
+    calls fail at once; the grading stops where it cannot send its progress (the check's end), and
+    nothing of it is answered or written."""
+    done = threading.Event()
+
+    def watch():
+        while not done.wait(0.1):
+            if _gone(conn):
+                grader.end_calls()
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+
+
 # -- the server ----------------------------------------------------------------------------------------
 class Server:
     """A Grader behind this checkout's socket for one lab (grade.py serve LAB --foreground). Each
@@ -265,7 +298,8 @@ class Server:
                 request = Request(self.lab, ask.submission and Path(ask.submission), ask.device,
                                   Selection(ask.only, ask.first), self.kind, Output(ask.show_all),
                                   Observers(progress))
-                results = self.grader.grade(request)
+                with _ended_with(conn, self.grader):
+                    results = self.grader.grade(request)
         except GraderError as error:
             send(conn, Said(error=(type(error).__name__, str(error)), done=True))
             return
@@ -297,7 +331,10 @@ class Server:
 
         results = None
         try:
-            results = self.grader.grade(dataclasses.replace(request, observers=Observers(progress)))
+            with _ended_with(conn, self.grader):
+                results = self.grader.grade(dataclasses.replace(request, observers=Observers(progress)))
+            if _gone(conn):         # it went after the last check: no grade, so no --json, no progress
+                return
             status = report.ended(results, request, console, os.getpid())
         except GraderError as error:
             status = 2

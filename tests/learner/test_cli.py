@@ -18,6 +18,17 @@ def grade_py(*args, cwd=ROOT):
                           env={**os.environ, "COLUMNS": "200"})
 
 
+def test_a_folder_deleted_under_grade_py_is_said_in_a_sentence(tmp_path):
+    """grade.py started in a folder that was deleted: one sentence and exit 2 (torch's import would
+    end in "Intel oneMKL FATAL ERROR" and exit status 2 with no word of why)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    run = subprocess.run(["bash", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" "$1" lab2 -k positions.py',
+                          sys.executable, str(ROOT / "grade.py")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "has been deleted: cd to a folder that exists" in run.stderr, run.stderr
+    assert "oneMKL" not in run.stdout + run.stderr and "Traceback" not in run.stderr
+
+
 def test_reference_passes_with_exit_0_and_valid_json(tmp_path):
     out = tmp_path / "new folder" / "results.json"
     run = grade_py("lab2", "--submission", "reference/lab2", "-k", "positions.py", "--json", out)

@@ -696,3 +696,24 @@ def test_grade_py_on_a_stale_server_grades_cold_and_the_server_stops(state_lab, 
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(pid)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_long_call_frees_the_server_at_once(state_lab, server, tmp_path):
+    """A learner's Ctrl-C in grade.py answered warm ends the call running now (its children are
+    killed), not only the checks after it: the next grading is not held behind a call of 15 s, and
+    the one stopped writes no --json."""
+    server(SandboxKind.PROCESS)
+    (tmp_path / "state.py").write_text(STATE + "\n\ndef wait(seconds):\n    time.sleep(15)\n    return seconds\n")
+    argv = [sys.executable, str(ROOT / "grade.py"), str(state_lab.folder), "--submission", str(tmp_path),
+            "-k", "wait", "--sandbox", "process", "--json", str(tmp_path / "stopped.json")]
+    client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert "checking" in client.stderr.readline() + client.stderr.readline()
+    client.send_signal(signal.SIGINT)
+    assert client.wait(timeout=60) == 130
+    started = time.monotonic()
+    again = grade_py(str(state_lab.folder), "-k", "look", "--sandbox", "process", cwd=tmp_path)
+    assert again.returncode == 1 and "warm grader" in again.stdout
+    assert time.monotonic() - started < 10, "the next grading waited for the stopped call"
+    assert not (tmp_path / "stopped.json").exists()
