@@ -2,9 +2,10 @@
 
 Every submission of tests/submissions/ and the reference is graded twice with `grade.py lab2
 --submission DIR --json`: cold (no warm grader anywhere: a runtime folder of its own) and warm
-(`grade.py serve lab2` running for this checkout, which the grading says it used). Each check's
-score must be the same; the times are each grading's, side by side. The section of
-docs/figures.md says how many agreed and lists any that did not.
+(`grade.py serve lab2` running for this checkout, which the grading says it used, after every
+submission before it). Each check's score, status and feedback (its output in results.json) must
+be the same; the times are each grading's, side by side. The section of docs/figures.md says how
+many agreed and lists any that did not.
 """
 import argparse
 import json
@@ -23,14 +24,15 @@ PYTHON = sys.executable
 
 
 def graded(submission, out, env):
-    """(seconds, {check: score} or the error, whether the warm grader said it answered)."""
+    """(seconds, {check: (score, status, feedback)} or the error, whether the warm grader said it answered)."""
     started = time.perf_counter()
     run = subprocess.run([PYTHON, "grade.py", "lab2", "--submission", str(submission), "--json", str(out)],
                          cwd=ROOT, env=env, capture_output=True, text=True)
     took = time.perf_counter() - started
     if not out.exists():
         return took, f"exit {run.returncode}: {run.stdout.strip().splitlines()[-1:] or run.stderr[-200:]}", False
-    scores = {test["name"]: test["score"] for test in json.loads(out.read_text())["tests"]}
+    scores = {test["name"]: (test["score"], test.get("status"), test.get("output"))
+              for test in json.loads(out.read_text())["tests"]}
     return took, scores, "warm grader for lab2" in run.stdout.replace("\n", " ")
 
 
@@ -62,7 +64,7 @@ def main():
         finally:
             subprocess.run([PYTHON, "grade.py", "serve", "--stop"], cwd=ROOT, env=warm_env, capture_output=True)
     table = Figures(__file__, "Cold and warm gradings of every held-out submission",
-                    ("submissions", "same scores", "cold median s", "warm median s", "target"))
+                    ("submissions", "same scores and feedback", "cold median s", "warm median s", "target"))
     table.row(str(len(submissions)), f"{len(submissions) - len(differ)}/{len(submissions)}",
               f"{statistics.median(times['cold']):.2f}", f"{statistics.median(times['warm']):.2f}", "all the same")
     if differ:
