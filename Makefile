@@ -49,6 +49,7 @@ bench: $(READY)                 # each script rewrites its own section of docs/f
 	$(BIN)/python benchmarks/bench.py --runs 5
 	$(BIN)/python benchmarks/first_line.py
 	$(BIN)/python benchmarks/watch_bench.py
+	$(BIN)/python benchmarks/watch_round.py
 	$(BIN)/python benchmarks/wire_bench.py
 	$(BIN)/python benchmarks/batch_bench.py --twelve
 	$(BIN)/python benchmarks/warm_scores.py
