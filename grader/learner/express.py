@@ -66,9 +66,12 @@ def _graded(conn, argv, folder, shown):
     if said.get("text") is None or type(said.get("status")) is not int:
         return None                 # refused: grade.py runs as ever
     shown.clear()
-    sys.stdout.write(said["text"])
-    sys.stdout.flush()
-    return said["status"]
+    try:
+        sys.stdout.write(said["text"])
+        sys.stdout.flush()
+    except BrokenPipeError:         # its reader went (| head): the grading stands, as a cold one's does, and
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())     # is not made again (nor is
+    return said["status"]                                                   # Python's flush at exit said)
 
 
 def _width():

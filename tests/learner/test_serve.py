@@ -717,3 +717,19 @@ def test_ctrl_c_during_a_long_call_frees_the_server_at_once(state_lab, server, t
     assert again.returncode == 1 and "warm grader" in again.stdout
     assert time.monotonic() - started < 10, "the next grading waited for the stopped call"
     assert not (tmp_path / "stopped.json").exists()
+
+
+def test_a_report_nobody_reads_is_not_graded_again(state_lab, server, tmp_path):
+    """grade.py answered warm whose reader went (grade.py ... | head): its exit status is the
+    grading's, and it does not grade the submission again cold (it once did, on the failed write)."""
+    server(SandboxKind.PROCESS)
+    (tmp_path / "state.py").write_text(STATE)
+    read, write = os.pipe()
+    os.close(read)                  # the reader is gone before the report comes
+    run = subprocess.run([sys.executable, str(ROOT / "grade.py"), str(state_lab.folder), "--submission", str(tmp_path),
+                          "-k", "look", "--sandbox", "process"], stdout=write, stderr=subprocess.PIPE, text=True,
+                         timeout=120)
+    os.close(write)
+    assert run.returncode == 0, run.stderr          # look's one check passed: exit 0, as cold
+    assert run.stderr.count("grading: starting") == 1 and "without it" not in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr, run.stderr
