@@ -486,6 +486,24 @@ def test_a_frequency_slip_costs_the_value_checks_alone(graded_one):
     assert len(kept) == 3 and all("device" in name for name in kept), kept
 
 
+@pytest.mark.parametrize("submission, function", [("exponent_over_half_dim", "rope_frequencies"),
+                                                  ("rope_sign_typo", "apply_rope")])
+def test_a_slip_no_hint_names_costs_the_value_checks_alone(graded_one, submission, function):
+    """A value slip no mistake of rope.py explains (the exponent over head_dim // 2; a sign typo in one
+    output), in float32, where asked, as a new tensor: the value checks fail, with no hint (at base 100
+    the exponent slip gives base 10000's angles: not the base ignored, which its default base shows);
+    the dtype, device and new-tensor checks, whose clauses hold, do not charge it again."""
+    results = graded_one(submission, function)
+    failed = failures(results, function)
+    assert failed and not [c.hint for c in failed if c.hint], [c.hint for c in failed]
+    kept = [c.name for c in results.checks if c.function == function and c.status == "passed"]
+    if function == "rope_frequencies":      # and head_dim 2, whose one pair has exponent 0 either way
+        assert sum("device" in name for name in kept) == 3 and len(kept) == 4, kept
+    else:
+        assert sum("dtype" in name for name in kept) == 4, kept
+        assert sum("where x is" in name for name in kept) == 2 and sum("unchanged" in name for name in kept) == 2, kept
+
+
 def test_reordering_the_batch_is_not_called_an_atol_slip(graded_one, lab2):
     """Every order of the batch, none of the positions: its answers depend on the batch size, which
     once matched the atol slip's rule (a one-row question True, a two-row one False); no hint names atol."""

@@ -73,6 +73,9 @@ MIXED_DTYPES = ("x is {dtype} and cos, sin float32: an operation that needs one 
                 "refuses the mix; compute in float32 (x.float()) and return .to(x.dtype), as LLaMA's .type_as(x) does")
 
 
+BASE_IGNORED = "the base argument is ignored (10000 used instead)"
+
+
 # -- rope_frequencies ---------------------------------------------------------------------------
 def exact_angles(head_dim, seq_len, base, start=0, exponents=None):
     """Angle p * base ** -exponents[i] for positions start.. and pairs i; exponents 2i / head_dim
@@ -121,7 +124,7 @@ def frequency_mistakes(head_dim, seq_len, base):
             torch.outer(torch.arange(seq_len).bfloat16().double(), exact_angles(head_dim, 2, base)[1])),
     }
     if base != 10000.0:
-        mistakes["the base argument is ignored (10000 used instead)"] = turned(exact_angles(head_dim, seq_len, 10000.0))
+        mistakes[BASE_IGNORED] = turned(exact_angles(head_dim, seq_len, 10000.0))
     return {name: torch.cat(pair, dim=-1) for name, pair in mistakes.items()}
 
 
@@ -180,7 +183,8 @@ def device_hint(student, on, seen, kwargs):
 def check_frequencies(student, head_dim, seq_len, exact_base, on, dtype_clause=False, values=True, **kwargs):
     """Call rope_frequencies(head_dim, seq_len, **kwargs); the result must be right and `on` that
     device (and float32, where `dtype_clause`). A check of the device (not `values`) lets through
-    values that a named mistake explains, the value checks' to charge; all angles 0 still fail it."""
+    values that a named mistake explains, or that are angles of some other rule (turning), the
+    value checks' to charge; all angles 0, or numbers that are no angles, still fail it."""
     cos, sin = frequencies_answer(student, head_dim, seq_len, on, dtype_clause, **kwargs)
     exact = exact_angles(head_dim, seq_len, exact_base)
     tolerance = angle_tolerance(exact, exact_base, torch.device(on))
@@ -189,10 +193,20 @@ def check_frequencies(student, head_dim, seq_len, exact_base, on, dtype_clause=F
     if max_error(both, torch.cat((exact.cos(), exact.sin()), dim=-1)) > 1e-3:
         hint = diagnose(both, frequency_mistakes(head_dim, seq_len, exact_base), 4 * tolerance.repeat(1, 2))
         hint = hint if hint and confirmed(student, hint, exact_base, seq_len) else None
-        if not values and hint is not None and not hint.startswith("every angle is 0"):
+        if not values and (turning(cos.cpu(), sin.cpu()) if hint is None else not hint.startswith("every angle is 0")):
             return
     expect_close(cos.cpu(), exact.cos(), "cos", tolerance, hint)
     expect_close(sin.cpu(), exact.sin(), "sin", tolerance, hint)
+
+
+def turning(cos, sin):
+    """Whether (cos, sin) are the cosines and sines of angles that start at 0 (position 0) and turn
+    from there, whatever rule made them: a value slip no hint names, not a table that does nothing."""
+    cos, sin = cos.double(), sin.double()
+    if cos.shape[0] < 2 or not bool((cos.square() + sin.square() - 1).abs().le(1e-4).all()):
+        return False
+    return max_error(cos[0], torch.ones_like(cos[0])) + max_error(sin[0], torch.zeros_like(sin[0])) < 1e-6 \
+        and max_error(sin[1:], torch.zeros_like(sin[1:])) > 1e-3
 
 
 TELLING = (8, 6)            # head_dim, seq_len where every mistake of frequency_mistakes gives values of its own
@@ -202,8 +216,11 @@ def confirmed(student, mistake, base, seq_len=TELLING[1]):
     """Whether rope_frequencies' answer at TELLING's head_dim (and at least its length: a mistake that
     shows only at long lengths is asked there again; on the CPU, with this base) shows `mistake` too:
     at small sizes several mistakes give the same values (at head_dim 2 an angle of 2 pi p is an
-    angle of 0), and a hint names only what the answers single out."""
+    angle of 0), and a hint names only what the answers single out. `mistake` None: whether that
+    answer is right. The base ignored is confirmed only where the default base's answer is right."""
     telling = (TELLING[0], max(TELLING[1], seq_len))
+    if mistake == BASE_IGNORED and not confirmed(student, None, 10000.0, seq_len):
+        return False            # other bases can give the default's angles by another slip (4i / d at base 100)
     try:
         answer = student.rope_frequencies(*telling, **({} if base == 10000.0 else {"base": base}))
     except CallFailed as failure:
@@ -216,6 +233,8 @@ def confirmed(student, mistake, base, seq_len=TELLING[1]):
     exact = exact_angles(*telling, base)
     both = torch.cat([t.detach().cpu().double() for t in answer], dim=-1)
     slack = 4 * angle_tolerance(exact, base, torch.device("cpu")).repeat(1, 2)
+    if mistake is None:
+        return bool(((both - torch.cat((exact.cos(), exact.sin()), dim=-1)).abs() <= slack).all())
     return diagnose(both, frequency_mistakes(*telling, base), slack) == mistake
 
 
@@ -305,8 +324,8 @@ UNROTATED = "x came back unrotated"
 def expect_rotated(student, out, x, cos, sin, device, values=True):
     """apply_rope's answer `out` for (x, cos, sin) is right, or the mistake is named. A check of
     another clause (dtype, device, a new tensor: not `values`) lets through values that are a named
-    rotation mistake: the value checks charge that slip; doing nothing (x unturned) or values no
-    mistake explains still fail it."""
+    rotation mistake, or the function's own turn (own_turn): the value checks charge that slip;
+    doing nothing (x unturned, zeros, a constant) still fails it."""
     placed = isinstance(out, torch.Tensor) and out.dtype == x.dtype and out.device.type == x.device.type
     if isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape) and not placed:
         raise CheckFailed(f"apply_rope(x, cos, sin) to be {x.dtype} on {x.device.type}, as x is",
@@ -319,9 +338,31 @@ def expect_rotated(student, out, x, cos, sin, device, values=True):
     hint = None
     if max_error(out.cpu(), truth) > 1e-3:
         hint = diagnose(out.cpu(), rope_mistakes(x, cos, sin), 4 * tolerance)
-        if not values and hint not in (None, UNROTATED):
+        named = hint not in (None, UNROTATED)
+        if not values and (named or hint is None and own_turn(student, out, x, cos, sin, device)):
             return
     expect_close(out.cpu(), truth, "apply_rope(x, cos, sin)", tolerance, hint)
+
+
+def own_turn(student, out, x, cos, sin, device):
+    """Whether `out` (for x, cos and sin on the CPU) is apply_rope's own answer for x in float32 on
+    the grading device, the value checks' kind of input, and that answer turns: x as it was where
+    every angle is 0, moved elsewhere. A value slip no hint names is the value checks' to charge."""
+    still = (cos == 1).all(-1) & (sin == 0).all(-1)            # (seq,): positions of angle 0
+    if not still.any() or still.all():
+        return False
+    try:
+        own = student.apply_rope(x.float().to(device), cos.to(device), sin.to(device))
+    except CallFailed as failure:
+        if failure.kind in ("raised", "not_implemented", "bad_answer"):
+            return False
+        raise
+    if not (isinstance(own, torch.Tensor) and tuple(own.shape) == tuple(x.shape) and own.device.type != "meta"):
+        return False
+    own, slack = own.detach().cpu().double(), 4 * rope_tolerance(x, torch.device(device))
+    return bool((out.cpu().double() - own).abs().le(slack).all()) \
+        and bool((own - x.double())[..., still, :].abs().le(slack[..., still, :]).all()) \
+        and max_error(own[..., ~still, :], x.double()[..., ~still, :]) > 1e-3
 
 
 def placement_hint(student, x, out):
