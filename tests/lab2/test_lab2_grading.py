@@ -504,6 +504,25 @@ def test_a_slip_no_hint_names_costs_the_value_checks_alone(graded_one, submissio
         assert sum("where x is" in name for name in kept) == 2 and sum("unchanged" in name for name in kept) == 2, kept
 
 
+def test_unsealing_a_layer_answers_no_one_token_question(graded):
+    """The sealed layer holds what recovers its weights (it must, to run): rules read off the unsealed
+    weights answer False for a position-weighted layer on x of one token, which no reordering changes,
+    a question most checks ask: they score almost nothing, and no hint blames atol."""
+    results = graded("unseal_weights")
+    score, top = points(results, "is_permutation_invariant")
+    assert score <= top / 10, (score, top)
+    assert not [c.hint for c in failures(results, "is_permutation_invariant") if "atol" in c.hint]
+
+
+def test_reordering_the_features_is_not_called_an_atol_slip(graded_one):
+    """Every order of dim 2 (features), none of the positions: it answers True only where every
+    feature of a token is the same, which once matched the atol slip's rule; no hint names atol."""
+    results = graded_one("features_reordered", "is_permutation_invariant")
+    hints = [c.hint for c in failures(results, "is_permutation_invariant")]
+    assert points(results, "is_permutation_invariant")[0] == 0
+    assert hints and not [h for h in hints if "atol" in h], hints
+
+
 def test_reordering_the_batch_is_not_called_an_atol_slip(graded_one, lab2):
     """Every order of the batch, none of the positions: its answers depend on the batch size, which
     once matched the atol slip's rule (a one-row question True, a two-row one False); no hint names atol."""
