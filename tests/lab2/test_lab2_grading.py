@@ -309,7 +309,7 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "first_row_only": "first_row", "mean_not_sum": "mean", "exact_equality": "exact",
         "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy", "total_sum": "total",
         "unmoved_position": "unmoved", "first_positions_only": "unmoved", "any_with_own_order": "no_reorder",
-        "loose_atol": "atol"},
+        "loose_atol": "atol", "atol_as_rtol": "relative"},
 }
 
 

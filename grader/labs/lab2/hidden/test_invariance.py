@@ -115,12 +115,14 @@ def test_positional_layers(student, device, seq):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
-    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5"""
+    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5; an absolute one, on large sums too"""
     x = inputs(1, 4, 2, 7, device)
     for atol in (1.0, 1e-5):
         check(student, "a layer that weights position t by 1 + t/500", x, ["atol"], atol=atol,
               weights=weighted(4, scale=0.002))
     layers.check_one_token(student, x)
+    big = layers.large(inputs(3, 2, 4, 27, device))
+    check(student, layers.LARGE_SUMS, big, ["relative"], atol=1e-2, weights=layers.sum_sized(big, 1e-2))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])

@@ -53,6 +53,7 @@ LAYERS = {      # name shown in messages -> weights on seq positions
     ROTATIONS: lambda seq: toy(seq, pair=0.5),
 }
 THREE_CYCLE = "a layer no swap of two positions changes on this x, while a 3-cycle does"
+LARGE_SUMS = "a layer weighting positions a little, on large x (its sum changes by 3 atol, a small part of the sum)"
 ONE_TOKEN = ("a layer that weights position t by 1 + t/2, on an x whose positions all hold one token (no reordering "
              "changes x)")
 
@@ -77,6 +78,12 @@ def sum_sized(x, atol, times=3.0):
     `times` atol at most, no more: its mean over x.shape[1] > `times` positions changes by less than atol."""
     worst = change(weighted(x.shape[1], scale=1.0), x)
     return weighted(x.shape[1], scale=times * atol / worst)
+
+
+def large(x):
+    """x shifted by 100: every summed output in the hundreds, where a tolerance relative to them
+    (rtol) lets through changes far above atol."""
+    return 100 + x
 
 
 def zero_total(x):

@@ -97,11 +97,14 @@ def test_sum_not_mean(student, device):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
-    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5, the default"""
+    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5, the default; and it is
+    absolute: on sums in the hundreds, a change of 3 atol is not within it"""
     x = inputs(1, 3, 3, 106, device)
     for atol in (1.0, 1e-5, None):
         check(student, "a layer that weights position t by 1 + t/500" + ("" if atol else " (no atol given)"), x,
               ["atol"], atol=atol, weights=layers.weighted(3, scale=0.002))
+    big = layers.large(inputs(2, 2, 3, 111, device))
+    check(student, layers.LARGE_SUMS, big, ["relative"], atol=1e-2, weights=layers.sum_sized(big, 1e-2))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
