@@ -347,7 +347,9 @@ def expect_rotated(student, out, x, cos, sin, device, values=True):
 def own_turn(student, out, x, cos, sin, device):
     """Whether `out` (for x, cos and sin on the CPU) is apply_rope's own answer for x in float32 on
     the grading device, the value checks' kind of input, and that answer turns: x as it was where
-    every angle is 0, moved elsewhere. A value slip no hint names is the value checks' to charge."""
+    every angle is 0, moved elsewhere, about as large as x (a turn keeps each pair's length; a
+    typo in a sign, on average, too). A value slip no hint names is the value checks' to charge;
+    zeroing or dropping what should turn is not a turn."""
     still = (cos == 1).all(-1) & (sin == 0).all(-1)            # (seq,): positions of angle 0
     if not still.any() or still.all():
         return False
@@ -360,7 +362,8 @@ def own_turn(student, out, x, cos, sin, device):
     if not (isinstance(own, torch.Tensor) and tuple(own.shape) == tuple(x.shape) and own.device.type != "meta"):
         return False
     own, slack = own.detach().cpu().double(), 4 * rope_tolerance(x, torch.device(device))
-    return bool((out.cpu().double() - own).abs().le(slack).all()) \
+    moved, was = own[..., ~still, :].square().sum(), x.double()[..., ~still, :].square().sum()
+    return bool((out.cpu().double() - own).abs().le(slack).all()) and 0.5 * was <= moved <= 2 * was \
         and bool((own - x.double())[..., still, :].abs().le(slack[..., still, :]).all()) \
         and max_error(own[..., ~still, :], x.double()[..., ~still, :]) > 1e-3
 
