@@ -161,7 +161,7 @@ def test_the_same_layer_can_be_invariant_on_one_input_only(lab2):
     assert torch.allclose(sealed(opened), layers.toy_attention.Layer(**weights)(opened), atol=1e-6)
 
 
-@pytest.mark.parametrize("submission", ["identity_rope", "constant_rope", "zeros_past_first"])
+@pytest.mark.parametrize("submission", ["identity_rope", "constant_rope", "zeros_past_first", "constant_angle"])
 def test_doing_nothing_scores_nothing(graded, submission):
     """Every scored case has an input where the identity, a constant or zeros are wrong."""
     results = graded(submission)

@@ -200,13 +200,14 @@ def check_frequencies(student, head_dim, seq_len, exact_base, on, dtype_clause=F
 
 
 def turning(cos, sin):
-    """Whether (cos, sin) are the cosines and sines of angles that start at 0 (position 0) and turn
-    from there, whatever rule made them: a value slip no hint names, not a table that does nothing."""
-    cos, sin = cos.double(), sin.double()
-    if cos.shape[0] < 2 or not bool((cos.square() + sin.square() - 1).abs().le(1e-4).all()):
+    """Whether (cos, sin) are the cosines and sines of angles p * w_i, position times a frequency of
+    each pair, whatever the frequencies: a value slip no hint names, not a table that does nothing
+    (every angle 0) or that is no turn (angles that do not grow with the position)."""
+    turns = torch.complex(cos.double(), sin.double())                        # (seq, pairs): e^(i p w)
+    if turns.shape[0] < 2 or max_error(sin[1:], torch.zeros_like(sin[1:])) <= 1e-3:
         return False
-    return max_error(cos[0], torch.ones_like(cos[0])) + max_error(sin[0], torch.zeros_like(sin[0])) < 1e-6 \
-        and max_error(sin[1:], torch.zeros_like(sin[1:])) > 1e-3
+    p = torch.arange(turns.shape[0], dtype=torch.float64)[:, None]
+    return max_error(torch.view_as_real(turns), torch.view_as_real(turns[1] ** p)) < 1e-3
 
 
 TELLING = (8, 6)            # head_dim, seq_len where every mistake of frequency_mistakes gives values of its own
