@@ -161,7 +161,8 @@ def test_the_same_layer_can_be_invariant_on_one_input_only(lab2):
     assert torch.allclose(sealed(opened), layers.toy_attention.Layer(**weights)(opened), atol=1e-6)
 
 
-@pytest.mark.parametrize("submission", ["identity_rope", "constant_rope", "zeros_past_first", "constant_angle"])
+@pytest.mark.parametrize("submission", ["identity_rope", "constant_rope", "zeros_past_first", "constant_angle",
+                                        "pairs_swapped"])
 def test_doing_nothing_scores_nothing(graded, submission):
     """Every scored case has an input where the identity, a constant or zeros are wrong."""
     results = graded(submission)
@@ -487,9 +488,10 @@ def test_a_frequency_slip_costs_the_value_checks_alone(graded_one):
 
 
 @pytest.mark.parametrize("submission, function", [("exponent_over_half_dim", "rope_frequencies"),
-                                                  ("rope_sign_typo", "apply_rope")])
+                                                  ("rope_sign_typo", "apply_rope"),
+                                                  ("rope_second_sign_typo", "apply_rope")])
 def test_a_slip_no_hint_names_costs_the_value_checks_alone(graded_one, submission, function):
-    """A value slip no mistake of rope.py explains (the exponent over head_dim // 2; a sign typo in one
+    """A value slip no mistake of rope.py explains (the exponent over head_dim // 2; a sign typo in either
     output), in float32, where asked, as a new tensor: the value checks fail, with no hint (at base 100
     the exponent slip gives base 10000's angles: not the base ignored, which its default base shows);
     the dtype, device and new-tensor checks, whose clauses hold, do not charge it again."""

@@ -347,26 +347,52 @@ def expect_rotated(student, out, x, cos, sin, device, values=True):
 
 def own_turn(student, out, x, cos, sin, device):
     """Whether `out` (for x, cos and sin on the CPU) is apply_rope's own answer for x in float32 on
-    the grading device, the value checks' kind of input, and that answer turns: x as it was where
-    every angle is 0, moved elsewhere, about as large as x (a turn keeps each pair's length; a
-    typo in a sign, on average, too). A value slip no hint names is the value checks' to charge;
-    zeroing or dropping what should turn is not a turn."""
+    the grading device, the value checks' kind of input, keeping each pair's length where every
+    angle is 0, and the function turns (turns). A value slip no hint names is the value checks' to
+    charge; zeroing what should turn, or moving x whatever the angles, is no turn."""
     still = (cos == 1).all(-1) & (sin == 0).all(-1)            # (seq,): positions of angle 0
-    if not still.any() or still.all():
+    own = _answer(student, x, cos, sin, device)
+    if own is None or not still.any() or not turns(student, device):
         return False
+    slack = 4 * rope_tolerance(x, torch.device(device))       # x's own dtype's steps
+    pairs = lambda t: t.unflatten(-1, (-1, 2)).square().sum(-1).sqrt()         # noqa: E731
+    return bool((out.cpu().double() - own).abs().le(slack).all()) \
+        and bool((pairs(own) - pairs(x.double()))[..., still, :].abs().le(slack[..., still, ::2]).all()) \
+        and (still.all() or _turned(own, x, still, _answer(student, x, *_unturned(cos, sin), device)))
+
+
+def turns(student, device):
+    """Whether apply_rope, on an x of 5 positions, is a turn of some kind: about as large as x past
+    angle 0 (a turn keeps each pair's length; a sign typo, on average), and depending on the angles
+    (given angle 0 everywhere, it answers otherwise there)."""
+    x, cos, sin = (t.cpu() for t in rope_inputs((1, 2, 5, 6), 38, device))
+    still = torch.arange(5) == 0
+    own, unturned = _answer(student, x, cos, sin, device), _answer(student, x, *_unturned(cos, sin), device)
+    return own is not None and _turned(own, x, still, unturned)
+
+
+def _unturned(cos, sin):
+    return torch.ones_like(cos), torch.zeros_like(sin)
+
+
+def _turned(own, x, still, unturned):
+    moved, was = own[..., ~still, :].square().sum(), x.double()[..., ~still, :].square().sum()
+    return unturned is not None and bool(0.5 * was <= moved <= 2 * was) \
+        and max_error(own[..., ~still, :], unturned[..., ~still, :]) > 1e-3
+
+
+def _answer(student, x, cos, sin, device):
+    """apply_rope's answer for x in float32 with cos and sin, on the device, in float64 on the CPU;
+    None when it raised or is no tensor of x's shape."""
     try:
-        own = student.apply_rope(x.float().to(device), cos.to(device), sin.to(device))
+        answer = student.apply_rope(x.float().to(device), cos.to(device), sin.to(device))
     except CallFailed as failure:
         if failure.kind in ("raised", "not_implemented", "bad_answer"):
-            return False
+            return None
         raise
-    if not (isinstance(own, torch.Tensor) and tuple(own.shape) == tuple(x.shape) and own.device.type != "meta"):
-        return False
-    own, slack = own.detach().cpu().double(), 4 * rope_tolerance(x, torch.device(device))
-    moved, was = own[..., ~still, :].square().sum(), x.double()[..., ~still, :].square().sum()
-    return bool((out.cpu().double() - own).abs().le(slack).all()) and 0.5 * was <= moved <= 2 * was \
-        and bool((own - x.double())[..., still, :].abs().le(slack[..., still, :]).all()) \
-        and max_error(own[..., ~still, :], x.double()[..., ~still, :]) > 1e-3
+    if not isinstance(answer, torch.Tensor) or tuple(answer.shape) != tuple(x.shape) or answer.device.type == "meta":
+        return None
+    return answer.detach().cpu().double()
 
 
 def placement_hint(student, x, out):
