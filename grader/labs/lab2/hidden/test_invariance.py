@@ -1,8 +1,9 @@
 """Hidden checks of invariance.py: is_permutation_invariant is right every time, on other sizes,
 seeds and layers than the public checks (the same clauses; the layers and the truth are
 ../public/layers.py's). Every check asks at least one question whose answer is True and one whose
-answer is False, so a constant answer earns nothing; the layers are sealed, so reading them does
-not answer either.
+answer is False, so a constant answer earns nothing; the layers are sealed, and most checks also ask
+about a position-weighted layer on x of one token (True: no reordering changes x), so rules read off
+a layer's weights, unsealed, do not answer either.
 
 Some inputs repeat tokens, so that a fixed few reorderings (a swap and a rotation, every adjacent
 swap, every rotation and the reversal) leave the sum unchanged while another reordering changes it.
