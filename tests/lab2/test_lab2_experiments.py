@@ -89,12 +89,30 @@ def expect_slip(results, function, check, words):
     assert "do not come from" not in failed[check]
 
 
+def expect_lost(results, function, checks, words):
+    """Exactly `checks` of the function fail, each saying `words`; the others pass."""
+    failed, _ = checks_of(results, function)
+    assert sorted(failed) == sorted(checks), failed
+    assert all(words in message for message in failed.values()), (words, failed)
+
+
 @pytest.mark.slow
 def test_fitting_the_evaluation_batch_and_training_longer_lose_their_functions(grade_lab2, tmp_path):
+    """no_pos, fitted to the evaluation batch, is in every claim of measure_loss_gap; the RoPE run,
+    trained at 96, costs the checks that use it, not learned positions' claim (its run is the recipe's).
+    Neither passes on_step: the on_step checks say so (other runs are the recipe's)."""
     results = grade_lab2(assemble(tmp_path, experiments="fit_and_stretch"), EXPERIMENTS)
-    expect_all_lost(results, "measure_loss_gap", "on the documented data")
-    expect_all_lost(results, "measure_loss_gap", "fitted to the evaluation batch")
-    expect_all_lost(results, "extrapolation_runs", "trained at length 96, the lab trains at 24")
+    claims = ["test_gap_reproduces", "test_gap_measured", "test_gap_can_and_cannot"]
+    expect_lost(results, "measure_loss_gap", [*claims, "test_gap_passes_on_step"], "")
+    failed, _ = checks_of(results, "measure_loss_gap")
+    assert all("on the documented data" in failed[c] and "fitted to the evaluation batch" in failed[c] for c in claims)
+    expect_lost(results, "extrapolation_runs", ["test_extrapolation_reproduces", "test_rope_extrapolates",
+                                                "test_extrapolation_passes_on_step"], "")
+    failed, _ = checks_of(results, "extrapolation_runs")
+    assert all("trained at length 96, the lab trains at 24" in failed[c]
+               for c in ("test_extrapolation_reproduces", "test_rope_extrapolates"))
+    assert all("hand on the on_step you were given" in checks_of(results, f)[0][c] for f, c in (
+        ("measure_loss_gap", "test_gap_passes_on_step"), ("extrapolation_runs", "test_extrapolation_passes_on_step")))
 
 
 @pytest.mark.slow
@@ -217,9 +235,24 @@ def test_experiments_that_ignore_the_seed_lose_all_and_the_hidden_seed_is_not_na
 
 @pytest.mark.slow
 def test_another_task_loses_and_lengths_in_another_order_are_named(grade_lab2, tmp_path):
+    """no_pos_majority trained on lookback costs the checks that use it; the loss gap (learned and
+    no_pos, the recipe's) and on_step keep their points."""
     results = grade_lab2(assemble(tmp_path, experiments="other_task_and_order_slip"), EXPERIMENTS)
-    expect_all_lost(results, "measure_loss_gap", "trained on 'lookback', this run is 'majority'")
+    expect_lost(results, "measure_loss_gap", ["test_gap_reproduces", "test_gap_can_and_cannot"],
+                "trained on 'lookback', this run is 'majority'")
     expect_slip(results, "extrapolation_runs", "test_extrapolation_reproduces", ["in another order"])
+
+
+@pytest.mark.slow
+def test_one_run_off_the_recipe_costs_the_checks_that_use_it(grade_lab2, tmp_path):
+    """no_pos_majority trained with seed + 1, the other runs the recipe's: its reproduction and the
+    can/cannot claim fail, saying how it parts from the recipe; the loss gap and on_step, whose runs
+    and clause are right, keep their 4 points."""
+    results = grade_lab2(assemble(tmp_path, experiments="majority_seed_slip"), EXPERIMENTS)
+    expect_lost(results, "measure_loss_gap", ["test_gap_reproduces", "test_gap_can_and_cannot"], "no_pos_majority")
+    scores = results.by_function(EXPERIMENTS)
+    assert scores["measure_loss_gap"] == (4, 10) and scores["extrapolation_runs"] == (10, 10), scores
+    assert hidden_seed_named(results) == []
 
 
 @pytest.mark.slow

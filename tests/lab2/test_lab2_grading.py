@@ -161,7 +161,8 @@ def test_the_same_layer_can_be_invariant_on_one_input_only(lab2):
     assert torch.allclose(sealed(opened), layers.toy_attention.Layer(**weights)(opened), atol=1e-6)
 
 
-@pytest.mark.parametrize("submission", ["identity_rope", "constant_rope"])
+@pytest.mark.parametrize("submission", ["identity_rope", "constant_rope", "zeros_past_first", "constant_angle",
+                                        "pairs_swapped"])
 def test_doing_nothing_scores_nothing(graded, submission):
     """Every scored case has an input where the identity, a constant or zeros are wrong."""
     results = graded(submission)
@@ -309,7 +310,7 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "first_row_only": "first_row", "mean_not_sum": "mean", "exact_equality": "exact",
         "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy", "total_sum": "total",
         "unmoved_position": "unmoved", "first_positions_only": "unmoved", "any_with_own_order": "no_reorder",
-        "loose_atol": "atol"},
+        "loose_atol": "atol", "atol_as_rtol": "relative"},
 }
 
 
@@ -484,6 +485,44 @@ def test_a_frequency_slip_costs_the_value_checks_alone(graded_one):
     assert failed and all("positions start at 1" in c.hint for c in failed), [c.hint for c in failed]
     kept = [c.name for c in results.checks if c.function == "rope_frequencies" and c.status == "passed"]
     assert len(kept) == 3 and all("device" in name for name in kept), kept
+
+
+@pytest.mark.parametrize("submission, function", [("exponent_over_half_dim", "rope_frequencies"),
+                                                  ("rope_sign_typo", "apply_rope"),
+                                                  ("rope_second_sign_typo", "apply_rope")])
+def test_a_slip_no_hint_names_costs_the_value_checks_alone(graded_one, submission, function):
+    """A value slip no mistake of rope.py explains (the exponent over head_dim // 2; a sign typo in either
+    output), in float32, where asked, as a new tensor: the value checks fail, with no hint (at base 100
+    the exponent slip gives base 10000's angles: not the base ignored, which its default base shows);
+    the dtype, device and new-tensor checks, whose clauses hold, do not charge it again."""
+    results = graded_one(submission, function)
+    failed = failures(results, function)
+    assert failed and not [c.hint for c in failed if c.hint], [c.hint for c in failed]
+    kept = [c.name for c in results.checks if c.function == function and c.status == "passed"]
+    if function == "rope_frequencies":      # and head_dim 2, whose one pair has exponent 0 either way
+        assert sum("device" in name for name in kept) == 3 and len(kept) == 4, kept
+    else:
+        assert sum("dtype" in name for name in kept) == 4, kept
+        assert sum("where x is" in name for name in kept) == 2 and sum("unchanged" in name for name in kept) == 2, kept
+
+
+def test_unsealing_a_layer_answers_no_one_token_question(graded):
+    """The sealed layer holds what recovers its weights (it must, to run): rules read off the unsealed
+    weights answer False for a position-weighted layer on x of one token, which no reordering changes,
+    a question most checks ask: they score almost nothing, and no hint blames atol."""
+    results = graded("unseal_weights")
+    score, top = points(results, "is_permutation_invariant")
+    assert score <= top / 10, (score, top)
+    assert not [c.hint for c in failures(results, "is_permutation_invariant") if "atol" in c.hint]
+
+
+def test_reordering_the_features_is_not_called_an_atol_slip(graded_one):
+    """Every order of dim 2 (features), none of the positions: it answers True only where every
+    feature of a token is the same, which once matched the atol slip's rule; no hint names atol."""
+    results = graded_one("features_reordered", "is_permutation_invariant")
+    hints = [c.hint for c in failures(results, "is_permutation_invariant")]
+    assert points(results, "is_permutation_invariant")[0] == 0
+    assert hints and not [h for h in hints if "atol" in h], hints
 
 
 def test_reordering_the_batch_is_not_called_an_atol_slip(graded_one, lab2):

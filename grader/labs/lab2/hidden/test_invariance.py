@@ -1,8 +1,9 @@
 """Hidden checks of invariance.py: is_permutation_invariant is right every time, on other sizes,
 seeds and layers than the public checks (the same clauses; the layers and the truth are
 ../public/layers.py's). Every check asks at least one question whose answer is True and one whose
-answer is False, so a constant answer earns nothing; the layers are sealed, so reading them does
-not answer either.
+answer is False, so a constant answer earns nothing; the layers are sealed, and most checks also ask
+about a position-weighted layer on x of one token (True: no reordering changes x), so rules read off
+a layer's weights, unsealed, do not answer either.
 
 Some inputs repeat tokens, so that a fixed few reorderings (a swap and a rotation, every adjacent
 swap, every rotation and the reversal) leave the sum unchanged while another reordering changes it.
@@ -19,8 +20,10 @@ REPEATS = 12    # the same question again: a lucky random shuffle passes 12 time
 
 
 def check_invariant_one(student, x, atol=1e-5):
-    """The position-free layer: True. Keeps a constant False from scoring."""
+    """The position-free layer, and a position-weighted one on one token: True. Keeps a constant False,
+    and rules read off a layer's weights, from scoring."""
     check(student, "a layer that ignores positions", x, ["exact", "positionwise"], atol=atol)
+    layers.check_one_token(student, x, atol=atol)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -30,6 +33,7 @@ def test_sum_not_order(student, device):
     x = inputs(2, 5, 4, 0, device)
     check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
     check(student, "a layer that weights position t by 1 + t/2", x)
+    layers.check_one_token(student, x)
     check(student, "a layer that weights position t by 1 + t/2, on tokens whose features sum to 0",
           layers.zero_total(inputs(3, 5, 4, 26, device)), ["total"], weights=weighted(5))
 
@@ -40,6 +44,7 @@ def test_short_sequences(student, device):
     check(student, "a layer that weights position t by 1 + t/2", inputs(1, 1, 3, 1, device),
           otherwise="with one position there is nothing to reorder")
     check(student, "a layer that weights position t by 1 + t/2", inputs(1, 2, 3, 2, device), repeats=REPEATS)
+    layers.check_one_token(student, inputs(1, 2, 3, 2, device))
 
 
 @pytest.mark.grade(points=2, tags=["is_permutation_invariant"])
@@ -106,15 +111,19 @@ def test_positional_layers(student, device, seq):
     """position-weighted layers are not invariant; position-free ones are"""
     check(student, "a layer that weights position t by 1 + t/2", inputs(3, seq, 5, seq, device), repeats=3)
     check(student, "a layer that ignores positions", inputs(3, seq, 5, seq, device))
+    layers.check_one_token(student, inputs(3, seq, 5, seq, device))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
-    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5"""
+    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5; an absolute one, on large sums too"""
     x = inputs(1, 4, 2, 7, device)
     for atol in (1.0, 1e-5):
         check(student, "a layer that weights position t by 1 + t/500", x, ["atol"], atol=atol,
               weights=weighted(4, scale=0.002))
+    layers.check_one_token(student, x)
+    big = layers.large(inputs(3, 2, 4, 27, device))
+    check(student, layers.LARGE_SUMS, big, ["relative"], atol=1e-2, weights=layers.sum_sized(big, 1e-2))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -132,15 +141,16 @@ def test_returns_bool(student, device):
 
 
 ATTENTION = dict(d_model=16, n_heads=2, seed=3)
+ONE_TOKEN = ", on an x whose positions all hold one token (no reordering changes x)"
 
 
-def check_attention(student, reference, x, pos, causal):
+def check_attention(student, reference, x, pos, causal, where=""):
     """Ask about the handout's attention_layer(pos, causal), handed over sealed."""
     layer = reference.model.attention_layer(pos=pos, causal=causal, **ATTENTION)
     weights = reference.toy_attention.attention_weights(layer, x.shape[1])
     expected, answer = layers.ask(student, weights, x, factory="Attention")
     if answer != expected:
-        raise CheckFailed(f"{expected} for attention_layer(pos={pos!r}, causal={causal})", str(answer),
+        raise CheckFailed(f"{expected} for attention_layer(pos={pos!r}, causal={causal}){where}", str(answer),
                           slips.hint(student, x.device) or "without positions and mask, attention sees a bag of "
                           "vectors; anything positional breaks that")
 
@@ -152,6 +162,7 @@ def test_attention_layers(student, reference, device):
     for pos, causal in (("none", False), ("none", True), ("learned", False), ("sinusoidal", False),
                         ("alibi", False)):
         check_attention(student, reference, x, pos, causal)
+    check_attention(student, reference, x[:, :1].expand_as(x).contiguous(), "learned", False, ONE_TOKEN)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -160,3 +171,4 @@ def test_rope_attention(student, reference, device):
     x = inputs(2, 5, 16, 12, device)
     check_attention(student, reference, x, "none", False)
     check_attention(student, reference, x, "rope", False)
+    check_attention(student, reference, x[:, :1].expand_as(x).contiguous(), "rope", False, ONE_TOKEN)

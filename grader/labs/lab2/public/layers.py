@@ -53,6 +53,9 @@ LAYERS = {      # name shown in messages -> weights on seq positions
     ROTATIONS: lambda seq: toy(seq, pair=0.5),
 }
 THREE_CYCLE = "a layer no swap of two positions changes on this x, while a 3-cycle does"
+LARGE_SUMS = "a layer weighting positions a little, on large x (its sum changes by 3 atol, a small part of the sum)"
+ONE_TOKEN = ("a layer that weights position t by 1 + t/2, on an x whose positions all hold one token (no reordering "
+             "changes x)")
 
 
 def three_cycle(seq, batch, d, seed, device):
@@ -75,6 +78,12 @@ def sum_sized(x, atol, times=3.0):
     `times` atol at most, no more: its mean over x.shape[1] > `times` positions changes by less than atol."""
     worst = change(weighted(x.shape[1], scale=1.0), x)
     return weighted(x.shape[1], scale=times * atol / worst)
+
+
+def large(x):
+    """x shifted by 100: every summed output in the hundreds, where a tolerance relative to them
+    (rtol) lets through changes far above atol."""
+    return 100 + x
 
 
 def zero_total(x):
@@ -192,6 +201,13 @@ def check(student, name, x, own=(), atol=1e-5, repeats=1, weights=None, otherwis
         if answer != expected:
             raise CheckFailed(f"{expected} for {name}, seq {x.shape[1]}", str(answer),
                               _slips().hint(student, x.device, own) or otherwise)
+
+
+def check_one_token(student, x, atol=1e-5):
+    """ONE_TOKEN on x's first token at every position: True, as no reordering changes x. Only running
+    attn on reordered x tells: rules read off a layer's weights (which a student can unseal: the
+    layer must hold what recovers them) answer False for a layer that weights positions."""
+    check(student, ONE_TOKEN, x[:, :1].expand_as(x).contiguous(), atol=atol, weights=weighted(x.shape[1]))
 
 
 def check_gated(student, seq, d, seed, device, rows=False):

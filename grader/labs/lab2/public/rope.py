@@ -73,6 +73,9 @@ MIXED_DTYPES = ("x is {dtype} and cos, sin float32: an operation that needs one 
                 "refuses the mix; compute in float32 (x.float()) and return .to(x.dtype), as LLaMA's .type_as(x) does")
 
 
+BASE_IGNORED = "the base argument is ignored (10000 used instead)"
+
+
 # -- rope_frequencies ---------------------------------------------------------------------------
 def exact_angles(head_dim, seq_len, base, start=0, exponents=None):
     """Angle p * base ** -exponents[i] for positions start.. and pairs i; exponents 2i / head_dim
@@ -121,7 +124,7 @@ def frequency_mistakes(head_dim, seq_len, base):
             torch.outer(torch.arange(seq_len).bfloat16().double(), exact_angles(head_dim, 2, base)[1])),
     }
     if base != 10000.0:
-        mistakes["the base argument is ignored (10000 used instead)"] = turned(exact_angles(head_dim, seq_len, 10000.0))
+        mistakes[BASE_IGNORED] = turned(exact_angles(head_dim, seq_len, 10000.0))
     return {name: torch.cat(pair, dim=-1) for name, pair in mistakes.items()}
 
 
@@ -180,7 +183,8 @@ def device_hint(student, on, seen, kwargs):
 def check_frequencies(student, head_dim, seq_len, exact_base, on, dtype_clause=False, values=True, **kwargs):
     """Call rope_frequencies(head_dim, seq_len, **kwargs); the result must be right and `on` that
     device (and float32, where `dtype_clause`). A check of the device (not `values`) lets through
-    values that a named mistake explains, the value checks' to charge; all angles 0 still fail it."""
+    values that a named mistake explains, or that are angles of some other rule (turning), the
+    value checks' to charge; all angles 0, or numbers that are no angles, still fail it."""
     cos, sin = frequencies_answer(student, head_dim, seq_len, on, dtype_clause, **kwargs)
     exact = exact_angles(head_dim, seq_len, exact_base)
     tolerance = angle_tolerance(exact, exact_base, torch.device(on))
@@ -189,10 +193,21 @@ def check_frequencies(student, head_dim, seq_len, exact_base, on, dtype_clause=F
     if max_error(both, torch.cat((exact.cos(), exact.sin()), dim=-1)) > 1e-3:
         hint = diagnose(both, frequency_mistakes(head_dim, seq_len, exact_base), 4 * tolerance.repeat(1, 2))
         hint = hint if hint and confirmed(student, hint, exact_base, seq_len) else None
-        if not values and hint is not None and not hint.startswith("every angle is 0"):
+        if not values and (turning(cos.cpu(), sin.cpu()) if hint is None else not hint.startswith("every angle is 0")):
             return
     expect_close(cos.cpu(), exact.cos(), "cos", tolerance, hint)
     expect_close(sin.cpu(), exact.sin(), "sin", tolerance, hint)
+
+
+def turning(cos, sin):
+    """Whether (cos, sin) are the cosines and sines of angles p * w_i, position times a frequency of
+    each pair, whatever the frequencies: a value slip no hint names, not a table that does nothing
+    (every angle 0) or that is no turn (angles that do not grow with the position)."""
+    turns = torch.complex(cos.double(), sin.double())                        # (seq, pairs): e^(i p w)
+    if turns.shape[0] < 2 or max_error(sin[1:], torch.zeros_like(sin[1:])) <= 1e-3:
+        return False
+    p = torch.arange(turns.shape[0], dtype=torch.float64)[:, None]
+    return max_error(torch.view_as_real(turns), torch.view_as_real(turns[1] ** p)) < 1e-3
 
 
 TELLING = (8, 6)            # head_dim, seq_len where every mistake of frequency_mistakes gives values of its own
@@ -202,8 +217,11 @@ def confirmed(student, mistake, base, seq_len=TELLING[1]):
     """Whether rope_frequencies' answer at TELLING's head_dim (and at least its length: a mistake that
     shows only at long lengths is asked there again; on the CPU, with this base) shows `mistake` too:
     at small sizes several mistakes give the same values (at head_dim 2 an angle of 2 pi p is an
-    angle of 0), and a hint names only what the answers single out."""
+    angle of 0), and a hint names only what the answers single out. `mistake` None: whether that
+    answer is right. The base ignored is confirmed only where the default base's answer is right."""
     telling = (TELLING[0], max(TELLING[1], seq_len))
+    if mistake == BASE_IGNORED and not confirmed(student, None, 10000.0, seq_len):
+        return False            # other bases can give the default's angles by another slip (4i / d at base 100)
     try:
         answer = student.rope_frequencies(*telling, **({} if base == 10000.0 else {"base": base}))
     except CallFailed as failure:
@@ -216,6 +234,8 @@ def confirmed(student, mistake, base, seq_len=TELLING[1]):
     exact = exact_angles(*telling, base)
     both = torch.cat([t.detach().cpu().double() for t in answer], dim=-1)
     slack = 4 * angle_tolerance(exact, base, torch.device("cpu")).repeat(1, 2)
+    if mistake is None:
+        return bool(((both - torch.cat((exact.cos(), exact.sin()), dim=-1)).abs() <= slack).all())
     return diagnose(both, frequency_mistakes(*telling, base), slack) == mistake
 
 
@@ -305,8 +325,8 @@ UNROTATED = "x came back unrotated"
 def expect_rotated(student, out, x, cos, sin, device, values=True):
     """apply_rope's answer `out` for (x, cos, sin) is right, or the mistake is named. A check of
     another clause (dtype, device, a new tensor: not `values`) lets through values that are a named
-    rotation mistake: the value checks charge that slip; doing nothing (x unturned) or values no
-    mistake explains still fail it."""
+    rotation mistake, or the function's own turn (own_turn): the value checks charge that slip;
+    doing nothing (x unturned, zeros, a constant) still fails it."""
     placed = isinstance(out, torch.Tensor) and out.dtype == x.dtype and out.device.type == x.device.type
     if isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape) and not placed:
         raise CheckFailed(f"apply_rope(x, cos, sin) to be {x.dtype} on {x.device.type}, as x is",
@@ -319,9 +339,60 @@ def expect_rotated(student, out, x, cos, sin, device, values=True):
     hint = None
     if max_error(out.cpu(), truth) > 1e-3:
         hint = diagnose(out.cpu(), rope_mistakes(x, cos, sin), 4 * tolerance)
-        if not values and hint not in (None, UNROTATED):
+        named = hint not in (None, UNROTATED)
+        if not values and (named or hint is None and own_turn(student, out, x, cos, sin, device)):
             return
     expect_close(out.cpu(), truth, "apply_rope(x, cos, sin)", tolerance, hint)
+
+
+def own_turn(student, out, x, cos, sin, device):
+    """Whether `out` (for x, cos and sin on the CPU) is apply_rope's own answer for x in float32 on
+    the grading device, the value checks' kind of input, keeping each pair's length where every
+    angle is 0, and the function turns (turns). A value slip no hint names is the value checks' to
+    charge; zeroing what should turn, or moving x whatever the angles, is no turn."""
+    still = (cos == 1).all(-1) & (sin == 0).all(-1)            # (seq,): positions of angle 0
+    own = _answer(student, x, cos, sin, device)
+    if own is None or not still.any() or not turns(student, device):
+        return False
+    slack = 4 * rope_tolerance(x, torch.device(device))       # x's own dtype's steps
+    pairs = lambda t: t.unflatten(-1, (-1, 2)).square().sum(-1).sqrt()         # noqa: E731
+    return bool((out.cpu().double() - own).abs().le(slack).all()) \
+        and bool((pairs(own) - pairs(x.double()))[..., still, :].abs().le(slack[..., still, ::2]).all()) \
+        and (still.all() or _turned(own, x, still, _answer(student, x, *_unturned(cos, sin), device)))
+
+
+def turns(student, device):
+    """Whether apply_rope, on an x of 5 positions, is a turn of some kind: about as large as x past
+    angle 0 (a turn keeps each pair's length; a sign typo, on average), and depending on the angles
+    (given angle 0 everywhere, it answers otherwise there)."""
+    x, cos, sin = (t.cpu() for t in rope_inputs((1, 2, 5, 6), 38, device))
+    still = torch.arange(5) == 0
+    own, unturned = _answer(student, x, cos, sin, device), _answer(student, x, *_unturned(cos, sin), device)
+    return own is not None and _turned(own, x, still, unturned)
+
+
+def _unturned(cos, sin):
+    return torch.ones_like(cos), torch.zeros_like(sin)
+
+
+def _turned(own, x, still, unturned):
+    moved, was = own[..., ~still, :].square().sum(), x.double()[..., ~still, :].square().sum()
+    return unturned is not None and bool(0.5 * was <= moved <= 2 * was) \
+        and max_error(own[..., ~still, :], unturned[..., ~still, :]) > 1e-3
+
+
+def _answer(student, x, cos, sin, device):
+    """apply_rope's answer for x in float32 with cos and sin, on the device, in float64 on the CPU;
+    None when it raised or is no tensor of x's shape."""
+    try:
+        answer = student.apply_rope(x.float().to(device), cos.to(device), sin.to(device))
+    except CallFailed as failure:
+        if failure.kind in ("raised", "not_implemented", "bad_answer"):
+            return None
+        raise
+    if not isinstance(answer, torch.Tensor) or tuple(answer.shape) != tuple(x.shape) or answer.device.type == "meta":
+        return None
+    return answer.detach().cpu().double()
 
 
 def placement_hint(student, x, out):

@@ -25,6 +25,8 @@ HINTS = {
     "positionwise": "compare attn(x).sum(1), not the outputs position by position",
     "any": "every number of the summed output must stay within atol (.all(), or torch.allclose), not just some "
            "of them (.any())",
+    "relative": "atol is absolute: compare with rtol=0, atol=atol; a tolerance relative to the values (rtol, "
+                "torch.allclose's default 1e-5 aside) lets sums in the hundreds change by far more than atol",
     "total": "compare attn(x).sum(1) elementwise, one number per row and feature, not one total: here the total "
              "stays the same under every reordering while its parts change",
     "atol": "compare with atol=atol, the argument, whose default is 1e-5",
@@ -109,6 +111,13 @@ def _sum_sized(batch, seq, seed, times):
     return question
 
 
+def _large(device):
+    """A layer whose summed output changes by 3 atol on x of values in the hundreds: within a relative
+    tolerance, not within atol."""
+    x = layers.large(layers.inputs(2, 2, 3, 56, device))
+    return layers.sum_sized(x, 1e-2), x, 1e-2
+
+
 def _zero_total(device):
     """The position-weighted layer on tokens whose features sum to 0 (so does its output, in any order)."""
     return layers.weighted(3), layers.zero_total(layers.inputs(2, 3, 4, 50, device)), 1e-5
@@ -133,6 +142,9 @@ QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers
     "positional 3": lambda d: (layers.weighted(3), layers.inputs(2, 3, 3, 41, d), 1e-5),           # False
     "positional 3, one row": lambda d: (layers.weighted(3, scale=5.0), layers.inputs(1, 3, 3, 41, d), 1e-5),  # False
     "noisy": _noisy,                                                                                # True
+    "free": lambda d: (layers.toy(3), layers.inputs(2, 3, 3, 54, d), 1e-5),                          # True
+    "large sums": lambda d: _large(d),                                                              # False
+    "one token, weighted": lambda d: (layers.weighted(3), layers.inputs(2, 3, 3, 43, d, "aaa"), 1e-5),  # True
     "reversal, whole numbers": lambda d: (layers.toy(4, mix=torch.eye(4).flip(0)),                 # True
                                           layers.inputs(2, 4, 3, 42, d).mul(3).round(), 1e-5),
     "one token": lambda d: (layers.toy(3), layers.inputs(2, 3, 3, 43, d, "aaa"), 1e-5),             # True
@@ -168,7 +180,15 @@ def always(ask, name, answer=True):
 def loose(ask):
     """A change of 0.01 let through at the default atol, by a function that does reorder (one row or
     two): the atol slip, too loose, asked before a check's own slips, which it mimics."""
-    return ask("default atol") and not ask("positional 3") and not ask("positional 3, one row")
+    return ask("default atol") and not ask("positional 3") and not ask("positional 3, one row") and runs_it(ask)
+
+
+def runs_it(ask):
+    """Whether the function answers as one that runs attn on x reordered along dim 1 does, where
+    nothing but that tells: True for a position-free layer, and for a position-weighted one on x of
+    one token (which no reordering changes), unless it compares outputs position by position.
+    Reordering another dim, or rules read off the layer's weights, answer False: no atol is to blame."""
+    return ask("free") and (ask("one token, weighted") or SLIPS["positionwise"](ask))
 
 
 SLIPS = {       # slip -> does what the function answered show it? (a right function: never; each
@@ -176,7 +196,9 @@ SLIPS = {       # slip -> does what the function answered show it? (a right func
     "random": varies,
     "exact": lambda ask: not ask("noisy") and ask("reversal, whole numbers"),
     "positionwise": lambda ask: not ask("reversal, whole numbers") and ask("one token"),
-    "atol": lambda ask: (not ask("atol 1") and ask("noisy")) or loose(ask),
+    "atol": lambda ask: ((not ask("atol 1") and ask("noisy")) or loose(ask)) and runs_it(ask),
+    "relative": lambda ask: ask("large sums") and not ask("positional 2") and not ask("positional 3")
+    and not ask("row 1 opened") and runs_it(ask),
     "total": lambda ask: ask("zero total") and not ask("positional 3") and not ask("row 1 opened"),
     "mean": lambda ask: ask("sum sized") and ask("sum sized 3") and not ask("positional 3") and not ask("row 1 opened"),
     "first_row": lambda ask: ask("row 1 opened") and not ask("opened") and not ask("row 0 opened"),

@@ -20,6 +20,7 @@ def test_position_free_and_positional(student, device):
     x = inputs(2, 6, 4, 100, device)
     check(student, FREE, x, ["exact", "positionwise"])
     check(student, POSITIONAL, x, ["no_reorder"])
+    layers.check_one_token(student, x)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -29,6 +30,7 @@ def test_summed_output(student, device):
     x = inputs(3, 4, 2, 101, device)
     check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
     check(student, POSITIONAL, x)
+    layers.check_one_token(student, x)
     check(student, POSITIONAL + ", on tokens whose features sum to 0", layers.zero_total(inputs(2, 4, 3, 110, device)),
           ["total"], weights=layers.weighted(4))
 
@@ -38,6 +40,7 @@ def test_every_time(student, device):
     """right every time on two positions, where a random shuffle moves nothing half the time"""
     check(student, POSITIONAL, inputs(2, 2, 3, 102, device), repeats=12)
     check(student, FREE, inputs(2, 2, 3, 102, device))
+    layers.check_one_token(student, inputs(2, 2, 3, 102, device))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -48,6 +51,7 @@ def test_every_reordering(student, device):
                  "a layer weighting positions symmetrically (reversal changes nothing)", layers.ROTATIONS):
         check(student, name, x, ["few", "rotations"])
     check(student, FREE, x)
+    layers.check_one_token(student, x)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -56,6 +60,7 @@ def test_three_cycle(student, device):
     weights, x = layers.three_cycle(3, 2, 3, 108, device)
     check(student, layers.THREE_CYCLE, x, ["transpositions"], weights=weights)
     check(student, FREE, x)
+    layers.check_one_token(student, x)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -65,6 +70,7 @@ def test_repeated_tokens(student, device):
     check(student, "a position-weighted layer (gains 0, 0.5, 0) on tokens a a b", x, ["few"],
           weights=layers.toy(3, gain=[0.0, 0.5, 0.0]))
     check(student, FREE, x)
+    layers.check_one_token(student, x)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -86,15 +92,19 @@ def test_sum_not_mean(student, device):
     check(student, "a layer weighting positions a little (its sum changes by 3 atol)", x, ["mean"], atol=1e-2,
           weights=layers.sum_sized(x, 1e-2))
     check(student, FREE, x, atol=1e-2)
+    layers.check_one_token(student, x, atol=1e-2)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
-    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5, the default"""
+    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5, the default; and it is
+    absolute: on sums in the hundreds, a change of 3 atol is not within it"""
     x = inputs(1, 3, 3, 106, device)
     for atol in (1.0, 1e-5, None):
         check(student, "a layer that weights position t by 1 + t/500" + ("" if atol else " (no atol given)"), x,
               ["atol"], atol=atol, weights=layers.weighted(3, scale=0.002))
+    big = layers.large(inputs(2, 2, 3, 111, device))
+    check(student, layers.LARGE_SUMS, big, ["relative"], atol=1e-2, weights=layers.sum_sized(big, 1e-2))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
