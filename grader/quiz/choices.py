@@ -266,7 +266,7 @@ class Choices:
         hedges or affirms ("or", "also", "correct"...), whose words are not all one choice's ("d
         (SGD would be slower)"; "d (SGD)" names b, "d (SGD works too)" hedges), and whose letters,
         if any, each begin a claim about their choice, unconditional ("d (c rotates instead)", "c (b
-        is from word2vec)"; "a, b (and e)" and "a, b, e (c if ids are sorted)" name theirs)."""
+        is from word2vec)"; "b, c (and d)" and "b, c, d (a if ids are sorted)" name theirs)."""
         words = [fold(text) if kind == "word" else text for kind, text in toks]
         at = 0
         while at < len(toks):
