@@ -147,6 +147,7 @@ def test_a_changed_lab_regrades(toy):
     assert lab_fingerprint(lab, [], "cpu", "bubblewrap") != before
 
 
+@pytest.mark.slow
 def test_release_runs_public_checks_only(toy, tmp_path):
     out = tmp_path / "release"
     assert grade_py("release", toy, "--out", out, "--quiz", "exam").returncode == 0     # a graded class

@@ -67,6 +67,7 @@ def test_time_lost_to_other_work_is_not_charged(processes):
     assert abs(charged - used) < 0.25 * wall
 
 
+@pytest.mark.slow
 def test_a_wait_for_a_cpu_is_not_charged_while_it_lasts():
     """A process runnable all along at the lowest priority, behind a busy one of its session on
     its CPU, read often: the kernel counts each wait for the CPU only once it is over, so a read

@@ -223,6 +223,7 @@ def test_a_stopped_zygote_is_replaced_within_seconds(probe_lab, zygote):
     again.close()
 
 
+@pytest.mark.slow
 def test_the_time_budget_ends_a_slow_submission(probe_lab, zygote):
     box = Sandbox(probe_lab, submission(), zygote, Settings(budget=3))
     assert box.call("slow", [0]) == 0            # the clock starts with the first child
@@ -349,6 +350,7 @@ def test_the_zygote_output_is_out_of_reach(probe_lab, sandboxed):
 
 
 # -- the whole grading ---------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_spent_budget_is_one_line(tmp_path):
     """A lab whose checks each take a while: past the budget the rest is skipped with one reason.
     Each call's second of sleep is charged in full, however busy the machine: two checks pass."""

@@ -237,6 +237,7 @@ def shared_state_lab(folder):
     return find_lab(folder)
 
 
+@pytest.mark.slow
 def test_a_hidden_call_and_a_visible_one_never_live_at_once(tmp_path, zygote):
     """A hidden call (the course's seed, as lab 2's experiments get it) runs apart while visible
     checks go on: the visible room's calls wait for it, and its child and all it left are gone

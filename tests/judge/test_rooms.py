@@ -184,6 +184,7 @@ def test_a_visible_check_fed_hidden_inputs_keeps_its_words_from_the_learner(toy,
         assert str(SECRET) not in page and "echo(5) gave 5" in page
 
 
+@pytest.mark.slow
 def test_children_alive_together_share_no_socket(toy, warm):
     """A call run apart with hidden inputs serves them on an abstract unix socket and on loopback
     while the visible checks' child tries both: each child has a network of its own."""

@@ -123,6 +123,7 @@ def test_sorted_losses_lose_and_start_0_is_named(grade_lab2, tmp_path):
                 ["your numbers match evaluate(..., start=0)", "(start=TRAIN_LEN)"])
 
 
+@pytest.mark.slow
 def test_rounded_numbers_are_named(grade_lab2, tmp_path):
     """evaluate()'s numbers rounded to 3 decimals (the docstring: unrounded), within the float noise
     a reproduction allows: named, at the reproduction check only; unrounded ones are not."""

@@ -128,6 +128,7 @@ def test_a_batch_worker_may_run_work_apart(tmp_path):
     assert answers == [("graded", 24)]
 
 
+@pytest.mark.slow
 def test_work_asked_for_from_a_thread_that_ends_goes_on(tmp_path):
     """A process dies with the thread that started it (PR_SET_PDEATHSIG): work asked for from a
     short-lived thread (a callback of a student's call) must not die when that thread ends."""

@@ -304,6 +304,7 @@ def test_a_line_continuing_python_is_never_taken_for_a_magic(lab):
     compile(source, "positions.py", "exec")
 
 
+@pytest.mark.slow
 def test_outputs_of_many_small_objects_cost_no_more_than_their_json(lab):
     import tracemalloc
 
