@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from grader.readers.manifest import Lab
 
 class Grader:
-    """A warm grader in this process: one zygote for gradings one after another, reset after each."""
+    """A warm grader in this process: one zygote for gradings one after another, reset by each."""
 
     def __init__(self, kind: SandboxKind = SandboxKind.AUTO):
         from grader.judge.launchers import launcher_for
@@ -32,13 +32,11 @@ class Grader:
         self.zygote = Zygote(launcher_for(self.kind))      # first: it imports torch while we do
 
     def grade(self, request: Request) -> LabResults:
-        """runner.grade on this grader's zygote; every process and file of it is gone afterwards."""
+        """runner.grade on this grader's zygote; every process and file of it is gone afterwards
+        (each of its sandboxes resets the zygote as it closes)."""
         from grader.core.runner import grade
 
-        try:
-            return grade(request, self.zygote)
-        finally:
-            self.zygote.reset()
+        return grade(request, self.zygote)
 
     def end_calls(self):
         """From another thread: kill every child of the grading now (its calls fail at once; the
