@@ -310,7 +310,7 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "first_row_only": "first_row", "mean_not_sum": "mean", "exact_equality": "exact",
         "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy", "total_sum": "total",
         "unmoved_position": "unmoved", "first_positions_only": "unmoved", "any_with_own_order": "no_reorder",
-        "loose_atol": "atol", "atol_as_rtol": "relative"},
+        "loose_atol": "atol", "atol_as_rtol": "relative", "norm_of_difference": "norm", "norm_of_sums": "norm"},
 }
 
 
@@ -335,6 +335,15 @@ def test_each_slip_gets_its_hint_and_no_other_slips(graded_one, lab2, function, 
     others = [hint_words(lab2, function, words) for name, words in group.items() if group[name] != group[submission]]
     assert not [o for o in others for hint in hints if o in hint], hints
     assert not [hint for hint in hints if hint and own not in hint], hints      # no check names another slip
+
+
+@pytest.mark.parametrize("submission", ["norm_of_difference", "norm_of_sums"])
+def test_a_norm_costs_the_elementwise_clause_alone(graded_one, submission):
+    """Sums compared through a norm (of their difference, or each sum's own) are one slip of one
+    clause, "compared elementwise": its public and hidden checks fail, no other."""
+    results = graded_one(submission, "is_permutation_invariant")
+    assert sorted(c.test.split("::")[-1] for c in failures(results, "is_permutation_invariant")) == \
+        ["test_sum_not_order", "test_summed_output"]
 
 
 MUTANTS = [     # (a correct file, its function, a mutant's description, the words of the hint naming it)

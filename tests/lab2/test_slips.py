@@ -24,6 +24,7 @@ NEIGHBOURS = {
     "positionwise": ["total_sum", "exact_equality"],
     "any": ["first_row_only", "total_sum"],
     "total": ["any_rows", "mean_not_sum"],
+    "norm": ["exact_equality", "total_sum", "loose_atol"],
     "relative": ["loose_atol", "scaled_atol", "mean_not_sum"],
     "atol": ["exact_equality", "scaled_atol"],
     "mean": ["any_rows", "total_sum"],

@@ -5,7 +5,8 @@ A question hands over a sealed layer (toy_attention.sealed): a plain function wh
 masked by noise and recovered only while it runs, so that only running it on reordered inputs
 answers. The judge knows the truth from the same weights: the summed output is the same for every
 reordering of x, checked over all of them, in float64, once per process (CHANGES). Only clear
-questions are asked: summed outputs differ by float noise far below atol, or by twice atol or more.
+questions are asked: each number of the summed output moves by less than a tenth of atol (float
+noise, or SPREAD_THIN's 0.05 atol in each of many features), or by twice atol or more.
 A wrong answer's hint names the slip the function's answers to other questions show (slips.py).
 """
 import hashlib
@@ -54,6 +55,10 @@ LAYERS = {      # name shown in messages -> weights on seq positions
 }
 THREE_CYCLE = "a layer no swap of two positions changes on this x, while a 3-cycle does"
 LARGE_SUMS = "a layer weighting positions a little, on large x (its sum changes by 3 atol, a small part of the sum)"
+SAME_LENGTH = ("a layer that keeps position 1 alone, on tokens a b a ... (b = -a): a reordering flips the sum, "
+               "not its length")
+SPREAD_THIN = ("a layer that weights position 1 by 1 + 0.00025, on a 2048-feature x: the reversal moves each number of "
+               "the sum by 0.05 atol, the norm of the change is 2.3 atol")
 ONE_TOKEN = ("a layer that weights position t by 1 + t/2, on an x whose positions all hold one token (no reordering "
              "changes x)")
 
@@ -78,6 +83,29 @@ def sum_sized(x, atol, times=3.0):
     `times` atol at most, no more: its mean over x.shape[1] > `times` positions changes by less than atol."""
     worst = change(weighted(x.shape[1], scale=1.0), x)
     return weighted(x.shape[1], scale=times * atol / worst)
+
+
+def same_length(batch, seq, seed, device):
+    """SAME_LENGTH's weights and x: each row holds -a at position 1 and a at the others (a's
+    features all positive, so they sum far from 0), and the layer keeps position 1 alone. An order
+    that moves -a away turns the sum from -a to a: each number moves by 2 |a_i| >= 1, its norm not at all."""
+    a = torch.randn(batch, 1, 4, generator=torch.Generator().manual_seed(seed)).abs() + 0.5
+    x = a.expand(-1, seq, -1).clone()
+    x[:, 1] = -x[:, 1]
+    gain = -torch.ones(seq)
+    gain[1] = 0.0
+    return toy(seq, gain=gain), x.to(device)
+
+
+def spread_thin(d, seed, device, atol=1e-5):
+    """SPREAD_THIN's weights and x: two positions holding 0.1 + a and 0.1 - a, every feature of a
+    +-1e-3 (as many of each sign), and a layer weighting position 1 by 1 + 25 atol. The reversal moves
+    every number of the sum (about 0.2) by 0.05 atol, within a tolerance relative to it too, and the
+    change as a whole, its norm, by sqrt(d) times that."""
+    signs = torch.ones(d)
+    signs[d // 2:] = -1.0
+    a = 1e-3 * signs[torch.randperm(d, generator=torch.Generator().manual_seed(seed))]
+    return toy(2, gain=[0.0, 25 * atol]), torch.stack((0.1 + a, 0.1 - a))[None].to(device)
 
 
 def large(x):

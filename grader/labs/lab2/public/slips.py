@@ -29,6 +29,9 @@ HINTS = {
                 "torch.allclose's default 1e-5 aside) lets sums in the hundreds change by far more than atol",
     "total": "compare attn(x).sum(1) elementwise, one number per row and feature, not one total: here the total "
              "stays the same under every reordering while its parts change",
+    "norm": "compare attn(x).sum(1) number by number, each within atol (torch.allclose(..., rtol=0, atol=atol)), "
+            "not through a norm: the norm of a difference adds up changes that are each within atol, and two sums "
+            "of the same norm can hold other numbers",
     "atol": "compare with atol=atol, the argument, whose default is 1e-5",
     "mean": "compare the sums over positions (.sum(1)) within atol itself: a mean over positions, or atol scaled "
             "by seq, lets through a change of the sum up to seq times atol",
@@ -153,6 +156,8 @@ QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers
     "sum sized": _sum_sized(2, 6, 45, 3.0),                                                         # False
     "sum sized 3": _sum_sized(1, 3, 51, 2.5),                                                       # False
     "zero total": _zero_total,                                                                      # False
+    "same length": lambda d: (*layers.same_length(2, 5, 57, d), 1e-5),                              # False
+    "spread thin": lambda d: (*layers.spread_thin(2048, 58, d), 1e-5),                               # True
     **{f"weighted at {t} of {seq}": lambda d, t=t, seq=seq: (layers.toy(seq, gain=torch.eye(seq)[t] / 2),  # False
                                                             layers.inputs(2, seq, 3, 52, d), 1e-5)
        for t, seq in ((0, 3), (1, 3), (2, 3), (3, 4))},
@@ -200,6 +205,8 @@ SLIPS = {       # slip -> does what the function answered show it? (a right func
     "relative": lambda ask: ask("large sums") and not ask("positional 2") and not ask("positional 3")
     and not ask("row 1 opened") and runs_it(ask),
     "total": lambda ask: ask("zero total") and not ask("positional 3") and not ask("row 1 opened"),
+    "norm": lambda ask: (ask("same length") or not ask("spread thin")) and ask("noisy") and ask("atol 1")
+    and not ask("positional 2") and runs_it(ask),
     "mean": lambda ask: ask("sum sized") and ask("sum sized 3") and not ask("positional 3") and not ask("row 1 opened"),
     "first_row": lambda ask: ask("row 1 opened") and not ask("opened") and not ask("row 0 opened"),
     "any": lambda ask: ask("row 1 opened") and ask("row 0 opened") and not ask("opened"),

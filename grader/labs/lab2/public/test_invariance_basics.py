@@ -26,13 +26,17 @@ def test_position_free_and_positional(student, device):
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_summed_output(student, device):
     """compares summed outputs elementwise: a layer that reverses positions keeps the sum, so True; one that
-    weights them changes it even where the features' total stays 0, so False"""
+    weights them changes it even where the features' total, or the sum's length, stays the same, so False;
+    changes each within atol are within it, whatever their norm, so True"""
     x = inputs(3, 4, 2, 101, device)
     check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
     check(student, POSITIONAL, x)
     layers.check_one_token(student, x)
     check(student, POSITIONAL + ", on tokens whose features sum to 0", layers.zero_total(inputs(2, 4, 3, 110, device)),
           ["total"], weights=layers.weighted(4))
+    for name, (weights, x) in ((layers.SAME_LENGTH, layers.same_length(2, 4, 111, device)),
+                               (layers.SPREAD_THIN, layers.spread_thin(2048, 112, device))):
+        check(student, name, x, ["norm"], weights=weights)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
