@@ -2,6 +2,7 @@
 lab's recipe and only numbers that reproduce from returned weights count; the usual slips are
 named, each only where it is made, and no visible message names the course's hidden seed. Also
 the learner's --experiments run."""
+import functools
 import importlib.util
 import json
 import os
@@ -328,3 +329,40 @@ def test_models_in_each_others_fields_are_named_so():
         with pytest.raises(CheckFailed) as failed:
             provenance.rebuild(given, run, "learned", "learned", "lookback", [24], "cpu")
         assert hint in failed.value.hint
+
+
+def test_every_batch_size_is_measured_in_one_pass_as_evaluate_measures_it():
+    """A reporting slip's search of batch sizes: where each smaller batch of the task is the
+    largest's first rows (lookback), one pass gives every size evaluate()'s own numbers, within
+    float noise; where it is not (majority draws more after its tokens), each size is evaluated
+    apart, and the pass is not tried again for the same length, data and start."""
+    spec = importlib.util.spec_from_file_location("provenance_under_test",
+                                                  ROOT / "grader/labs/lab2/public/provenance.py")
+    provenance = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(provenance)
+    model, tasks = load_handout()
+    given = SimpleNamespace(model=model, tasks=tasks)
+    net = model.build_model(model.Config(pos="learned"), seed=3)
+    digest, sizes = provenance.digest(net), provenance.reported.BATCH_SIZES
+    n, start = 2 * tasks.TRAIN_LEN, tasks.TRAIN_LEN
+    one_pass = provenance.by_batch_size(given, net, "lookback", n, 7, start, digest)
+    assert sorted(key[-1] for key in one_pass) == sorted(sizes)
+    for size in (1, 10, 500, 1024):
+        loss, accuracy = tasks.evaluate(net, "lookback", n, start=start, batch_size=size, seed=7)
+        assert one_pass[digest, "lookback", n, 7, start, size] == pytest.approx((loss, accuracy), abs=1e-6)
+    assert provenance.by_batch_size(given, net, "majority", n, 7, start, digest) == {}
+    evaluated, passes = [], []
+    evaluate, one_pass_of = tasks.evaluate, provenance.by_batch_size
+
+    @functools.wraps(evaluate)
+    def counted(*args, **kwargs):
+        evaluated.append(kwargs.get("batch_size"))
+        return evaluate(*args, **kwargs)
+    tasks.evaluate = counted
+    provenance.by_batch_size = lambda *args: passes.append(args[2]) or one_pass_of(*args)
+    try:
+        for size in (2, 64):
+            provenance.remeasure(given, net, "majority", [n], 7, None, size)
+    finally:
+        tasks.evaluate = evaluate
+    assert evaluated == [2, 64] and passes == ["majority"]     # each size apart; the pass tried once
