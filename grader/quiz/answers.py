@@ -8,11 +8,16 @@
             "12,500,000", "12.500.000", "twelve point five million", "1.25 × 10^7",
             "5000 * 2500 = 12,500,000"); "12.5%" or "12.5 GB" is no count: grader/quiz/numbers.py
   text      any words; grader/quiz/matching.py judges them
+Markup around an answer is no part of it: HTML tags ("<b>d</b>", "10<sup>7</sup>" is 10^7),
+terminal colour codes and other control characters are dropped; in a choice answer a line break
+ends an item or a sentence ("a, c, d" then "b and e are false" on the next line), as ";" does.
 An answer that hedges ("Adam or SGD", "12.5 or 25"), only rules out ("not Adam") or whose
 letter and text disagree is read as written and judged wrong with the reason (`check`), in every
 mode. One that names no choice, or holds no number, raises AnswerError saying what to type: the
 terminal asks again, a file's answer is counted wrong with that reason.
 """
+import re
+
 from grader.quiz.choices import AnswerError, Choices, Reading
 
 __all__ = ["UNITS", "AnswerError", "Reading", "parse_answer", "read", "in_key_form", "why_wrong"]
@@ -22,13 +27,31 @@ LONGEST = 1000                          # characters: past this an answer is not
 HOW = {"single": "type the letter of one choice", "multiple": "type the letters that apply",
        "numeric": "type a number"}
 _READY: dict = {}                       # a question's Choices, built once per question
+TAGS = "b|i|u|s|em|strong|mark|small|big|p|br|hr|div|span|code|pre|tt|kbd|li|ul|ol|font|sub|script|style"
+MARKUP = re.compile(rf"\x1b\[[0-9;?]*[A-Za-z]|<(/?)(sup|{TAGS})\b[^<>]*>|[\x00-\x08\x0b-\x1f\x7f]", re.I)
+GOES_ON = re.compile(r"(?:[,:&/+(\[-]|\b(?:and|or|not|nor|but))$", re.I)    # a line the next one continues
+
+
+def _unmarked(raw):
+    """`raw` without markup or control characters, a superscript tag read as a power."""
+    power = lambda tag: ("^(" if not tag.group(1) else ")") if tag.group(2) and tag.group(2).lower() == "sup" else " "
+    return MARKUP.sub(power, raw)
+
+
+def _lines(text, choice):
+    """`text` on one line: in a choice answer a line break not inside a sentence is a ";"."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    out = ""
+    for line in filter(None, lines):
+        out += ("" if not out else " " if not choice or GOES_ON.search(out) or out[-1] in ";.!?" else "; ") + line
+    return out
 
 
 def read(question, raw):
     """The Reading of the learner's `raw` answer (typed text, or a value from a file)."""
     if question.type == "multiple" and isinstance(raw, list):
         raw = ", ".join(map(str, raw))
-    text = " ".join(str(raw).split())
+    text = _lines(_unmarked(str(raw)), question.type in ("single", "multiple"))
     if question.type == "text":
         if not text:
             raise AnswerError("no answer given: type a word or short phrase")

@@ -104,11 +104,20 @@ def _yes_no(toks, keys):
 
 def _verdict_after(toks, words, at, found):
     """Whether words[at] is followed by a verdict that ends its clause ("a true, b is false")."""
-    verdict = at + 2 if words[at + 1:at + 2] in (["is"], ["are"]) else at + 1
+    verdict = at + 2 if words[at + 1:at + 2] in (["is"], ["are"], ["="]) else at + 1
     if words[at] in WORDLIKE and words[verdict:verdict + 1] and words[verdict] in NOUNS:
         return False
-    ends = verdict + 1 >= len(toks) or toks[verdict + 1][0] in ("stop", "close", "dash") or verdict + 1 in found
+    ends = verdict + 1 >= len(toks) or toks[verdict + 1][0] in ("stop", "close", "dash") or verdict + 1 in found \
+        or words[verdict + 1] in EXPLAINERS                     # "b is wrong since ...": its reason follows
     return verdict < len(toks) and words[verdict] in TRUE | FALSE and ends
+
+
+def _list_ended(words, letters, comma):
+    """Whether the letter before a comma ends a list joined otherwise ("a c d, b and e are false",
+    "a, c and d, b..."): the comma joins no more letters to it."""
+    at = comma - 1
+    joined = " " if at - 1 in letters else words[at - 1] if at - 2 in letters and words[at - 1] in JOINS else None
+    return joined not in (None, ",")
 
 
 def _after_cue(words, at):
@@ -173,7 +182,8 @@ def _ruled_out_after(words, letters, modes):
     "c: false", "c and d are not", "c and d don't". The clause starts after a sentence's end, a
     bracket, "but", ":", an explanation, a verdict ("a, c are true and b, d are false"), a dash
     before a letter or a comma that does not join two letters (nor any comma before one letter that
-    "is" false: "a, b, d is false" rules out d alone): in "a, c, d - b and e are false" only b and e
+    "is" false: "a, b, d is false" rules out d alone; nor one after a list joined otherwise: "a c d,
+    b and e are false", "a, c and d, b and e are false"): in "a, c, d - b and e are false" only b and e
     are; in "d - plain SGD - is false" d is."""
     for at, word in enumerate(words):
         ahead = words[at + 1] if at + 1 < len(words) else "."
@@ -191,7 +201,8 @@ def _ruled_out_after(words, letters, modes):
         while back >= 0 and not (words[back] in SENTENCE_ENDS | TRUE | FALSE | {"(", ")", "[", "]", "but", ":"}
                                  and not wrapped(back) or words[back] in DASH and back + 1 in letters or
                                  modes[back] == "explain" or words[back] in REST or
-                                 words[back] == "," and (one or not (back - 1 in letters and back + 1 in letters))):
+                                 words[back] == "," and (one or _list_ended(words, letters, back) or
+                                                         not (back - 1 in letters and back + 1 in letters))):
             if modes[back] == "assert":
                 modes[back] = "negate"
             back -= 1

@@ -14,7 +14,8 @@ dropped, articles dropped in names; a superscript a power ("a²"), "e^(…)" the
 word one edit from a word of the key's phrases is that word ("differnce"), from five letters up
 where it could make an answer right, four where it names another candidate ("summ"; into one shorter
 than five letters only by a doubled letter or two letters swapped: "long" and "sort" are words, not
-slips for "log" and "sqrt"), and never a letter or a number. Scanning it, every phrase of the key
+slips for "log" and "sqrt"), and never a letter or a number; "=" ends an expression, each side read
+on its own ("aω − bω = (a − b)ω"). Scanning it, every phrase of the key
 and every expression in its variables is a mention of a candidate: the answer, one of the others, or
 (an expression that is not the answer, in two of its variables where it has two or more: "aω" names
 a no more than "a" does) itself. A mention after "not", "no", "never", "rather than", "instead
@@ -73,7 +74,7 @@ def lex(text):
     text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})
     tokens = []
     for match in re.finditer(r"(\d+(?:\.\d+)?)|([^\W\d_]+(?:'[^\W\d_]+)*)|([+*/^])|(-)|([(\[])|([)\]])|(\|)"
-                             r"|([,;:.!?])", text):
+                             r"|([,;:.!?=≈→])", text):
         kind = ("num", "word", "op", "dash", "open", "close", "bar", "stop")[match.lastindex - 1]
         tokens.append((kind, _word(match.group()) if kind == "word" else match.group()))
     return _replace(tokens, OPERATOR_INDEX)

@@ -15,6 +15,7 @@ Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2
 "because", "since"... explain, and so does the whole after a share of it ("12.5M, a third of 37.5M",
 "10% of 125M"), and a share after a number with its whole ("12.5M, 1/3 of 37.5M"); those of the
 prompt quoted beside another number are working.
+"minus" or "negative" before a number is its sign.
 A dash between numbers is a minus, except an en or em dash, or "-" from a smaller number to a
 larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out, and so
 is one a verdict follows ("12.5 is wrong"); after "over", "at least", ">"... it is a bound, unless
@@ -97,6 +98,9 @@ def _tokens(raw):
         elif kind == "word" and word in WORD_OPERATORS and out and out[-1][0] in ("num", "close") and \
                 at + 1 < len(found) and found[at + 1][0] in ("num", "open", "said"):
             out.append(("op", WORD_OPERATORS[word], None))
+        elif kind == "word" and word in ("minus", "negative") and found[at + 1:at + 2] and \
+                found[at + 1][0] in ("num", "said"):                # "minus 12.5": a sign
+            out.append(("dash", "-", None))
         elif kind == "op":
             out.append(("op", {"**": "^", "+": "+", "/": "/", "^": "^"}.get(word, "*"), None))
         else:
@@ -122,7 +126,7 @@ def _said(found):
 
 def _measure(word, after):
     """What the word after a number makes it, when not a count: "a percentage", "a memory size",
-    "a precision" ("38.6 (1 d.p.)", "to 3 s.f.": how it is rounded, never a second value)."""
+    "a precision" ("12.5 (1 d.p.)", "to 3 s.f.": how it is rounded, never a second value)."""
     if word in ("per", "pro") and after and after[0][1] == "cent":
         word = "percent"
     if word in ("d", "s") and [text for _, text in after] in ([".", "p"], [".", "f"]):

@@ -381,6 +381,28 @@ TABLE = [
     ("order", "a, b, e; c is a trap", True, ""), ("order", "a, b, e; c and d are distractors", True, ""),
     ("tied", "c is a trap", False, RULED_OUT), ("rope-score", "m - n; the sum is a trap", True, ""),
     ("rope-score", "the difference is a trap", False, "rules out"),
+    # round five: markup and control characters are no part of an answer; a line break ends an item
+    ("table-size", "<b>38.6</b>", True, ""), ("table-size", "<p>38.6M</p>", True, ""),
+    ("table-size", "3.86 × 10<sup>7</sup>", True, ""), ("table-size", "38.6\x1b[0m", True, ""),
+    ("table-size", "<b>77.2</b>", False, ""), ("methods", "<b>d</b>", True, ""), ("methods", "<i>c</i>", False, ""),
+    ("methods", "d\x07", True, ""),
+    ("order", "a, b, e\nc and d are false", True, ""), ("order", "a\nb\ne", True, ""),
+    ("order", "a, b, e\nnot c or d", True, ""), ("order", "a, b,\ne", True, ""),
+    ("order", "a, b\nc, d and e are false", False, ""), ("order", "a, b, e\nd", False, ""),
+    # "minus" before a number is its sign
+    ("table-size", "minus 38.6", False, ""), ("table-size", "negative 38.6", False, ""),
+    ("table-size", "38.6 (not negative)", True, ""),
+    # a verdict before a reason ends its clause; "a=true" is a verdict; a list joined otherwise ends at a comma
+    ("tied", "c — a is wrong since later layers rewrite the vector", True, ""),
+    ("tied", "c — a is right since later layers keep it", False, TWO),
+    ("order", "a=true b=true c=false d=false e=true", True, ""),
+    ("order", "a=true b=false c=false d=false e=true", False, ""),
+    ("order", "a b e, c and d are false", True, ""), ("order", "a, b and e, c and d are false", True, ""),
+    ("order", "a b, c and d are false", False, ""),
+    # "=" ends an expression: each side is read on its own
+    ("rope-score", "mθ − nθ = (m − n)θ", True, ""), ("rope-score", "Δ = m − n", True, ""),
+    ("rope-score", "mθ − nθ = (m + n)θ", False, "more than one candidate"),
+    ("rope-score", "m + n = m - n", False, "more than one candidate"),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
