@@ -1,8 +1,9 @@
 """The number an answer gives, in the question's unit, with the working people write around it.
 
-Numbers as typed: "12.5", "12,500,000", "12 500 000", "12'500'000", "12.500.000", "12,5" (a
-decimal comma), "1.25e7", in words ("twelve point five million": grader/quiz/number_words.py),
-with a suffix ("12.5M", "12.5 million", "12k", "0.0125B") or "× 10^7" / "·10⁷". Which mark
+Numbers as typed: "12.5", "12,500,000", "12 500 000", "12'500'000", "12.500.000", "1,25,00,000"
+(Indian grouping), "12,5" (a decimal comma), "12 point 5", "1.25e7", in words ("twelve point five
+million": grader/quiz/number_words.py), with a suffix ("12.5M", "12.5 million", "12k", "0.0125B";
+"12 million 500 thousand" is one number) or "× 10^7" / "·10⁷". Which mark
 separates thousands is read from the answer's own numbers: several groups of three ("12.500.000")
 or both marks ("12.500,5") show it, and so does a decimal mark ("12,5"); "12,500" alone is a
 thousands comma (a decimal one beside "Mio", "millones"...) and "12.500" a decimal point. A plain
@@ -18,8 +19,8 @@ prompt quoted beside another number are working.
 "minus" or "negative" before a number is its sign.
 A dash between numbers is a minus, except an en or em dash, or "-" from a smaller number to a
 larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out, and so
-is one a verdict follows ("12.5 is wrong"); after "over", "at least", ">"... it is a bound, unless
-the bound is nearly none ("just under 12.5M", "slightly over 12.5M" are about 12.5M).
+is one a verdict follows ("12.5 is wrong", "12.5 isn't right"); after "over", "at least", ">"... it
+is a bound, unless the bound is nearly none ("just under 12.5M", "slightly over 12.5M" are about 12.5M).
 
 One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range, a bound,
 only numbers ruled out, or only a measure that is no count is judged wrong with the reason; no
@@ -46,14 +47,16 @@ SUFFIXES = {"hundred": 1e2, "k": 1e3, "thousand": 1e3, "thousands": 1e3, "lakh":
 MEASURES = dict.fromkeys(["%", "‰", "percent", "percentage", "pct"], "a percentage") | dict.fromkeys(
     ["byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "kilobyte", "kilobytes", "megabyte",
      "megabytes", "gigabyte", "gigabytes", "terabyte", "terabytes", "bit", "bits"], "a memory size") | dict.fromkeys(
-    ["flop", "flops", "mflops", "gflops", "tflops", "pflops", "flos"], "an amount of compute") | dict.fromkeys(
+    ["flop", "flops", "mflops", "gflops", "tflops", "pflops", "flos", "megaflops", "gigaflops", "teraflops",
+     "petaflops"], "an amount of compute") | dict.fromkeys(
     ["dp", "decimal", "decimals", "sf", "sig", "significant"], "a precision")
 COMMA_WORDS = {"mio", "mrd", "millionen", "milliarden", "millones", "milioni", "miljoen", "mia", "milliard",
                "milliards"}             # scale words of languages that write a decimal comma
 SUPERSCRIPT = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 SEPARATORS = ",. '’_"                    # between groups of three digits (spaces are NFKC-folded)
-TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,3}}(?P<sep>[{SEPARATORS}])\d{{3}}(?:(?P=sep)\d{{3}})*(?!\d)(?!(?P=sep)\d)
+TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,2}}(?:,\d{{2}})+,\d{{3}}(?![\d,])(?:\.\d+)?    # Indian: 1,25,00,000
+            |\d{{1,3}}(?P<sep>[{SEPARATORS}])\d{{3}}(?:(?P=sep)\d{{3}})*(?!\d)(?!(?P=sep)\d)
             (?:(?!(?P=sep))[.,]\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:e[+-]?\d+(?![\w.]))?)
     |(?P<eq>~=|=>|->|[=≈≃≅→])|(?P<bound>>=|<=|[<>≤≥])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
     |(?P<word>[^\W\d_]{{2,}}-?\d+(?![.,]?\d)|[^\W\d_]+|%|‰)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
@@ -66,6 +69,9 @@ BOUNDS = [(">",), ("<",), (">=",), ("<=",), ("≥",), ("≤",), ("over",), ("und
           ("up", "to")]                 # before a number: "over 12.5M" is a bound, no number
 NEARLY = {"just", "slightly", "bit", "little", "barely", "marginally", "fractionally"}   # before a bound: about
 VERDICTS = {"wrong", "false", "incorrect", "untrue"}        # after a number in its clause: "12.5 is wrong"
+DENIED = {"right", "correct", "true", "it", "accurate"}     # after "not": "12.5 is not right", "12.5 isn't it"
+NOT = re.compile(r"n['’]t\b")
+SPOKEN_POINT = re.compile(r"\b(\d+) point (\d+)\b")
 CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus", "therefore", "gives", "giving", "makes",
             "equals", "equal", "hence"}
 
@@ -76,13 +82,16 @@ def _tokens(raw):
     "12.5%", "12.5 GB") or None."""
     text = SUPERSCRIPT.sub(lambda m: "^" + m.group().translate(SUPERSCRIPTS), str(raw))
     text = unicodedata.normalize("NFKC", text).casefold().replace("{,}", ",")     # LaTeX: "12{,}500{,}000"
+    text = SPOKEN_POINT.sub(r"\1.\2", NOT.sub(" not", text))     # "12 point 5"; "isn't" is "is not"
     found = _said([(m.lastgroup, m.group()) for m in TOKEN.finditer(text)])
     decimal = _decimal_mark([word for kind, word in found if kind == "num"])
     if decimal is None and any(kind == "word" and word in COMMA_WORDS for kind, word in found):
         decimal = "comma words"     # "12,500 Mio": the comma is decimal, "12.500 Mio" still a point
-    out = []
+    out, scaled = [], {}        # scaled: {index in out: (scale, at)} of a whole number said with a scale
     for at, (kind, word) in enumerate(found):
-        if kind == "num":
+        if kind == "num" and _goes_on(scaled.get(len(out) - 1), at, _digits(word, decimal), found):
+            out[-1] = ("num", repr(float(out[-1][1]) + float(_digits(word, decimal))), "suffixed")
+        elif kind == "num":
             out.append(("num", _digits(word, decimal), None))
         elif kind == "said":
             out.append(("num", word[0], word[1]))
@@ -94,7 +103,14 @@ def _tokens(raw):
             continue                                                # "12.5 millions of bytes"
         elif kind == "word" and word in SUFFIXES and out and out[-1][0] == "num" and \
                 out[-1][2] in (None, "suffixed"):                   # "12.5M", "125 hundred thousand"
-            out[-1] = ("num", repr(float(out[-1][1]) * SUFFIXES[word]), "suffixed")
+            number, before = float(out[-1][1]), scaled.get(len(out) - 2)
+            if before and before[1] == at - 2 and out[-1][2] is None and number.is_integer() and \
+                    number * SUFFIXES[word] < before[0]:            # "12 million 500 thousand": one number
+                out[-2:] = [("num", repr(float(out[-2][1]) + number * SUFFIXES[word]), "suffixed")]
+            else:
+                out[-1] = ("num", repr(number * SUFFIXES[word]), "suffixed")
+            if number.is_integer():
+                scaled[len(out) - 1] = (SUFFIXES[word], at)
         elif kind == "word" and word in WORD_OPERATORS and out and out[-1][0] in ("num", "close") and \
                 at + 1 < len(found) and found[at + 1][0] in ("num", "open", "said"):
             out.append(("op", WORD_OPERATORS[word], None))
@@ -108,6 +124,15 @@ def _tokens(raw):
                 out.append(("stop", " ", None))     # "12.5M (5000 × 2500)": an aside, never a product
             out.append((kind, word, None))
     return out
+
+
+def _goes_on(before, at, digits, found):
+    """Whether a whole number of three digits at most ends the number said before it with thousands
+    ("12 million 500 thousand 376"): `before` (scale, at) of a whole number said with a thousand
+    just before it, and no scale word after this one."""
+    number = float(digits)
+    return bool(before) and before == (1e3, at - 1) and number.is_integer() and number < 1e3 and \
+        not (at + 1 < len(found) and found[at + 1][1] in SUFFIXES)
 
 
 def _said(found):
@@ -235,12 +260,12 @@ def _values(toks, unit):
                 continue
         if word in SENTENCE_ENDS or word in (",", "but"):
             mode = "assert" if mode == "negate" or word != "," else mode
+        elif (word in VERDICTS or word == "not" and words[at + 1:at + 2] and words[at + 1] in DENIED) and found \
+                and found[-1][1] == "assert" and not set(since) & (SENTENCE_ENDS | {",", "but"}):   # "12.5 is wrong"
+            found[-1], since = (found[-1][0], "negate", *found[-1][2:]), []    # "12.5 is wrong, 25" no chain
         elif length := negator_at(words, at) or 2 * (words[at:at + 2] == ["anything", "but"]):
             mode, at = "negate", at + length
             continue
-        elif word in VERDICTS and found and found[-1][1] == "assert" and \
-                not set(since) & (SENTENCE_ENDS | {",", "but"}):       # "12.5 is wrong": ruled out
-            found[-1], since = (found[-1][0], "negate", *found[-1][2:]), []    # "12.5 is wrong, 25" no chain
         elif word in EXPLAINERS:
             mode = "explain"
         since.append("range" if kind == "range" else word)
@@ -252,12 +277,12 @@ def _chains(found, quoted):
     """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated; a
     count and a measure never chain ("12.5M ≈ 50 MB" states both), nor does a name given a value
     ("12.5M with d = 512") or a number of the prompt quoted as it stands ("12.5M, each row is a
-    512-dim vector": working)."""
+    512-dim vector": working), nor a value ruled out ("12.5 is not 25")."""
     chains = []
     for number, mode, since, plain, measure in found:
         assigned = since[-1:] == ["="] and len(since) >= 2 and since[-2].isalpha()      # "12.5M with d = 512"
         if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]) and not assigned \
-                and plain not in quoted:
+                and plain not in quoted and mode != "negate":             # "12.5 is not 25": 25 ruled out
             chains[-1] = (number, chains[-1][1], chains[-1][2], None, measure)
         else:
             chains.append((number, mode, since, plain, measure))

@@ -403,6 +403,16 @@ TABLE = [
     ("rope-score", "mθ − nθ = (m − n)θ", True, ""), ("rope-score", "Δ = m − n", True, ""),
     ("rope-score", "mθ − nθ = (m + n)θ", False, "more than one candidate"),
     ("rope-score", "m + n = m - n", False, "more than one candidate"),
+    # Indian grouping; digits with scale words are one number; "point" between digits; gigaflops compute
+    ("table-size", "3,85,97,376", True, ""), ("table-size", "7,71,94,752", False, ""),
+    ("table-size", "38,59,73,76", False, NUMBERS), ("table-size", "38 million 597 thousand 376", True, ""),
+    ("table-size", "38 million 600 thousand", True, ""), ("table-size", "38 million 500 thousand", False, ""),
+    ("table-size", "38 thousand 600", False, ""), ("table-size", "38 point 6", True, ""),
+    ("table-size", "77 point 2", False, ""), ("table-size", "38.6 gigaflops", False, "an amount of compute"),
+    # "not right", "isn't it" after a number rule it out; a value ruled out continues no chain
+    ("table-size", "38.6 is not right", False, NO_NUMBER), ("table-size", "38.6 isn't it", False, NO_NUMBER),
+    ("table-size", "38.6 isn’t correct, 77.2", False, ""), ("table-size", "77.2 is not right, 38.6", True, ""),
+    ("table-size", "38.6 is not 77.2", True, ""), ("table-size", "77.2 is not 38.6", False, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
