@@ -24,6 +24,7 @@ set is judged wrong with the reason; nothing named is an AnswerError that says w
 """
 from typing import NamedTuple
 
+from grader.quiz import wording
 from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, STOPWORDS, fold, negator_at, one_edit, stem, tokens
 
 CUES = {"option", "options", "choice", "choices", "answer", "answers", "letter", "letters", "pick", "picked",
@@ -42,6 +43,7 @@ CONDITIONS = {"if", "unless", "when", "provided"}   # a letter in a bracket with
 YES_NO = {"yes": "true", "no": "false"}   # after a letter: its verdict ("a: yes, c: no")
 HEDGED = {"too", "also", "maybe", "perhaps", "possibly", "probably"}   # after "a" or "i": a letter ("c, a too")
 NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant"}     # "d isn't it", "weight tying is not used"
+THEREFORE = {"→", "⇒", "⟹", "="}     # ends a negation as a dash does: "not a/b/c → d"
 REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "b, c - the others are false" ends there
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
         "is", "true", "correct", "right", "apply", "applies", "these", "one", "two", "three", "four", "five", "six"}
@@ -85,21 +87,34 @@ def _unnumbered(toks, keys):
 
 
 def _yes_no(toks, keys):
-    """`toks` with a "yes" or "no" that marks a letter ("a: yes, c: no", "a yes b yes c no") read
-    as "true" or "false": the letter starts the answer, a sentence or a clause, or follows another
-    letter's mark, and the mark ends its clause. A "no" before a letter still rules it out ("no
-    RoPE, ALiBi"), and "d - no wait, c" changes its mind."""
+    """`toks` with a "yes" or "no" that marks a letter ("a: yes, c: no", "a yes b yes c no", "a) no")
+    or a choice's name ("Adam: no, SGD: yes") read as "true" or "false": the letter or name starts
+    the answer, a sentence or a clause, or follows another mark, and the mark ends its clause. A
+    "no" before a letter still rules it out ("no RoPE, ALiBi"), and "d - no wait, c" changes its mind."""
     words = [fold(text) for _, text in toks]
     out = list(toks)
     for at, word in enumerate(words):
         if word not in YES_NO:
             continue
-        key = at - 1 - (at >= 2 and words[at - 1] in (":", "-", "=") and toks[at - 1][0] != "word")
+        key = at - 1 - (at >= 2 and words[at - 1] in (":", "-", "=", ")") and toks[at - 1][0] != "word")
         starts = key == 0 or key > 0 and (toks[key - 1][0] == "stop" or words[key - 1] in YES_NO)
         ends = at + 1 == len(toks) or toks[at + 1][0] == "stop" or words[at + 1] in keys    # not "d - no wait, c"
         if key >= 0 and words[key] in keys and toks[key][0] == "word" and starts and ends:
             out[at] = ("word", YES_NO[word])
+        elif ends and key >= 0 and _named_clause(toks, words, key):    # "RoPE: no, ALiBi: yes"
+            out[at] = ("word", YES_NO[word])
     return out
+
+
+def _named_clause(toks, words, last):
+    """Whether toks[..last] since the answer's or a clause's start are a few words, a name, and no
+    more ("RoPE" in "RoPE: no", "rotary embeddings" in "rotary embeddings - yes")."""
+    start = last
+    while start > 0 and toks[start - 1][0] == "word" and words[start - 1] not in YES_NO:
+        start -= 1
+    opened = start == 0 or toks[start - 1][0] == "stop" and words[start - 1] != "?" or words[start - 1] in YES_NO
+    named = words[start:last + 1]
+    return opened and 0 < len(named) <= 4 and not set(named) & (STOPWORDS | {"not", "no", "never"})
 
 
 def _verdict_after(toks, words, at, found):
@@ -154,8 +169,8 @@ def _modes(toks, letters):
         elif word in (")", "]") and outside:
             mode, before = outside.pop()
         elif mode == "negate" and (word in (",", ":") and at + 1 not in letters or toks[at][0] == "dash" or
-                                   word == ":" and words[at - 1] not in FALSE):
-            mode = before                                       # "not RoPE — ALiBi", "not c: d"
+                                   word == ":" and words[at - 1] not in FALSE or word in THEREFORE):
+            mode = before                                       # "not RoPE — ALiBi", "not c: d", "not c → d"
         elif mode == "explain" and word != "but":
             pass
         elif (length := negator_at(words, at)) or (word == "but" and seen_all):
@@ -247,7 +262,7 @@ class Choices:
 
     def read(self, raw, many):
         """The Reading of `raw`: a key (many=False) or a sorted list of keys; AnswerError when it names none."""
-        toks = _yes_no(_unnumbered(tokens(raw), self.keys), self.keys)
+        toks = _yes_no(_unnumbered(tokens(wording.answered_no(raw)), self.keys), self.keys)
         letters = _letters(toks, self.keys)
         if many and not letters and len(toks) == 1 and len(toks[0][1]) > 1 and \
                 all(c.casefold() in self.keys for c in toks[0][1]) and len(set(toks[0][1])) == len(toks[0][1]):

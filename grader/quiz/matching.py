@@ -32,7 +32,7 @@ import re
 
 from grader.quiz.expressions import FUNCTIONS, SYMBOLS, is_operation, parse_at, same_quantity, symbols_of
 from grader.quiz.numbers import SUPERSCRIPT, SUPERSCRIPTS
-from grader.quiz.wording import DASH, one_edit
+from grader.quiz.wording import DASH, answered_no, one_edit
 
 DASHES = "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d"   # minus sign, hyphens, dashes
 TIMES = "×·⋅∙✕"
@@ -248,7 +248,7 @@ def mentions(rules, text):
     "whereas"... up to the sentence's end or its bracket's close) names no candidate: "a - b,
     because their sums cancel" names one; a reason that hedges ("or", "also", "maybe"...) still
     does."""
-    tokens, found, other_words = rules.tokens(text), [], 0
+    tokens, found, other_words = rules.tokens(answered_no(text)), [], 0
     ruled_out = argument = False
     clause = 0                                 # where in `into` the clause's mentions start
     at, depth, reason = 0, 0, None             # reason: (its bracket depth, hedged, its mentions)

@@ -34,7 +34,7 @@ from typing import Literal
 from grader.quiz.choices import AnswerError, Reading
 from grader.quiz.expressions import parse_at, value
 from grader.quiz.number_words import read_runs
-from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, negator_at
+from grader.quiz.wording import DASH, EXPLAINERS, SENTENCE_ENDS, answered_no, negator_at
 
 Unit = Literal["thousand", "million", "billion"]            # the scale a question counts in
 UNITS: dict[Unit, float] = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
@@ -262,7 +262,7 @@ def _values(toks, unit):
             mode = "assert" if mode == "negate" or word != "," else mode
         elif (word in VERDICTS or word == "not" and words[at + 1:at + 2] and words[at + 1] in DENIED) and found \
                 and found[-1][1] == "assert" and not set(since) & (SENTENCE_ENDS | {",", "but"}):   # "12.5 is wrong"
-            found[-1], since = (found[-1][0], "negate", *found[-1][2:]), []    # "12.5 is wrong, 25" no chain
+            found[-1], since = (found[-1][0], "denied", *found[-1][2:]), []    # "12.5 is wrong, 25" no chain
         elif length := negator_at(words, at) or 2 * (words[at:at + 2] == ["anything", "but"]):
             mode, at = "negate", at + length
             continue
@@ -277,22 +277,23 @@ def _chains(found, quoted):
     """Values joined by "=", "≈", "is", "so"... as one chain, whose last value is the one stated; a
     count and a measure never chain ("12.5M ≈ 50 MB" states both), nor does a name given a value
     ("12.5M with d = 512") or a number of the prompt quoted as it stands ("12.5M, each row is a
-    512-dim vector": working), nor a value ruled out ("12.5 is not 25")."""
+    512-dim vector": working), nor a value ruled out ("12.5 is not 25"); a verdict on a chain's
+    last value rules out the chain ("5000 × 2500 = 12.5M is wrong")."""
     chains = []
     for number, mode, since, plain, measure in found:
         assigned = since[-1:] == ["="] and len(since) >= 2 and since[-2].isalpha()      # "12.5M with d = 512"
         if chains and set(since) & CHAINERS and bool(measure) == bool(chains[-1][4]) and not assigned \
                 and plain not in quoted and mode != "negate":             # "12.5 is not 25": 25 ruled out
-            chains[-1] = (number, chains[-1][1], chains[-1][2], None, measure)
+            chains[-1] = (number, "negate" if mode == "denied" else chains[-1][1], chains[-1][2], None, measure)
         else:
-            chains.append((number, mode, since, plain, measure))
+            chains.append((number, "negate" if mode == "denied" else mode, since, plain, measure))
     return chains
 
 
 def read_number(question, raw):
     """The Reading of `raw` for a numeric question: its value in the question's unit."""
     unit = UNITS.get(question.unit, 1.0)
-    found = _values(_dashes(_tokens(raw)), unit)
+    found = _values(_dashes(_tokens(answered_no(raw))), unit)
     if any(not math.isfinite(number) for number, *_ in found):
         raise AnswerError(f"{_quoted(raw)} is not a number: type digits, e.g. 12.5")
     quoted = {float(token[1]) for token in _tokens(question.prompt) if token[0] == "num"}

@@ -35,6 +35,15 @@ def tokens(text):
             if match.group() not in QUOTES]             # "'d'", "“Adam”": quotes are not part of an answer
 
 
+DENIED_LAST = re.compile(r"\?\s*no\s*[.!]*\s*$", re.I)
+
+
+def answered_no(text):
+    """`text` with a closing "? no" read as the verdict it is: "d? no" is "d are wrong" (asked, then
+    refused); "d? no, c" changes its mind and is left as it is."""
+    return DENIED_LAST.sub(" are wrong", str(text))
+
+
 def fold(word):
     """A word as compared: case folded, "n't" as not, 's and quotes dropped."""
     word = word.casefold().replace("’", "'")

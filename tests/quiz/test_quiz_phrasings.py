@@ -413,6 +413,22 @@ TABLE = [
     ("table-size", "38.6 is not right", False, NO_NUMBER), ("table-size", "38.6 isn't it", False, NO_NUMBER),
     ("table-size", "38.6 isn’t correct, 77.2", False, ""), ("table-size", "77.2 is not right, 38.6", True, ""),
     ("table-size", "38.6 is not 77.2", True, ""), ("table-size", "77.2 is not 38.6", False, ""),
+    # "yes"/"no" after "a)" or after a choice's name is its verdict; "→" ends a negation
+    ("tied", "a) no b) no c) yes d) no", True, ""), ("order", "a) yes b) no c) no d) no e) yes", False, ""),
+    ("methods", "Rope no, Alibi yes", True, ""), ("methods", "RoPE: no, ALiBi: yes", True, ""),
+    ("methods", "ALiBi: no", False, RULED_OUT), ("tied", "weight tying: no", False, RULED_OUT),
+    ("methods", "learned: no, sinusoidal: no, RoPE: yes, ALiBi: no", False, ""),
+    ("order", "bag of vectors: yes, equivariant: yes, more heads: no, ids give the order: no, inject position: yes",
+     True, ""),
+    ("methods", "not a/b/c → d", True, ""), ("methods", "not c → a", False, ""),
+    # a closing "? no" refuses what it asked; "? no, x" still changes its mind
+    ("methods", "d? no", False, RULED_OUT), ("methods", "ALiBi? no", False, RULED_OUT), ("methods", "d? yes", True, ""),
+    ("methods", "d? no idea", True, ""), ("order", "a, b, e? no", False, RULED_OUT),
+    ("table-size", "38.6? no", False, NO_NUMBER), ("table-size", "50257 × 768 = 38.6M? no", False, NO_NUMBER),
+    ("table-size", "50257 × 768 = 38.6M is wrong", False, NO_NUMBER),
+    ("table-size", "50257 × 768 = 77.2M is wrong, 38.6", True, ""),
+    ("rope-score", "m - n? no", False, "rules out"), ("rope-score", "the difference? no", False, "rules out"),
+    ("rope-score", "m - n? no idea", True, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
