@@ -332,6 +332,7 @@ class Choices:
             for mode in named:
                 found = self.named_by_text([c for c in content if modes[c[0]] == mode], aliases_only=True)
                 named[mode] |= found - denied if mode == "assert" else found
+            named["assert"] |= self._clauses_of_one(toks, letters, content, modes) - denied
             return conflict
         for mode in named:
             named[mode] |= self.named_by_text([c for c in content if modes[c[0]] == mode])
@@ -346,6 +347,24 @@ class Choices:
                                   "type the letter of one")
             named["assert"] |= set(fits)
         return conflict
+
+    def _clauses_of_one(self, toks, letters, content, modes):
+        """{key} of the choices a clause with no letter names by its words alone, every word its
+        choice's ("d. Adam": Adam is named beside d, as "d. adaptive moments" names it by alias)."""
+        clause, stems, found = 0, {}, set()
+        for at, (kind, _) in enumerate(toks):
+            clause += kind == "stop"
+            stems.setdefault(clause, set())
+            if at in letters:
+                stems[clause] = None                    # a letter's clause is read with the letter
+        for at, stem_ in content:
+            clause = sum(kind == "stop" for kind, _ in toks[:at])
+            if stems[clause] is not None and modes[at] == "assert":
+                stems[clause].add(stem_)
+        for words in stems.values():
+            fits = [k for k in self.choices if words and words <= self.words[k] | set().union(*self.aliases[k])]
+            found |= set(fits) if len(fits) == 1 else set()
+        return found
 
     def _verdict(self, named, conflict, many, toks, letters):
         asserted, negated = named["assert"], named["negate"]

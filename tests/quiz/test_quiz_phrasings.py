@@ -429,6 +429,10 @@ TABLE = [
     ("table-size", "50257 × 768 = 77.2M is wrong, 38.6", True, ""),
     ("rope-score", "m - n? no", False, "rules out"), ("rope-score", "the difference? no", False, "rules out"),
     ("rope-score", "m - n? no idea", True, ""),
+    # a clause of a choice's own words alone names it beside a letter, as an alias does
+    ("methods", "d. RoPE", False, TWO), ("methods", "d; RoPE", False, TWO), ("methods", "d\nRoPE", False, ""),
+    ("methods", "d. ALiBi", True, ""), ("tied", "c. weight tying", True, ""),
+    ("methods", "d, since RoPE rotates", True, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
