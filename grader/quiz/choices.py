@@ -87,7 +87,7 @@ def _unnumbered(toks, keys):
 
 
 def _yes_no(toks, keys):
-    """`toks` with a "yes" or "no" that marks a letter ("a: yes, c: no", "a yes b yes c no", "a) no")
+    """`toks` with a "yes" or "no" that marks a letter ("a: yes, c: no", "a yes b yes c no", "a) no", "a. no")
     or a choice's name ("Adam: no, SGD: yes") read as "true" or "false": the letter or name starts
     the answer, a sentence or a clause, or follows another mark, and the mark ends its clause. A
     "no" before a letter still rules it out ("no RoPE, ALiBi"), and "d - no wait, c" changes its mind."""
@@ -96,7 +96,7 @@ def _yes_no(toks, keys):
     for at, word in enumerate(words):
         if word not in YES_NO:
             continue
-        key = at - 1 - (at >= 2 and words[at - 1] in (":", "-", "=", ")") and toks[at - 1][0] != "word")
+        key = at - 1 - (at >= 2 and words[at - 1] in (":", "-", "=", ")", ".") and toks[at - 1][0] != "word")
         starts = key == 0 or key > 0 and (toks[key - 1][0] == "stop" or words[key - 1] in YES_NO)
         ends = at + 1 == len(toks) or toks[at + 1][0] == "stop" or words[at + 1] in keys    # not "d - no wait, c"
         if key >= 0 and words[key] in keys and toks[key][0] == "word" and starts and ends:
@@ -208,8 +208,9 @@ def _ruled_out_after(words, letters, modes):
         if word not in FALSE and not after_not or modes[at] == "explain":
             continue
         back = at - 1
-        while back >= 0 and words[back] in (":", ")", "]", "-", "=", "is", "are", "do", "does"):
-            back -= 1                               # "c: false", "c) false", "c is false"
+        while back >= 0 and (words[back] in (":", ")", "]", "-", "=", "is", "are", "do", "does") or
+                             words[back] == "." and back - 1 in letters):
+            back -= 1                               # "c: false", "c) false", "c is false", "c. false"
         one = words[back + 1:at] == ["is"] and back in letters      # "c, d is wrong": d alone
         wrapped = lambda i: words[i] == "(" and words[i + 2:i + 3] == [")"] and i + 1 in letters or \
             words[i] == ")" and words[i - 2:i - 1] == ["("] and i - 1 in letters       # "(c) and (d) are false"

@@ -50,6 +50,7 @@ CLAUSES = {"after", "when", "once", "as", "while", "where", "if", "since", "beca
 PREPOSITIONS = {"of", "between", "in", "from", "among"}                # "ratio of X": X an argument
 HEDGES = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "might", "could", "either",
           "alternatively", "equally"}                                  # a reason with one still names
+POSTFIX = {"squared", "cubed"}                                        # "the distance between them squared"
 GLUE = {"and", "or", "&"}                                              # what a bare list has between items
 ARTICLES = {"the", "a", "an"}
 MATH = {"num", "sym", "fn", "op", "open", "bar"}
@@ -293,7 +294,12 @@ def mentions(rules, text):
                 continue
         length, concept = _match(tokens, at, rules.phrases)
         if length:
-            if concept and not argument:
+            over = at >= 2 and tokens[at - 1] == ("op", "/") and tokens[at - 2][0] == "num"     # "1 / distance"
+            if concept == "answer" and over:
+                into.append((f"{tokens[at - 2][1]} / {' '.join(text for _, text in tokens[at:at + length])}",
+                             ruled_out, "expression"))
+            elif concept and (not argument or length == 1 and tokens[at][1] in POSTFIX or
+                              tokens[at][1] in PREPOSITIONS):                   # "distance from the first token"
                 into.append((concept, ruled_out, "words"))
                 argument = tokens[at + length - 1][1] in PREPOSITIONS or \
                     at + length < len(tokens) and tokens[at + length][1] in PREPOSITIONS     # "square of"

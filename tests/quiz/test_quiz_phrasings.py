@@ -433,6 +433,16 @@ TABLE = [
     ("methods", "d. RoPE", False, TWO), ("methods", "d; RoPE", False, TWO), ("methods", "d\nRoPE", False, ""),
     ("methods", "d. ALiBi", True, ""), ("tied", "c. weight tying", True, ""),
     ("methods", "d, since RoPE rotates", True, ""),
+    # "a. yes" marks a letter as "a: yes" does; "1 / X" and "X squared" are functions of X, after "between" too
+    ("order", "a. yes\nb. yes\nc. no\nd. no\ne. yes", True, ""),
+    ("order", "a. yes\nb. no\nc. no\nd. no\ne. yes", False, ""),
+    ("methods", "c. no, d", True, ""), ("methods", "d. no", False, RULED_OUT),
+    ("rope-score", "1 / distance", False, "is not m - n"), ("rope-score", "2/distance", False, "is not m - n"),
+    ("rope-score", "distance / 2", True, ""),
+    ("rope-score", "the distance between them squared", False, "more than one"),
+    ("rope-score", "the difference in their absolute positions", True, ""),
+    ("rope-score", "the distance from the first token", False, "more than one"),
+    ("rope-score", "the distance from query to key", True, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
