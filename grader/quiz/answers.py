@@ -29,7 +29,9 @@ HOW = {"single": "type the letter of one choice", "multiple": "type the letters 
 _READY: dict = {}                       # a question's Choices, built once per question
 TAGS = "b|i|u|s|em|strong|mark|small|big|p|br|hr|div|span|code|pre|tt|kbd|li|ul|ol|font|sub|script|style"
 MARKUP = re.compile(rf"\x1b\[[0-9;?]*[A-Za-z]|<(/?)(sup|{TAGS})\b[^<>]*>|[\x00-\x08\x0b-\x1f\x7f]", re.I)
-GOES_ON = re.compile(r"(?:[,:&/+(\[-]|\b(?:and|or|not|nor|but))$", re.I)    # a line the next one continues
+GOES_ON = re.compile(r"(?:[,:&/+(\[-]|\b(?:and|or|not|nor|but|because|since|as|unlike|than|whereas|while|which|that"
+                     r"|the|an|of|to|in|on|by|for|from|with|is|are|it|its|their|like|instead|rather))$", re.I)
+#                                           a line the next one continues: it ends in a word no sentence ends on
 
 
 def _unmarked(raw):

@@ -443,6 +443,10 @@ TABLE = [
     ("rope-score", "the difference in their absolute positions", True, ""),
     ("rope-score", "the distance from the first token", False, "more than one"),
     ("rope-score", "the distance from query to key", True, ""),
+    # a line that ends on a word no sentence ends on goes on in the next line
+    ("methods", "d because\nRoPE rotates", True, ""),
+    ("methods", "d because unlike\nRoPE it does not rotate", True, ""),
+    ("tied", "c since the\nembedding matrix is tied", True, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
