@@ -29,6 +29,7 @@ not a bare list of three or more phrases (one that rules a phrase out is a state
 `why` says which of these it broke.
 """
 import re
+import unicodedata
 
 from grader.quiz.expressions import FUNCTIONS, SYMBOLS, is_operation, parse_at, same_quantity, symbols_of
 from grader.quiz.numbers import SUPERSCRIPT, SUPERSCRIPTS
@@ -67,6 +68,7 @@ def lex(text):
     """(kind, text) tokens of an answer or a phrase: word, num, op, dash, open, close, bar, stop.
     A dash joining two words is a hyphen (dropped); any other is a "dash", read by `dashes`."""
     text = SUPERSCRIPT.sub(lambda powers: _power(powers.group().translate(SUPERSCRIPTS)), str(text))   # "a²"
+    text = unicodedata.normalize("NFKC", text)                       # "ａ－ｂ", "𝑎 − 𝑏": the letters they look like
     text = INDEXED.sub(r"\1", text)                                  # "θ_i": one frequency of many, still θ
     text = SHORT.sub(lambda short: SHORTENED[short.group(1).casefold()], text)          # "rel. pos", "the diff"
     text = HYPHEN.sub(" ", text.casefold().replace("’", "'").replace("**", "^").replace("+/-", "±")

@@ -58,7 +58,7 @@ SEPARATORS = ",. '’_"                    # between groups of three digits (spa
 TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,2}}(?:,\d{{2}})+,\d{{3}}(?![\d,])(?:\.\d+)?    # Indian: 1,25,00,000
             |\d{{1,3}}(?P<sep>[{SEPARATORS}])\d{{3}}(?:(?P=sep)\d{{3}})*(?!\d)(?!(?P=sep)\d)
             (?:(?!(?P=sep))[.,]\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:e[+-]?\d+(?![\w.]))?)
-    |(?P<eq>~=|=>|->|[=≈≃≅→])|(?P<bound>>=|<=|[<>≤≥])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
+    |(?P<eq>~=|=>|->|<-|[=≈≃≅→←])|(?P<bound>>=|<=|[<>≤≥])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
     |(?P<word>[^\W\d_]{{2,}}-?\d+(?![.,]?\d)|[^\W\d_]+|%|‰)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
 WORD_OPERATORS = {"times": "*", "x": "*", "cdot": "*", "plus": "+", "minus": "-"}     # "cdot": LaTeX's \cdot
 RANGES = {"to", "and", "between", "from"}

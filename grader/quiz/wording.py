@@ -24,12 +24,13 @@ NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",),
 EXPLAINERS = {"because", "since", "cause", "whereas", "while", "which", "given", "compared", "than",
               "whereby"}
 SENTENCE_ENDS = {".", "!", "?", ";", "\n"}
+IDEOGRAPHIC = str.maketrans("、。", ",.")   # the comma and full stop of Chinese and Japanese input: "a、c、d"
 QUOTES = set("'\"`‘’“”«»")
 
 
 def tokens(text):
     """[(kind, text as written)] of an answer: word, open, close, stop, glue, dash, other."""
-    text = unicodedata.normalize("NFKC", str(text))
+    text = unicodedata.normalize("NFKC", str(text)).translate(IDEOGRAPHIC)
     text = HYPHEN.sub(" ", ABBREVIATIONS.sub(",", text))
     return [(match.lastgroup, match.group()) for match in TOKEN.finditer(text)
             if match.group() not in QUOTES]             # "'d'", "“Adam”": quotes are not part of an answer

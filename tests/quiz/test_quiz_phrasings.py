@@ -447,6 +447,11 @@ TABLE = [
     ("methods", "d because\nRoPE rotates", True, ""),
     ("methods", "d because unlike\nRoPE it does not rotate", True, ""),
     ("tied", "c since the\nembedding matrix is tied", True, ""),
+    # full-width and mathematical letters, the ideographic comma; "<-" and "←" are arrows, not bounds
+    ("rope-score", "ｍ－ｎ", True, ""), ("rope-score", "𝑚 − 𝑛", True, ""), ("rope-score", "𝑚 + 𝑛", False, ""),
+    ("order", "a、b、e", True, ""), ("order", "a、b、d", False, ""),
+    ("table-size", "38.6 M <- 50257*768", True, ""), ("table-size", "params <- 38.6", True, ""),
+    ("table-size", "77.2 <- 2 × 50257 × 768", False, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
