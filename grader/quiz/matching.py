@@ -10,7 +10,8 @@ An answer is read as tokens: case folded, "minus", "plus", "times", "over", "div
 operators, a dash (any: - – — −) as a minus or a sign, except after a word, where it is punctuation
 ("their difference — a − b"), and between two words, where it is a hyphen; "'s" and plural "s"
 dropped, articles dropped in names; a superscript a power ("a²"), "e^(…)" the exponential, a constant's index dropped
-("ω_i"); symbols written together are multiplied ("aω" is a·ω, never "ab", as "a b" is two words); a
+("ω_i"), full-width and mathematical letters the letters they look like ("𝑎 − 𝑏"); symbols written
+together are multiplied ("aω" is a·ω, never "ab", as "a b" is two words); a
 word one edit from a word of the key's phrases is that word ("differnce"), from five letters up
 where it could make an answer right, four where it names another candidate ("summ"; into one shorter
 than five letters only by a doubled letter or two letters swapped: "long" and "sort" are words, not
@@ -22,7 +23,9 @@ a no more than "a" does) itself. A mention after "not", "no", "never", "rather t
 of"... up to the next punctuation or "but" is ruled out, and so is each mention of a clause that a
 verdict ends ("the sum is irrelevant", "a + b is wrong", "the sums cancel"; a clause starts again at
 "after", "when", "so"...); one in the argument of another ("the ratio of their sums", "the square of
-a - b") is not a candidate, nor is one in a reason given after a candidate ("a - b, because their
+a - b") is not a candidate (a phrase that starts with a preposition is still one, "the distance from
+the start", and so is "squared" after an argument: "the distance between them squared"; "1 / X"
+is a function of X), nor is one in a reason given after a candidate ("a - b, because their
 sums cancel") unless the reason hedges ("or", "also").
 The answer is right when it names the answer and no other candidate, does not rule it out, and is
 not a bare list of three or more phrases (one that rules a phrase out is a statement); when wrong,
