@@ -44,6 +44,7 @@ YES_NO = {"yes": "true", "no": "false"}   # after a letter: its verdict ("a: yes
 HEDGED = {"too", "also", "maybe", "perhaps", "possibly", "probably"}   # after "a" or "i": a letter ("c, a too")
 NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant"}     # "d isn't it", "weight tying is not used"
 THEREFORE = {"→", "⇒", "⟹", "="}     # ends a negation as a dash does: "not a/b/c → d"
+KINDS = {"ones", "one", "statements", "statement", "options", "option", "choices", "choice", "answers"}
 REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "b, c - the others are false" ends there
 SETS = {"of", "the", "above", "them", "options", "option", "choices", "choice", "statements", "statement", "are",
         "is", "true", "correct", "right", "apply", "applies", "these", "one", "two", "three", "four", "five", "six"}
@@ -169,7 +170,9 @@ def _modes(toks, letters):
         elif word in (")", "]") and outside:
             mode, before = outside.pop()
         elif mode == "negate" and (word in (",", ":") and at + 1 not in letters or toks[at][0] == "dash" or
-                                   word == ":" and words[at - 1] not in FALSE or word in THEREFORE):
+                                   word == ":" and words[at - 1] not in FALSE and
+                                   not (words[at - 1] in KINDS and at >= 2 and words[at - 2] in FALSE) or
+                                   word in THEREFORE):
             mode = before                                       # "not RoPE — ALiBi", "not c: d", "not c → d"
         elif mode == "explain" and word != "but":
             pass
@@ -184,12 +187,28 @@ def _modes(toks, letters):
             mode = "assert"
         elif word in EXPLAINERS and mode != "exclude":
             mode = "explain"
-        elif word in FALSE and words[at + 1:at + 2] == [":"]:     # "false: c, d"
+        elif word in FALSE and (words[at + 1:at + 2] == [":"] or words[at + 1:at + 2] and words[at + 1] in KINDS and
+                                words[at + 2:at + 3] in ([":"], ["are"], ["is"])):     # "false: c, d", "false ones are"
             mode = "negate"
         seen_all = seen_all or word in ALL or word == "any" and words[at + 1:at + 2] in (["but"], ["except"])
         modes.append(mode)
         at += 1
-    return _ruled_out_after(words, letters, modes)
+    return _echoed(words, letters, _ruled_out_after(words, letters, modes))
+
+
+def _echoed(words, letters, modes):
+    """`modes` with a letter that echoes the verdict before it ("c is wrong, d too", "c is wrong; so
+    is d", "same for d", "d as well") ruled out when that verdict is false."""
+    for at in sorted(letters):
+        echo = words[at + 1:at + 2] in (["too"], ["also"]) or words[at + 1:at + 3] == ["as", "well"] or \
+            words[max(0, at - 2):at] in (["so", "is"], ["so", "are"], ["same", "for"]) or \
+            words[at - 1:at] == ["likewise"]
+        back = at - 1
+        while echo and back >= 0 and words[back] not in TRUE | FALSE:
+            back -= 1
+        if echo and back >= 0 and words[back] in FALSE and modes[back] != "explain" and modes[at] == "assert":
+            modes[at] = "negate"
+    return modes
 
 
 def _ruled_out_after(words, letters, modes):
@@ -205,11 +224,11 @@ def _ruled_out_after(words, letters, modes):
         after = words[at + 2] if at + 2 < len(words) else "."
         after_not = word == "not" and (ahead in TRUE | SENTENCE_ENDS | NOT_IT | {",", ")", "]"} or
                                        ahead == "the" and after in TRUE | {"answer", "case", "one"})
-        if word not in FALSE and not after_not or modes[at] == "explain":
+        if word not in FALSE and not after_not or modes[at] == "explain" or ahead in KINDS:    # "false ones: c"
             continue
         back = at - 1
-        while back >= 0 and (words[back] in (":", ")", "]", "-", "=", "is", "are", "do", "does") or
-                             words[back] == "." and back - 1 in letters):
+        marked = lambda i: words[i] == "." and i - 1 in letters and (i < 2 or words[i - 2] in SENTENCE_ENDS)
+        while back >= 0 and (words[back] in (":", ")", "]", "-", "=", "is", "are", "do", "does") or marked(back)):
             back -= 1                               # "c: false", "c) false", "c is false", "c. false"
         one = words[back + 1:at] == ["is"] and back in letters      # "c, d is wrong": d alone
         wrapped = lambda i: words[i] == "(" and words[i + 2:i + 3] == [")"] and i + 1 in letters or \
@@ -284,8 +303,8 @@ class Choices:
             return Reading([] if many else None, "" if many else "it chooses none of the choices")
         if named["exclude"]:
             named["assert"] |= set(self.choices) - named["exclude"]
-        if many and named["negate"] and whole & REST:    # "c is false, the rest true"
-            named["assert"] |= set(self.choices) - named["negate"]
+        if many and named["negate"] and (whole & REST or "only" in whole and not named["assert"]):
+            named["assert"] |= set(self.choices) - named["negate"]     # "c is false, the rest true", "only c is false"
         return self._verdict(named, conflict, many, toks, letters)
 
     def _reasons(self, toks, letters, modes):

@@ -57,7 +57,7 @@ SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+"
 SEPARATORS = ",. '’_"                    # between groups of three digits (spaces are NFKC-folded)
 TOKEN = re.compile(rf"""(?P<num>(?:\d{{1,2}}(?:,\d{{2}})+,\d{{3}}(?![\d,])(?:\.\d+)?    # Indian: 1,25,00,000
             |\d{{1,3}}(?P<sep>[{SEPARATORS}])\d{{3}}(?:(?P=sep)\d{{3}})*(?!\d)(?!(?P=sep)\d)
-            (?:(?!(?P=sep))[.,]\d+)?|\d+(?:[.,]\d+)?|\.\d+)(?:e[+-]?\d+(?![\w.]))?)
+            (?:(?!(?P=sep))[.,]\d+)?|\d+(?:[.,]\d+)?|(?<!\.)\.\d+)(?:e[+-]?\d+(?![\w.]))?)
     |(?P<eq>~=|=>|->|<-|[=≈≃≅→←])|(?P<bound>>=|<=|[<>≤≥])|(?P<op>\*\*|[*/^×·⋅∙✕+])|(?P<dash>[{DASH}])|(?P<open>[(\[])|(?P<close>[)\]])
     |(?P<word>[^\W\d_]{{2,}}-?\d+(?![.,]?\d)|[^\W\d_]+|%|‰)|(?P<stop>[,;:!?\n]|\.(?!\d))""", re.X | re.I)
 WORD_OPERATORS = {"times": "*", "x": "*", "cdot": "*", "plus": "+", "minus": "-"}     # "cdot": LaTeX's \cdot
@@ -71,6 +71,7 @@ NEARLY = {"just", "slightly", "bit", "little", "barely", "marginally", "fraction
 VERDICTS = {"wrong", "false", "incorrect", "untrue"}        # after a number in its clause: "12.5 is wrong"
 DENIED = {"right", "correct", "true", "it", "accurate"}     # after "not": "12.5 is not right", "12.5 isn't it"
 NOT = re.compile(r"n['’]t\b")
+LATEX_TIMES = re.compile(r"\\(?:times|cdot)(?![a-z])")     # "1.25\times10^7" (no space before the 10)
 SPOKEN_POINT = re.compile(r"\b(\d+) point (\d+)\b")
 CHAINERS = {"=", "≈", "≃", "≅", "→", "~=", "=>", "->", "is", "so", "thus", "therefore", "gives", "giving", "makes",
             "equals", "equal", "hence"}
@@ -82,7 +83,7 @@ def _tokens(raw):
     "12.5%", "12.5 GB") or None."""
     text = SUPERSCRIPT.sub(lambda m: "^" + m.group().translate(SUPERSCRIPTS), str(raw))
     text = unicodedata.normalize("NFKC", text).casefold().replace("{,}", ",")     # LaTeX: "12{,}500{,}000"
-    text = SPOKEN_POINT.sub(r"\1.\2", NOT.sub(" not", text))     # "12 point 5"; "isn't" is "is not"
+    text = SPOKEN_POINT.sub(r"\1.\2", NOT.sub(" not", LATEX_TIMES.sub(" × ", text)))    # "12 point 5"; "isn't"
     found = _said([(m.lastgroup, m.group()) for m in TOKEN.finditer(text)])
     decimal = _decimal_mark([word for kind, word in found if kind == "num"])
     if decimal is None and any(kind == "word" and word in COMMA_WORDS for kind, word in found):

@@ -452,6 +452,20 @@ TABLE = [
     ("order", "a、b、e", True, ""), ("order", "a、b、d", False, ""),
     ("table-size", "38.6 M <- 50257*768", True, ""), ("table-size", "params <- 38.6", True, ""),
     ("table-size", "77.2 <- 2 × 50257 × 768", False, ""),
+    # a letter that echoes a false verdict ("d too", "so is d", "same for d") is ruled out with it
+    ("methods", "c is wrong, d too", False, RULED_OUT), ("methods", "c is wrong and so is d", False, RULED_OUT),
+    ("methods", "c is wrong, same for d", False, RULED_OUT), ("methods", "c is wrong; d as well", False, RULED_OUT),
+    ("methods", "c is right, d too", False, TWO), ("methods", "d is right, c is wrong, a too", True, ""),
+    ("order", "a, b, e; c is false, d too", True, ""), ("order", "a, b, e are true and so is d", False, ""),
+    # "only c and d are false" keeps the rest; "the false ones are", "false ones:" rule out what follows
+    ("order", "only c and d are false", True, ""), ("order", "only c is false", False, ""),
+    ("order", "the false ones are a, b and e", False, RULED_OUT),
+    ("order", "true ones: a, b, e; false ones: c, d", True, ""),
+    ("order", "a, b, e. wrong ones: c, d", True, ""), ("order", "a, b, e. c. false", True, ""),
+    ("tied", "the same matrix is used for input and output", True, ""),
+    # LaTeX's \times without a space, an ellipsis before a number
+    ("table-size", "3.86\\times10^7", True, ""), ("table-size", "3.86\\cdot10^{7}", True, ""),
+    ("table-size", "3.86\\times10^6", False, ""), ("table-size", "...38.6", True, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
