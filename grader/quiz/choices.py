@@ -14,9 +14,12 @@ sentence's end (or its bracket's close) explains and names nothing, not even wha
 choice's name ("d (SGD would be slower)"; "d (SGD)" and "d (SGD works too)" name b); a letter's
 text is only what is asserted after it; "b and e are false" rules out the mentions of its own
 clause only ("a, c, d - b and e are false"; "a, b - the others are false" only the others), and so
-does a "not" that names nothing ("d isn't it", "tying is not used"); a dash ends a negation; after
-"all" or "anything" an "except" or "but" takes choices out of all of them. A choice named by its
-own words while one of them is denied ("the matrix is never reused") is named and ruled out.
+does a "not" that names nothing ("d isn't it", "tying is not used"); a letter that echoes a false
+verdict is ruled out with it ("b is wrong, d too", "so is d"); "false ones:" and "the wrong ones
+are" rule out what follows, and "only b is false" keeps the rest; a dash or an arrow ends a
+negation; after "all" or "anything" an "except" or "but" takes choices out of all of them. A
+choice named by its own words while one of them is denied ("the matrix is never reused") is named
+and ruled out; beside a letter, a clause of one choice's words alone names it ("d. SGD").
 
 The reading: one choice named (single) or the set named (multiple) is the answer; two named for
 one answer, a letter whose text is another choice's, only choices ruled out, or "x or y" for a
