@@ -44,6 +44,7 @@ AFFIRMS = {"or", "also", "too", "maybe", "perhaps", "possibly", "probably", "mig
            "ok", "okay", "acceptable", "apply", "applies"}   # in a bracket: it names, never only explains
 CONDITIONS = {"if", "unless", "when", "provided"}   # a letter in a bracket with one is hedged, not explained
 YES_NO = {"yes": "true", "no": "false"}   # after a letter: its verdict ("a: yes, c: no")
+MAYBE = {"maybe", "perhaps", "possibly", "probably"}     # before a letter taken out: "all except c and maybe d"
 HEDGED = {"too", "also", "maybe", "perhaps", "possibly", "probably"}   # after "a" or "i": a letter ("c, a too")
 NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant"}     # "d isn't it", "weight tying is not used"
 THEREFORE = {"→", "⇒", "⟹", "="}     # ends a negation as a dash does: "not a/b/c → d"
@@ -131,6 +132,16 @@ def _verdict_after(toks, words, at, found):
     return verdict < len(toks) and words[verdict] in TRUE | FALSE and ends
 
 
+def _heading(words, letters, at):
+    """Whether the verdict words[at] heads what follows ("false: c, d", "false ones are c, d", "FALSE -
+    c, d" at a clause's start, "a b e wrong: c d") rather than ends what came before ("c, d - false",
+    "d is false: more heads…")."""
+    ahead = words[at + 1] if at + 1 < len(words) else "."
+    starts = at == 0 or words[at - 1] in SENTENCE_ENDS | {",", "/", "|"}
+    return ahead in KINDS or (ahead == ":" or ahead in DASH) and starts or \
+        ahead == ":" and at + 2 in letters and words[at - 1] not in ("is", "are")
+
+
 def _list_ended(words, letters, comma):
     """Whether the letter before a comma ends a list joined otherwise ("a c d, b and e are false",
     "a, c and d, b..."): the comma joins no more letters to it."""
@@ -172,7 +183,8 @@ def _modes(toks, letters):
             outside.append((mode, before))
         elif word in (")", "]") and outside:
             mode, before = outside.pop()
-        elif mode == "negate" and (word in (",", ":") and at + 1 not in letters or toks[at][0] == "dash" or
+        elif mode == "negate" and (word in (",", ":") and at + 1 not in letters or
+                                   toks[at][0] == "dash" and words[at - 1] not in FALSE or
                                    word == ":" and words[at - 1] not in FALSE and
                                    not (words[at - 1] in KINDS and at >= 2 and words[at - 2] in FALSE) or
                                    word in THEREFORE):
@@ -190,9 +202,9 @@ def _modes(toks, letters):
             mode = "assert"
         elif word in EXPLAINERS and mode != "exclude":
             mode = "explain"
-        elif word in FALSE and (words[at + 1:at + 2] == [":"] or words[at + 1:at + 2] and words[at + 1] in KINDS and
-                                words[at + 2:at + 3] in ([":"], ["are"], ["is"])):     # "false: c, d", "false ones are"
-            mode = "negate"
+        elif word in FALSE and _heading(words, letters, at) and (words[at + 1] not in KINDS or
+                                                        words[at + 2:at + 3] in ([":"], ["are"], ["is"])):
+            mode = "negate"                                     # "false: c, d", "false ones are", "FALSE - c"
         seen_all = seen_all or word in ALL or word == "any" and words[at + 1:at + 2] in (["but"], ["except"])
         modes.append(mode)
         at += 1
@@ -227,9 +239,11 @@ def _ruled_out_after(words, letters, modes):
         after = words[at + 2] if at + 2 < len(words) else "."
         after_not = word == "not" and (ahead in TRUE | SENTENCE_ENDS | NOT_IT | {",", ")", "]"} or
                                        ahead == "the" and after in TRUE | {"answer", "case", "one"})
-        if word not in FALSE and not after_not or modes[at] == "explain" or ahead in KINDS:    # "false ones: c"
-            continue
+        if word not in FALSE and not after_not or modes[at] == "explain" or _heading(words, letters, at):
+            continue                                # "false ones: c", "right: a b e wrong: c d": what follows
         back = at - 1
+        if words[at - 1:at] == ["("] and ahead == ")":
+            back -= 1                               # "c d (false)": the bracket is the letters' verdict
         marked = lambda i: words[i] == "." and i - 1 in letters and (i < 2 or words[i - 2] in SENTENCE_ENDS)
         while back >= 0 and (words[back] in (":", ")", "]", "-", "=", "is", "are", "do", "does") or marked(back)):
             back -= 1                               # "c: false", "c) false", "c is false", "c. false"
@@ -304,6 +318,10 @@ class Choices:
             return Reading(list(self.choices))
         if whole and whole <= {"none", "nothing", "neither", "no"} | SETS and whole & {"none", "nothing"}:
             return Reading([] if many else None, "" if many else "it chooses none of the choices")
+        hedged = [i for i in letters if modes[i] == "exclude" and i and fold(toks[i - 1][1]) in MAYBE]
+        if hedged:                                      # "all except c and maybe d"
+            return Reading(None, f"it hedges on {self.shown(self.keys[fold(toks[hedged[0]][1])])}: "
+                           f"{'list every choice that applies' if many else 'name one choice'}")
         if named["exclude"]:
             named["assert"] |= set(self.choices) - named["exclude"]
         if many and named["negate"] and (whole & REST or "only" in whole and not named["assert"]):

@@ -466,6 +466,15 @@ TABLE = [
     # LaTeX's \times without a space, an ellipsis before a number
     ("table-size", "3.86\\times10^7", True, ""), ("table-size", "3.86\\cdot10^{7}", True, ""),
     ("table-size", "3.86\\times10^6", False, ""), ("table-size", "...38.6", True, ""),
+    # a verdict that heads a list ("False: c d", "FALSE - c, d" on its own line, "(false)" after letters)
+    ("order", "True: a b e / False: c d", True, ""), ("order", "TRUE - a, b, e\nFALSE - c, d", True, ""),
+    ("order", "right: a b e wrong: c d", True, ""), ("order", "a b e (all true), c d (false)", True, ""),
+    ("order", "False - a, b\nTrue - c, d, e", False, ""), ("order", "right: a b wrong: c d e", False, ""),
+    # a letter taken out with a hedge hedges; "the difference of squares" is a function of the positions
+    ("order", "all except c and maybe d", False, "hedges"), ("methods", "anything except maybe d", False, "hedges"),
+    ("rope-score", "the difference of squares", False, "more than one"),
+    ("rope-score", "the difference of their squares", False, "more than one"),
+    ("rope-score", "the difference of positions", True, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
