@@ -134,7 +134,7 @@ def _verdict_after(toks, words, at, found):
 
 def _heading(words, letters, at):
     """Whether the verdict words[at] heads what follows ("false: c, d", "false ones are c, d", "FALSE -
-    c, d" at a clause's start, "a b e wrong: c d") rather than ends what came before ("c, d - false",
+    c, d" at a clause's start, "a c d wrong: b e") rather than ends what came before ("c, d - false",
     "d is false: more heads…")."""
     ahead = words[at + 1] if at + 1 < len(words) else "."
     starts = at == 0 or words[at - 1] in SENTENCE_ENDS | {",", "/", "|"}
@@ -240,7 +240,7 @@ def _ruled_out_after(words, letters, modes):
         after_not = word == "not" and (ahead in TRUE | SENTENCE_ENDS | NOT_IT | {",", ")", "]"} or
                                        ahead == "the" and after in TRUE | {"answer", "case", "one"})
         if word not in FALSE and not after_not or modes[at] == "explain" or _heading(words, letters, at):
-            continue                                # "false ones: c", "right: a b e wrong: c d": what follows
+            continue                                # "false ones: c", "right: a c d wrong: b e": what follows
         back = at - 1
         if words[at - 1:at] == ["("] and ahead == ")":
             back -= 1                               # "c d (false)": the bracket is the letters' verdict
