@@ -347,7 +347,7 @@ class Choices:
                      if toks[i][0] == "word" and words[i] not in STOPWORDS | CUES}
             gloss = any(stems <= self.words[k] | {w for alias in self.aliases[k] for w in alias} for k in self.choices)
             said = [i for i in inside if i in letters]
-            claims = all(words[i + 1] not in JOINS | {")", "]"} and i + 1 not in letters for i in said) and \
+            claims = all(words[i + 1] not in JOINS | {")", "]", "?"} and i + 1 not in letters for i in said) and \
                 not any(words[i] in CONDITIONS for i in inside)          # "d (c rotates instead)"
             if stems and not gloss and claims and not any(words[i] in AFFIRMS for i in inside):
                 modes[at:close + 1] = ["explain"] * (close + 1 - at)

@@ -68,7 +68,8 @@ BOUNDS = [(">",), ("<",), (">=",), ("<=",), ("≥",), ("≤",), ("over",), ("und
           ("more", "than"), ("less", "than"), ("fewer", "than"), ("greater", "than"), ("at", "least"), ("at", "most"),
           ("up", "to")]                 # before a number: "over 12.5M" is a bound, no number
 NEARLY = {"just", "slightly", "bit", "little", "barely", "marginally", "fractionally"}   # before a bound: about
-VERDICTS = {"wrong", "false", "incorrect", "untrue"}        # after a number in its clause: "12.5 is wrong"
+VERDICTS = {"wrong", "false", "incorrect", "untrue", "myth", "nonsense", "bogus", "fiction", "trap",
+            "distractor"}                                   # after a number in its clause: "12.5 is wrong"
 DENIED = {"right", "correct", "true", "it", "accurate"}     # after "not": "12.5 is not right", "12.5 isn't it"
 NOT = re.compile(r"n['’]t\b")
 LATEX_TIMES = re.compile(r"\\(?:times|cdot)(?![a-z])")     # "1.25\times10^7" (no space before the 10)

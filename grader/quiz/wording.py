@@ -20,7 +20,7 @@ STOPWORDS = set("""a an the of to in on at by for from with and or is are be it 
 NEGATORS = [("not",), ("no",), ("never",), ("nor",), ("neither",), ("without",), ("except",), ("excluding",),
             ("unlike",), ("rather", "than"), ("instead", "of"), ("other", "than"), ("apart", "from"),
             ("but", "not"), ("save", "for"), ("exclude",), ("eliminate",), ("rule", "out"), ("rules", "out"),
-            ("ruled", "out"), ("ruling", "out"), ("opposed", "to"), ("contrary", "to")]
+            ("ruled", "out"), ("ruling", "out"), ("opposed", "to"), ("contrary", "to"), ("none", "of")]
 EXPLAINERS = {"because", "since", "cause", "whereas", "while", "which", "given", "compared", "than",
               "whereby"}
 SENTENCE_ENDS = {".", "!", "?", ";", "\n"}
@@ -36,12 +36,12 @@ def tokens(text):
             if match.group() not in QUOTES]             # "'d'", "“Adam”": quotes are not part of an answer
 
 
-DENIED_LAST = re.compile(r"\?\s*no\s*[.!]*\s*$", re.I)
+DENIED_LAST = re.compile(r"(?:\?|:|\s[-–—]|\()\s*no\s*\)?\s*[.!]*\s*$", re.I)
 
 
 def answered_no(text):
-    """`text` with a closing "? no" read as the verdict it is: "d? no" is "d are wrong" (asked, then
-    refused); "d? no, c" changes its mind and is left as it is."""
+    """`text` with a closing "? no" (": no", "- no", "(no)") read as the verdict it is: "d? no" is "d
+    are wrong" (asked, then refused); "d? no, c" changes its mind and is left as it is."""
     return DENIED_LAST.sub(" are wrong", str(text))
 
 

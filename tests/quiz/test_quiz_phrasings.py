@@ -475,6 +475,13 @@ TABLE = [
     ("rope-score", "the difference of squares", False, "more than one"),
     ("rope-score", "the difference of their squares", False, "more than one"),
     ("rope-score", "the difference of positions", True, ""),
+    # a letter asked about in a bracket names it; "none of" rules out; ": no", "- no", "(no)" close as "? no" does
+    ("order", "a, b, e (and c?)", False, ""), ("order", "a, b, e (c?)", False, ""), ("methods", "d (c?)", False, TWO),
+    ("order", "none of a, b, e", False, RULED_OUT), ("order", "none of the above", False, ""),
+    ("table-size", "38.6M is a myth", False, NO_NUMBER), ("table-size", "38.6 is a trap; 77.2", False, ""),
+    ("table-size", "38.6: no", False, NO_NUMBER), ("table-size", "38.6 - no", False, NO_NUMBER),
+    ("table-size", "38.6 (no)", False, NO_NUMBER), ("methods", "d (no)", False, RULED_OUT),
+    ("rope-score", "m - n: no", False, "rules out"), ("table-size", "no, 38.6", True, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
