@@ -8,7 +8,7 @@ alone, since they are words too. A choice is named by text when the answer holds
 `aliases`, enough of the words only it has (one of up to three, else two), or only words of it
 ("stochastic gradient descent"), a word of five letters or more one edit from one of theirs
 counting as it ("stochastic gradeint descent"). In a sentence, what follows "not", "unlike",
-"rather than"... up to the next comma is ruled out; what follows "because", "which"... up to the
+"rather than", "none of"... up to the next comma is ruled out; what follows "because", "which"... up to the
 sentence's end (or its bracket's close) explains and names nothing, not even what it rules out
 ("b (because, unlike a, it…)" names b), and so does a bracket that gives a reason rather than a
 choice's name ("d (SGD would be slower)"; "d (SGD)" and "d (SGD works too)" name b); a letter's

@@ -19,7 +19,7 @@ prompt quoted beside another number are working.
 "minus" or "negative" before a number is its sign.
 A dash between numbers is a minus, except an en or em dash, or "-" from a smaller number to a
 larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out, and so
-is one a verdict follows ("12.5 is wrong", "12.5 isn't right"); after "over", "at least", ">"... it
+is one a verdict follows ("12.5 is wrong", "12.5 isn't right", "12.5 is a myth"); after "over", "at least", ">"... it
 is a bound, unless the bound is nearly none ("just under 12.5M", "slightly over 12.5M" are about 12.5M).
 
 One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range, a bound,
