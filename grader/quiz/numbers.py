@@ -18,7 +18,7 @@ Arithmetic is evaluated (grader/quiz/expressions.py's grammar, no eval): "5000*2
 prompt quoted beside another number are working.
 "minus" or "negative" before a number is its sign.
 A dash between numbers is a minus, except an en or em dash, or "-" from a smaller number to a
-larger one, which is a range ("12–13", "12.5 - 20"). After "not" a number is ruled out, and so
+larger one, which is a range ("12–13", "12.5 - 20"). After "not", "≠" or "!=" a number is ruled out, and so
 is one a verdict follows ("12.5 is wrong", "12.5 isn't right", "12.5 is a myth"); after "over", "at least", ">"... it
 is a bound, unless the bound is nearly none ("just under 12.5M", "slightly over 12.5M" are about 12.5M).
 
@@ -85,6 +85,7 @@ def _tokens(raw):
     text = SUPERSCRIPT.sub(lambda m: "^" + m.group().translate(SUPERSCRIPTS), str(raw))
     text = unicodedata.normalize("NFKC", text).casefold().replace("{,}", ",")     # LaTeX: "12{,}500{,}000"
     text = SPOKEN_POINT.sub(r"\1.\2", NOT.sub(" not", LATEX_TIMES.sub(" × ", text)))    # "12 point 5"; "isn't"
+    text = text.replace("!=", " not ").replace("≠", " not ")                        # "12.5 ≠ 25": 25 ruled out
     found = _said([(m.lastgroup, m.group()) for m in TOKEN.finditer(text)])
     decimal = _decimal_mark([word for kind, word in found if kind == "num"])
     if decimal is None and any(kind == "word" and word in COMMA_WORDS for kind, word in found):

@@ -482,6 +482,9 @@ TABLE = [
     ("table-size", "38.6: no", False, NO_NUMBER), ("table-size", "38.6 - no", False, NO_NUMBER),
     ("table-size", "38.6 (no)", False, NO_NUMBER), ("methods", "d (no)", False, RULED_OUT),
     ("rope-score", "m - n: no", False, "rules out"), ("table-size", "no, 38.6", True, ""),
+    # "≠" and "!=" rule out the value after them
+    ("table-size", "38.6 ≠ 77.2", True, ""), ("table-size", "38.6 != 77.2", True, ""),
+    ("table-size", "77.2 ≠ 38.6", False, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
