@@ -47,6 +47,7 @@ YES_NO = {"yes": "true", "no": "false"}   # after a letter: its verdict ("a: yes
 MAYBE = {"maybe", "perhaps", "possibly", "probably"}     # before a letter taken out: "all except c and maybe d"
 HEDGED = {"too", "also", "maybe", "perhaps", "possibly", "probably"}   # after "a" or "i": a letter ("c, a too")
 NOT_IT = {"it", "used", "fit", "fits", "valid", "relevant"}     # "d isn't it", "weight tying is not used"
+SYMBOLIC = {"×", "*", "·", "⋅", "^", "_"}   # beside a key: maths ("vocab×d", "d_model"), never a letter
 THEREFORE = {"→", "⇒", "⟹", "="}     # ends a negation as a dash does: "not a/b/c → d"
 KINDS = {"ones", "one", "statements", "statement", "options", "option", "choices", "choice", "answers"}
 REST = {"rest", "others", "remaining"}  # "c is false, the rest true"; "b, c - the others are false" ends there
@@ -72,6 +73,9 @@ def _letters(toks, keys):
             continue
         before = toks[at - 1] if at else ("start", "")
         after = toks[at + 1] if at + 1 < len(toks) else ("end", "")
+        operand = lambda i: 0 <= i < len(toks) and toks[i][0] == "word" and words[i] not in keys
+        if before[1] in SYMBOLIC and operand(at - 2) or after[1] in SYMBOLIC and operand(at + 2):
+            continue                                # "vocab×d", "d_model", "W^c": a symbol; "* d" is a bullet
         listed = (after[0] == "word" and at + 1 in found) or \
             (at + 2 < len(toks) and words[at + 1] in JOINS and at + 2 in found)
         formal = after[0] in ("close", "dash", "end", "glue") or after[1] in (":", ",", ";", ".", "!", "?") \
@@ -140,6 +144,14 @@ def _heading(words, letters, at):
     starts = at == 0 or words[at - 1] in SENTENCE_ENDS | {",", "/", "|"}
     return ahead in KINDS or (ahead == ":" or ahead in DASH) and starts or \
         ahead == ":" and at + 2 in letters and words[at - 1] not in ("is", "are")
+
+
+def _claim(words, letters, at):
+    """Whether the letter words[at], alone or as one of a list ("a, b, c change…"), begins a claim:
+    the list's last letter is followed by a word, not a join, a bracket's close or a question."""
+    while at + 2 < len(words) and words[at + 1] in JOINS and at + 2 in letters:
+        at += 2
+    return words[at + 1] not in JOINS | {")", "]", "?"} and at + 1 not in letters
 
 
 def _list_ended(words, letters, comma):
@@ -347,7 +359,7 @@ class Choices:
                      if toks[i][0] == "word" and words[i] not in STOPWORDS | CUES}
             gloss = any(stems <= self.words[k] | {w for alias in self.aliases[k] for w in alias} for k in self.choices)
             said = [i for i in inside if i in letters]
-            claims = all(words[i + 1] not in JOINS | {")", "]", "?"} and i + 1 not in letters for i in said) and \
+            claims = all(_claim(words, letters, i) for i in said) and \
                 not any(words[i] in CONDITIONS for i in inside)          # "d (c rotates instead)"
             if stems and not gloss and claims and not any(words[i] in AFFIRMS for i in inside):
                 modes[at:close + 1] = ["explain"] * (close + 1 - at)
@@ -403,7 +415,8 @@ class Choices:
             if stems[clause] is not None and modes[at] == "assert":
                 stems[clause].add(stem_)
         for words in stems.values():
-            fits = [k for k in self.choices if words and words <= self.words[k] | set().union(*self.aliases[k])]
+            fits = [k for k in self.choices if words and words <= self.words[k] | set().union(*self.aliases[k])
+                    and len(words & self.own[k]) >= min(1 if len(self.own[k]) <= 3 else 2, len(self.own[k]))]
             found |= set(fits) if len(fits) == 1 else set()
         return found
 

@@ -485,6 +485,12 @@ TABLE = [
     # "≠" and "!=" rule out the value after them
     ("table-size", "38.6 ≠ 77.2", True, ""), ("table-size", "38.6 != 77.2", True, ""),
     ("table-size", "77.2 ≠ 38.6", False, ""),
+    # a list of letters that begins a claim in a bracket explains; a key beside maths is a symbol; one word
+    # of a long choice is not enough to name it in a clause of its own
+    ("methods", "d (a, b, c change the vectors)", True, ""), ("methods", "d (c or b)", False, TWO),
+    ("order", "b, c (and d)", False, ""), ("tied", "c – saves a vocab×d matrix", True, ""),
+    ("tied", "c (d_model columns)", True, ""), ("order", "* a\n* b\n* e", True, ""), ("tied", "c * d", False, TWO),
+    ("tied", "c, usually", True, ""), ("tied", "c. fixed meaning", False, TWO),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
