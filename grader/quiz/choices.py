@@ -142,7 +142,8 @@ def _heading(words, letters, at):
     "d is false: more heads…")."""
     ahead = words[at + 1] if at + 1 < len(words) else "."
     starts = at == 0 or words[at - 1] in SENTENCE_ENDS | {",", "/", "|"}
-    return ahead in KINDS or (ahead == ":" or ahead in DASH) and starts or \
+    listed = ahead in KINDS and words[at + 2:at + 3] in ([":"], ["are"], ["is"])     # not "c is the false one"
+    return listed or (ahead == ":" or ahead in DASH) and starts or \
         ahead == ":" and at + 2 in letters and words[at - 1] not in ("is", "are")
 
 
@@ -214,8 +215,7 @@ def _modes(toks, letters):
             mode = "assert"
         elif word in EXPLAINERS and mode != "exclude":
             mode = "explain"
-        elif word in FALSE and _heading(words, letters, at) and (words[at + 1] not in KINDS or
-                                                        words[at + 2:at + 3] in ([":"], ["are"], ["is"])):
+        elif word in FALSE and _heading(words, letters, at):
             mode = "negate"                                     # "false: c, d", "false ones are", "FALSE - c"
         seen_all = seen_all or word in ALL or word == "any" and words[at + 1:at + 2] in (["but"], ["except"])
         modes.append(mode)

@@ -491,6 +491,8 @@ TABLE = [
     ("order", "b, c (and d)", False, ""), ("tied", "c – saves a vocab×d matrix", True, ""),
     ("tied", "c (d_model columns)", True, ""), ("order", "* a\n* b\n* e", True, ""), ("tied", "c * d", False, TWO),
     ("tied", "c, usually", True, ""), ("tied", "c. fixed meaning", False, TWO),
+    ("order", "a, b, e; c and d are the false ones", True, ""), ("methods", "d; c is the wrong option", True, ""),
+    ("order", "a b e, c and d are false statements", True, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
