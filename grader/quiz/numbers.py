@@ -19,7 +19,8 @@ prompt quoted beside another number are working.
 "minus" or "negative" before a number is its sign.
 A dash between numbers is a minus, except an en or em dash, or "-" from a smaller number to a
 larger one, which is a range ("12–13", "12.5 - 20"). After "not", "≠" or "!=" a number is ruled out, and so
-is one a verdict follows ("12.5 is wrong", "12.5 isn't right", "12.5 is a myth"); after "over", "at least", ">"... it
+is one a verdict follows with only a copula between ("12.5 is wrong", "12.5 isn't right", "12.5 is a
+myth"; not "12.5 - counting twice would be wrong"); after "over", "at least", ">"... it
 is a bound, unless the bound is nearly none ("just under 12.5M", "slightly over 12.5M" are about 12.5M).
 
 One value given (or several that agree) is the answer; two that differ ("12.5 or 25"), a range, a bound,
@@ -70,6 +71,9 @@ BOUNDS = [(">",), ("<",), (">=",), ("<=",), ("≥",), ("≤",), ("over",), ("und
 NEARLY = {"just", "slightly", "bit", "little", "barely", "marginally", "fractionally"}   # before a bound: about
 VERDICTS = {"wrong", "false", "incorrect", "untrue", "myth", "nonsense", "bogus", "fiction", "trap",
             "distractor"}                                   # after a number in its clause: "12.5 is wrong"
+COPULAS = {"is", "was", "are", "be", "would", "seems", "looks", "a", "an", "the", "just", "simply", "clearly",
+           "definitely", "totally", "-", "—", "–", ":", "params", "parameters", "parameter", "weights",
+           "entries", "values", "my", "answer", "here"}     # between a number and its verdict, nothing else
 DENIED = {"right", "correct", "true", "it", "accurate"}     # after "not": "12.5 is not right", "12.5 isn't it"
 NOT = re.compile(r"n['’]t\b")
 LATEX_TIMES = re.compile(r"\\(?:times|cdot)(?![a-z])")     # "1.25\times10^7" (no space before the 10)
@@ -264,7 +268,7 @@ def _values(toks, unit):
         if word in SENTENCE_ENDS or word in (",", "but"):
             mode = "assert" if mode == "negate" or word != "," else mode
         elif (word in VERDICTS or word == "not" and words[at + 1:at + 2] and words[at + 1] in DENIED) and found \
-                and found[-1][1] == "assert" and not set(since) & (SENTENCE_ENDS | {",", "but"}):   # "12.5 is wrong"
+                and found[-1][1] == "assert" and set(since) <= COPULAS:        # "12.5 is wrong", "12.5 is a myth"
             found[-1], since = (found[-1][0], "denied", *found[-1][2:]), []    # "12.5 is wrong, 25" no chain
         elif length := negator_at(words, at) or 2 * (words[at:at + 2] == ["anything", "but"]):
             mode, at = "negate", at + length

@@ -493,6 +493,11 @@ TABLE = [
     ("tied", "c, usually", True, ""), ("tied", "c. fixed meaning", False, TWO),
     ("order", "a, b, e; c and d are the false ones", True, ""), ("methods", "d; c is the wrong option", True, ""),
     ("order", "a b e, c and d are false statements", True, ""),
+    # a verdict rules out a number only when nothing but a copula stands between them
+    ("table-size", "38.6 - it isn't right to count the output layer", True, ""),
+    ("table-size", "38.6 - counting the output layer would be wrong", True, ""),
+    ("table-size", "38.6 million parameters is wrong", False, NO_NUMBER),
+    ("table-size", "38.6M is clearly wrong", False, NO_NUMBER),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
