@@ -227,9 +227,11 @@ def _echoed(words, letters, modes):
     """`modes` with a letter that echoes the verdict before it ("c is wrong, d too", "c is wrong; so
     is d", "same for d", "d as well") ruled out when that verdict is false."""
     for at in sorted(letters):
-        echo = words[at + 1:at + 2] in (["too"], ["also"]) or words[at + 1:at + 3] == ["as", "well"] or \
-            words[max(0, at - 2):at] in (["so", "is"], ["so", "are"], ["same", "for"]) or \
-            words[at - 1:at] == ["likewise"]
+        ends = lambda i: i >= len(words) or words[i] in SENTENCE_ENDS | {",", ")", "]"}     # "d also works" names d
+        echo = words[at + 1:at + 2] in (["too"], ["also"]) and ends(at + 2) or \
+            words[at + 1:at + 3] == ["as", "well"] and ends(at + 3) or ends(at + 1) and \
+            (words[max(0, at - 2):at] in (["so", "is"], ["so", "are"], ["same", "for"]) or
+             words[at - 1:at] == ["likewise"])
         back = at - 1
         while echo and back >= 0 and words[back] not in TRUE | FALSE:
             back -= 1

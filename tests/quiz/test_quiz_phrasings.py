@@ -456,6 +456,7 @@ TABLE = [
     ("methods", "c is wrong, d too", False, RULED_OUT), ("methods", "c is wrong and so is d", False, RULED_OUT),
     ("methods", "c is wrong, same for d", False, RULED_OUT), ("methods", "c is wrong; d as well", False, RULED_OUT),
     ("methods", "c is right, d too", False, TWO), ("methods", "d is right, c is wrong, a too", True, ""),
+    ("methods", "c is wrong, d also works", True, ""),
     ("order", "a, b, e; c is false, d too", True, ""), ("order", "a, b, e are true and so is d", False, ""),
     # "only c and d are false" keeps the rest; "the false ones are", "false ones:" rule out what follows
     ("order", "only c and d are false", True, ""), ("order", "only c is false", False, ""),
