@@ -118,6 +118,8 @@ def _yes_no(toks, keys):
 def _named_clause(toks, words, last):
     """Whether toks[..last] since the answer's or a clause's start are a few words, a name, and no
     more ("RoPE" in "RoPE: no", "rotary embeddings" in "rotary embeddings - yes")."""
+    if toks[last][0] != "word":
+        return False
     start = last
     while start > 0 and toks[start - 1][0] == "word" and words[start - 1] not in YES_NO:
         start -= 1
