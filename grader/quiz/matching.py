@@ -78,6 +78,7 @@ def lex(text):
                       .replace("+-", "±"))                            # "a +- b" is a ± b, never a - b
     text = EXPONENTIAL.sub(lambda power: f"exp({power.group(1)})" if power.group(1) is not None else "exp(", text)
     text = text.translate({ord(c): "-" for c in DASHES} | {ord(c): "*" for c in TIMES} | {ord("÷"): "/"})
+    text = text.replace("!=", " not ").replace("≠", " not ")                 # "a - b ≠ a + b": the sum ruled out
     tokens = []
     for match in re.finditer(r"(\d+(?:\.\d+)?)|([^\W\d_]+(?:'[^\W\d_]+)*)|([+*/^])|(-)|([(\[])|([)\]])|(\|)"
                              r"|([,;:.!?=≈→])", text):
@@ -270,6 +271,11 @@ def mentions(rules, text):
             reason = (reason[0], True, reason[2])
         into = reason[2] if reason else found
         clause = len(into) if kind == "open" else clause
+        if word == ":" and tokens[at + 1:at + 2] == [("word", "no")] and \
+                (at + 2 == len(tokens) or tokens[at + 2][0] == "stop"):       # "a + b: no; a - b: yes"
+            into[clause:] = [(candidate, True, how) for candidate, _, how in into[clause:]]
+            at += 2
+            continue
         if kind in ("stop", "close") or word in BOUNDARIES or word == "or":
             ruled_out, argument, clause = ruled_out and word == "or", False, len(into)
             at += 1

@@ -267,7 +267,8 @@ def _values(toks, unit):
                 continue
         if word in SENTENCE_ENDS or word in (",", "but"):
             mode = "assert" if mode == "negate" or word != "," else mode
-        elif (word in VERDICTS or word == "not" and words[at + 1:at + 2] and words[at + 1] in DENIED) and found \
+        elif (word in VERDICTS or word == "not" and words[at + 1:at + 2] and words[at + 1] in DENIED or
+              word == "no" and since[-1:] == [":"] and words[at + 1:at + 2] in ([], [";"], [","], ["\n"])) and found \
                 and found[-1][1] == "assert" and set(since) <= COPULAS:        # "12.5 is wrong", "12.5 is a myth"
             found[-1], since = (found[-1][0], "denied", *found[-1][2:]), []    # "12.5 is wrong, 25" no chain
         elif length := negator_at(words, at) or 2 * (words[at:at + 2] == ["anything", "but"]):

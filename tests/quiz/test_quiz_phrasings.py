@@ -499,6 +499,11 @@ TABLE = [
     ("table-size", "38.6 - counting the output layer would be wrong", True, ""),
     ("table-size", "38.6 million parameters is wrong", False, NO_NUMBER),
     ("table-size", "38.6M is clearly wrong", False, NO_NUMBER),
+    # "X: no" rules X out in text and number answers too; "≠" rules out in text answers
+    ("rope-score", "m + n: no; m - n: yes", True, ""), ("rope-score", "sum: no, difference: yes", True, ""),
+    ("rope-score", "sum: yes, difference: no", False, "rules out"), ("rope-score", "difference: no idea", True, ""),
+    ("rope-score", "m − n (≠ m + n)", True, ""), ("rope-score", "m + n ≠ m - n", False, "rules out"),
+    ("table-size", "77.2: no; 38.6: yes", True, ""), ("table-size", "38.6: no; 77.2: yes", False, ""),
 ]
 REFUSED = [("methods", "e"), ("order", "1, 2, 5"),
            ("methods", "positions"), ("order", "a x"), ("order", "a, b, f"), ("methods", "dd"),
