@@ -19,8 +19,9 @@ slips for "log" and "sqrt"), and never a letter or a number; "=" ends an express
 on its own ("aω − bω = (a − b)ω"). Scanning it, every phrase of the key
 and every expression in its variables is a mention of a candidate: the answer, one of the others, or
 (an expression that is not the answer, in two of its variables where it has two or more: "aω" names
-a no more than "a" does) itself. A mention after "not", "no", "never", "rather than", "instead
-of"... up to the next punctuation or "but" is ruled out, and so is each mention of a clause that a
+a no more than "a" does) itself. A mention after "not", "no", "never", "≠", "rather than", "instead
+of"... up to the next punctuation or "but" is ruled out, and so is one a closing ": no" marks
+("a + b: no"), and so is each mention of a clause that a
 verdict ends ("the sum is irrelevant", "a + b is wrong", "the sums cancel"; a clause starts again at
 "after", "when", "so"...); one in the argument of another ("the ratio of their sums", "the square of
 a - b") is not a candidate (a phrase that starts with a preposition is still one, "the distance from
