@@ -3,8 +3,13 @@ handout's tasks.py (here as given_tasks.py), but train() trains nothing and eval
 nothing. Each train call calls the on_step it was given as the real train would, (name, step,
 steps, loss) for every step, and checks that those calls reached the experiment's own on_step
 (the `probe()` the grader passed it), unchanged: a train call given another callback, or none,
-raises OnStepNotPassed. The experiment then runs on, and its result is not used.
+or one that raises when train calls it, raises OnStepNotPassed, and so does a call of the probe
+that is not as train makes them, on_step(name, step, steps, loss) (the experiment calling it
+itself otherwise: a progress callback would fail). The experiment then runs on, and its result is
+not used.
 """
+import reprlib
+
 from given_tasks import *  # noqa: F403  (the handout's tasks.py: TRAIN_LEN, evaluate, ...)
 from given_tasks import BATCH_SIZE, LR, STEPS, TRAIN_LEN
 
@@ -20,9 +25,19 @@ class Probe:
 
     def __init__(self):
         self.calls = []
+        self.misused = None     # how it was first called not as train calls it
 
-    def __call__(self, name, step, steps, loss):
-        self.calls.append((name, step, steps, loss))
+    def __call__(self, *args, **kwargs):
+        self.calls.append(args)
+        if (kwargs or len(args) != 4) and self.misused is None:
+            shown = ", ".join([*map(reprlib.repr, args), *(f"{k}={reprlib.repr(v)}" for k, v in kwargs.items())])
+            self.misused = (f"the experiment's on_step was called as on_step({shown}); train calls it as "
+                            f"on_step(name, step, steps, loss), and so may the experiment, no other way")
+        self.check()
+
+    def check(self):
+        if self.misused is not None:
+            raise OnStepNotPassed(self.misused)
 
 
 def probe():
@@ -33,11 +48,19 @@ def probe():
 def train(model, task, steps=STEPS, seq_len=TRAIN_LEN, batch_size=BATCH_SIZE, lr=LR, seed=0, on_step=None):
     """No training: on_step called as train() calls it, and what reached the probe compared."""
     given = GIVEN[-1]
+    given.check()
     expected = [(f"{model.cfg.pos} · {task}", step, steps, 1.0 / step) for step in range(1, steps + 1)]
     before = len(given.calls)
     for call in expected:
         if on_step is not None:
-            on_step(*call)
+            try:
+                on_step(*call)
+            except OnStepNotPassed:
+                raise
+            except Exception as error:      # the callback it was handed is not one train can call
+                raise OnStepNotPassed(f"train(model, {task!r}) of the {model.cfg.pos!r} model called on_step{call}, "
+                                      f"and the on_step it was given raised {type(error).__name__}: "
+                                      f"{str(error)[:200]}") from None
     calls = given.calls[before:]
     if calls == expected:
         return [loss for *_, loss in expected]
@@ -52,5 +75,6 @@ def train(model, task, steps=STEPS, seq_len=TRAIN_LEN, batch_size=BATCH_SIZE, lr
 
 
 def evaluate(model, task, seq_len, start=0, batch_size=128, seed=1):
-    """Nothing measured: the probe's result is not used."""
+    """Nothing measured: the probe's result is not used (a misuse of on_step so far is raised)."""
+    GIVEN[-1].check()
     return 1.0, 0.5
