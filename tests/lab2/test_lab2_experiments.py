@@ -326,7 +326,7 @@ def test_models_in_each_others_fields_are_named_so():
                           "pos='learned' one"), (asdict(model.Config(pos="learned", d_model=64)), "nothing changed")):
         run = SimpleNamespace(config=config, task="lookback", eval_lengths=[24])
         with pytest.raises(CheckFailed) as failed:
-            provenance.rebuild(given, run, "learned", "learned", "lookback", [24], "cpu")
+            provenance.rebuild(given, run, "learned", "learned", "cpu")
         assert hint in failed.value.hint
 
 
@@ -376,3 +376,15 @@ def test_one_run_evaluated_on_other_data_is_named_though_its_loss_is_small(grade
     expect_reporting_slip(results, ["different data (seed=seed + 1, seed=1)"], ["measure_loss_gap"])
     results = grade_lab2(assemble(tmp_path / "wide", experiments="float64_eval"), EXPERIMENTS)
     assert results.score == results.max_score, [c.message for c in results.checks if c.status != "passed"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, words", [
+    ("task_label", "measure_loss_gap().no_pos_majority.task == 'majority'"),
+    ("extra_lengths", "measure_loss_gap().learned.eval_lengths == [24]")])
+def test_a_mislabelled_run_costs_the_reproduction_check_only(grade_lab2, tmp_path, name, words):
+    """The recipe's runs, a Run's label wrong (its task, or more lengths than documented): a slip in
+    the report, which the judge measures past (it knows each field's task and lengths); it cost every
+    check of the experiment, the claims and on_step too."""
+    results = grade_lab2(assemble(tmp_path, experiments=name), EXPERIMENTS)
+    expect_reporting_slip(results, [words], ["measure_loss_gap"])

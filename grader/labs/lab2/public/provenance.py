@@ -89,23 +89,35 @@ class Measured:
     slip: CheckFailed | None = None        # numbers from a named slip: costs the reproduction check
 
 
-def rebuild(given, run, name, pos, task, eval_lengths, device):
+def rebuild(given, run, name, pos, device):
     """The judge's copy of a returned model, after checking it is the documented one."""
     model, expected = given.model, asdict(given.model.Config(pos=pos))
     swapped = isinstance(run.config, dict) and run.config == {**expected, "pos": run.config.get("pos")}  # other pos
     expect(run.config == expected, f"{name}.config == asdict(Config(pos={pos!r})) = {expected}", str(run.config),
            f"this is the pos={run.config['pos']!r} model: {name} holds the pos={pos!r} one" if swapped
            else "build every model with build_model(Config(pos=...)), nothing changed")
-    expect(run.task == task, f"{name}.task == {task!r}", repr(run.task))
-    expect(run.eval_lengths == eval_lengths, f"{name}.eval_lengths == {eval_lengths}", str(run.eval_lengths))
-    expect(len(run.eval_losses) == len(run.eval_accuracies) == len(eval_lengths),
-           f"{name}: one loss and one accuracy per evaluation length",
-           f"{len(run.eval_losses)} losses, {len(run.eval_accuracies)} accuracies")
     try:
         return model.build_model(run.config, run.state_dict, device=device)
     except (RuntimeError, TypeError, ValueError) as error:
         raise CheckFailed(f"{name}.state_dict to load into build_model(Config(pos={pos!r}))",
                           str(error).splitlines()[0][:300], "return model.state_dict() of the trained model") from None
+
+
+def labels(run, name, task, eval_lengths):
+    """A CheckFailed when the run's labels (its task, its lengths, a number per length) are not the
+    documented ones, else None: a slip in the report, which the judge, knowing each field's task
+    and lengths, measures past; it costs the reproduction check only."""
+    try:
+        expect(run.task == task, f"{name}.task == {task!r}", repr(run.task),
+               "label each Run with the task it was trained and evaluated on")
+        expect(run.eval_lengths == eval_lengths, f"{name}.eval_lengths == {eval_lengths}", str(run.eval_lengths),
+               "evaluate each model at the lengths its experiment's docstring names, and no others")
+        expect(len(run.eval_losses) == len(run.eval_accuracies) == len(eval_lengths),
+               f"{name}: one loss and one accuracy per evaluation length",
+               f"{len(run.eval_losses)} losses, {len(run.eval_accuracies)} accuracies")
+    except CheckFailed as failure:
+        return failure
+    return None
 
 
 def remeasure(given, model, task, eval_lengths, seed, start=None, batch_size=None):
@@ -207,9 +219,9 @@ def first_loss_match(given, first, pos, task, seed, device):
     return None
 
 
-def fresh_difference(name, run, fresh, documented):
+def fresh_difference(name, eval_lengths, fresh, documented):
     """A CheckFailed when the weights do much better on the documented data than on fresh data."""
-    for n, (loss, accuracy), (loss_doc, accuracy_doc) in zip(run.eval_lengths, fresh, documented):
+    for n, (loss, accuracy), (loss_doc, accuracy_doc) in zip(eval_lengths, fresh, documented):
         for what, ours, theirs in (("loss", loss, loss_doc), ("accuracy", accuracy, accuracy_doc)):
             if abs(ours - theirs) > FRESH_SPREAD[what]:
                 return CheckFailed(
@@ -241,18 +253,23 @@ def measured_runs(call, recipe, given, device, seed, name, model, runs):
     for run_name, pos, task, eval_lengths in runs(given):
         run, label = getattr(value, run_name), f"{name}().{run_name}"
         judge = recipe(pos, task, seed.value)           # first: its measurements are known then
-        built = rebuild(given, run, label, pos, task, eval_lengths, device)
+        built = rebuild(given, run, label, pos, device)
         fresh = remeasure(given, built, task, eval_lengths, FRESH)
         documented = remeasure(given, built, task, eval_lengths, seed.value + 1)
-        returned[run_name] = pos, judge, fresh, reported.Reported(label, run, built, task, documented)
+        returned[run_name] = pos, judge, fresh, reported.Reported(label, run, built, task, documented), \
+            labels(run, label, task, eval_lengths)
+    lengths = {run_name: eval_lengths for run_name, *_, eval_lengths in runs(given)}
     recipe_problems = {r.label: losses_provenance(given, r.run, r.label, pos, r.task, seed, device, judge)
-                       or fresh_difference(r.label, r.run, fresh, r.documented)
+                       or fresh_difference(r.label, lengths[run_name], fresh, r.documented)
                        or weights_provenance(r.run, r.label, pos, r.task, judge)
-                       for pos, judge, fresh, r in returned.values()}
+                       for run_name, (pos, judge, fresh, r, _) in returned.items()}
     honest = {label for label, problem in recipe_problems.items() if problem is None}
-    explained = reported.reproduction(given, seed, [r for *_, r in returned.values()], remeasure, honest)
+    labelled = [r for *_, r, mislabelled in returned.values() if mislabelled is None]    # numbers to hold
+    explained = reported.reproduction(given, seed, labelled, remeasure, honest)
     out = {}
-    for run_name, (_, _, fresh, r) in returned.items():
+    for run_name, (_, _, fresh, r, mislabelled) in returned.items():
         unexplained, slip = explained.get(r.label, (None, None))
-        out[run_name] = Measured(r.run, fresh, r.documented, unexplained or recipe_problems[r.label], slip)
+        out[run_name] = Measured(r.run, fresh, r.documented, unexplained or recipe_problems[r.label],
+                                 mislabelled or slip)
     return value, out
+
