@@ -322,12 +322,15 @@ def test_models_in_each_others_fields_are_named_so():
 
     model, tasks = load_handout()
     given = SimpleNamespace(model=model, tasks=tasks)
-    for config, hint in ((asdict(model.Config(pos="rope")), "this is the pos='rope' model: learned holds the "
-                          "pos='learned' one"), (asdict(model.Config(pos="learned", d_model=64)), "nothing changed")):
-        run = SimpleNamespace(config=config, task="lookback", eval_lengths=[24])
-        with pytest.raises(CheckFailed) as failed:
-            provenance.rebuild(given, run, "learned", "learned", "cpu")
-        assert hint in failed.value.hint
+    rope = asdict(model.Config(pos="rope"))
+    run = SimpleNamespace(config=rope, state_dict=model.build_model(rope).state_dict())
+    built, other = provenance.rebuild(given, run, "learned", "learned", "cpu")     # measured as what it is
+    assert built.cfg.pos == "rope"
+    assert "this is the pos='rope' model: learned holds the pos='learned' one" in other.hint
+    run = SimpleNamespace(config=asdict(model.Config(pos="learned", d_model=64)), state_dict={})
+    with pytest.raises(CheckFailed) as failed:                              # never built
+        provenance.rebuild(given, run, "learned", "learned", "cpu")
+    assert "nothing changed" in failed.value.hint
 
 
 @pytest.mark.slow
@@ -388,3 +391,15 @@ def test_a_mislabelled_run_costs_the_reproduction_check_only(grade_lab2, tmp_pat
     check of the experiment, the claims and on_step too."""
     results = grade_lab2(assemble(tmp_path, experiments=name), EXPERIMENTS)
     expect_reporting_slip(results, [words], ["measure_loss_gap"])
+
+
+@pytest.mark.slow
+def test_a_run_built_with_another_position_encoding_costs_the_checks_that_use_it(grade_lab2, tmp_path):
+    """no_pos_majority built with pos="learned": its run is not the documented model, so its
+    reproduction and the can/cannot claim fail, saying so; the loss gap (learned and no_pos, the
+    recipe's) and on_step keep their 4 points, as any other run off the recipe leaves them."""
+    results = grade_lab2(assemble(tmp_path, experiments="majority_pos_learned"), EXPERIMENTS)
+    expect_lost(results, "measure_loss_gap", ["test_gap_reproduces", "test_gap_can_and_cannot"],
+                "this is the pos='learned' model: measure_loss_gap().no_pos_majority holds the pos='none' one")
+    scores = results.by_function(EXPERIMENTS)
+    assert scores["measure_loss_gap"] == (4, 10) and scores["extrapolation_runs"] == (10, 10), scores

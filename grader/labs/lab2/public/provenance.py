@@ -41,6 +41,7 @@ from grader.lab_api.provenance import Parted, Parting
 
 reported = load_beside(__file__, "reported")
 FRESH = 90_001                  # the judge's own evaluation data, for the claims
+POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")     # model.Config's position encodings
 LOSS_TOLERANCE = 1e-4           # a training loss vs the judge's run of the recipe (see above)
 WEIGHT_TOLERANCE = 1e-4         # |w - judge's w| / |judge's w| of every weight tensor (see above)
 # documented vs fresh data: the reference moves by at most 0.144 in loss and 0.042 in accuracy over
@@ -90,17 +91,28 @@ class Measured:
 
 
 def rebuild(given, run, name, pos, device):
-    """The judge's copy of a returned model, after checking it is the documented one."""
+    """(the judge's copy of a returned model, None) when it is the documented one. A model that
+    is the lab's with another position encoding (a run in another's field, a copy-paste slip) is
+    built as its config says, and comes with the CheckFailed that it is not the documented model:
+    it costs the checks that use its run, not the others'. Any other config is never built."""
     model, expected = given.model, asdict(given.model.Config(pos=pos))
-    swapped = isinstance(run.config, dict) and run.config == {**expected, "pos": run.config.get("pos")}  # other pos
-    expect(run.config == expected, f"{name}.config == asdict(Config(pos={pos!r})) = {expected}", str(run.config),
-           f"this is the pos={run.config['pos']!r} model: {name} holds the pos={pos!r} one" if swapped
-           else "build every model with build_model(Config(pos=...)), nothing changed")
+    other_pos = isinstance(run.config, dict) and run.config == {**expected, "pos": run.config.get("pos")} \
+        and run.config["pos"] in POSITIONS
+    wrong = None
     try:
-        return model.build_model(run.config, run.state_dict, device=device)
+        expect(run.config == expected, f"{name}.config == asdict(Config(pos={pos!r})) = {expected}", str(run.config),
+               f"this is the pos={run.config['pos']!r} model: {name} holds the pos={pos!r} one" if other_pos
+               else "build every model with build_model(Config(pos=...)), nothing changed")
+    except CheckFailed as failure:
+        if not other_pos:
+            raise
+        wrong = failure
+    try:
+        return model.build_model(run.config, run.state_dict, device=device), wrong
     except (RuntimeError, TypeError, ValueError) as error:
-        raise CheckFailed(f"{name}.state_dict to load into build_model(Config(pos={pos!r}))",
-                          str(error).splitlines()[0][:300], "return model.state_dict() of the trained model") from None
+        raise wrong or CheckFailed(f"{name}.state_dict to load into build_model(Config(pos={pos!r}))",
+                                   str(error).splitlines()[0][:300],
+                                   "return model.state_dict() of the trained model") from None
 
 
 def labels(run, name, task, eval_lengths):
@@ -253,21 +265,23 @@ def measured_runs(call, recipe, given, device, seed, name, model, runs):
     for run_name, pos, task, eval_lengths in runs(given):
         run, label = getattr(value, run_name), f"{name}().{run_name}"
         judge = recipe(pos, task, seed.value)           # first: its measurements are known then
-        built = rebuild(given, run, label, pos, device)
+        built, other_model = rebuild(given, run, label, pos, device)
         fresh = remeasure(given, built, task, eval_lengths, FRESH)
         documented = remeasure(given, built, task, eval_lengths, seed.value + 1)
         returned[run_name] = pos, judge, fresh, reported.Reported(label, run, built, task, documented), \
-            labels(run, label, task, eval_lengths)
+            labels(run, label, task, eval_lengths), other_model
     lengths = {run_name: eval_lengths for run_name, *_, eval_lengths in runs(given)}
-    recipe_problems = {r.label: losses_provenance(given, r.run, r.label, pos, r.task, seed, device, judge)
+    recipe_problems = {r.label: other_model
+                       or losses_provenance(given, r.run, r.label, pos, r.task, seed, device, judge)
                        or fresh_difference(r.label, lengths[run_name], fresh, r.documented)
                        or weights_provenance(r.run, r.label, pos, r.task, judge)
-                       for run_name, (pos, judge, fresh, r, _) in returned.items()}
+                       for run_name, (pos, judge, fresh, r, _, other_model) in returned.items()}
     honest = {label for label, problem in recipe_problems.items() if problem is None}
-    labelled = [r for *_, r, mislabelled in returned.values() if mislabelled is None]    # numbers to hold
+    labelled = [r for *_, r, mislabelled, other_model in returned.values()      # the numbers to hold
+                if mislabelled is None and other_model is None]
     explained = reported.reproduction(given, seed, labelled, remeasure, honest)
     out = {}
-    for run_name, (_, _, fresh, r, mislabelled) in returned.items():
+    for run_name, (_, _, fresh, r, mislabelled, _) in returned.items():
         unexplained, slip = explained.get(r.label, (None, None))
         out[run_name] = Measured(r.run, fresh, r.documented, unexplained or recipe_problems[r.label],
                                  mislabelled or slip)
