@@ -403,3 +403,14 @@ def test_a_run_built_with_another_position_encoding_costs_the_checks_that_use_it
                 "this is the pos='learned' model: measure_loss_gap().no_pos_majority holds the pos='none' one")
     scores = results.by_function(EXPERIMENTS)
     assert scores["measure_loss_gap"] == (4, 10) and scores["extrapolation_runs"] == (10, 10), scores
+
+
+@pytest.mark.slow
+def test_initial_weights_are_named_as_such(grade_lab2, tmp_path):
+    """Weights copied before train(), the trained model's losses and numbers: every check is lost,
+    saying the weights are the initial ones; not 'trained on after the recorded steps', nor numbers
+    that do not come from the weights (they come from the trained model)."""
+    results = grade_lab2(assemble(tmp_path, experiments="initial_weights"), EXPERIMENTS)
+    for function in EXPERIMENTS:
+        expect_all_lost(results, function, "they are the model's initial weights")
+    assert not [c.message for c in results.checks if "trained on after" in c.message or "do not come" in c.message]

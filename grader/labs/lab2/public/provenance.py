@@ -179,12 +179,27 @@ def losses_provenance(given, run, name, pos, task, seed, device, judge):
         lambda where: recipe_difference(given, where, run.train_losses[0], pos, task, seed, device), LOSS_TOLERANCE)
 
 
-def weights_provenance(run, name, pos, task, judge):
-    """None when the returned weights are those the recipe leaves, else a CheckFailed."""
-    return lab_api.weights_provenance(
+def weights_provenance(given, run, name, pos, task, seed, judge):
+    """None when the returned weights are those the recipe leaves, else a CheckFailed, whose hint
+    says when they are the model's initial weights (a copy taken before train)."""
+    problem = lab_api.weights_provenance(
         run.state_dict, judge["state_dict"], name, recipe_call(pos, task),
         "trained on after the recorded steps (more steps, or on the evaluation batch?): "
         "return model.state_dict() right after train(...)", WEIGHT_TOLERANCE)
+    if problem is not None and initial_weights(given, run, pos, seed):
+        return CheckFailed(problem.expected, f"{problem.seen}: they are the model's initial weights",
+                           "a copy taken before train(...) keeps the untrained weights: return model.state_dict() "
+                           "right after train(...)", INITIAL)
+    return problem
+
+
+INITIAL = "initial_weights"     # the mistake id of a CheckFailed that says so: it explains the numbers too
+
+
+def initial_weights(given, run, pos, seed):
+    """Whether the run's weights are build_model(Config(pos=pos), seed=seed)'s, before training."""
+    built = given.model.build_model(given.model.Config(pos=pos), seed=seed.value)
+    return lab_api.weight_distance(run.state_dict, built.state_dict()) <= WEIGHT_TOLERANCE
 
 
 def recipe_difference(given, where: Parted, first, pos, task, seed, device):
@@ -274,7 +289,7 @@ def measured_runs(call, recipe, given, device, seed, name, model, runs):
     recipe_problems = {r.label: other_model
                        or losses_provenance(given, r.run, r.label, pos, r.task, seed, device, judge)
                        or fresh_difference(r.label, lengths[run_name], fresh, r.documented)
-                       or weights_provenance(r.run, r.label, pos, r.task, judge)
+                       or weights_provenance(given, r.run, r.label, pos, r.task, seed, judge)
                        for run_name, (pos, judge, fresh, r, _, other_model) in returned.items()}
     honest = {label for label, problem in recipe_problems.items() if problem is None}
     labelled = [r for *_, r, mislabelled, other_model in returned.values()      # the numbers to hold
@@ -283,7 +298,8 @@ def measured_runs(call, recipe, given, device, seed, name, model, runs):
     out = {}
     for run_name, (_, _, fresh, r, mislabelled, _) in returned.items():
         unexplained, slip = explained.get(r.label, (None, None))
-        out[run_name] = Measured(r.run, fresh, r.documented, unexplained or recipe_problems[r.label],
-                                 mislabelled or slip)
+        recipe_problem = recipe_problems[r.label]
+        first = recipe_problem if recipe_problem and recipe_problem.mistake == INITIAL else unexplained
+        out[run_name] = Measured(r.run, fresh, r.documented, first or recipe_problem, mislabelled or slip)
     return value, out
 
