@@ -162,8 +162,10 @@ def data_pool(seed):
 def data_slip(given, seed, runs, remeasure):
     """The hint when every reported number of the experiment is evaluate()'s on some data of the
     pool (documented task and start) and not all on the documented: "" when some is not. One data
-    that gives them all is named; several, only as the best of them kept when the numbers are. A
-    number that several data give (a model right everywhere) tells none of them apart."""
+    that gives them all is named; several, as the best of them kept only when the numbers are and
+    some run's come from several (each run evaluated once, on data of its own, is what one data per
+    run shows, however good). A number that several data give (a model right everywhere) tells none
+    of them apart."""
     pool, documented = data_pool(seed), seed.value + 1
     score = lambda r, n, d: remeasure(given, r.model, r.task, [n], d)[0]
     right, wrong = [], []
@@ -180,16 +182,20 @@ def data_slip(given, seed, runs, remeasure):
                 1: "pass seed=seed + 1; evaluate's default seed=1 is other data"}.get(
             common[0], "evaluate on the documented data, seed=seed + 1")
         return f"your numbers match evaluate(..., {pool[common[0]]}): {said}"
-    used = set()
+    used, by_run = set(), {}
     for n, r, pair in wrong:
         data = which_data(given, r, n, *pair, pool, remeasure)
         if data is None:
             return ""
         used |= data
+        by_run.setdefault(r.label, set()).update(data)
+    for _, r, _ in right:
+        by_run.setdefault(r.label, set()).add(documented)
     if any(not any(matches([pair], [score(r, n, d)]) for d in used) for n, r, pair in right):
         used.add(documented)
     names = ", ".join(pool[d] for d in pool if d in used)
-    if kept_best(given, runs, sorted(used), remeasure):
+    mixed = any(len(data) > 1 for data in by_run.values())     # a run measured on several data
+    if mixed and kept_best(given, runs, sorted(used), remeasure):
         return best_kept(names)
     return f"your numbers come from evaluations on different data ({names}): evaluate every model with seed=seed + 1"
 
