@@ -351,17 +351,20 @@ def test_accuracies_rounded_alone_are_named(grade_lab2, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, words", [
-    ("on_step_two_args", "the on_step it was given raised TypeError"),
-    ("on_step_announce", "the experiment's on_step was called as on_step('learned · lookback')")])
+    ("on_step_two_args", ["the on_step it was given raised TypeError"]),
+    ("on_step_announce", ["the experiment's on_step was called as on_step('learned · lookback')"]),
+    ("own_loop_step0", ["the experiment's on_step was called as on_step('", " · ", "', 0, 70, "])])
 def test_on_step_called_otherwise_costs_its_check_only(grade_lab2, tmp_path, name, words):
-    """A callback handed to train that train cannot call (it takes (step, loss)), or on_step called
-    by the experiment itself with one argument: a real progress callback fails either way, though
-    the grading's own call passes no on_step. The on_step checks say so (1 point each), no other."""
+    """A callback handed to train that train cannot call (it takes (step, loss)), on_step called by
+    the experiment itself with one argument, or by its own loop with steps counted from 0 (as
+    on_step_dropped's wrapper counts them through train): a real progress callback fails or counts
+    wrong, though the grading's own call passes no on_step. The on_step checks say so (1 point
+    each), no other."""
     results = grade_lab2(assemble(tmp_path, experiments=name), EXPERIMENTS)
     for function, check in (("measure_loss_gap", "test_gap_passes_on_step"),
                             ("extrapolation_runs", "test_extrapolation_passes_on_step")):
         failed, _ = checks_of(results, function)
-        assert list(failed) == [check] and words in failed[check], failed
+        assert list(failed) == [check] and all(w in failed[check] for w in words), failed
     scores = results.by_function(EXPERIMENTS)
     assert all(scores[f][0] == scores[f][1] - 1 for f in EXPERIMENTS), scores
 

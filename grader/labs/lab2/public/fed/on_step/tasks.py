@@ -3,10 +3,10 @@ handout's tasks.py (here as given_tasks.py), but train() trains nothing and eval
 nothing. Each train call calls the on_step it was given as the real train would, (name, step,
 steps, loss) for every step, and checks that those calls reached the experiment's own on_step
 (the `probe()` the grader passed it), unchanged: a train call given another callback, or none,
-or one that raises when train calls it, raises OnStepNotPassed, and so does a call of the probe
-that is not as train makes them, on_step(name, step, steps, loss) (the experiment calling it
-itself otherwise: a progress callback would fail). The experiment then runs on, and its result is
-not used.
+or one that raises when train calls it, raises OnStepNotPassed, and so does a call the experiment
+makes itself (its own loop's) that train could not make, on_step(name, step, steps, loss) with
+step 1 to steps (a progress callback would fail, or count wrong). The experiment then runs on, and
+its result is not used.
 """
 import reprlib
 
@@ -26,18 +26,29 @@ class Probe:
     def __init__(self):
         self.calls = []
         self.misused = None     # how it was first called not as train calls it
+        self.training = False   # inside a train call, whose calls train() itself compares
 
     def __call__(self, *args, **kwargs):
         self.calls.append(args)
-        if (kwargs or len(args) != 4) and self.misused is None:
+        if self.misused is None and not self.training and not like_train(args, kwargs):
             shown = ", ".join([*map(reprlib.repr, args), *(f"{k}={reprlib.repr(v)}" for k, v in kwargs.items())])
             self.misused = (f"the experiment's on_step was called as on_step({shown}); train calls it as "
-                            f"on_step(name, step, steps, loss), and so may the experiment, no other way")
+                            f"on_step(name, step, steps, loss), step counting from 1 to steps ({STEPS}), "
+                            f"and so may the experiment, no other way")
         self.check()
 
     def check(self):
         if self.misused is not None:
             raise OnStepNotPassed(self.misused)
+
+
+def like_train(args, kwargs):
+    """Whether a call the experiment made itself (its own loop's) is one train() could make."""
+    if kwargs or len(args) != 4:
+        return False
+    name, step, steps, loss = args
+    return isinstance(name, str) and type(step) is int and steps == STEPS and 1 <= step <= steps \
+        and isinstance(loss, (int, float))
 
 
 def probe():
@@ -51,16 +62,20 @@ def train(model, task, steps=STEPS, seq_len=TRAIN_LEN, batch_size=BATCH_SIZE, lr
     given.check()
     expected = [(f"{model.cfg.pos} · {task}", step, steps, 1.0 / step) for step in range(1, steps + 1)]
     before = len(given.calls)
-    for call in expected:
-        if on_step is not None:
-            try:
-                on_step(*call)
-            except OnStepNotPassed:
-                raise
-            except Exception as error:      # the callback it was handed is not one train can call
-                raise OnStepNotPassed(f"train(model, {task!r}) of the {model.cfg.pos!r} model called on_step{call}, "
-                                      f"and the on_step it was given raised {type(error).__name__}: "
-                                      f"{str(error)[:200]}") from None
+    given.training = True
+    try:
+        for call in expected:
+            if on_step is not None:
+                try:
+                    on_step(*call)
+                except OnStepNotPassed:
+                    raise
+                except Exception as error:      # the callback it was handed is not one train can call
+                    raise OnStepNotPassed(f"train(model, {task!r}) of the {model.cfg.pos!r} model called "
+                                          f"on_step{call}, and the on_step it was given raised "
+                                          f"{type(error).__name__}: {str(error)[:200]}") from None
+    finally:
+        given.training = False
     calls = given.calls[before:]
     if calls == expected:
         return [loss for *_, loss in expected]
