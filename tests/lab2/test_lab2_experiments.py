@@ -353,13 +353,16 @@ def test_accuracies_rounded_alone_are_named(grade_lab2, tmp_path):
 @pytest.mark.parametrize("name, words", [
     ("on_step_two_args", ["the on_step it was given raised TypeError"]),
     ("on_step_announce", ["the experiment's on_step was called as on_step('learned · lookback')"]),
-    ("own_loop_step0", ["the experiment's on_step was called as on_step('", " · ", "', 0, 70, "])])
+    ("own_loop_step0", ["the experiment's on_step was called as on_step('", " · ", "', 0, 70, "]),
+    ("sanity_assert_on_step", ["none of train's 70 calls of on_step reached"])])
 def test_on_step_called_otherwise_costs_its_check_only(grade_lab2, tmp_path, name, words):
     """A callback handed to train that train cannot call (it takes (step, loss)), on_step called by
     the experiment itself with one argument, or by its own loop with steps counted from 0 (as
     on_step_dropped's wrapper counts them through train): a real progress callback fails or counts
     wrong, though the grading's own call passes no on_step. The on_step checks say so (1 point
-    each), no other."""
+    each), no other. Nor does an experiment that asserts its learned model learned (> 0.5) before
+    its next train calls, which drop on_step: the probe's evaluate gives the reference's numbers, so
+    the probe reaches them."""
     results = grade_lab2(assemble(tmp_path, experiments=name), EXPERIMENTS)
     for function, check in (("measure_loss_gap", "test_gap_passes_on_step"),
                             ("extrapolation_runs", "test_extrapolation_passes_on_step")):
