@@ -42,6 +42,7 @@ from grader.lab_api.provenance import Parted, Parting
 
 reported = load_beside(__file__, "reported")
 FRESH = 90_001                  # the judge's own evaluation data, for the claims
+POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")     # model.Config's position encodings
 LOSS_TOLERANCE = 1e-4           # a training loss vs the judge's run of the recipe (see above)
 WEIGHT_TOLERANCE = 1e-4         # |w - judge's w| / |judge's w| of every weight tensor (see above)
 # documented vs fresh data: the reference moves by at most 0.144 in loss and 0.042 in accuracy over
@@ -90,23 +91,46 @@ class Measured:
     slip: CheckFailed | None = None        # numbers from a named slip: costs the reproduction check
 
 
-def rebuild(given, run, name, pos, task, eval_lengths, device):
-    """The judge's copy of a returned model, after checking it is the documented one."""
+def rebuild(given, run, name, pos, device):
+    """(the judge's copy of a returned model, None) when it is the documented one. A model that
+    is the lab's with another position encoding (a run in another's field, a copy-paste slip) is
+    built as its config says, and comes with the CheckFailed that it is not the documented model:
+    it costs the checks that use its run, not the others'. Any other config is never built."""
     model, expected = given.model, asdict(given.model.Config(pos=pos))
-    swapped = isinstance(run.config, dict) and run.config == {**expected, "pos": run.config.get("pos")}  # other pos
-    expect(run.config == expected, f"{name}.config == asdict(Config(pos={pos!r})) = {expected}", str(run.config),
-           f"this is the pos={run.config['pos']!r} model: {name} holds the pos={pos!r} one" if swapped
-           else "build every model with build_model(Config(pos=...)), nothing changed")
-    expect(run.task == task, f"{name}.task == {task!r}", repr(run.task))
-    expect(run.eval_lengths == eval_lengths, f"{name}.eval_lengths == {eval_lengths}", str(run.eval_lengths))
-    expect(len(run.eval_losses) == len(run.eval_accuracies) == len(eval_lengths),
-           f"{name}: one loss and one accuracy per evaluation length",
-           f"{len(run.eval_losses)} losses, {len(run.eval_accuracies)} accuracies")
+    other_pos = isinstance(run.config, dict) and run.config == {**expected, "pos": run.config.get("pos")} \
+        and run.config["pos"] in POSITIONS
+    wrong = None
     try:
-        return model.build_model(run.config, run.state_dict, device=device)
+        expect(run.config == expected, f"{name}.config == asdict(Config(pos={pos!r})) = {expected}", str(run.config),
+               f"this is the pos={run.config['pos']!r} model: {name} holds the pos={pos!r} one" if other_pos
+               else "build every model with build_model(Config(pos=...)), nothing changed")
+    except CheckFailed as failure:
+        if not other_pos:
+            raise
+        wrong = failure
+    try:
+        return model.build_model(run.config, run.state_dict, device=device), wrong
     except (RuntimeError, TypeError, ValueError) as error:
-        raise CheckFailed(f"{name}.state_dict to load into build_model(Config(pos={pos!r}))",
-                          str(error).splitlines()[0][:300], "return model.state_dict() of the trained model") from None
+        raise wrong or CheckFailed(f"{name}.state_dict to load into build_model(Config(pos={pos!r}))",
+                                   str(error).splitlines()[0][:300],
+                                   "return model.state_dict() of the trained model") from None
+
+
+def labels(run, name, task, eval_lengths):
+    """A CheckFailed when the run's labels (its task, its lengths, a number per length) are not the
+    documented ones, else None: a slip in the report, which the judge, knowing each field's task
+    and lengths, measures past; it costs the reproduction check only."""
+    try:
+        expect(run.task == task, f"{name}.task == {task!r}", repr(run.task),
+               "label each Run with the task it was trained and evaluated on")
+        expect(run.eval_lengths == eval_lengths, f"{name}.eval_lengths == {eval_lengths}", str(run.eval_lengths),
+               "evaluate each model at the lengths its experiment's docstring names, and no others")
+        expect(len(run.eval_losses) == len(run.eval_accuracies) == len(eval_lengths),
+               f"{name}: one loss and one accuracy per evaluation length",
+               f"{len(run.eval_losses)} losses, {len(run.eval_accuracies)} accuracies")
+    except CheckFailed as failure:
+        return failure
+    return None
 
 
 def remeasure(given, model, task, eval_lengths, seed, start=None, batch_size=None):
@@ -200,12 +224,27 @@ def losses_provenance(given, run, name, pos, task, seed, device, judge):
         lambda where: recipe_difference(given, where, run.train_losses[0], pos, task, seed, device), LOSS_TOLERANCE)
 
 
-def weights_provenance(run, name, pos, task, judge):
-    """None when the returned weights are those the recipe leaves, else a CheckFailed."""
-    return lab_api.weights_provenance(
+def weights_provenance(given, run, name, pos, task, seed, judge):
+    """None when the returned weights are those the recipe leaves, else a CheckFailed, whose hint
+    says when they are the model's initial weights (a copy taken before train)."""
+    problem = lab_api.weights_provenance(
         run.state_dict, judge["state_dict"], name, recipe_call(pos, task),
         "trained on after the recorded steps (more steps, or on the evaluation batch?): "
         "return model.state_dict() right after train(...)", WEIGHT_TOLERANCE)
+    if problem is not None and initial_weights(given, run, pos, seed):
+        return CheckFailed(problem.expected, f"{problem.seen}: they are the model's initial weights",
+                           "a copy taken before train(...) keeps the untrained weights: return model.state_dict() "
+                           "right after train(...)", INITIAL)
+    return problem
+
+
+INITIAL = "initial_weights"     # the mistake id of a CheckFailed that says so: it explains the numbers too
+
+
+def initial_weights(given, run, pos, seed):
+    """Whether the run's weights are build_model(Config(pos=pos), seed=seed)'s, before training."""
+    built = given.model.build_model(given.model.Config(pos=pos), seed=seed.value)
+    return lab_api.weight_distance(run.state_dict, built.state_dict()) <= WEIGHT_TOLERANCE
 
 
 def recipe_difference(given, where: Parted, first, pos, task, seed, device):
@@ -252,9 +291,9 @@ def first_loss_match(given, first, pos, task, seed, device):
     return None
 
 
-def fresh_difference(name, run, fresh, documented):
+def fresh_difference(name, eval_lengths, fresh, documented):
     """A CheckFailed when the weights do much better on the documented data than on fresh data."""
-    for n, (loss, accuracy), (loss_doc, accuracy_doc) in zip(run.eval_lengths, fresh, documented):
+    for n, (loss, accuracy), (loss_doc, accuracy_doc) in zip(eval_lengths, fresh, documented):
         for what, ours, theirs in (("loss", loss, loss_doc), ("accuracy", accuracy, accuracy_doc)):
             if abs(ours - theirs) > FRESH_SPREAD[what]:
                 return CheckFailed(
@@ -286,18 +325,26 @@ def measured_runs(call, recipe, given, device, seed, name, model, runs):
     for run_name, pos, task, eval_lengths in runs(given):
         run, label = getattr(value, run_name), f"{name}().{run_name}"
         judge = recipe(pos, task, seed.value)           # first: its measurements are known then
-        built = rebuild(given, run, label, pos, task, eval_lengths, device)
+        built, other_model = rebuild(given, run, label, pos, device)
         fresh = remeasure(given, built, task, eval_lengths, FRESH)
         documented = remeasure(given, built, task, eval_lengths, seed.value + 1)
-        returned[run_name] = pos, judge, fresh, reported.Reported(label, run, built, task, documented)
-    recipe_problems = {r.label: losses_provenance(given, r.run, r.label, pos, r.task, seed, device, judge)
-                       or fresh_difference(r.label, r.run, fresh, r.documented)
-                       or weights_provenance(r.run, r.label, pos, r.task, judge)
-                       for pos, judge, fresh, r in returned.values()}
+        returned[run_name] = pos, judge, fresh, reported.Reported(label, run, built, task, documented), \
+            labels(run, label, task, eval_lengths), other_model
+    lengths = {run_name: eval_lengths for run_name, *_, eval_lengths in runs(given)}
+    recipe_problems = {r.label: other_model
+                       or losses_provenance(given, r.run, r.label, pos, r.task, seed, device, judge)
+                       or fresh_difference(r.label, lengths[run_name], fresh, r.documented)
+                       or weights_provenance(given, r.run, r.label, pos, r.task, seed, judge)
+                       for run_name, (pos, judge, fresh, r, _, other_model) in returned.items()}
     honest = {label for label, problem in recipe_problems.items() if problem is None}
-    explained = reported.reproduction(given, seed, [r for *_, r in returned.values()], remeasure, honest)
+    labelled = [r for *_, r, mislabelled, other_model in returned.values()      # the numbers to hold
+                if mislabelled is None and other_model is None]
+    explained = reported.reproduction(given, seed, labelled, remeasure, honest)
     out = {}
-    for run_name, (_, _, fresh, r) in returned.items():
+    for run_name, (_, _, fresh, r, mislabelled, _) in returned.items():
         unexplained, slip = explained.get(r.label, (None, None))
-        out[run_name] = Measured(r.run, fresh, r.documented, unexplained or recipe_problems[r.label], slip)
+        recipe_problem = recipe_problems[r.label]
+        first = recipe_problem if recipe_problem and recipe_problem.mistake == INITIAL else unexplained
+        out[run_name] = Measured(r.run, fresh, r.documented, first or recipe_problem, mislabelled or slip)
     return value, out
+

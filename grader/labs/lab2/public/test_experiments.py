@@ -26,6 +26,7 @@ from grader.lab_api.provenance import each_seed, expect_honest, per_seed
 provenance = load_beside(__file__, "provenance")
 ON_STEP = "on_step"             # the key of the on_step probe's call (conftest.py: experiments)
 NOT_PASSED = "OnStepNotPassed: "  # what the probe's train() raises (fed/on_step/tasks.py)
+CALLED_OTHERWISE = "the experiment's on_step was called as"     # ... its probe: not as train() calls it
 ROPE_ACCURACY = 0.8             # at every length, the training length's and beyond (the class page draws it)
 GAP = 1.0                       # nats: deleting positions costs at least this much (the class page draws it)
 
@@ -65,7 +66,8 @@ def expect_some_honest(runs):
 
 def expect_on_step(outcomes, experiments, name):
     """Some run is the recipe's, and the on_step probe (conftest.py) found on_step handed on
-    unchanged to every train call: each call of train()'s reached the on_step the grader passed. A
+    unchanged to every train call: each call of train()'s reached the on_step the grader passed, and
+    the experiment called it no other way (a callback that raises when train calls it fails too). A
     failure of the probe's call that is not the probe's (its train() trains nothing) shows no slip.
     A run that is not the recipe's costs the checks that use it, not this one's clause."""
     each_seed(outcomes, lambda value, runs, seed: expect_some_honest(runs))
@@ -75,8 +77,10 @@ def expect_on_step(outcomes, experiments, name):
         if failure.kind != "raised":
             raise
         if failure.message.startswith(NOT_PASSED):
-            raise CheckFailed(f"{name} to pass its on_step to every train call unchanged",
-                              failure.message.removeprefix(NOT_PASSED),
+            seen = failure.message.removeprefix(NOT_PASSED)
+            raise CheckFailed(f"{name} to pass its on_step to every train call unchanged", seen,
+                              "call on_step only as train() does, on_step(name, step, steps, loss), or leave "
+                              "the calling to train" if seen.startswith(CALLED_OTHERWISE) else
                               "train(model, task, seed=seed, on_step=on_step): hand on the on_step you were given, "
                               "as it is, to every train call") from None
 
