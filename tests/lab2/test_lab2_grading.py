@@ -310,7 +310,8 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "first_row_only": "first_row", "mean_not_sum": "mean", "exact_equality": "exact",
         "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy", "total_sum": "total",
         "unmoved_position": "unmoved", "first_positions_only": "unmoved", "any_with_own_order": "no_reorder",
-        "loose_atol": "atol", "atol_as_rtol": "relative", "norm_of_difference": "norm", "norm_of_sums": "norm"},
+        "loose_atol": "atol", "atol_as_rtol": "relative", "norm_of_difference": "norm", "norm_of_sums": "norm",
+        "summed_over_batch": "batch", "own_default_atol": "atol", "previous_order": "neighbours"},
 }
 
 
@@ -441,6 +442,17 @@ def test_the_lessons_apply_rope_loses_only_the_dtype_clause(graded_one, lab2):
     assert all(hint_words(lab2, "apply_rope", "PROMOTED")[:20] in c.hint for c in failed)
     assert sum(c.points for c in failed) == 3
     assert points(graded_one("lesson_apply_rope", "rope_frequencies"), "rope_frequencies")[0] > 0
+
+
+def test_a_float64_result_loses_only_the_dtype_clause(graded_one, lab2):
+    """Computed in float64 and returned so for every x: for a float32 x its values are right, and
+    only the checks of x's dtype (a float16 or bfloat16 x: one public, two hidden) charge it, with
+    the hint that names it; the value, device, new-tensor and model checks do not charge it again."""
+    results = graded_one("rope_float64_out", "apply_rope")
+    failed = failures(results, "apply_rope")
+    assert failed and all("dtype" in c.name for c in failed), [c.name for c in failed]
+    assert all(hint_words(lab2, "apply_rope", "FORCED_FLOAT64")[:20] in c.hint for c in failed)
+    assert sum(c.points for c in failed) == 3
 
 
 def test_returning_x_itself_is_caught_by_the_new_tensor_clause(graded_one, lab2):

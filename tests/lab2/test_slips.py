@@ -33,6 +33,8 @@ NEIGHBOURS = {
     "transpositions": ["random_shuffles", "unmoved_position"],
     "rotations": ["random_shuffles", "fixed_reorderings"],
     "few": ["random_shuffles", "rotations_only"],
+    "batch": ["total_sum", "first_row_only", "any_rows"],
+    "neighbours": ["loose_atol", "mean_not_sum", "scaled_atol"],
     "no_reorder": ["random_shuffles", "mistakes_a"],
     "positions start at 1": ["angle_in_cycles"],
     "every angle is 0": ["angle_in_cycles"],

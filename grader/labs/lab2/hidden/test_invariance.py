@@ -29,14 +29,15 @@ def check_invariant_one(student, x, atol=1e-5):
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_order(student, device):
     """compares the summed output elementwise: reversing the output keeps the sum, so True; weighting positions
-    changes it even where the features' total, or the sum's length, stays the same; changes each within atol
-    are within it, whatever their norm"""
+    changes it even where the features' total, the batch's total, or the sum's length stays the same; changes
+    each within atol are within it, whatever their norm"""
     x = inputs(2, 5, 4, 0, device)
     check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
     check(student, "a layer that weights position t by 1 + t/2", x)
     layers.check_one_token(student, x)
     check(student, "a layer that weights position t by 1 + t/2, on tokens whose features sum to 0",
           layers.zero_total(inputs(3, 5, 4, 26, device)), ["total"], weights=weighted(5))
+    check(student, layers.ROWS_CANCEL, layers.rows_cancel(inputs(1, 5, 4, 30, device)), ["batch"], weights=weighted(5))
     for name, (weights, x) in ((layers.SAME_LENGTH, layers.same_length(2, 6, 28, device)),
                                (layers.SPREAD_THIN, layers.spread_thin(2048, 29, device))):
         check(student, name, x, ["norm"], weights=weights)
@@ -120,11 +121,15 @@ def test_positional_layers(student, device, seq):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
-    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5; an absolute one, on large sums too"""
+    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5; 1e-5 when none is given; an
+    absolute one, on large sums too; each order's sum held to x's own, not to the previous order's"""
     x = inputs(1, 4, 2, 7, device)
     for atol in (1.0, 1e-5):
         check(student, "a layer that weights position t by 1 + t/500", x, ["atol"], atol=atol,
               weights=weighted(4, scale=0.002))
+    check(student, layers.DEFAULT_ATOL, x, ["atol"], atol=None, weights=layers.sum_sized(x, 1e-5, times=8.0))
+    weights, chain = layers.chained(2, 31, device)
+    check(student, layers.CHAINED, chain, ["neighbours"], weights=weights)
     layers.check_one_token(student, x)
     big = layers.large(inputs(3, 2, 4, 27, device))
     check(student, layers.LARGE_SUMS, big, ["relative"], atol=1e-2, weights=layers.sum_sized(big, 1e-2))

@@ -59,6 +59,11 @@ SAME_LENGTH = ("a layer that keeps position 1 alone, on tokens a b a ... (b = -a
                "not its length")
 SPREAD_THIN = ("a layer that weights position 1 by 1 + 0.00025, on a 2048-feature x: the reversal moves each number of "
                "the sum by 0.05 atol, the norm of the change is 2.3 atol")
+ROWS_CANCEL = ("a layer that weights position t by 1 + t/2, on two rows, the second the first negated: each row's sum "
+               "changes, their total over the batch does not")
+CHAINED = ("a layer weighting positions 0 .. 4 a little, on evenly spaced tokens: from one order to the next (as "
+           "itertools.permutations lists them) the sum moves by half atol at most, from x's own by 16 atol")
+DEFAULT_ATOL = "a layer weighting positions a little (its sum changes by 8e-5, 8 times the default atol; no atol given)"
 ONE_TOKEN = ("a layer that weights position t by 1 + t/2, on an x whose positions all hold one token (no reordering "
              "changes x)")
 
@@ -106,6 +111,26 @@ def spread_thin(d, seed, device, atol=1e-5):
     signs[d // 2:] = -1.0
     a = 1e-3 * signs[torch.randperm(d, generator=torch.Generator().manual_seed(seed))]
     return toy(2, gain=[0.0, 25 * atol]), torch.stack((0.1 + a, 0.1 - a))[None].to(device)
+
+
+def rows_cancel(x):
+    """ROWS_CANCEL's x: x's first row, then that row negated. A position-weighted layer without
+    gate or pairing is linear, so row 1's output is row 0's negated, in every order: summed over
+    the batch as well as the positions, every order gives 0."""
+    return torch.cat((x[:1], -x[:1]))
+
+
+CHAIN = (0.85, 0.19, 0.07, 0.03, 0.0)     # gains, in steps of 0.25 between tokens: see chained
+
+
+def chained(batch, seed, device, atol=1e-5):
+    """CHAINED's weights and x: tokens x_k = r + 0.25 k (r random, k = 0 .. 4) and gains s * CHAIN.
+    A reordering p changes every number of the sum by s * 0.25 * sum_t CHAIN[t] (p(t) - t): by
+    16 atol at most, while two orders next to each other in itertools.permutations' list differ
+    by 0.12 of that, about half atol. A function that holds each order's sum to the previous
+    one's, not to x's own, lets changes within atol add up."""
+    x = torch.randn(batch, 1, 3, generator=torch.Generator().manual_seed(seed)) + 0.25 * torch.arange(5.0)[:, None]
+    return toy(5, gain=torch.tensor(CHAIN) * 16 * atol / (0.25 * 3.72)), x.to(device)
 
 
 def large(x):

@@ -53,6 +53,8 @@ DEVICE_LOST = ("the result must be where x is: a tensor made without device= is 
                "(or device=x.device)")
 FORCED_FLOAT32 = ("it comes back float32 whatever x is (.float(), or dtype=torch.float32): compute in float32 if you "
                   "like, but return the result in x's dtype, .to(x.dtype) (or .type_as(x))")
+FORCED_FLOAT64 = ("it comes back float64 for a {dtype} x (.double(), or float64 cos and sin): compute in float64 if "
+                  "you like, but return the result in x's dtype, .to(x.dtype) (or .type_as(x))")
 PROMOTED = ("x * cos is float32 when x is {dtype} and cos float32 (type promotion): return the result in x's dtype, "
             ".to(x.dtype) (or turn cos and sin to x.dtype first)")
 IN_MODEL = ("apply_rope to work as the lab's model calls it: q and k permuted views of one projection "
@@ -326,12 +328,14 @@ def expect_rotated(student, out, x, cos, sin, device, values=True):
     """apply_rope's answer `out` for (x, cos, sin) is right, or the mistake is named. A check of
     another clause (dtype, device, a new tensor: not `values`) lets through values that are a named
     rotation mistake, or the function's own turn (own_turn): the value checks charge that slip;
-    doing nothing (x unturned, zeros, a constant) still fails it."""
-    placed = isinstance(out, torch.Tensor) and out.dtype == x.dtype and out.device.type == x.device.type
+    doing nothing (x unturned, zeros, a constant) still fails it. A float64 answer for a float32 x
+    holds its values: only the dtype checks (x of another dtype) charge that slip."""
+    dtypes = (x.dtype, torch.float64) if x.dtype == torch.float32 else (x.dtype,)
+    placed = isinstance(out, torch.Tensor) and out.dtype in dtypes and out.device.type == x.device.type
     if isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape) and not placed:
         raise CheckFailed(f"apply_rope(x, cos, sin) to be {x.dtype} on {x.device.type}, as x is",
                           describe(out), placement_hint(student, x, out))
-    expect_tensor(out, "apply_rope(x, cos, sin)", x.shape, x.dtype, device)
+    expect_tensor(out, "apply_rope(x, cos, sin)", x.shape, out.dtype, device)
     if x.device.type == "meta":
         return
     x, cos, sin = x.cpu(), cos.cpu(), sin.cpu()
@@ -415,6 +419,8 @@ def placement_hint(student, x, out):
         return FORCED_FLOAT32
     if out.dtype == torch.float32 and x.dtype in (torch.float16, torch.bfloat16):
         return PROMOTED.format(dtype=str(x.dtype).removeprefix("torch."))
+    if out.dtype == torch.float64 and out.device.type == x.device.type:
+        return FORCED_FLOAT64.format(dtype=str(x.dtype).removeprefix("torch."))
     return None
 
 
