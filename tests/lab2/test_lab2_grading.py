@@ -311,7 +311,8 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy", "total_sum": "total",
         "unmoved_position": "unmoved", "first_positions_only": "unmoved", "any_with_own_order": "no_reorder",
         "loose_atol": "atol", "atol_as_rtol": "relative", "norm_of_difference": "norm", "norm_of_sums": "norm",
-        "summed_over_batch": "batch", "own_default_atol": "atol", "previous_order": "neighbours"},
+        "summed_over_batch": "batch", "own_default_atol": "atol", "previous_order": "neighbours",
+        "sorted_positions": "sorted"},
 }
 
 

@@ -29,8 +29,8 @@ def check_invariant_one(student, x, atol=1e-5):
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_order(student, device):
     """compares the summed output elementwise: reversing the output keeps the sum, so True; weighting positions
-    changes it even where the features' total, the batch's total, or the sum's length stays the same; changes
-    each within atol are within it, whatever their norm"""
+    changes it even where the features' total, the batch's total, or the sum's length stays the same; mixing
+    positions changes the outputs, not their sum; changes each within atol are within it, whatever their norm"""
     x = inputs(2, 5, 4, 0, device)
     check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
     check(student, "a layer that weights position t by 1 + t/2", x)
@@ -38,6 +38,7 @@ def test_sum_not_order(student, device):
     check(student, "a layer that weights position t by 1 + t/2, on tokens whose features sum to 0",
           layers.zero_total(inputs(3, 5, 4, 26, device)), ["total"], weights=weighted(5))
     check(student, layers.ROWS_CANCEL, layers.rows_cancel(inputs(1, 5, 4, 30, device)), ["batch"], weights=weighted(5))
+    check(student, layers.MIXING, x, ["positionwise", "sorted"])
     for name, (weights, x) in ((layers.SAME_LENGTH, layers.same_length(2, 6, 28, device)),
                                (layers.SPREAD_THIN, layers.spread_thin(2048, 29, device))):
         check(student, name, x, ["norm"], weights=weights)

@@ -42,11 +42,14 @@ def weighted(seq, scale=0.5):
     return toy(seq, gain=scale * torch.arange(seq, dtype=torch.float32))
 
 
+MIXING = ("a layer averaging each position with the one before, round in a circle (its outputs change with the "
+          "order, not as a reordering of them; their sum is x's sum in any order)")
 ROTATIONS = "a layer mixing each position with the next, round in a circle (rotations change nothing)"
 LAYERS = {      # name shown in messages -> weights on seq positions
     "a layer that weights position t by 1 + t/2": weighted,
     "a layer that ignores positions": toy,
     "a layer that reverses positions (its sum ignores order)": lambda seq: toy(seq, mix=torch.eye(seq).flip(0)),
+    MIXING: lambda seq: toy(seq, mix=(torch.eye(seq) + torch.eye(seq).roll(1, 0)) / 2),
     "a layer weighting positions symmetrically (reversal changes nothing)":
         lambda seq: toy(seq, gain=0.5 * (torch.arange(seq) - (seq - 1) / 2) ** 2),
     "a layer weighting positions 0 and 1 alike (swapping them changes nothing)":

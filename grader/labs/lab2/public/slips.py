@@ -23,6 +23,8 @@ HINTS = {
     "exact": "exact equality (== or torch.equal) fails on float noise: summed in another order, the same numbers "
              "differ in their last bits; compare with torch.allclose(..., rtol=0, atol=atol)",
     "positionwise": "compare attn(x).sum(1), not the outputs position by position",
+    "sorted": "compare the sums over positions, attn(x).sum(1), not the outputs as a set of positions (sorted): a "
+              "layer can mix positions so that its outputs change with the order while their sum does not",
     "any": "every number of the summed output must stay within atol (.all(), or torch.allclose), not just some "
            "of them (.any())",
     "relative": "atol is absolute: compare with rtol=0, atol=atol; a tolerance relative to the values (rtol, "
@@ -154,6 +156,7 @@ QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers
     "one token, weighted": lambda d: (layers.weighted(3), layers.inputs(2, 3, 3, 43, d, "aaa"), 1e-5),  # True
     "reversal, whole numbers": lambda d: (layers.toy(4, mix=torch.eye(4).flip(0)),                 # True
                                           layers.inputs(2, 4, 3, 42, d).mul(3).round(), 1e-5),
+    "mixing": lambda d: (layers.LAYERS[layers.MIXING](4), layers.inputs(2, 4, 3, 61, d), 1e-5),         # True
     "one token": lambda d: (layers.toy(3), layers.inputs(2, 3, 3, 43, d, "aaa"), 1e-5),             # True
     "atol 1": lambda d: (layers.weighted(3, scale=0.002), layers.inputs(1, 3, 3, 44, d), 1.0),       # True
     "default atol": lambda d: (layers.weighted(3, scale=0.002), layers.inputs(1, 3, 3, 44, d), None),  # False
@@ -216,7 +219,9 @@ SLIPS = {       # slip -> does what the function answered show it? (a right func
     and not ask("row 1 opened") and runs_it(ask),
     "total": lambda ask: ask("zero total") and not ask("positional 3") and not ask("row 1 opened"),
     "norm": lambda ask: (ask("same length") or not ask("spread thin")) and ask("noisy") and ask("atol 1")
-    and not ask("positional 2") and runs_it(ask),
+    and not ask("positional 2") and ask("mixing") and runs_it(ask),
+    "sorted": lambda ask: not ask("mixing") and ask("reversal, whole numbers") and ask("noisy") and ask("one token")
+    and not ask("positional 3") and runs_it(ask),
     "mean": lambda ask: ask("sum sized") and ask("sum sized 3") and not ask("positional 3") and not ask("row 1 opened"),
     "first_row": lambda ask: ask("row 1 opened") and not ask("opened") and not ask("row 0 opened"),
     "any": lambda ask: ask("row 1 opened") and ask("row 0 opened") and not ask("opened"),

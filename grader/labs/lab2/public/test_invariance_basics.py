@@ -27,7 +27,8 @@ def test_position_free_and_positional(student, device):
 def test_summed_output(student, device):
     """compares summed outputs elementwise: a layer that reverses positions keeps the sum, so True; one that
     weights them changes it even where the features' total, the batch's total, or the sum's length stays the
-    same, so False; changes each within atol are within it, whatever their norm, so True"""
+    same, so False; one that mixes positions changes its outputs and keeps their sum, so True; changes each
+    within atol are within it, whatever their norm, so True"""
     x = inputs(3, 4, 2, 101, device)
     check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
     check(student, POSITIONAL, x)
@@ -36,6 +37,7 @@ def test_summed_output(student, device):
           ["total"], weights=layers.weighted(4))
     check(student, layers.ROWS_CANCEL, layers.rows_cancel(inputs(1, 4, 3, 113, device)), ["batch"],
           weights=layers.weighted(4))
+    check(student, layers.MIXING, x, ["positionwise", "sorted"])
     for name, (weights, x) in ((layers.SAME_LENGTH, layers.same_length(2, 4, 111, device)),
                                (layers.SPREAD_THIN, layers.spread_thin(2048, 112, device))):
         check(student, name, x, ["norm"], weights=weights)
