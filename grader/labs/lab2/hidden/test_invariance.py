@@ -90,9 +90,11 @@ def test_depends_on_input(student, device, seq, seed):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_three_cycle(student, device):
-    """every reordering, not every swap: on tokens a b c c no swap changes the layer's sum, a 3-cycle does"""
+    """every reordering of every position, not every swap: on tokens a b c c no swap changes the layer's sum, a
+    3-cycle does; on 6 positions, only orders that move the last change a layer's sum"""
     weights, x = layers.three_cycle(4, 2, 3, 23, device)
     check(student, layers.THREE_CYCLE, x, ["transpositions"], weights=weights)
+    check(student, layers.LAST_ALONE, inputs(1, 6, 2, 32, device), ["unmoved"], weights=layers.last_of(6))
     check_invariant_one(student, x)
 
 

@@ -62,6 +62,7 @@ SAME_LENGTH = ("a layer that keeps position 1 alone, on tokens a b a ... (b = -a
                "not its length")
 SPREAD_THIN = ("a layer that weights position 1 by 1 + 0.00025, on a 2048-feature x: the reversal moves each number of "
                "the sum by 0.05 atol, the norm of the change is 2.3 atol")
+LAST_ALONE = "a layer weighting the last of 6 positions alone (only orders that move it change the sum)"
 ROWS_CANCEL = ("a layer that weights position t by 1 + t/2, on two rows, the second the first negated: each row's sum "
                "changes, their total over the batch does not")
 CHAINED = ("a layer weighting positions 0 .. 4 a little, on evenly spaced tokens: from one order to the next (as "
@@ -86,11 +87,21 @@ def three_cycle(seq, batch, d, seed, device):
     return toy(seq, gain=gain, pair=1.0, mix=torch.diag(torch.tensor([1.0, 1.0] + [0.0] * (seq - 2)))), x.to(device)
 
 
-def sum_sized(x, atol, times=3.0):
+def sum_sized(x, atol, times=3.0, upto=None):
     """Weights of a position-weighted layer whose summed output some reordering of x changes by
-    `times` atol at most, no more: its mean over x.shape[1] > `times` positions changes by less than atol."""
-    worst = change(weighted(x.shape[1], scale=1.0), x)
-    return weighted(x.shape[1], scale=times * atol / worst)
+    `times` atol at most, no more: its mean over x.shape[1] > `times` positions changes by less than atol.
+    `upto`: only positions before it are weighted (t by t), so that orders of a few positions change
+    the sum by more than atol too (a search that leaves some positions in place is not charged here)."""
+    gains = weighted(x.shape[1], scale=1.0)["gain"]
+    if upto is not None:
+        gains[upto:] = 0.0
+    worst = change(toy(x.shape[1], gain=gains), x)
+    return toy(x.shape[1], gain=gains * (times * atol / worst))
+
+
+def last_of(seq):
+    """LAST_ALONE's weights: position seq - 1 weighted by 1.5, the others by 1."""
+    return toy(seq, gain=torch.eye(seq)[seq - 1] / 2)
 
 
 def same_length(batch, seq, seed, device):

@@ -171,7 +171,7 @@ QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers
     "spread thin": lambda d: (*layers.spread_thin(2048, 58, d), 1e-5),                               # True
     **{f"weighted at {t} of {seq}": lambda d, t=t, seq=seq: (layers.toy(seq, gain=torch.eye(seq)[t] / 2),  # False
                                                             layers.inputs(2, seq, 3, 52, d), 1e-5)
-       for t, seq in ((0, 3), (1, 3), (2, 3), (3, 4))},
+       for t, seq in ((0, 3), (1, 3), (2, 3), (3, 4), (5, 6))},
     "opened": _gated("opened"),                                                                     # False
     "row 1 opened": _gated("mixed"),                                                                # False
     "row 0 opened": _gated("row 0"),                                                                # False
