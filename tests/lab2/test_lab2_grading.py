@@ -312,7 +312,8 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "unmoved_position": "unmoved", "first_positions_only": "unmoved", "any_with_own_order": "no_reorder",
         "loose_atol": "atol", "atol_as_rtol": "relative", "norm_of_difference": "norm", "norm_of_sums": "norm",
         "summed_over_batch": "batch", "own_default_atol": "atol", "previous_order": "neighbours",
-        "sorted_positions": "sorted", "first_five_positions": "unmoved"},
+        "sorted_positions": "sorted", "first_five_positions": "unmoved",
+        "mean_abs_change": "average"},
 }
 
 

@@ -25,6 +25,7 @@ NEIGHBOURS = {
     "any": ["first_row_only", "total_sum"],
     "total": ["any_rows", "mean_not_sum"],
     "norm": ["exact_equality", "total_sum", "loose_atol", "sorted_positions"],
+    "average": ["norm_of_sums", "mean_not_sum", "any_rows"],
     "sorted": ["mistakes_b", "exact_equality", "norm_of_difference"],
     "relative": ["loose_atol", "scaled_atol", "mean_not_sum"],
     "atol": ["exact_equality", "scaled_atol"],

@@ -63,6 +63,8 @@ SAME_LENGTH = ("a layer that keeps position 1 alone, on tokens a b a ... (b = -a
 SPREAD_THIN = ("a layer that weights position 1 by 1 + 0.00025, on a 2048-feature x: the reversal moves each number of "
                "the sum by 0.05 atol, the norm of the change is 2.3 atol")
 LAST_ALONE = "a layer weighting the last of 6 positions alone (only orders that move it change the sum)"
+ONE_FEATURE = ("a layer weighting position 1 a little, on a 2048-feature x whose token 1 differs from the others in "
+               "one feature: an order that moves it changes that number of the sum by 3 atol, the others not at all")
 ROWS_CANCEL = ("a layer that weights position t by 1 + t/2, on two rows, the second the first negated: each row's sum "
                "changes, their total over the batch does not")
 CHAINED = ("a layer weighting positions 0 .. 4 a little, on evenly spaced tokens: from one order to the next (as "
@@ -145,6 +147,20 @@ def chained(batch, seed, device, atol=1e-5):
     one's, not to x's own, lets changes within atol add up."""
     x = torch.randn(batch, 1, 3, generator=torch.Generator().manual_seed(seed)) + 0.25 * torch.arange(5.0)[:, None]
     return toy(5, gain=torch.tensor(CHAIN) * 16 * atol / (0.25 * 3.72)), x.to(device)
+
+
+def one_feature(seq, d, seed, device, atol, times=3.0):
+    """ONE_FEATURE's weights and x: every position holds r (small, random), but position 1 holds
+    r + e_k (e_k the k-th unit vector), and a layer weighting position 1 by 1 + `times` atol. An order
+    that moves token 1 moves number k of the sum by `times` atol, and its length by about as much,
+    and leaves the other numbers exactly as they were: their mean over features moves by `times`
+    atol / d, over positions by `times` atol / seq."""
+    generator = torch.Generator().manual_seed(seed)
+    r = 1e-3 * torch.randn(d, generator=generator)
+    k = int(torch.randint(d, (1,), generator=generator))
+    x = r.repeat(1, seq, 1)
+    x[0, 1, k] += 1.0
+    return toy(seq, gain=torch.eye(seq)[1] * times * atol), x.to(device)
 
 
 def large(x):

@@ -25,6 +25,8 @@ HINTS = {
     "positionwise": "compare attn(x).sum(1), not the outputs position by position",
     "sorted": "compare the sums over positions, attn(x).sum(1), not the outputs as a set of positions (sorted): a "
               "layer can mix positions so that its outputs change with the order while their sum does not",
+    "average": "hold every number of the sum to atol (torch.allclose(..., rtol=0, atol=atol)), not their average "
+               "(.mean(), mse_loss): a change of 3 atol in one number is a change, however many others stay",
     "any": "every number of the summed output must stay within atol (.all(), or torch.allclose), not just some "
            "of them (.any())",
     "relative": "atol is absolute: compare with rtol=0, atol=atol; a tolerance relative to the values (rtol, "
@@ -169,6 +171,7 @@ QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers
     "zero total": _zero_total,                                                                      # False
     "same length": lambda d: (*layers.same_length(2, 5, 57, d), 1e-5),                              # False
     "spread thin": lambda d: (*layers.spread_thin(2048, 58, d), 1e-5),                               # True
+    "one feature": lambda d: (*layers.one_feature(2, 2048, 63, d, 1e-5, times=5.0), 1e-5),             # False
     **{f"weighted at {t} of {seq}": lambda d, t=t, seq=seq: (layers.toy(seq, gain=torch.eye(seq)[t] / 2),  # False
                                                             layers.inputs(2, seq, 3, 52, d), 1e-5)
        for t, seq in ((0, 3), (1, 3), (2, 3), (3, 4), (5, 6))},
@@ -220,6 +223,8 @@ SLIPS = {       # slip -> does what the function answered show it? (a right func
     "total": lambda ask: ask("zero total") and not ask("positional 3") and not ask("row 1 opened"),
     "norm": lambda ask: (ask("same length") or not ask("spread thin")) and ask("noisy") and ask("atol 1")
     and not ask("positional 2") and ask("mixing") and runs_it(ask),
+    "average": lambda ask: ask("one feature") and ask("spread thin") and not ask("same length")
+    and not ask("positional 2") and not ask("row 1 opened") and runs_it(ask),
     "sorted": lambda ask: not ask("mixing") and ask("reversal, whole numbers") and ask("noisy") and ask("one token")
     and not ask("positional 3") and runs_it(ask),
     "mean": lambda ask: ask("sum sized") and ask("sum sized 3") and not ask("positional 3") and not ask("row 1 opened"),

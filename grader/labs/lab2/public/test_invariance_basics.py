@@ -68,9 +68,9 @@ def test_three_cycle(student, device):
     does; a layer only orders that move the last of 6 positions change"""
     weights, x = layers.three_cycle(3, 2, 3, 108, device)
     check(student, layers.THREE_CYCLE, x, ["transpositions"], weights=weights)
-    check(student, layers.LAST_ALONE, inputs(2, 6, 3, 115, device), ["unmoved"], weights=layers.last_of(6))
     check(student, FREE, x)
     layers.check_one_token(student, x)
+    check(student, layers.LAST_ALONE, inputs(2, 6, 3, 115, device), ["unmoved"], weights=layers.last_of(6))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -97,12 +97,15 @@ def test_every_row(student, device):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_mean(student, device):
-    """summed, not averaged: a change of 3 atol in the sum is half atol in the mean over 6 positions"""
+    """summed, not averaged: a change of 3 atol in the sum is half atol in the mean over 6 positions; nor averaged
+    over features: a change of 3 atol in one number of 2048 is a change"""
     x = inputs(2, 6, 3, 109, device)
     check(student, "a layer weighting positions a little (its sum changes by 3 atol)", x, ["mean"], atol=1e-2,
           weights=layers.sum_sized(x, 1e-2, upto=3))
     check(student, FREE, x, atol=1e-2)
     layers.check_one_token(student, x, atol=1e-2)
+    weights, one = layers.one_feature(6, 2048, 116, device, 1e-2)
+    check(student, layers.ONE_FEATURE, one, ["average"], atol=1e-2, weights=weights)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
