@@ -486,6 +486,17 @@ def test_float64_frequencies_lose_only_the_dtype_clause(graded_one):
     assert sum(c.points for c in failed) == 2
 
 
+def test_frequencies_shaped_for_broadcasting_lose_only_the_form_clause(graded_one, lab2):
+    """cos and sin right, float32, where asked, but (1, 1, seq_len, head_dim // 2): the checks that ask
+    the answer's form (float32, of its shape: one public, one hidden) fail with the hint that says so;
+    the value, base, size and device checks judge the values they hold."""
+    results = graded_one("broadcast_frequencies", "rope_frequencies")
+    failed = failures(results, "rope_frequencies")
+    assert failed and all("float32" in c.name for c in failed), [c.name for c in failed]
+    assert all(hint_words(lab2, "rope_frequencies", "BROADCAST_SHAPE") in c.hint for c in failed)
+    assert sum(c.points for c in failed) == 2
+
+
 @pytest.mark.parametrize("submission, words", [
     ("rope_clockwise", "the angle has the wrong sign"), ("rope_half_split", "half-split rotate_half")])
 def test_a_rotation_slip_costs_the_value_checks_alone(graded_one, submission, words):

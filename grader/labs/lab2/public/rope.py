@@ -75,6 +75,8 @@ MIXED_DTYPES = ("x is {dtype} and cos, sin float32: an operation that needs one 
                 "refuses the mix; compute in float32 (x.float()) and return .to(x.dtype), as LLaMA's .type_as(x) does")
 
 
+BROADCAST_SHAPE = ("cos and sin are (seq_len, head_dim // 2): dimensions of size 1 for broadcasting over batch and "
+                   "heads are apply_rope's to add (cos[None, None])")
 BASE_IGNORED = "the base argument is ignored (10000 used instead)"
 
 
@@ -134,11 +136,19 @@ def frequencies_answer(student, head_dim, seq_len, on, dtype_clause=False, **kwa
     """rope_frequencies(head_dim, seq_len, **kwargs) -> (cos, sin): two float32 tensors of the right
     shape `on` that device, or CheckFailed naming what is not. float64 passes unless `dtype_clause`:
     its values are as right, and a check about values charging for the dtype would charge one slip
-    in every check (the checks of the device argument ask float32 too)."""
+    in every check (the checks of the device argument ask float32 too). So do leading dimensions of
+    size 1 (shaped for broadcasting), judged as the (seq_len, head_dim // 2) values they hold."""
     result = student.rope_frequencies(head_dim, seq_len, **kwargs)
     expect(isinstance(result, (tuple, list)) and len(result) == 2, "a pair (cos, sin)", describe(result))
     shape = (seq_len, head_dim // 2)
+    answer = []
     for name, value in zip(("cos", "sin"), result):
+        broadcast = isinstance(value, torch.Tensor) and value.dim() > 2 and tuple(value.shape[-2:]) == shape \
+            and set(value.shape[:-2]) == {1}
+        if broadcast and dtype_clause:
+            raise CheckFailed(f"{name} of shape {shape}", describe(value), BROADCAST_SHAPE)
+        if broadcast:           # the values are judged; the checks of the answer's form charge the shape
+            value = value.reshape(shape)
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (seq_len, head_dim):
             raise CheckFailed(f"{name} of shape {shape}", describe(value),
                               "one value per pair of dimensions, not per dimension: the "
@@ -159,7 +169,8 @@ def frequencies_answer(student, head_dim, seq_len, on, dtype_clause=False, **kwa
         expect(isinstance(value, torch.Tensor) and tuple(value.shape) == shape and value.dtype in dtypes
                and value.device.type == torch.device(on).type,
                f"{name} to be a float32 tensor of shape {shape} on {torch.device(on).type}", describe(value), hint)
-    return result
+        answer.append(value)
+    return tuple(answer)
 
 
 FRESH_SIZES = (10, 11)      # head_dim, seq_len no check asks for: an answer no cache holds yet
