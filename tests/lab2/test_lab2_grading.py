@@ -310,7 +310,10 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "first_row_only": "first_row", "mean_not_sum": "mean", "exact_equality": "exact",
         "fixed_reorderings": "few", "inplace_invariance": "x[:, perm] makes a copy", "total_sum": "total",
         "unmoved_position": "unmoved", "first_positions_only": "unmoved", "any_with_own_order": "no_reorder",
-        "loose_atol": "atol", "atol_as_rtol": "relative", "norm_of_difference": "norm", "norm_of_sums": "norm"},
+        "loose_atol": "atol", "atol_as_rtol": "relative", "norm_of_difference": "norm", "norm_of_sums": "norm",
+        "summed_over_batch": "batch", "own_default_atol": "atol", "previous_order": "neighbours",
+        "sorted_positions": "sorted", "first_five_positions": "unmoved",
+        "mean_abs_change": "average"},
 }
 
 
@@ -443,6 +446,17 @@ def test_the_lessons_apply_rope_loses_only_the_dtype_clause(graded_one, lab2):
     assert points(graded_one("lesson_apply_rope", "rope_frequencies"), "rope_frequencies")[0] > 0
 
 
+def test_a_float64_result_loses_only_the_dtype_clause(graded_one, lab2):
+    """Computed in float64 and returned so for every x: for a float32 x its values are right, and
+    only the checks of x's dtype (a float16 or bfloat16 x: one public, two hidden) charge it, with
+    the hint that names it; the value, device, new-tensor and model checks do not charge it again."""
+    results = graded_one("rope_float64_out", "apply_rope")
+    failed = failures(results, "apply_rope")
+    assert failed and all("dtype" in c.name for c in failed), [c.name for c in failed]
+    assert all(hint_words(lab2, "apply_rope", "FORCED_FLOAT64")[:20] in c.hint for c in failed)
+    assert sum(c.points for c in failed) == 3
+
+
 def test_returning_x_itself_is_caught_by_the_new_tensor_clause(graded_one, lab2):
     """x itself when nothing turns (one position): the checks that the result is a new tensor fail,
     saying so; no device check, and no other, is charged."""
@@ -469,6 +483,17 @@ def test_float64_frequencies_lose_only_the_dtype_clause(graded_one):
     failed = failures(results, "rope_frequencies")
     assert failed and all("float32" in c.name for c in failed), [c.name for c in failed]
     assert all("return cos and sin in float32" in c.hint for c in failed)
+    assert sum(c.points for c in failed) == 2
+
+
+def test_frequencies_shaped_for_broadcasting_lose_only_the_form_clause(graded_one, lab2):
+    """cos and sin right, float32, where asked, but (1, 1, seq_len, head_dim // 2): the checks that ask
+    the answer's form (float32, of its shape: one public, one hidden) fail with the hint that says so;
+    the value, base, size and device checks judge the values they hold."""
+    results = graded_one("broadcast_frequencies", "rope_frequencies")
+    failed = failures(results, "rope_frequencies")
+    assert failed and all("float32" in c.name for c in failed), [c.name for c in failed]
+    assert all(hint_words(lab2, "rope_frequencies", "BROADCAST_SHAPE") in c.hint for c in failed)
     assert sum(c.points for c in failed) == 2
 
 

@@ -29,14 +29,16 @@ def check_invariant_one(student, x, atol=1e-5):
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_order(student, device):
     """compares the summed output elementwise: reversing the output keeps the sum, so True; weighting positions
-    changes it even where the features' total, or the sum's length, stays the same; changes each within atol
-    are within it, whatever their norm"""
+    changes it even where the features' total, the batch's total, or the sum's length stays the same; mixing
+    positions changes the outputs, not their sum; changes each within atol are within it, whatever their norm"""
     x = inputs(2, 5, 4, 0, device)
     check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
     check(student, "a layer that weights position t by 1 + t/2", x)
     layers.check_one_token(student, x)
     check(student, "a layer that weights position t by 1 + t/2, on tokens whose features sum to 0",
           layers.zero_total(inputs(3, 5, 4, 26, device)), ["total"], weights=weighted(5))
+    check(student, layers.ROWS_CANCEL, layers.rows_cancel(inputs(1, 5, 4, 30, device)), ["batch"], weights=weighted(5))
+    check(student, layers.MIXING, x, ["positionwise", "sorted"])
     for name, (weights, x) in ((layers.SAME_LENGTH, layers.same_length(2, 6, 28, device)),
                                (layers.SPREAD_THIN, layers.spread_thin(2048, 29, device))):
         check(student, name, x, ["norm"], weights=weights)
@@ -88,10 +90,12 @@ def test_depends_on_input(student, device, seq, seed):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_three_cycle(student, device):
-    """every reordering, not every swap: on tokens a b c c no swap changes the layer's sum, a 3-cycle does"""
+    """every reordering of every position, not every swap: on tokens a b c c no swap changes the layer's sum, a
+    3-cycle does; on 6 positions, only orders that move the last change a layer's sum"""
     weights, x = layers.three_cycle(4, 2, 3, 23, device)
     check(student, layers.THREE_CYCLE, x, ["transpositions"], weights=weights)
     check_invariant_one(student, x)
+    check(student, layers.LAST_ALONE, inputs(1, 6, 2, 32, device), ["unmoved"], weights=layers.last_of(6))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -102,11 +106,14 @@ def test_every_row(student, device):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_mean(student, device):
-    """summed, not averaged: a change of 2.5 atol in the sum is half atol in the mean over 5 positions"""
+    """summed, not averaged: a change of 2.5 atol in the sum is half atol in the mean over 5 positions; nor
+    averaged over features: a change of 3 atol in one number of 2048 is a change"""
     x = inputs(3, 5, 2, 25, device)
     check(student, "a layer weighting positions a little (its sum changes by 2.5 atol)", x, ["mean"], atol=1e-3,
           weights=layers.sum_sized(x, 1e-3, times=2.5))
     check_invariant_one(student, x, atol=1e-3)
+    weights, one = layers.one_feature(5, 2048, 33, device, 1e-3)
+    check(student, layers.ONE_FEATURE, one, ["average"], atol=1e-3, weights=weights)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -120,11 +127,15 @@ def test_positional_layers(student, device, seq):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
-    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5; an absolute one, on large sums too"""
+    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5; 1e-5 when none is given; an
+    absolute one, on large sums too; each order's sum held to x's own, not to the previous order's"""
     x = inputs(1, 4, 2, 7, device)
     for atol in (1.0, 1e-5):
         check(student, "a layer that weights position t by 1 + t/500", x, ["atol"], atol=atol,
               weights=weighted(4, scale=0.002))
+    check(student, layers.DEFAULT_ATOL, x, ["atol"], atol=None, weights=layers.sum_sized(x, 1e-5, times=8.0))
+    weights, chain = layers.chained(2, 31, device)
+    check(student, layers.CHAINED, chain, ["neighbours"], weights=weights)
     layers.check_one_token(student, x)
     big = layers.large(inputs(3, 2, 4, 27, device))
     check(student, layers.LARGE_SUMS, big, ["relative"], atol=1e-2, weights=layers.sum_sized(big, 1e-2))

@@ -42,11 +42,14 @@ def weighted(seq, scale=0.5):
     return toy(seq, gain=scale * torch.arange(seq, dtype=torch.float32))
 
 
+MIXING = ("a layer averaging each position with the one before, round in a circle (its outputs change with the "
+          "order, not as a reordering of them; their sum is x's sum in any order)")
 ROTATIONS = "a layer mixing each position with the next, round in a circle (rotations change nothing)"
 LAYERS = {      # name shown in messages -> weights on seq positions
     "a layer that weights position t by 1 + t/2": weighted,
     "a layer that ignores positions": toy,
     "a layer that reverses positions (its sum ignores order)": lambda seq: toy(seq, mix=torch.eye(seq).flip(0)),
+    MIXING: lambda seq: toy(seq, mix=(torch.eye(seq) + torch.eye(seq).roll(1, 0)) / 2),
     "a layer weighting positions symmetrically (reversal changes nothing)":
         lambda seq: toy(seq, gain=0.5 * (torch.arange(seq) - (seq - 1) / 2) ** 2),
     "a layer weighting positions 0 and 1 alike (swapping them changes nothing)":
@@ -59,6 +62,14 @@ SAME_LENGTH = ("a layer that keeps position 1 alone, on tokens a b a ... (b = -a
                "not its length")
 SPREAD_THIN = ("a layer that weights position 1 by 1 + 0.00025, on a 2048-feature x: the reversal moves each number of "
                "the sum by 0.05 atol, the norm of the change is 2.3 atol")
+LAST_ALONE = "a layer weighting the last of 6 positions alone (only orders that move it change the sum)"
+ONE_FEATURE = ("a layer weighting position 1 a little, on a 2048-feature x whose token 1 differs from the others in "
+               "one feature: an order that moves it changes that number of the sum by 3 atol, the others not at all")
+ROWS_CANCEL = ("a layer that weights position t by 1 + t/2, on two rows, the second the first negated: each row's sum "
+               "changes, their total over the batch does not")
+CHAINED = ("a layer weighting positions 0 .. 4 a little, on evenly spaced tokens: from one order to the next (as "
+           "itertools.permutations lists them) the sum moves by half atol at most, from x's own by 16 atol")
+DEFAULT_ATOL = "a layer weighting positions a little (its sum changes by 8e-5, 8 times the default atol; no atol given)"
 ONE_TOKEN = ("a layer that weights position t by 1 + t/2, on an x whose positions all hold one token (no reordering "
              "changes x)")
 
@@ -78,11 +89,21 @@ def three_cycle(seq, batch, d, seed, device):
     return toy(seq, gain=gain, pair=1.0, mix=torch.diag(torch.tensor([1.0, 1.0] + [0.0] * (seq - 2)))), x.to(device)
 
 
-def sum_sized(x, atol, times=3.0):
+def sum_sized(x, atol, times=3.0, upto=None):
     """Weights of a position-weighted layer whose summed output some reordering of x changes by
-    `times` atol at most, no more: its mean over x.shape[1] > `times` positions changes by less than atol."""
-    worst = change(weighted(x.shape[1], scale=1.0), x)
-    return weighted(x.shape[1], scale=times * atol / worst)
+    `times` atol at most, no more: its mean over x.shape[1] > `times` positions changes by less than atol.
+    `upto`: only positions before it are weighted (t by t), so that orders of a few positions change
+    the sum by more than atol too (a search that leaves some positions in place is not charged here)."""
+    gains = weighted(x.shape[1], scale=1.0)["gain"]
+    if upto is not None:
+        gains[upto:] = 0.0
+    worst = change(toy(x.shape[1], gain=gains), x)
+    return toy(x.shape[1], gain=gains * (times * atol / worst))
+
+
+def last_of(seq):
+    """LAST_ALONE's weights: position seq - 1 weighted by 1.5, the others by 1."""
+    return toy(seq, gain=torch.eye(seq)[seq - 1] / 2)
 
 
 def same_length(batch, seq, seed, device):
@@ -106,6 +127,40 @@ def spread_thin(d, seed, device, atol=1e-5):
     signs[d // 2:] = -1.0
     a = 1e-3 * signs[torch.randperm(d, generator=torch.Generator().manual_seed(seed))]
     return toy(2, gain=[0.0, 25 * atol]), torch.stack((0.1 + a, 0.1 - a))[None].to(device)
+
+
+def rows_cancel(x):
+    """ROWS_CANCEL's x: x's first row, then that row negated. A position-weighted layer without
+    gate or pairing is linear, so row 1's output is row 0's negated, in every order: summed over
+    the batch as well as the positions, every order gives 0."""
+    return torch.cat((x[:1], -x[:1]))
+
+
+CHAIN = (0.85, 0.19, 0.07, 0.03, 0.0)     # gains, in steps of 0.25 between tokens: see chained
+
+
+def chained(batch, seed, device, atol=1e-5):
+    """CHAINED's weights and x: tokens x_k = r + 0.25 k (r random, k = 0 .. 4) and gains s * CHAIN.
+    A reordering p changes every number of the sum by s * 0.25 * sum_t CHAIN[t] (p(t) - t): by
+    16 atol at most, while two orders next to each other in itertools.permutations' list differ
+    by 0.12 of that, about half atol. A function that holds each order's sum to the previous
+    one's, not to x's own, lets changes within atol add up."""
+    x = torch.randn(batch, 1, 3, generator=torch.Generator().manual_seed(seed)) + 0.25 * torch.arange(5.0)[:, None]
+    return toy(5, gain=torch.tensor(CHAIN) * 16 * atol / (0.25 * 3.72)), x.to(device)
+
+
+def one_feature(seq, d, seed, device, atol, times=3.0):
+    """ONE_FEATURE's weights and x: every position holds r (small, random), but position 1 holds
+    r + e_k (e_k the k-th unit vector), and a layer weighting position 1 by 1 + `times` atol. An order
+    that moves token 1 moves number k of the sum by `times` atol, and its length by about as much,
+    and leaves the other numbers exactly as they were: their mean over features moves by `times`
+    atol / d, over positions by `times` atol / seq."""
+    generator = torch.Generator().manual_seed(seed)
+    r = 1e-3 * torch.randn(d, generator=generator)
+    k = int(torch.randint(d, (1,), generator=generator))
+    x = r.repeat(1, seq, 1)
+    x[0, 1, k] += 1.0
+    return toy(seq, gain=torch.eye(seq)[1] * times * atol), x.to(device)
 
 
 def large(x):

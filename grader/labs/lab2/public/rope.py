@@ -53,6 +53,8 @@ DEVICE_LOST = ("the result must be where x is: a tensor made without device= is 
                "(or device=x.device)")
 FORCED_FLOAT32 = ("it comes back float32 whatever x is (.float(), or dtype=torch.float32): compute in float32 if you "
                   "like, but return the result in x's dtype, .to(x.dtype) (or .type_as(x))")
+FORCED_FLOAT64 = ("it comes back float64 for a {dtype} x (.double(), or float64 cos and sin): compute in float64 if "
+                  "you like, but return the result in x's dtype, .to(x.dtype) (or .type_as(x))")
 PROMOTED = ("x * cos is float32 when x is {dtype} and cos float32 (type promotion): return the result in x's dtype, "
             ".to(x.dtype) (or turn cos and sin to x.dtype first)")
 IN_MODEL = ("apply_rope to work as the lab's model calls it: q and k permuted views of one projection "
@@ -73,6 +75,8 @@ MIXED_DTYPES = ("x is {dtype} and cos, sin float32: an operation that needs one 
                 "refuses the mix; compute in float32 (x.float()) and return .to(x.dtype), as LLaMA's .type_as(x) does")
 
 
+BROADCAST_SHAPE = ("cos and sin are (seq_len, head_dim // 2): dimensions of size 1 for broadcasting over batch and "
+                   "heads are apply_rope's to add (cos[None, None])")
 BASE_IGNORED = "the base argument is ignored (10000 used instead)"
 
 
@@ -132,11 +136,19 @@ def frequencies_answer(student, head_dim, seq_len, on, dtype_clause=False, **kwa
     """rope_frequencies(head_dim, seq_len, **kwargs) -> (cos, sin): two float32 tensors of the right
     shape `on` that device, or CheckFailed naming what is not. float64 passes unless `dtype_clause`:
     its values are as right, and a check about values charging for the dtype would charge one slip
-    in every check (the checks of the device argument ask float32 too)."""
+    in every check (the checks of the device argument ask float32 too). So do leading dimensions of
+    size 1 (shaped for broadcasting), judged as the (seq_len, head_dim // 2) values they hold."""
     result = student.rope_frequencies(head_dim, seq_len, **kwargs)
     expect(isinstance(result, (tuple, list)) and len(result) == 2, "a pair (cos, sin)", describe(result))
     shape = (seq_len, head_dim // 2)
+    answer = []
     for name, value in zip(("cos", "sin"), result):
+        broadcast = isinstance(value, torch.Tensor) and value.dim() > 2 and tuple(value.shape[-2:]) == shape \
+            and set(value.shape[:-2]) == {1}
+        if broadcast and dtype_clause:
+            raise CheckFailed(f"{name} of shape {shape}", describe(value), BROADCAST_SHAPE)
+        if broadcast:           # the values are judged; the checks of the answer's form charge the shape
+            value = value.reshape(shape)
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (seq_len, head_dim):
             raise CheckFailed(f"{name} of shape {shape}", describe(value),
                               "one value per pair of dimensions, not per dimension: the "
@@ -157,7 +169,8 @@ def frequencies_answer(student, head_dim, seq_len, on, dtype_clause=False, **kwa
         expect(isinstance(value, torch.Tensor) and tuple(value.shape) == shape and value.dtype in dtypes
                and value.device.type == torch.device(on).type,
                f"{name} to be a float32 tensor of shape {shape} on {torch.device(on).type}", describe(value), hint)
-    return result
+        answer.append(value)
+    return tuple(answer)
 
 
 FRESH_SIZES = (10, 11)      # head_dim, seq_len no check asks for: an answer no cache holds yet
@@ -326,12 +339,14 @@ def expect_rotated(student, out, x, cos, sin, device, values=True):
     """apply_rope's answer `out` for (x, cos, sin) is right, or the mistake is named. A check of
     another clause (dtype, device, a new tensor: not `values`) lets through values that are a named
     rotation mistake, or the function's own turn (own_turn): the value checks charge that slip;
-    doing nothing (x unturned, zeros, a constant) still fails it."""
-    placed = isinstance(out, torch.Tensor) and out.dtype == x.dtype and out.device.type == x.device.type
+    doing nothing (x unturned, zeros, a constant) still fails it. A float64 answer for a float32 x
+    holds its values: only the dtype checks (x of another dtype) charge that slip."""
+    dtypes = (x.dtype, torch.float64) if x.dtype == torch.float32 else (x.dtype,)
+    placed = isinstance(out, torch.Tensor) and out.dtype in dtypes and out.device.type == x.device.type
     if isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(x.shape) and not placed:
         raise CheckFailed(f"apply_rope(x, cos, sin) to be {x.dtype} on {x.device.type}, as x is",
                           describe(out), placement_hint(student, x, out))
-    expect_tensor(out, "apply_rope(x, cos, sin)", x.shape, x.dtype, device)
+    expect_tensor(out, "apply_rope(x, cos, sin)", x.shape, out.dtype, device)
     if x.device.type == "meta":
         return
     x, cos, sin = x.cpu(), cos.cpu(), sin.cpu()
@@ -415,6 +430,8 @@ def placement_hint(student, x, out):
         return FORCED_FLOAT32
     if out.dtype == torch.float32 and x.dtype in (torch.float16, torch.bfloat16):
         return PROMOTED.format(dtype=str(x.dtype).removeprefix("torch."))
+    if out.dtype == torch.float64 and out.device.type == x.device.type:
+        return FORCED_FLOAT64.format(dtype=str(x.dtype).removeprefix("torch."))
     return None
 
 

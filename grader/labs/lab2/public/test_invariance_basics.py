@@ -26,14 +26,18 @@ def test_position_free_and_positional(student, device):
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_summed_output(student, device):
     """compares summed outputs elementwise: a layer that reverses positions keeps the sum, so True; one that
-    weights them changes it even where the features' total, or the sum's length, stays the same, so False;
-    changes each within atol are within it, whatever their norm, so True"""
+    weights them changes it even where the features' total, the batch's total, or the sum's length stays the
+    same, so False; one that mixes positions changes its outputs and keeps their sum, so True; changes each
+    within atol are within it, whatever their norm, so True"""
     x = inputs(3, 4, 2, 101, device)
     check(student, "a layer that reverses positions (its sum ignores order)", x, ["positionwise"])
     check(student, POSITIONAL, x)
     layers.check_one_token(student, x)
     check(student, POSITIONAL + ", on tokens whose features sum to 0", layers.zero_total(inputs(2, 4, 3, 110, device)),
           ["total"], weights=layers.weighted(4))
+    check(student, layers.ROWS_CANCEL, layers.rows_cancel(inputs(1, 4, 3, 113, device)), ["batch"],
+          weights=layers.weighted(4))
+    check(student, layers.MIXING, x, ["positionwise", "sorted"])
     for name, (weights, x) in ((layers.SAME_LENGTH, layers.same_length(2, 4, 111, device)),
                                (layers.SPREAD_THIN, layers.spread_thin(2048, 112, device))):
         check(student, name, x, ["norm"], weights=weights)
@@ -60,11 +64,13 @@ def test_every_reordering(student, device):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_three_cycle(student, device):
-    """every reordering, not every swap: a layer no swap changes on this x, but a 3-cycle does"""
+    """every reordering of every position, not every swap: a layer no swap changes on this x, but a 3-cycle
+    does; a layer only orders that move the last of 6 positions change"""
     weights, x = layers.three_cycle(3, 2, 3, 108, device)
     check(student, layers.THREE_CYCLE, x, ["transpositions"], weights=weights)
     check(student, FREE, x)
     layers.check_one_token(student, x)
+    check(student, layers.LAST_ALONE, inputs(2, 6, 3, 115, device), ["unmoved"], weights=layers.last_of(6))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -91,22 +97,29 @@ def test_every_row(student, device):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_mean(student, device):
-    """summed, not averaged: a change of 3 atol in the sum is half atol in the mean over 6 positions"""
+    """summed, not averaged: a change of 3 atol in the sum is half atol in the mean over 6 positions; nor averaged
+    over features: a change of 3 atol in one number of 2048 is a change"""
     x = inputs(2, 6, 3, 109, device)
     check(student, "a layer weighting positions a little (its sum changes by 3 atol)", x, ["mean"], atol=1e-2,
-          weights=layers.sum_sized(x, 1e-2))
+          weights=layers.sum_sized(x, 1e-2, upto=3))
     check(student, FREE, x, atol=1e-2)
     layers.check_one_token(student, x, atol=1e-2)
+    weights, one = layers.one_feature(6, 2048, 116, device, 1e-2)
+    check(student, layers.ONE_FEATURE, one, ["average"], atol=1e-2, weights=weights)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
-    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5, the default; and it is
-    absolute: on sums in the hundreds, a change of 3 atol is not within it"""
+    """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5; with no atol given, 1e-5
+    applies; it is absolute: on sums in the hundreds, a change of 3 atol is not within it; and every order's
+    sum is held to x's own, where changes within atol from one order to the next add up"""
     x = inputs(1, 3, 3, 106, device)
-    for atol in (1.0, 1e-5, None):
-        check(student, "a layer that weights position t by 1 + t/500" + ("" if atol else " (no atol given)"), x,
-              ["atol"], atol=atol, weights=layers.weighted(3, scale=0.002))
+    for atol in (1.0, 1e-5):
+        check(student, "a layer that weights position t by 1 + t/500", x, ["atol"], atol=atol,
+              weights=layers.weighted(3, scale=0.002))
+    check(student, layers.DEFAULT_ATOL, x, ["atol"], atol=None, weights=layers.sum_sized(x, 1e-5, times=8.0))
+    weights, chain = layers.chained(1, 114, device)
+    check(student, layers.CHAINED, chain, ["neighbours"], weights=weights)
     big = layers.large(inputs(2, 2, 3, 111, device))
     check(student, layers.LARGE_SUMS, big, ["relative"], atol=1e-2, weights=layers.sum_sized(big, 1e-2))
 
