@@ -10,6 +10,7 @@ says it is on meta (.device, .is_meta). An op that mixes marked tensors with unm
 on the same device". Moves are not mixing (.to, copy_, type_as, indexing, torch.tensor): .cpu() and
 .to("cpu") give an unmarked copy, as they would from CUDA. Values may be read (a device has them):
 only where a tensor is, is the question. Marked tensors in the answer cross the wire as meta ones.
+An answer with a tensor off the played device is asked for again on the real one (`lost`).
 """
 import contextlib
 
@@ -110,6 +111,14 @@ class PlayedMeta(TorchFunctionMode):
             if other:
                 return on_meta(other[0])
         return False if devices else None
+
+
+def lost(value):
+    """Whether a played call's answer holds a tensor off the meta device: a function that ignores
+    `device=`, or one whose ops the mode never saw (TorchScript runs them in C++). The call is then
+    made again on the real meta device, whose answer stands where it gives one (grader/judge/child.py:
+    on_real_meta): code that is right pays nothing, and a slip pays torch's meta kernels, once per child."""
+    return any(isinstance(leaf, Tensor) and not on_meta(leaf) for leaf in _leaves(value))
 
 
 def asks_for_meta(value):
