@@ -40,7 +40,7 @@ def test_sum_not_order(student, device):
     check(student, layers.ROWS_CANCEL, layers.rows_cancel(inputs(1, 5, 4, 30, device)), ["batch"], weights=weighted(5))
     check(student, layers.MIXING, x, ["positionwise", "sorted"])
     for name, (weights, x) in ((layers.SAME_LENGTH, layers.same_length(2, 6, 28, device)),
-                               (layers.SPREAD_THIN, layers.spread_thin(2048, 29, device))):
+                               (layers.spread_thin_name(2048), layers.spread_thin(2048, 29, device))):
         check(student, name, x, ["norm"], weights=weights)
 
 
@@ -113,7 +113,7 @@ def test_sum_not_mean(student, device):
           weights=layers.sum_sized(x, 1e-3, times=2.5))
     check_invariant_one(student, x, atol=1e-3)
     weights, one = layers.one_feature(5, 2048, 33, device, 1e-3)
-    check(student, layers.ONE_FEATURE, one, ["average"], atol=1e-3, weights=weights)
+    check(student, layers.ONE_FEATURE.format(d=2048), one, ["average"], atol=1e-3, weights=weights)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])

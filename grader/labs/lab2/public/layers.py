@@ -60,10 +60,10 @@ THREE_CYCLE = "a layer no swap of two positions changes on this x, while a 3-cyc
 LARGE_SUMS = "a layer weighting positions a little, on large x (its sum changes by 3 atol, a small part of the sum)"
 SAME_LENGTH = ("a layer that keeps position 1 alone, on tokens a b a ... (b = -a): a reordering flips the sum, "
                "not its length")
-SPREAD_THIN = ("a layer that weights position 1 by 1 + 0.00025, on a 2048-feature x: the reversal moves each number of "
-               "the sum by 0.05 atol, the norm of the change is 2.3 atol")
+SPREAD_THIN = ("a layer that weights position 1 by 1 + 0.00025, on a {d}-feature x: the reversal moves each number of "
+               "the sum by 0.05 atol, the norm of the change is {norm:.1f} atol")     # .format(d=, norm=)
 LAST_ALONE = "a layer weighting the last of 6 positions alone (only orders that move it change the sum)"
-ONE_FEATURE = ("a layer weighting position 1 a little, on a 2048-feature x whose token 1 differs from the others in "
+ONE_FEATURE = ("a layer weighting position 1 a little, on a {d}-feature x whose token 1 differs from the others in "
                "one feature: an order that moves it changes that number of the sum by 3 atol, the others not at all")
 ROWS_CANCEL = ("a layer that weights position t by 1 + t/2, on two rows, the second the first negated: each row's sum "
                "changes, their total over the batch does not")
@@ -116,6 +116,10 @@ def same_length(batch, seq, seed, device):
     gain = -torch.ones(seq)
     gain[1] = 0.0
     return toy(seq, gain=gain), x.to(device)
+
+
+def spread_thin_name(d):
+    return SPREAD_THIN.format(d=d, norm=0.05 * d ** 0.5)
 
 
 def spread_thin(d, seed, device, atol=1e-5):
