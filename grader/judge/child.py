@@ -210,7 +210,10 @@ def serve(workdir, ends, wire, limit, calls):
                 data = answered({**answer, "layouts": layouts(placed, value)} if placed else answer,
                                 value, wire, limit)
             if played is not args and not placed and meta_device.lost(value):     # (echoed arguments: once)
-                data = on_real_meta(request, function, args, kwargs, calls, answer, wire, limit, shared) or data
+                def again(request=request, function=function, args=args, kwargs=kwargs):
+                    seed_from(request, wire, shared)
+                    return calls.call(request["function"], function, args, kwargs)
+                data = on_real_meta(again, answer, wire, limit) or data
         except (wire.WireError, wire.GraderFault) as error:     # not data, or not carried: the judge says
             data = wire.frame_parts({**answer, "ok": False, "error": {
                 "type": type(error).__name__, "message": str(error), "where": [], "not_implemented": None}})
@@ -221,15 +224,13 @@ def serve(workdir, ends, wire, limit, calls):
         wire.write_all(write_fd, data)
 
 
-def on_real_meta(request, function, args, kwargs, calls, answer, wire, limit, shared):
-    """The frame of the call made again on the real meta device, where the played one answered off
+def on_real_meta(again, answer, wire, limit):
+    """The frame of the call made `again` on the real meta device, where the played one answered off
     it (meta_device.lost): the real device's answer where it gives one (TorchScript, whose ops the
     played device never sees); None where it raises, as it does for a tensor made elsewhere and
     written into: the played answer, which says where that tensor is, stands."""
-    seed_from(request, wire, shared)
     try:
-        value = calls.call(request["function"], function, args, kwargs)
-        return answered(answer, value, wire, limit)
+        return answered(answer, again(), wire, limit)
     except Exception:
         return None
 
