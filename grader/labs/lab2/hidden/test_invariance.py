@@ -107,13 +107,13 @@ def test_every_row(student, device):
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_mean(student, device):
     """summed, not averaged: a change of 2.5 atol in the sum is half atol in the mean over 5 positions; nor
-    averaged over features: a change of 3 atol in one number of 2048 is a change"""
+    averaged over features: a change of 3 atol in one number of 32 is a change"""
     x = inputs(3, 5, 2, 25, device)
     check(student, "a layer weighting positions a little (its sum changes by 2.5 atol)", x, ["mean"], atol=1e-3,
           weights=layers.sum_sized(x, 1e-3, times=2.5))
     check_invariant_one(student, x, atol=1e-3)
-    weights, one = layers.one_feature(5, 2048, 33, device, 1e-3)
-    check(student, layers.ONE_FEATURE.format(d=2048), one, ["average"], atol=1e-3, weights=weights)
+    weights, one = layers.one_feature(5, 32, 33, device, 1e-3)
+    check(student, layers.ONE_FEATURE.format(d=32), one, ["average"], atol=1e-3, weights=weights)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])

@@ -98,14 +98,14 @@ def test_every_row(student, device):
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_mean(student, device):
     """summed, not averaged: a change of 3 atol in the sum is half atol in the mean over 6 positions; nor averaged
-    over features: a change of 3 atol in one number of 1024 is a change"""
+    over features: a change of 3 atol in one number of 16 is a change"""
     x = inputs(2, 6, 3, 109, device)
     check(student, "a layer weighting positions a little (its sum changes by 3 atol)", x, ["mean"], atol=1e-2,
           weights=layers.sum_sized(x, 1e-2, upto=3))
     check(student, FREE, x, atol=1e-2)
     layers.check_one_token(student, x, atol=1e-2)
-    weights, one = layers.one_feature(6, 1024, 116, device, 1e-2)
-    check(student, layers.ONE_FEATURE.format(d=1024), one, ["average"], atol=1e-2, weights=weights)
+    weights, one = layers.one_feature(6, 16, 116, device, 1e-2)
+    check(student, layers.ONE_FEATURE.format(d=16), one, ["average"], atol=1e-2, weights=weights)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
