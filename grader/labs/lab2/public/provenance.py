@@ -31,7 +31,7 @@ spread (FRESH_SPREAD): a model fitted to the documented evaluation batch shows t
 import inspect
 import itertools
 from dataclasses import asdict, dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from pydantic import BaseModel, ConfigDict
@@ -42,7 +42,6 @@ from grader.lab_api.provenance import Parted, Parting
 
 reported = load_beside(__file__, "reported")
 FRESH = 90_001                  # the judge's own evaluation data, for the claims
-POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")     # model.Config's position encodings
 LOSS_TOLERANCE = 1e-4           # a training loss vs the judge's run of the recipe (see above)
 WEIGHT_TOLERANCE = 1e-4         # |w - judge's w| / |judge's w| of every weight tensor (see above)
 # documented vs fresh data: the reference moves by at most 0.144 in loss and 0.042 in accuracy over
@@ -98,7 +97,7 @@ def rebuild(given, run, name, pos, device):
     it costs the checks that use its run, not the others'. Any other config is never built."""
     model, expected = given.model, asdict(given.model.Config(pos=pos))
     other_pos = isinstance(run.config, dict) and run.config == {**expected, "pos": run.config.get("pos")} \
-        and run.config["pos"] in POSITIONS
+        and known_pos(given, run.config["pos"])
     wrong = None
     try:
         expect(run.config == expected, f"{name}.config == asdict(Config(pos={pos!r})) = {expected}", str(run.config),
@@ -114,6 +113,15 @@ def rebuild(given, run, name, pos, device):
         raise wrong or CheckFailed(f"{name}.state_dict to load into build_model(Config(pos={pos!r}))",
                                    str(error).splitlines()[0][:300],
                                    "return model.state_dict() of the trained model") from None
+
+
+def known_pos(given, pos):
+    """Whether `pos` is one of the position encodings the lab's model.Config accepts."""
+    try:
+        given.model.Config(pos=pos)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def labels(run, name, task, eval_lengths):
@@ -191,7 +199,7 @@ def by_batch_size(given, model, task, n, seed, begin, weights):
     at = {size: Score(summed[size - 1][0] / summed[size - 1][1], summed[size - 1][2] / summed[size - 1][1])
           for size in (*sizes, default)}
     own = remeasure(given, model, task, [n], seed, begin)[0]
-    if abs(at[default].loss - own.loss) > 1e-5 * max(1.0, own.loss) or abs(at[default].accuracy - own.accuracy) > 1e-6:
+    if not reported.close_loss(at[default].loss, own.loss) or abs(at[default].accuracy - own.accuracy) > 1e-6:
         return {}
     return {(weights, task, n, seed, begin, size): at[size] for size in sizes}
 
@@ -317,6 +325,19 @@ def know(given, recipe, pos, task, device, lengths, data):
                                      *remeasure(given, model, task, [n], d)[0]] for n in lengths for d in data]
 
 
+class Returned(NamedTuple):
+    """One returned run before it is held to the recipe: its documented position encoding and
+    lengths, the judge's run of the recipe, the learner's run as measured, and what is wrong with
+    its labels or its model (CheckFailed or None)."""
+    pos: str
+    eval_lengths: list
+    judge: dict
+    fresh: list
+    reported: Any                   # reported.Reported (a module loaded beside this one)
+    mislabelled: CheckFailed | None
+    other_model: CheckFailed | None
+
+
 def measured_runs(call, recipe, given, device, seed, name, model, runs):
     """Validate, rebuild, re-measure and hold to the recipe every run of one call of an experiment:
     (result, {run name: Measured})."""
@@ -328,23 +349,24 @@ def measured_runs(call, recipe, given, device, seed, name, model, runs):
         built, other_model = rebuild(given, run, label, pos, device)
         fresh = remeasure(given, built, task, eval_lengths, FRESH)
         documented = remeasure(given, built, task, eval_lengths, seed.value + 1)
-        returned[run_name] = pos, judge, fresh, reported.Reported(label, run, built, task, documented), \
-            labels(run, label, task, eval_lengths), other_model
-    lengths = {run_name: eval_lengths for run_name, *_, eval_lengths in runs(given)}
-    recipe_problems = {r.label: other_model
-                       or losses_provenance(given, r.run, r.label, pos, r.task, seed, device, judge)
-                       or fresh_difference(r.label, lengths[run_name], fresh, r.documented)
-                       or weights_provenance(given, r.run, r.label, pos, r.task, seed, judge)
-                       for run_name, (pos, judge, fresh, r, _, other_model) in returned.items()}
+        returned[run_name] = Returned(pos, eval_lengths, judge, fresh,
+                                      reported.Reported(label, run, built, task, documented),
+                                      labels(run, label, task, eval_lengths), other_model)
+    recipe_problems = {
+        t.reported.label: t.other_model
+        or losses_provenance(given, t.reported.run, t.reported.label, t.pos, t.reported.task, seed, device, t.judge)
+        or fresh_difference(t.reported.label, t.eval_lengths, t.fresh, t.reported.documented)
+        or weights_provenance(given, t.reported.run, t.reported.label, t.pos, t.reported.task, seed, t.judge)
+        for t in returned.values()}
     honest = {label for label, problem in recipe_problems.items() if problem is None}
-    labelled = [r for *_, r, mislabelled, other_model in returned.values()      # the numbers to hold
-                if mislabelled is None and other_model is None]
+    labelled = [t.reported for t in returned.values()          # the numbers to hold
+                if t.mislabelled is None and t.other_model is None]
     explained = reported.reproduction(given, seed, labelled, remeasure, honest)
     out = {}
-    for run_name, (_, _, fresh, r, mislabelled, _) in returned.items():
+    for run_name, t in returned.items():
+        r = t.reported
         unexplained, slip = explained.get(r.label, (None, None))
         recipe_problem = recipe_problems[r.label]
         first = recipe_problem if recipe_problem and recipe_problem.mistake == INITIAL else unexplained
-        out[run_name] = Measured(r.run, fresh, r.documented, first or recipe_problem, mislabelled or slip)
+        out[run_name] = Measured(r.run, t.fresh, r.documented, first or recipe_problem, t.mislabelled or slip)
     return value, out
-
