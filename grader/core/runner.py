@@ -82,6 +82,7 @@ def _attempt(request, zygote, submitted, first, started):
     settings = Settings(device=resolve_device(request.device), show_all=request.output.show_all,
                         believe_faults=first, observers=request.observers.on_answer)
     box = Sandbox(lab, files, zygote, settings)
+    zygote.prepare_soon(box.device, lab.manifest.memory_mb)    # the first child, while pytest collects
     try:
         plugin = _run_checks(request, box)
         return _results(request, box, plugin, missing, started)

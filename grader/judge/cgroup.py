@@ -150,6 +150,14 @@ class Cgroup:
                 pass
         return found
 
+    def members(self) -> list[int]:
+        """The processes in the group itself, its children's groups left out, newest first (a child
+        just forked, before `account` moves it)."""
+        try:
+            return sorted(map(int, (self.folders[0] / "cgroup.procs").read_text().split()), reverse=True)
+        except (OSError, ValueError, IndexError):
+            return []
+
     def remove(self) -> None:
         """Remove the folders, children's first, once their processes are gone (they die with the
         zygote)."""

@@ -29,19 +29,21 @@ CPUS = os.cpu_count() or 1
 SLEEP = 2                           # a call's own time may reach SLEEP times its limit
 
 
-def host_pid(pid, root):
-    """The pid in our namespace of the process that is `pid` in its own PID namespace, among
-    the processes below `root` (the sandbox's); `pid` itself where no namespace differs."""
+def host_pid(pid, root, likely=()):
+    """The pid in our namespace of the process that is `pid` in its own PID namespace: one of
+    `likely` (the sandbox's control group, a read of one file) or else of the processes below
+    `root` (the sandbox's, a scan of every process); `pid` itself where no namespace differs."""
     from grader.judge.linux import below, processes
 
-    for candidate in below([root], processes())[1:]:
-        try:
-            status = Path(f"/proc/{candidate}/status").read_text()
-        except OSError:
-            continue
-        line = next((line for line in status.splitlines() if line.startswith("NSpid:")), "")
-        if line.split()[-1:] == [str(pid)]:
-            return candidate
+    for candidates in (likely, lambda: below([root], processes())[1:]):
+        for candidate in candidates() if callable(candidates) else candidates:
+            try:
+                status = Path(f"/proc/{candidate}/status").read_text()
+            except OSError:
+                continue
+            line = next((line for line in status.splitlines() if line.startswith("NSpid:")), "")
+            if line.split()[-1:] == [str(pid)]:
+                return candidate
     return pid
 
 
@@ -61,17 +63,27 @@ def session_cpu(session):
     return sum(found[1] for found in seen if found and found[0] == session)
 
 
-def group_cpu(folder):
-    """CPU seconds the kernel counted in a control group (v1's cpuacct, v2's cpu.stat); None where
-    it counts none, or is gone."""
+def group_cpu(usage):
+    """CPU seconds the kernel counted in a control group, read from its file `usage` (v2's
+    cpu.stat, v1's cpuacct.usage: group_files); None where it is gone."""
     with contextlib.suppress(OSError, ValueError):      # read twice a call: os calls on plain strings
-        for line in _read(f"{folder}/cpu.stat").splitlines():      # v2 (v1's cpu.stat has no usage)
+        data = _read(usage)
+        if not usage.endswith("cpu.stat"):
+            return int(data) / 1e9
+        for line in data.splitlines():
             if line.startswith(b"usage_usec "):
                 return int(line.split()[1]) / 1e6
-    try:
-        return int(_read(f"{folder}/cpuacct.usage")) / 1e9
-    except (OSError, ValueError):
-        return None
+    return None
+
+
+def group_files(folder):
+    """(its threads, its CPU time) of the control group in `folder`: the files that list and count
+    them, v1's or v2's; None where it counts no CPU time (v1's cpu.stat has no usage)."""
+    if os.path.exists(f"{folder}/cpuacct.usage"):
+        return f"{folder}/tasks", f"{folder}/cpuacct.usage"
+    if os.path.exists(f"{folder}/cgroup.threads"):
+        return f"{folder}/cgroup.threads", f"{folder}/cpu.stat"
+    return None
 
 
 def thread(tid):
@@ -100,16 +112,17 @@ def _read(path):
         os.close(fd)
 
 
-def threads(pid, group=None):
-    """{tid: thread(tid)} of every thread of process `pid` and, with a control group, of every
-    thread in it; empty once they are gone."""
-    tids = set()
+def threads(pid, tasks=None):
+    """{tid: thread(tid)} of every thread of process `pid` or, with a control group's file listing
+    its threads (`tasks`, which holds the process's own), of every thread in that group; empty once
+    they are gone."""
+    tids = None
     with contextlib.suppress(OSError, ValueError):
-        tids.update(int(tid) for tid in os.listdir(f"/proc/{pid}/task"))
-    for name in ("cgroup.threads", "tasks") if group else ():      # v2, v1
+        tids = [int(tid) for tid in _read(tasks).split()] if tasks else None
+    if tids is None:
+        tids = []
         with contextlib.suppress(OSError, ValueError):
-            tids.update(int(tid) for tid in _read(f"{group}/{name}").split())
-            break
+            tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
     return {tid: seen for tid in tids if (seen := thread(tid)) is not None}
 
 
@@ -124,11 +137,12 @@ class SessionMeter:
     RESCAN = 0.25
 
     def __init__(self, pid, group=None):
-        self.pid, self.group, self.used = pid, group, 0.0
+        self.pid, self.used = pid, 0.0
+        self.tasks, self.usage = (group_files(group) if group else None) or (None, None)   # its group's files
         self._others, self._read = 0.0, time.monotonic()    # the rest of the session, when last scanned
 
     def read(self):
-        counted = group_cpu(self.group) if self.group else None
+        counted = group_cpu(self.usage) if self.usage else None
         if counted is None:
             own = (process_cpu(Path(f"/proc/{self.pid}")) or (0, 0.0))[1]
             if time.monotonic() - self._read >= self.RESCAN:
@@ -158,7 +172,7 @@ class CallClock:
         self._ended = None
         self._settled = False
         self._cpu = self.meter.used
-        self._before = threads(self.pid, self.meter.group)     # tid -> (ran, waited, runnable) at the start
+        self._before = threads(self.pid, self.meter.tasks)     # tid -> (ran, waited, runnable) at the start
         self._known = dict(self._before)        # ... as last seen: a thread gone keeps what it had
         self._ran = 0.0                         # CPU its threads ran since the start, at the last look
         self._own = self._last = self._seen = self._cpu_seen = 0.0     # _seen: the wall time of the last look
@@ -185,7 +199,7 @@ class CallClock:
     def charged(self):
         """The time the call is charged (billed to the submission): its CPU or its own time."""
         self._cpu_seen = self.cpu()
-        seen = None if self._before is None or self._settled else threads(self.pid, self.meter.group)
+        seen = None if self._before is None or self._settled else threads(self.pid, self.meter.tasks)
         self._settled = self._ended is not None
         if seen:
             self._known.update(seen)

@@ -132,12 +132,14 @@ class Sandbox:
         self._turn = threading.Condition()      # one room's calls at a time
         self._room, self._running = None, 0     # the room whose children live, its calls running
 
-    def _spawn(self, function, replace=None):
+    def _spawn(self, function, replace=None, main=True):
+        """A child for `function`'s calls with the submission's files (or `replace`d): a room's `main`
+        child may be one forked ahead, a submitted call's is forked anew."""
         self._left(function)
         from grader.judge import wire
 
         try:
-            forked = self.zygote.fork(self.device, self.lab.manifest.memory_mb)
+            forked = self.zygote.fork(self.device, self.lab.manifest.memory_mb, ahead=main)
         except ZygoteGone as gone:      # no student code ran in this child: the grader's fault
             if gone.never_started:
                 raise SetupError(str(gone)) from None
@@ -200,7 +202,8 @@ class Sandbox:
             if self._room != room:
                 if self._room is not None:
                     self.close()
-                    self._main.clear()
+                    self._main.clear()      # the new room's main child, forked while its first check sets up
+                    self.zygote.prepare_soon(self.device, self.lab.manifest.memory_mb)
                 self._room = room
             self._running += 1
         try:
@@ -229,7 +232,7 @@ class Sandbox:
         def run():
             try:
                 with self._in(future.room):
-                    child = self._spawn(function, replace)
+                    child = self._spawn(function, replace, main=False)
                     try:
                         value = self._call(child, Call(function, args, kwargs or {}, timeout), keep)
                     finally:

@@ -74,6 +74,7 @@ class Zygote:
         self._lock = threading.RLock()
         self.proven = False             # some zygote of ours was ready once
         self._spare = None              # ((device, memory_mb), Forked): a child forked ahead (prepare)
+        self._preparing = None          # the thread of a prepare_soon still forking
         if launcher.name == "process":      # orphans of a killed zygote come back to us, to be killed
             libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
         self._start()
@@ -91,7 +92,8 @@ class Zygote:
         Zygote.live.add(self.process.pid)
         theirs.close()
         self.control = ours
-        self.ready = self.broken = False
+        self.ready = self.broken = self._ending = False
+        self._zygotes = []              # the zygote as end() found it, to wait for
 
     def ask(self, order, fds=()):
         """Send the zygote an order (with file descriptors to hand over); return its reply.
@@ -128,11 +130,14 @@ class Zygote:
         return f"the sandbox's zygote stopped ({error or type(error).__name__}; " \
                f"exit status {self.process.returncode}){': ' + said if said else ''}"
 
-    def fork(self, device, memory_mb):
-        """A new child, waiting for its files on its request pipe: the one forked ahead for this
-        device and memory when there is one, else a new one; a zygote that died or stopped
-        answering is replaced first. A first zygote that died starting (killed by something
-        else, a machine out of memory) is replaced once before the machine is said to run none."""
+    def fork(self, device, memory_mb, ahead=True):
+        """A new child, waiting for its files on its request pipe: the one forked `ahead` for this
+        device and memory when there is one and it may be taken, else a new one; a zygote that
+        died or stopped answering is replaced first. A first zygote that died starting (killed by
+        something else, a machine out of memory) is replaced once before the machine is said to run none."""
+        if not ahead:
+            return self._fork_anew(device, memory_mb)
+        self._settle()
         with self._lock:
             spare, self._spare = self._spare, None
         if spare is not None:
@@ -140,6 +145,9 @@ class Zygote:
                     and _running(spare[1].host_pid):
                 return spare[1]
             self._let_go(spare[1])
+        return self._fork_anew(device, memory_mb)
+
+    def _fork_anew(self, device, memory_mb):
         try:
             return self._fork(device, memory_mb)
         except ZygoteGone as gone:
@@ -160,7 +168,27 @@ class Zygote:
         with self._lock:
             self._spare = ((str(device), memory_mb), forked)
 
+    def prepare_soon(self, device, memory_mb):
+        """prepare() on a thread of its own, at the start of a grading, before any of its student code
+        runs: the first child is forked while the judge collects its checks. Every later fork,
+        reset or close waits for it first: no child forked ahead outlives a reset."""
+        with self._lock:
+            if self._spare is not None or self._preparing is not None:
+                return
+            self._preparing = threading.Thread(target=self.prepare, args=(device, memory_mb), daemon=True)
+            self._preparing.start()
+
+    def _settle(self):
+        """Wait for a prepare_soon still forking."""
+        preparing = self._preparing
+        if preparing is not None and preparing is not threading.current_thread():
+            preparing.join()
+            with self._lock:
+                if self._preparing is preparing:
+                    self._preparing = None
+
     def _drop_spare(self):
+        self._settle()
         with self._lock:
             spare, self._spare = self._spare, None
         if spare is not None:
@@ -202,7 +230,7 @@ class Zygote:
             os.close(shared)
         pid = reply.get("pid")
         if self.launcher.name == "bubblewrap":          # its own PID namespace
-            pid_here = host_pid(pid, self.process.pid)
+            pid_here = host_pid(pid, self.process.pid, self.cgroup.members() if self.cgroup else ())
         else:
             pid_here = pid
         groups = self.cgroup.account(pid_here) if self.cgroup else []     # before any student code
@@ -219,30 +247,40 @@ class Zygote:
                 self.close()
                 self._start()
 
-    def close(self):
+    def end(self):
+        """Begin close() without waiting: every process of the zygote is sent its end, and dies while
+        the judge goes on (its report); close() then waits for what is left."""
+        if self._ending:
+            return
+        self._ending = True
         self._drop_spare()
         if self.launcher.name == "process" and self.ready and not self.broken and self.process.poll() is None:
             try:                    # the zygote kills its children's daemons while it can (one not ready has none)
                 self.ask({"op": "reset"})
             except ZygoteGone:
                 pass
+        self._zygotes = []
         if self.process.poll() is None:
             # bubblewrap's end cannot signal a zygote that changed user: the zygote, PID 1 of its
             # namespace, is killed here, and every process in that namespace with it
-            zygotes = children_of(self.process.pid)
-            signal_all(zygotes, signal.SIGKILL)
+            self._zygotes = children_of(self.process.pid)
+            signal_all(self._zygotes, signal.SIGKILL)
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            deadline = time.monotonic() + 2.0       # gone when its namespace is: PID 1 is a zombie
-            while not _dead(zygotes) and time.monotonic() < deadline:   # only once all else exited
-                for pid in zygotes:                 # ours to reap if it came back to us
-                    try:
-                        os.waitpid(pid, os.WNOHANG)
-                    except ChildProcessError:
-                        pass
-                time.sleep(0.01)
+
+    def close(self):
+        self.end()
+        zygotes = self._zygotes
+        deadline = time.monotonic() + 2.0       # gone when its namespace is: PID 1 is a zombie
+        while zygotes and not _dead(zygotes) and time.monotonic() < deadline:   # only once all else exited
+            for pid in zygotes:                 # ours to reap if it came back to us
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            time.sleep(0.005)
         self.process.wait()
         Zygote.live.discard(self.process.pid)
         if self.cgroup:             # what is still in the group belonged to this zygote

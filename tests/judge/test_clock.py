@@ -257,3 +257,45 @@ def test_the_same_work_scores_the_same_in_a_helper_thread_on_a_busy_machine(tmp_
     results = grade(Request(find_lab(lab), sandbox=SandboxKind.PROCESS))
     assert [(c.tags[0], c.status) for c in results.checks] == [("here", "passed"), ("helped", "passed")], \
         [c.message for c in results.checks]
+
+
+def test_a_new_child_is_found_among_its_control_group_before_every_process_is_scanned(monkeypatch):
+    """host_pid reads the few processes of the sandbox's own control group first: a scan of
+    every process on the machine (milliseconds, each fork) only where they do not hold it."""
+    from grader.judge import linux
+
+    def scanned():
+        raise AssertionError("every process was scanned")
+
+    monkeypatch.setattr(linux, "processes", scanned)
+    me = os.getpid()
+    assert clock.host_pid(me, 1, likely=[1, me]) == me
+
+
+def test_a_child_s_threads_are_read_from_its_control_group_alone(tmp_path, monkeypatch):
+    """With a control group, its file of threads (which holds the child's own) is all that is read;
+    /proc/PID/task only without one, or where the file cannot be read."""
+    tasks = tmp_path / "tasks"
+    tasks.write_text(f"{os.getpid()}\n")
+    listed = []
+    real = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda path: listed.append(path) or real(path))
+    assert set(clock.threads(os.getpid(), str(tasks))) == {os.getpid()} and listed == []
+    assert os.getpid() in clock.threads(os.getpid(), str(tmp_path / "gone")) and listed
+
+
+def test_a_control_group_s_files_are_known_once(tmp_path):
+    """v1's cpuacct group lists its threads in `tasks` and counts in cpuacct.usage, v2's in
+    cgroup.threads and cpu.stat: which, is found once per child, not tried at every look."""
+    v1, v2, none = tmp_path / "v1", tmp_path / "v2", tmp_path / "none"
+    for folder, files in ((v1, {"tasks": "", "cpuacct.usage": "2500000000\n"}),
+                          (v2, {"cgroup.threads": "", "cpu.stat": "usage_usec 1500000\nuser_usec 1\n"}), (none, {})):
+        folder.mkdir()
+        for name, text in files.items():
+            (folder / name).write_text(text)
+    assert clock.group_files(v1) == (f"{v1}/tasks", f"{v1}/cpuacct.usage")
+    assert clock.group_files(v2) == (f"{v2}/cgroup.threads", f"{v2}/cpu.stat")
+    assert clock.group_files(none) is None
+    assert clock.group_cpu(clock.group_files(v1)[1]) == 2.5 and clock.group_cpu(clock.group_files(v2)[1]) == 1.5
+    meter = clock.SessionMeter(os.getpid(), none)
+    assert (meter.tasks, meter.usage) == (None, None) and meter.read() > 0

@@ -175,6 +175,41 @@ def test_nothing_of_one_student_reaches_the_child_forked_ahead(probe_lab, zygote
     second.close()
 
 
+def test_the_next_room_s_child_is_forked_ahead_after_every_process_of_the_last(probe_lab, zygote):
+    """As the rooms change, the next room's main child is forked ahead, once the reset has killed
+    every process of the last room: what that room left reaches it no more than a child forked
+    later, and the room's first call is answered by it. A submitted call's child is forked anew."""
+    box = Sandbox(probe_lab, submission(), zygote)
+    box.serve("visible check", "visible")
+    assert box.call("plant") is True
+    box.serve("hidden check", "hidden")
+    with box._in("hidden"):             # the room changes: the reset, then the fork ahead
+        pass
+    zygote._settle()
+    ahead = zygote._spare[1]
+    submitted = box.submit("look", hidden=True).result(60)
+    assert zygote._spare is not None and ahead.pid not in [child.pid for child in box._children]
+    seen = box.call("look")
+    assert zygote._spare is None and box._main["hidden"].pid == ahead.pid
+    for looked in (seen, submitted):
+        assert "planted" not in str(looked) and not any("isolation-daemon" in p for p in looked["processes"])
+    box.close()
+
+
+def test_no_child_forked_ahead_outlives_a_reset(probe_lab, zygote):
+    """A child forked ahead on a thread of its own (a grading's start, a room's) is waited for by
+    the reset, which kills it: none is kept past a reset, to be given to the next room or student."""
+    zygote.prepare_soon("cpu", probe_lab.manifest.memory_mb)
+    zygote.reset()
+    assert zygote._spare is None and zygote._preparing is None
+    zygote.prepare_soon("cpu", probe_lab.manifest.memory_mb)
+    zygote._settle()
+    ahead = zygote._spare[1]
+    zygote.reset()
+    assert zygote._spare is None and not Path(f"/proc/{ahead.host_pid}/stat").exists() or \
+        Path(f"/proc/{ahead.host_pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
 @needs_bwrap
 def test_children_of_one_student_share_no_files(probe_lab, sandboxed):
     box = Sandbox(probe_lab, submission(), sandboxed)

@@ -271,6 +271,51 @@ def test_a_child_forked_ahead_and_dropped_leaves_no_control_group(mode):
         zygote.close()
 
 
+@pytest.mark.parametrize("mode", ["auto", "process"])
+def test_a_grading_s_first_child_is_forked_ahead_and_a_zygote_ended_leaves_nothing(mode):
+    """A grading forks its first child ahead, on a thread, while pytest collects its checks; its
+    first call takes that child. end() sends the zygote its end without waiting (the report is
+    written meanwhile); close() then waits, and leaves no process or control group behind."""
+    lab = find_lab("lab2")
+    zygote = Zygote(launcher_for(mode))
+    try:
+        forks = []
+        fork = zygote._fork
+
+        def counted(*args):
+            forks.append(threading.current_thread())
+            return fork(*args)
+
+        zygote._fork = counted
+        results = grade(Request(lab, ROOT / "reference" / "lab2", Device.CPU, Selection(("positions.py",))), zygote)
+        assert results.score == results.max_score > 0
+        assert forks[0] is not threading.main_thread()      # the first child: forked ahead
+        zygote.reset()
+        pid, folders = zygote.process.pid, list(zygote.cgroup.folders if zygote.cgroup else [])
+        began = time.monotonic()
+        zygote.end()
+        zygote.end()
+        assert time.monotonic() - began < 0.5
+    finally:
+        zygote.close()
+    assert not Path(f"/proc/{pid}").exists() and not [folder for folder in folders if folder.exists()]
+
+
+def test_the_sandboxed_zygote_is_given_its_modules_compiled():
+    """bubblewrap binds the compiled forms Python keeps of the modules the zygote loads beside
+    them, where Python looks for them: it reads them, not compiling each again every grading."""
+    import compileall
+    import importlib.util
+
+    for source in launchers.IN_SANDBOX:
+        compileall.compile_file(str(source), quiet=1)
+    argv = launchers.BubblewrapLauncher().argv("/tmp", 3)
+    for source in launchers.IN_SANDBOX[1:]:
+        cached = importlib.util.cache_from_source(str(source))
+        at = argv.index(cached)
+        assert argv[at - 1:at + 2] == ["--ro-bind", cached, f"/grader/__pycache__/{Path(cached).name}"]
+
+
 def test_a_zygote_gone_while_it_starts_is_started_once_more(monkeypatch):
     """A first zygote gone before it was ready (killed by something else: no student code has run)
     is started again; only a second that cannot start says that this machine runs none (exit 2).
