@@ -16,9 +16,16 @@ if __name__ == "__main__":
 
     code = express.answer(sys.argv[1:])     # this checkout's warm grader, when one grades it
     if code is None:
-        from grader.learner.cli import main
+        from grader.learner import head_start
 
-        code = main(sys.argv[1:])
+        zygote = head_start.zygote_for(sys.argv[1:])    # a grading's, importing torch from now on
+        try:
+            from grader.learner.cli import main
+
+            code = main(sys.argv[1:], zygote)
+        finally:
+            if zygote is not None:
+                zygote.close()
     if "torch" in sys.modules:      # every command has closed what it opened: skip torch's teardown
         from grader.core.fast_exit import exit_now
 

@@ -25,19 +25,21 @@ from grader.core.request import (  # noqa: F401
     Selection,
     grading_options,
 )
-from grader.learner import handin
+from grader.learner import handin, head_start
 from grader.learner.arguments import grade_parser, grading_request
 from grader.readers.manifest import find_lab
 
 
-def run_grade(args, console):
-    from grader.core.runner import run_experiments
-
+def run_grade(args, console, zygote=None):
+    """A grading, --watch or --experiments; `zygote`: the one grade.py started (head_start), which
+    its caller closes."""
     if args.submission and Path(args.submission).suffix == ".zip":
         raise UsageError(f"--submission {args.submission}: unzip it first (grade.py batch reads .zip files)")
     if args.experiments:
         if args.select or args.json or args.watch or args.show_output or args.sandbox != "auto":
             raise UsageError("--experiments runs your experiments; it takes --submission, --device and --out")
+        from grader.core.runner import run_experiments
+
         lab = find_lab(args.lab)
         collector.resume()
         console.print(f"[bold]running {escape(lab.name)}'s experiments[/] [dim](importing torch, then each "
@@ -46,26 +48,14 @@ def run_grade(args, console):
     if args.out:
         raise UsageError("--out is where --experiments puts its plots; grading writes --json FILE")
     request = grading_request(args, find_lab(args.lab))     # a bad -k is refused here, before anything starts
-    zygote = None if args.watch else _early_zygote(request.sandbox)
+    own = zygote is None and not args.watch
+    if own:
+        zygote = head_start.early_zygote(request.sandbox)
     try:
         return _grade(request, console, zygote, args.watch)
     finally:
-        if zygote is not None:
+        if own and zygote is not None:
             zygote.close()
-
-
-def _early_zygote(kind):
-    """A grading's zygote, started once its arguments are checked, before anything heavy: it imports
-    torch while this process imports the rest (torch too, pytest, the lab's checks). None where a
-    warm grader may answer (a socket in this user's runtime folder)."""
-    from grader.learner.runtime import any_listening
-
-    if any_listening():
-        return None
-    from grader.judge.launchers import launcher_for
-    from grader.judge.zygote import Zygote
-
-    return Zygote(launcher_for(kind))
 
 
 def _grade(request, console, zygote, watching):
@@ -82,6 +72,8 @@ def _grade(request, console, zygote, watching):
     with report.progress(console) as on_progress:
         observed = dataclasses.replace(request, observers=Observers(on_progress))
         results = grade(observed, zygote) if zygote else serve.grade(observed, client)
+    if zygote:
+        zygote.end()            # it dies while the report is written; run_grade's close waits for it
     return report.ended(results, request, console, client.served_by if client is not None else None)
 
 
@@ -157,7 +149,9 @@ def staff_commands(room):
     return commands.COMMANDS
 
 
-def main(argv=None):
+def main(argv=None, zygote=None):
+    """grade.py's command `argv`; `zygote`: a grading's, started by grade.py (head_start), which
+    grade.py closes."""
     argv = sys.argv[1:] if argv is None else list(argv)
     console = Console(highlight=False)
     try:
@@ -165,7 +159,7 @@ def main(argv=None):
             collector.resume()          # a grading collects once its checks are collected; others now
             build, run = command(argv[0])
             return run(build().parse_args(argv[1:]), console)
-        return run_grade(grade_parser([*COMMANDS, *STAFF]).parse_args(argv), console)
+        return run_grade(grade_parser([*COMMANDS, *STAFF]).parse_args(argv), console, zygote)
     except GraderError as error:
         from grader.learner.report import said
 
