@@ -212,7 +212,7 @@ def serve(workdir, ends, wire, limit, calls):
             if played is not args and not placed and meta_device.lost(value):     # (echoed arguments: once)
                 def again(request=request, function=function, args=args, kwargs=kwargs):
                     seed_from(request, wire, shared)
-                    return calls.call(request["function"], function, args, kwargs)
+                    return calls.call(request["function"], function, meta_device.real(args), meta_device.real(kwargs))
                 data = on_real_meta(again, answer, wire, limit) or data
         except (wire.WireError, wire.GraderFault) as error:     # not data, or not carried: the judge says
             data = wire.frame_parts({**answer, "ok": False, "error": {

@@ -17,7 +17,7 @@ import contextlib
 import torch
 from torch.overrides import TorchFunctionMode
 
-MARK = "_grader_on_meta"            # an attribute of a tensor played on the meta device
+MARK = "_grader_on_meta"            # an attribute of a tensor played on the meta device (wire.PLAYED)
 CPU = torch.device("cpu")
 Tensor = torch.Tensor
 MOVES = {Tensor.to, Tensor.copy_, Tensor.type_as, Tensor.__getitem__, Tensor.__setitem__, Tensor.new_tensor,
@@ -122,13 +122,28 @@ def lost(value):
 
 
 def asks_for_meta(value):
-    """Whether a call's arguments name the meta device anywhere."""
-    return any(leaf.device.type == "meta" if isinstance(leaf, Tensor) else names_meta(leaf) for leaf in _leaves(value))
+    """Whether a call's arguments name the meta device anywhere (a tensor the judge sent there with
+    its values, wire.valued_meta, is one played there already)."""
+    return any(leaf.device.type == "meta" or on_meta(leaf) if isinstance(leaf, Tensor) else names_meta(leaf)
+               for leaf in _leaves(value))
+
+
+def real(value):
+    """Arguments with each tensor played on meta made a real meta tensor, values and all gone (the
+    call made again on the real meta device)."""
+    if on_meta(value):
+        return torch.empty(value.shape, dtype=value.dtype, device="meta")
+    if isinstance(value, (list, tuple)):
+        return type(value)(real(v) for v in value)
+    if isinstance(value, dict):
+        return {k: real(v) for k, v in value.items()}
+    return value
 
 
 def _played(value):
-    """Arguments with each real meta tensor replaced by a marked CPU tensor of zeros."""
-    if isinstance(value, Tensor) and value.device.type == "meta":
+    """Arguments with each real meta tensor replaced by a marked CPU tensor of zeros (one played with
+    the judge's values already is kept)."""
+    if isinstance(value, Tensor) and value.device.type == "meta" and not on_meta(value):
         played = torch.zeros(value.shape, dtype=value.dtype)
         played.__dict__[MARK] = True
         return played

@@ -33,6 +33,8 @@ TENSOR = "__tensor__"          # a tensor with the device it lived on
 META = "__meta__"              # a tensor on the meta device: its dtype and shape, no values
 DEVICE = "__device__"          # a torch.device
 SHARED = "__shared__"          # a tensor argument in memory the judge reads back after the call
+VALUES = "_grader_values"       # what a meta tensor of the judge's holds for the child (valued_meta)
+PLAYED = "_grader_on_meta"      # a CPU tensor played on the meta device (meta_device.MARK)
 TUPLE = "__tuple__"            # JSON has lists only
 BYTES = "__bytes__"            # a bytes object (the files the judge sends a child)
 SHARED_BYTES = 32 * 2**20      # that memory, per child
@@ -96,8 +98,12 @@ def _dense(value, budget):
     plain = type(value) is torch.Tensor
     if not plain:       # a subclass's own code may run here: what it raises is the learner's
         value = torch.Tensor.as_subclass(value.detach(), torch.Tensor)
+    device = str(value.device)
     if value.device.type == "meta" and value.layout == torch.strided and value.dtype in _DTYPES:
-        return {META: str(value.dtype).removeprefix("torch."), "shape": list(value.shape)}
+        values = value.__dict__.get(VALUES) if plain else None
+        if not isinstance(values, torch.Tensor):
+            return {META: str(value.dtype).removeprefix("torch."), "shape": list(value.shape)}
+        value = values              # valued_meta's: its values go with it, to be played on meta
     if value.layout != torch.strided or value.is_nested or value.dtype not in _DTYPES \
             or value.device.type not in ("cpu", "cuda"):
         raise WireError(f"a {value.dtype} tensor ({value.layout}) on {value.device.type}: not plain dense data")
@@ -116,7 +122,17 @@ def _dense(value, budget):
         if not plain:
             raise WireError(f"a {type(value).__name__} whose values could not be read") from None
         raise GraderFault(f"copying a tensor of strides {value.stride()}: {type(error).__name__}: {error}") from None
-    return {TENSOR: copy, "device": str(value.device)}
+    return {TENSOR: copy, "device": device}
+
+
+def valued_meta(values: torch.Tensor) -> torch.Tensor:
+    """A meta tensor of `values`' dtype and shape that takes those values to the child, which plays
+    the meta device with them (grader/judge/meta_device.py): code that reads its inputs' values (an
+    assert that cos² + sin² = 1) runs there as on any device that has them. To the judge it is a
+    meta tensor like any other."""
+    tensor = torch.empty(values.shape, dtype=values.dtype, device="meta")
+    tensor.__dict__[VALUES] = values.detach().cpu().contiguous()
+    return tensor
 
 
 def dumps(value: Any) -> bytes:         # a frame's body: the tree's length, the tree, the records
@@ -282,6 +298,10 @@ def _tensor(tensor, claimed, device):
             or tensor.is_neg() or type(claimed) is not str:
         raise WireError("a tensor that is not a plain dense tensor")
     kind = claimed.split(":")[0]
+    if kind == "meta" and device is None:       # the child: valued_meta's, played on meta with its values
+        played = tensor.clone()
+        played.__dict__[PLAYED] = True
+        return played
     if kind not in ("cpu", "cuda"):
         raise WireError(f"a tensor on an unexpected device {claimed[:40]!r}")
     if device is None:              # the child: a tensor of its own, that its code may even resize

@@ -11,6 +11,7 @@ shared by every check that asks for it, and is kept across gradings.
         runs.get(pos, task, seed)        # in a fixture or check: the value
         runs.keep(value, pos, task, seed)  # keep this for it instead (with what the checks added)
     build("module:function", *args)    # an argument the child builds itself from its lab's files
+    valued_meta(tensor)                # a meta tensor the child gets with these values (played on meta)
     CallFailed                         # what a call of student code raises when it gives no value
 
 `function(modules, *args)` of the trusted file runs in a process of its own (grader/lab_api/apart.py:
@@ -26,7 +27,7 @@ from concurrent.futures import Future
 
 from grader.base.kinds import Failure
 from grader.judge.channel import CallFailed  # (for labs, too)
-from grader.judge.wire import build  # noqa: F401  (for labs: see above)
+from grader.judge.wire import build, valued_meta  # noqa: F401  (for labs: see above)
 from grader.lab_api import apart, memo
 from grader.lab_api.marks import grade_of
 from grader.lab_api.trusted import Reference

@@ -119,6 +119,29 @@ def test_device_slips_are_caught_as_the_real_device_catches_them(name):
     assert played_verdict(function, args) != "meta"
 
 
+def test_inputs_sent_with_their_values_are_played_with_them():
+    """A check that sends x, cos and sin on meta with their values (wire.valued_meta) gives a right
+    apply_rope that asserts on its inputs' values (cos² + sin² = 1) the meta device's answer, as CUDA
+    would; the same device slips are caught; the real meta device, which has no values, raises."""
+    from grader.judge import wire
+
+    angles = torch.outer(torch.arange(3.0), torch.tensor([1.0, 0.01]))
+    given = [wire.sanitize(wire.loads(wire.dumps(wire.encode(wire.valued_meta(t))))) for t in
+             (torch.randn(1, 2, 3, 4), angles.cos(), angles.sin())]
+
+    def careful(x, cos, sin):
+        assert torch.allclose(cos ** 2 + sin ** 2, torch.ones_like(cos)), "not on the unit circle"
+        return turn(x, cos, sin)
+
+    def careful_slip(x, cos, sin):
+        assert torch.allclose(cos ** 2 + sin ** 2, torch.ones_like(cos)), "not on the unit circle"
+        return turn(x, cos, sin) + torch.zeros(x.shape)
+
+    assert played_verdict(careful, given) == "meta" and played_verdict(careful_slip, given) != "meta"
+    with pytest.raises(RuntimeError):
+        careful(*meta_device.real(given))
+
+
 def test_a_marked_tensor_says_meta_and_moves_as_a_device_does():
     with meta_device.played((torch.empty(2, 3, device=META),), {}) as ((x,), _):
         assert x.device == META and x.is_meta and not x.is_cpu

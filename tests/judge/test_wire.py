@@ -11,7 +11,7 @@ import pytest
 import torch
 import yaml
 
-from grader.judge import wire
+from grader.judge import meta_device, wire
 from grader.judge.sandbox import CallFailed, Sandbox
 from grader.readers.manifest import find_lab
 
@@ -81,8 +81,10 @@ def test_tensor_subclasses_and_odd_layouts_are_refused():
     sparse = {wire.TENSOR: torch.eye(2).to_sparse(), "device": "cpu"}
     with pytest.raises(wire.WireError, match="plain dense"):
         wire.sanitize(sparse)
+    with pytest.raises(wire.WireError, match="unexpected device"):     # a child's claim, to the judge
+        wire.sanitize({wire.TENSOR: torch.zeros(1), "device": "meta"}, "cpu")
     with pytest.raises(wire.WireError, match="unexpected device"):
-        wire.sanitize({wire.TENSOR: torch.zeros(1), "device": "meta"})
+        wire.sanitize({wire.TENSOR: torch.zeros(1), "device": "tpu"})
     with pytest.raises(wire.WireError, match="unknown device"):
         wire.sanitize({wire.DEVICE: "bogus"})
 
@@ -98,6 +100,23 @@ def test_meta_tensors_carry_their_dtype_and_shape_only():
                    {wire.META: ["float32"], "shape": [1]}, {wire.META: "float32", "shape": [1] * 40}):
         with pytest.raises(wire.WireError):
             wire.sanitize(wire.loads(crafted(forged)))
+
+
+def test_a_meta_tensor_with_values_takes_them_to_the_child_alone():
+    """valued_meta: a meta tensor to the judge, whose values go to the child, played on meta there
+    (a CPU tensor of its own, marked); the judge takes no values on meta from a child."""
+    values = torch.arange(6.0).view(2, 3).T            # a view: carried as its values
+    sent = wire.valued_meta(values)
+    assert sent.device.type == "meta" and sent.shape == (3, 2)
+    played = roundtrip(sent, None)
+    assert played.device.type == "cpu" and played.__dict__ == {wire.PLAYED: True} and torch.equal(played, values)
+    assert meta_device.on_meta(played) and meta_device.asks_for_meta([played])
+    again = meta_device.real([played, {"cos": played}, 1])
+    assert again[0].device.type == "meta" and again[1]["cos"].device.type == "meta" and again[2] == 1
+    with pytest.raises(wire.WireError, match="unexpected device"):
+        roundtrip(sent, "cpu")
+    plain = roundtrip(torch.empty(2, device="meta"), None)
+    assert plain.device.type == "meta" and not plain.__dict__
 
 
 def crafted(tree, blob=b""):

@@ -24,7 +24,7 @@ import weakref
 
 import torch
 
-from grader.lab_api import CallFailed
+from grader.lab_api import CallFailed, valued_meta
 from grader.lab_api.checks import (
     CheckFailed,
     describe,
@@ -438,7 +438,7 @@ def placement_hint(student, x, out):
 def _placed(student, shape, dtype, device):
     """apply_rope's answer (a tensor) for an x of this dtype on this device, or None."""
     x, cos, sin = rope_inputs(shape, 0, "cpu", dtype=dtype)
-    x, cos, sin = (t.to(device) if device != META else torch.empty_like(t, device=META) for t in (x, cos, sin))
+    x, cos, sin = (t.to(device) if device != META else valued_meta(t) for t in (x, cos, sin))
     try:
         out = student.apply_rope(x, cos, sin)
     except CallFailed as failure:
@@ -475,7 +475,7 @@ def check_rope_on_meta(student, shape, seed, device):
     has it): the answer is there, in x's shape and dtype. Float32, as cos and sin are: a dtype slip
     is the dtype check's, not this one's."""
     check_rope(student, *rope_inputs(shape, seed, device), device, values=False)
-    x, cos, sin = (torch.empty_like(t, device=META) for t in rope_inputs(shape, seed, "cpu"))
+    x, cos, sin = (valued_meta(t) for t in rope_inputs(shape, seed, "cpu"))
     try:
         out = student.apply_rope(x, cos, sin)
     except CallFailed as failure:
