@@ -32,10 +32,12 @@ SLEEP = 2                           # a call's own time may reach SLEEP times it
 def host_pid(pid, root, likely=()):
     """The pid in our namespace of the process that is `pid` in its own PID namespace: one of
     `likely` (the sandbox's control group, a read of one file) or else of the processes below
-    `root` (the sandbox's, a scan of every process); `pid` itself where no namespace differs."""
+    `root` (the sandbox's, a scan of every process); `pid` itself where no namespace differs.
+    Never `root`, which the group holds too: bubblewrap's outer process, of our namespace, whose
+    pid here may be the child's there (and, once the host's pids wrap, is listed first)."""
     from grader.judge.linux import below, processes
 
-    for candidates in (likely, lambda: below([root], processes())[1:]):
+    for candidates in ([p for p in likely if p != root], lambda: below([root], processes())[1:]):
         for candidate in candidates() if callable(candidates) else candidates:
             try:
                 status = Path(f"/proc/{candidate}/status").read_text()

@@ -207,10 +207,12 @@ class Zygote:
     def _fork(self, device, memory_mb):
         from grader.judge import wire
 
-        with self._lock:
-            if self.broken or self.process.poll() is not None:
-                self.close()
-                self._start()
+        if self.broken or self.process.poll() is not None:
+            self._settle()          # a fork ahead still running ends first: it needs the lock to
+            with self._lock:        # (close() under the lock would wait for it for ever)
+                if self.broken or self.process.poll() is not None:
+                    self.close()
+                    self._start()
         request_r, request_w = os.pipe()
         answer_r, answer_w = os.pipe()
         output_r, output_w = os.pipe()

@@ -12,7 +12,7 @@ import yaml
 
 from grader.core.request import Request, SandboxKind
 from grader.core.runner import grade
-from grader.judge import clock
+from grader.judge import clock, linux
 from grader.judge.clock import Backstop, Limit
 from grader.readers.manifest import find_lab
 
@@ -299,3 +299,23 @@ def test_a_control_group_s_files_are_known_once(tmp_path):
     assert clock.group_cpu(clock.group_files(v1)[1]) == 2.5 and clock.group_cpu(clock.group_files(v2)[1]) == 1.5
     meter = clock.SessionMeter(os.getpid(), none)
     assert (meter.tasks, meter.usage) == (None, None) and meter.read() > 0
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="a PID namespace of its own needs root")
+def test_the_sandbox_s_own_process_is_never_taken_for_a_new_child():
+    """The sandbox's control group holds bubblewrap's outer process (`root`), of our PID namespace:
+    its pid here may be the pid a new child has in the sandbox's (a student steers the sandbox's
+    pids with threads; the host's pids wrap), and once they wrap it is listed before the child.
+    Taken for the child, the child's CPU went uncharged (bubblewrap's group was read) and
+    bubblewrap was moved into the child's group. Here `root` is process 1, and the child is
+    PID 1 of a namespace of its own."""
+    outer = subprocess.Popen(["unshare", "--pid", "--fork", "sleep", "60"])
+    try:
+        deadline = time.monotonic() + 5
+        while not (inner := [pid for pid, (parent, _, _) in linux.processes().items() if parent == outer.pid]):
+            assert time.monotonic() < deadline, "unshare started no process"
+            time.sleep(0.01)
+        assert clock.host_pid(1, 1, likely=[1, inner[0]]) == inner[0]
+    finally:
+        outer.kill()
+        outer.wait()

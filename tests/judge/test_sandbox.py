@@ -271,6 +271,45 @@ def test_a_child_forked_ahead_and_dropped_leaves_no_control_group(mode):
         zygote.close()
 
 
+def test_a_zygote_gone_while_a_child_is_forked_ahead_is_replaced_for_a_submitted_call(monkeypatch):
+    """A submitted call forks anew, without waiting for a fork ahead (a room's main child) still
+    running on its thread. Found the zygote gone (killed: a plain process's student may, or the
+    kernel out of memory), it replaced it holding the zygote's lock, and the replacement waits for
+    the fork ahead, which needed that lock to end: the judge hung for ever, its grading never ended."""
+    from grader.judge import zygote as module
+
+    memory = find_lab("lab2").manifest.memory_mb
+    zygote, submitted = Zygote(launcher_for("process")), None
+    try:
+        let_go(zygote.fork("cpu", memory))          # ready
+        inside, go_on = threading.Event(), threading.Event()
+        real = module.first_to_go
+
+        def slow(pid):                  # the fork ahead, past its order, not yet kept as the spare
+            if threading.current_thread() is zygote._preparing:
+                inside.set()
+                go_on.wait(5)
+            real(pid)
+
+        monkeypatch.setattr(module, "first_to_go", slow)
+        zygote.prepare_soon("cpu", memory)
+        assert inside.wait(30)
+        os.killpg(zygote.process.pid, signal.SIGKILL)
+        zygote.process.wait()
+        threading.Timer(0.5, go_on.set).start()
+        forked = []
+        submitted = threading.Thread(target=lambda: forked.append(zygote.fork("cpu", memory, ahead=False)),
+                                     daemon=True)
+        submitted.start()
+        submitted.join(60)
+        assert forked, "the judge hung: a zygote replaced under its lock waited for a fork ahead that needed it"
+        let_go(forked[0])
+    finally:
+        go_on.set()
+        if submitted is None or not submitted.is_alive():
+            zygote.close()
+
+
 @pytest.mark.parametrize("mode", ["auto", "process"])
 def test_a_grading_s_first_child_is_forked_ahead_and_a_zygote_ended_leaves_nothing(mode):
     """A grading forks its first child ahead, on a thread, while pytest collects its checks; its
