@@ -79,13 +79,14 @@ def group_cpu(usage):
 
 
 def group_files(folder):
-    """(its threads, its CPU time) of the control group in `folder`: the files that list and count
-    them, v1's or v2's; None where it counts no CPU time (v1's cpu.stat has no usage)."""
-    if os.path.exists(f"{folder}/cpuacct.usage"):
-        return f"{folder}/tasks", f"{folder}/cpuacct.usage"
-    if os.path.exists(f"{folder}/cgroup.threads"):
-        return f"{folder}/cgroup.threads", f"{folder}/cpu.stat"
-    return None
+    """(the file listing its threads, the file counting its CPU time) of the control group in
+    `folder`, v2's or v1's, each None where the group has none (a v1 cpu group without cpuacct
+    counts no time): found once per child, not tried at every look."""
+    v2 = os.path.exists(f"{folder}/cgroup.threads")
+    tasks = f"{folder}/cgroup.threads" if v2 else f"{folder}/tasks" if os.path.exists(f"{folder}/tasks") else None
+    usage = f"{folder}/cpu.stat" if v2 else f"{folder}/cpuacct.usage" \
+        if os.path.exists(f"{folder}/cpuacct.usage") else None
+    return tasks, usage
 
 
 def thread(tid):
@@ -140,7 +141,7 @@ class SessionMeter:
 
     def __init__(self, pid, group=None):
         self.pid, self.used = pid, 0.0
-        self.tasks, self.usage = (group_files(group) if group else None) or (None, None)   # its group's files
+        self.tasks, self.usage = group_files(group) if group else (None, None)   # its group's files
         self._others, self._read = 0.0, time.monotonic()    # the rest of the session, when last scanned
 
     def read(self):

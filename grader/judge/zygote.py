@@ -75,6 +75,7 @@ class Zygote:
         self.proven = False             # some zygote of ours was ready once
         self._spare = None              # ((device, memory_mb), Forked): a child forked ahead (prepare)
         self._preparing = None          # the thread of a prepare_soon still forking
+        self._replacing = False         # a zygote gone is being replaced: no fork ahead begins
         if launcher.name == "process":      # orphans of a killed zygote come back to us, to be killed
             libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
         self._start()
@@ -173,7 +174,7 @@ class Zygote:
         runs: the first child is forked while the judge collects its checks. Every later fork,
         reset or close waits for it first: no child forked ahead outlives a reset."""
         with self._lock:
-            if self._spare is not None or self._preparing is not None:
+            if self._spare is not None or self._preparing is not None or self._replacing:
                 return
             self._preparing = threading.Thread(target=self.prepare, args=(device, memory_mb), daemon=True)
             self._preparing.start()
@@ -207,12 +208,8 @@ class Zygote:
     def _fork(self, device, memory_mb):
         from grader.judge import wire
 
-        if self.broken or self.process.poll() is not None:
-            self._settle()          # a fork ahead still running ends first: it needs the lock to
-            with self._lock:        # (close() under the lock would wait for it for ever)
-                if self.broken or self.process.poll() is not None:
-                    self.close()
-                    self._start()
+        if self._gone():
+            self._replace()
         request_r, request_w = os.pipe()
         answer_r, answer_w = os.pipe()
         output_r, output_w = os.pipe()
@@ -245,9 +242,27 @@ class Zygote:
         with self._lock:
             try:
                 self.ask({"op": "reset"})
+                return
             except ZygoteGone:
-                self.close()
-                self._start()
+                self.broken = True
+        self._replace()
+
+    def _gone(self):
+        return self.broken or self.process.poll() is not None
+
+    def _replace(self):
+        """Close this zygote, found gone or broken, and start another: outside the lock, which a fork
+        ahead still running needs to end (close() waits for it: under the lock, for ever), and with
+        no fork ahead begun meanwhile. Another thread may have replaced it first."""
+        self._replacing = True
+        try:
+            self._settle()
+            with self._lock:
+                if self._gone():
+                    self.close()
+                    self._start()
+        finally:
+            self._replacing = False
 
     def end(self):
         """Begin close() without waiting: every process of the zygote is sent its end, and dies while

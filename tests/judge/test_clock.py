@@ -287,15 +287,16 @@ def test_a_child_s_threads_are_read_from_its_control_group_alone(tmp_path, monke
 def test_a_control_group_s_files_are_known_once(tmp_path):
     """v1's cpuacct group lists its threads in `tasks` and counts in cpuacct.usage, v2's in
     cgroup.threads and cpu.stat: which, is found once per child, not tried at every look."""
-    v1, v2, none = tmp_path / "v1", tmp_path / "v2", tmp_path / "none"
+    v1, v2, none, cpu = tmp_path / "v1", tmp_path / "v2", tmp_path / "none", tmp_path / "cpu"
     for folder, files in ((v1, {"tasks": "", "cpuacct.usage": "2500000000\n"}),
-                          (v2, {"cgroup.threads": "", "cpu.stat": "usage_usec 1500000\nuser_usec 1\n"}), (none, {})):
+                          (v2, {"cgroup.threads": "", "cpu.stat": "usage_usec 1500000\nuser_usec 1\n"}), (none, {}),
+                          (cpu, {"tasks": "", "cpu.shares": "1024\n"})):
         folder.mkdir()
         for name, text in files.items():
             (folder / name).write_text(text)
     assert clock.group_files(v1) == (f"{v1}/tasks", f"{v1}/cpuacct.usage")
     assert clock.group_files(v2) == (f"{v2}/cgroup.threads", f"{v2}/cpu.stat")
-    assert clock.group_files(none) is None
+    assert clock.group_files(none) == (None, None) and clock.group_files(cpu) == (f"{cpu}/tasks", None)
     assert clock.group_cpu(clock.group_files(v1)[1]) == 2.5 and clock.group_cpu(clock.group_files(v2)[1]) == 1.5
     meter = clock.SessionMeter(os.getpid(), none)
     assert (meter.tasks, meter.usage) == (None, None) and meter.read() > 0

@@ -310,6 +310,28 @@ def test_a_zygote_gone_while_a_child_is_forked_ahead_is_replaced_for_a_submitted
             zygote.close()
 
 
+def test_no_fork_ahead_begins_while_a_zygote_gone_is_replaced():
+    """A reset or a fork that finds the zygote gone replaces it outside its lock, once any fork ahead
+    has ended: none may begin meanwhile, or the close would wait, under the lock, for a fork that
+    needs it. A reset whose order fails replaces the zygote."""
+    memory = find_lab("lab2").manifest.memory_mb
+    zygote = Zygote(launcher_for("process"))
+    try:
+        let_go(zygote.fork("cpu", memory))
+        zygote._replacing = True
+        zygote.prepare_soon("cpu", memory)
+        assert zygote._preparing is None and zygote._spare is None
+        zygote._replacing = False
+        first = zygote.process.pid
+        os.killpg(first, signal.SIGKILL)
+        zygote.process.wait()
+        zygote.reset()
+        assert zygote.process.pid != first and not zygote.broken
+        let_go(zygote.fork("cpu", memory))
+    finally:
+        zygote.close()
+
+
 @pytest.mark.parametrize("mode", ["auto", "process"])
 def test_a_grading_s_first_child_is_forked_ahead_and_a_zygote_ended_leaves_nothing(mode):
     """A grading forks its first child ahead, on a thread, while pytest collects its checks; its
