@@ -18,7 +18,11 @@ if __name__ == "__main__":
     if code is None:
         from grader.learner import head_start
 
-        zygote = head_start.zygote_for(sys.argv[1:])    # a grading's, importing torch from now on
+        try:
+            zygote = head_start.zygote_for(sys.argv[1:])    # a grading's, importing torch from now on
+        except KeyboardInterrupt:   # as cli says it (a zygote begun dies with this process)
+            print("interrupted", flush=True)
+            sys.exit(130)
         try:
             from grader.learner.cli import main
 

@@ -4,7 +4,6 @@ starts it first thing, before rich or the judge is imported; cli.run_grade does 
 not (cli.main called directly). None where a warm grader may answer (a socket in this user's
 runtime folder), for anything but a plain grading, and for arguments that will be refused: no
 zygote is begun for those."""
-from grader.base.errors import GraderError
 from grader.learner.runtime import any_listening
 
 
@@ -19,7 +18,7 @@ def zygote_for(argv):
         return None
     try:
         return early_zygote(grading_request(args, find_lab(args.lab)).sandbox)
-    except GraderError:         # said by cli, as it meets it again
+    except Exception:           # said by cli, as it meets it again (a GraderError in a sentence)
         return None
 
 
