@@ -27,13 +27,14 @@ if TYPE_CHECKING:
     from grader.readers.manifest import Lab
 
 
-def grade(request: Request, zygote: Zygote | None = None) -> LabResults:
+def grade(request: Request, zygote: Zygote | None = None, ending: bool = False) -> LabResults:
     """Run the request's lab checks against its submission -> LabResults.
 
     `zygote`: a warm one to fork children from (a warm grader: batch workers, --watch, grade.py
     serve); by default one of the request's sandbox kind is started here, first, so that it
-    imports torch while we do. A grading the grader could not finish (checks "not_graded": its
-    fault, not the submission's) is done once more, afresh.
+    imports torch while we do. `ending`: the zygote ends once this grading is over (cli's own),
+    so that the grading's last reset, which its end does too, is left to it. A grading the grader
+    could not finish (checks "not_graded": its fault, not the submission's) is done once more, afresh.
     """
     started = time.monotonic()
     own = zygote is None
@@ -41,7 +42,7 @@ def grade(request: Request, zygote: Zygote | None = None) -> LabResults:
     try:
         submitted = submission_files(request.lab, request.submission)     # (files, missing)
         for attempt in (1, 2):
-            results = _attempt(request, zygote, submitted, attempt == 1, started)
+            results = _attempt(request, zygote, submitted, (attempt == 1, own or ending), started)
             results.attempts = attempt
             if not results.faults:      # (nothing of the first attempt stays for the second:
                 return results          # its sandbox's close reset the zygote)
@@ -76,18 +77,21 @@ class Finished:
     quiz: tuple
 
 
-def _attempt(request, zygote, submitted, first, started):
-    """One try at the grading, in a sandbox of its own."""
-    lab, (files, missing) = request.lab, submitted
+def _attempt(request, zygote, submitted, turn, started):
+    """One try at the grading, in a sandbox of its own; `turn`: (the first try, the zygote ends after
+    the grading: a try with no grader fault, the last, leaves its reset to that end)."""
+    lab, (files, missing), (first, ending) = request.lab, submitted, turn
     settings = Settings(device=resolve_device(request.device), show_all=request.output.show_all,
                         believe_faults=first, observers=request.observers.on_answer)
     box = Sandbox(lab, files, zygote, settings)
     zygote.prepare_soon(box.device, lab.manifest.memory_mb)    # the first child, while pytest collects
+    results = None
     try:
         plugin = _run_checks(request, box)
-        return _results(request, box, plugin, missing, started)
+        results = _results(request, box, plugin, missing, started)
+        return results
     finally:
-        box.close()
+        box.close(reset=not (ending and results is not None and not results.faults))
 
 
 def _run_checks(request, box):

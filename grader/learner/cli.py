@@ -71,9 +71,9 @@ def _grade(request, console, zygote, watching):
     client = None if zygote else serve.WarmClient.for_checkout(request.lab, request.sandbox)
     with report.progress(console) as on_progress:
         observed = dataclasses.replace(request, observers=Observers(on_progress))
-        results = grade(observed, zygote) if zygote else serve.grade(observed, client)
+        results = grade(observed, zygote, ending=True) if zygote else serve.grade(observed, client)
     if zygote:
-        zygote.end()            # it dies while the report is written; run_grade's close waits for it
+        zygote.end()            # it dies while the report is written; its close waits for it
     return report.ended(results, request, console, client.served_by if client is not None else None)
 
 

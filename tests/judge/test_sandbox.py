@@ -335,8 +335,9 @@ def test_no_fork_ahead_begins_while_a_zygote_gone_is_replaced():
 @pytest.mark.parametrize("mode", ["auto", "process"])
 def test_a_grading_s_first_child_is_forked_ahead_and_a_zygote_ended_leaves_nothing(mode):
     """A grading forks its first child ahead, on a thread, while pytest collects its checks; its
-    first call takes that child. end() sends the zygote its end without waiting (the report is
-    written meanwhile); close() then waits, and leaves no process or control group behind."""
+    first call takes that child. A grading whose zygote ends next (cli's) leaves its last reset to
+    that end. end() sends the zygote its end without waiting (the report is written meanwhile);
+    close() then waits, and leaves no process or control group behind."""
     lab = find_lab("lab2")
     zygote = Zygote(launcher_for(mode))
     try:
@@ -348,10 +349,14 @@ def test_a_grading_s_first_child_is_forked_ahead_and_a_zygote_ended_leaves_nothi
             return fork(*args)
 
         zygote._fork = counted
-        results = grade(Request(lab, ROOT / "reference" / "lab2", Device.CPU, Selection(("positions.py",))), zygote)
+        request = Request(lab, ROOT / "reference" / "lab2", Device.CPU, Selection(("positions.py",)))
+        results = grade(request, zygote)
         assert results.score == results.max_score > 0
         assert forks[0] is not threading.main_thread()      # the first child: forked ahead
-        zygote.reset()
+        resets, reset = [], zygote.reset
+        zygote.reset = lambda: resets.append(1) or reset()
+        again = grade(request, zygote, ending=True)         # cli's: the zygote's end comes next
+        assert again.score == results.score and len(resets) == 1      # the change of room's alone
         pid, folders = zygote.process.pid, list(zygote.cgroup.folders if zygote.cgroup else [])
         began = time.monotonic()
         zygote.end()
