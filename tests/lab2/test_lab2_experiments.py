@@ -524,3 +524,11 @@ def test_weights_returned_in_half_precision_cost_the_reproduction_check_only(gra
     expect_reporting_slip(results, ["your weights are the recipe's rounded to float16"], ["measure_loss_gap"])
     messages = " ".join(c.message for c in results.checks)
     assert "do not come from" not in messages and "trained on after" not in messages
+
+
+@pytest.mark.slow
+def test_an_own_loop_counting_steps_with_numpy_keeps_full_marks(grade_lab2, tmp_path):
+    """An own loop that trains the extrapolation runs in lockstep and calls on_step with np.int64
+    steps, 1 to 70: a call train() could make, to a progress callback; it cost the on_step check."""
+    results = grade_lab2(assemble(tmp_path, experiments="own_loop_numpy_steps"), EXPERIMENTS)
+    assert results.score == results.max_score, [c.message for c in results.checks if c.status != "passed"]
