@@ -94,7 +94,8 @@ def rebuild(given, run, name, pos, device):
     """(the judge's copy of a returned model, None) when it is the documented one. A model that
     is the lab's with another position encoding (a run in another's field, a copy-paste slip) is
     built as its config says, and comes with the CheckFailed that it is not the documented model:
-    it costs the checks that use its run, not the others'. Any other config is never built."""
+    it costs the checks that use its run, not the others'. Any other config is never built, nor a
+    state_dict that does not load: the CheckFailed raised costs the checks that use the run (measured_runs)."""
     model, expected = given.model, asdict(given.model.Config(pos=pos))
     other_pos = isinstance(run.config, dict) and run.config == {**expected, "pos": run.config.get("pos")} \
         and known_pos(given, run.config["pos"])
@@ -111,7 +112,7 @@ def rebuild(given, run, name, pos, device):
         return model.build_model(run.config, run.state_dict, device=device), wrong
     except (RuntimeError, TypeError, ValueError) as error:
         raise wrong or CheckFailed(f"{name}.state_dict to load into build_model(Config(pos={pos!r}))",
-                                   str(error).splitlines()[0][:300],
+                                   " ".join(line.strip() for line in str(error).splitlines())[:300],
                                    "return model.state_dict() of the trained model") from None
 
 
@@ -232,6 +233,73 @@ def losses_provenance(given, run, name, pos, task, seed, device, judge):
         lambda where: recipe_difference(given, where, run.train_losses[0], pos, task, seed, device), LOSS_TOLERANCE)
 
 
+def losses_reported(run, name, judge, where: Parted | None):
+    """For a run whose weights are the recipe's: (problem, slip) of its train_losses. Losses that
+    are the recipe's rounded to a few decimals are a slip in the report (it costs the reproduction
+    check only, as rounded numbers do); others are not the losses train() returned (another order,
+    other values, another count), whose hint says so and not that training differed: the weights
+    show that it did not."""
+    losses, truths = run.train_losses, judge["train_losses"]
+    places = reported.decimals(losses, truths, lambda truth: LOSS_TOLERANCE) if len(losses) == len(truths) else None
+    if places is not None:
+        i = next((i for i, (a, b) in enumerate(zip(losses, truths)) if a != b), 0)
+        return None, CheckFailed(f"{name}.train_losses to be the losses train() returned, as they are",
+                                 f"step {i + 1}: {losses[i]!r}, train() gave {truths[i]!r}",
+                                 f"your train_losses are train()'s rounded ({places} decimals): return the list "
+                                 f"train() returns as it is")
+    if where is None:
+        return None, None
+    hint = ("these are the recipe's losses in another order (sorted?): return the list train() returns, as it is"
+            if where.how is Parting.ORDER else
+            "the weights are the recipe's, but these are not the losses its train() returned: return the list "
+            "train() returns, as it is")
+    if where.how is Parting.STEPS:
+        return CheckFailed(f"{name}.train_losses: one loss per step of train(), {where.steps} steps",
+                           f"{where.returned} losses", hint), None
+    i = where.step
+    return CheckFailed(f"{name}.train_losses to be the losses train() returned",
+                       f"step {i + 1}: {losses[i]:.4f}, the recipe gives {truths[i]:.4f}", hint), None
+
+
+def weights_stored_lower(run, name, judge):
+    """A CheckFailed (a slip) when the returned weights are the recipe's stored in a float type of
+    less precision than the model's (float16, bfloat16: rounded far past the recipe's tolerance),
+    else None: the weights come from the recipe, and the checks measure them as returned."""
+    theirs, weights = run.state_dict, judge["state_dict"]
+    lower = {k: w.dtype for k, w in theirs.items() if k in weights and w.is_floating_point()
+             and weights[k].is_floating_point() and torch.finfo(w.dtype).eps > torch.finfo(weights[k].dtype).eps}
+    if not lower:
+        return None
+    rounded = {k: w.to(lower[k]) if k in lower else w for k, w in weights.items()}
+    if not lab_api.weight_distance(theirs, rounded) <= WEIGHT_TOLERANCE:
+        return None
+    kinds = ", ".join(sorted({str(d).removeprefix("torch.") for d in lower.values()}))
+    return CheckFailed(f"{name}.state_dict to be the weights train() leaves, as they are",
+                       f"the recipe's weights stored in {kinds}",
+                       f"your weights are the recipe's rounded to {kinds}: return model.state_dict() as it is, "
+                       f"in the model's own precision")
+
+
+def recipe_check(given, t, seed, device):
+    """(problem, slip) of one returned run (Returned) against the judge's run of the recipe: a
+    problem when it is not the recipe's (nothing of it counts), a slip when it is, reported
+    otherwise than it is (it costs the reproduction check only)."""
+    r = t.reported
+    if t.other_model is not None:
+        return t.other_model, None
+    losses = losses_provenance(given, r.run, r.label, t.pos, r.task, seed, device, t.judge)
+    fresh = fresh_difference(r.label, t.eval_lengths, t.fresh, r.documented)
+    weights = weights_provenance(given, r.run, r.label, t.pos, r.task, seed, t.judge)
+    stored = weights_stored_lower(r.run, r.label, t.judge) if weights and weights.mistake != INITIAL else None
+    if stored is not None:
+        weights = None
+    if fresh is not None or weights is not None:
+        return losses or fresh or weights, None
+    problem, slip = losses_reported(r.run, r.label, t.judge, lab_api.parted(
+        r.run.train_losses, t.judge["train_losses"], LOSS_TOLERANCE) if losses else None)
+    return problem, slip or stored
+
+
 def weights_provenance(given, run, name, pos, task, seed, judge):
     """None when the returned weights are those the recipe leaves, else a CheckFailed, whose hint
     says when they are the model's initial weights (a copy taken before train)."""
@@ -346,19 +414,17 @@ def measured_runs(call, recipe, given, device, seed, name, model, runs):
     for run_name, pos, task, eval_lengths in runs(given):
         run, label = getattr(value, run_name), f"{name}().{run_name}"
         judge = recipe(pos, task, seed.value)           # first: its measurements are known then
-        built, other_model = rebuild(given, run, label, pos, device)
-        fresh = remeasure(given, built, task, eval_lengths, FRESH)
-        documented = remeasure(given, built, task, eval_lengths, seed.value + 1)
+        try:
+            built, other_model = rebuild(given, run, label, pos, device)
+        except CheckFailed as failure:      # never built: it costs the checks that use it, no others
+            built, other_model = None, failure
+        fresh = [] if built is None else remeasure(given, built, task, eval_lengths, FRESH)
+        documented = [] if built is None else remeasure(given, built, task, eval_lengths, seed.value + 1)
         returned[run_name] = Returned(pos, eval_lengths, judge, fresh,
                                       reported.Reported(label, run, built, task, documented),
                                       labels(run, label, task, eval_lengths), other_model)
-    recipe_problems = {
-        t.reported.label: t.other_model
-        or losses_provenance(given, t.reported.run, t.reported.label, t.pos, t.reported.task, seed, device, t.judge)
-        or fresh_difference(t.reported.label, t.eval_lengths, t.fresh, t.reported.documented)
-        or weights_provenance(given, t.reported.run, t.reported.label, t.pos, t.reported.task, seed, t.judge)
-        for t in returned.values()}
-    honest = {label for label, problem in recipe_problems.items() if problem is None}
+    checked = {t.reported.label: recipe_check(given, t, seed, device) for t in returned.values()}
+    honest = {label for label, (problem, _) in checked.items() if problem is None}
     labelled = [t.reported for t in returned.values()          # the numbers to hold
                 if t.mislabelled is None and t.other_model is None]
     explained = reported.reproduction(given, seed, labelled, remeasure, honest)
@@ -366,7 +432,8 @@ def measured_runs(call, recipe, given, device, seed, name, model, runs):
     for run_name, t in returned.items():
         r = t.reported
         unexplained, slip = explained.get(r.label, (None, None))
-        recipe_problem = recipe_problems[r.label]
+        recipe_problem, recipe_slip = checked[r.label]
         first = recipe_problem if recipe_problem and recipe_problem.mistake == INITIAL else unexplained
-        out[run_name] = Measured(r.run, t.fresh, r.documented, first or recipe_problem, t.mislabelled or slip)
+        out[run_name] = Measured(r.run, t.fresh, r.documented, first or recipe_problem,
+                                 t.mislabelled or recipe_slip or slip)
     return value, out

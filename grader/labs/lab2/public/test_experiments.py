@@ -120,7 +120,8 @@ def record_gap(gap, recipe, given, device, record_property):
     if first(gap) is None:
         return
     seed, _, runs = first(gap)
-    record_property("loss gap (nats)", runs["no_pos"].fresh[0].loss - runs["learned"].fresh[0].loss)
+    if runs["no_pos"].fresh and runs["learned"].fresh:         # a run never built has no numbers
+        record_property("loss gap (nats)", runs["no_pos"].fresh[0].loss - runs["learned"].fresh[0].loss)
     judge = [yardstick(recipe, given, device, seed, pos, "lookback", [given.tasks.TRAIN_LEN])[0].loss
              for pos in ("none", "learned")]
     record_property("reference loss gap (nats)", judge[0] - judge[1])
@@ -205,7 +206,8 @@ def record_extrapolation(extrapolation, recipe, given, device, record_property):
     record_property(f"x evaluation length (tokens), trained at {given.tasks.TRAIN_LEN}",
                     [float(n) for n in lengths(given)])
     for pos in ("learned", "rope"):
-        record_property(f"{pos} accuracy (fraction right)", [score.accuracy for score in runs[pos].fresh])
+        if runs[pos].fresh:                                     # a run never built has no numbers
+            record_property(f"{pos} accuracy (fraction right)", [score.accuracy for score in runs[pos].fresh])
         record_property(f"reference {pos} accuracy (fraction right)", [score.accuracy for score in yardstick(
             recipe, given, device, seed, pos, "lookback", lengths(given))])
     record_property("above rope accuracy (fraction right)", ROPE_ACCURACY)

@@ -8,6 +8,7 @@ and so does a call the experiment makes itself (its own loop's) that train could
 on_step(name, step, steps, loss) with step 1 to steps (a progress callback would fail, or count
 wrong). The experiment then runs on, and its result is not used.
 """
+import numbers
 import reprlib
 
 from given_tasks import *  # noqa: F403  (the handout's tasks.py: TRAIN_LEN, evaluate, ...)
@@ -43,12 +44,13 @@ class Probe:
 
 
 def like_train(args, kwargs):
-    """Whether a call the experiment made itself (its own loop's) is one train() could make."""
+    """Whether a call the experiment made itself (its own loop's) is one train() could make: an integer
+    step (a numpy one too: a progress callback counts it alike) and a real loss."""
     if kwargs or len(args) != 4:
         return False
     name, step, steps, loss = args
-    return isinstance(name, str) and type(step) is int and steps == STEPS and 1 <= step <= steps \
-        and isinstance(loss, (int, float))
+    return isinstance(name, str) and isinstance(step, numbers.Integral) and not isinstance(step, bool) \
+        and steps == STEPS and 1 <= step <= steps and isinstance(loss, numbers.Real) and not isinstance(loss, bool)
 
 
 def probe():
