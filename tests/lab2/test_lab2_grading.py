@@ -289,13 +289,15 @@ def test_a_syntax_error_shows_the_line_not_importlib(graded):
     ("complex_rope", "apply_rope"), ("stacked_orders", "is_permutation_invariant"),
     ("device_object_cache", "rope_frequencies"), ("device_object_cache", "apply_rope"),
     ("more_styles", "rope_frequencies"), ("more_styles", "apply_rope"), ("more_styles", "is_permutation_invariant"),
-    ("rope_jit", "apply_rope"), ("rope_asserts_circle", "apply_rope")])
+    ("rope_jit", "apply_rope"), ("rope_asserts_circle", "apply_rope"), ("rope_vmap", "apply_rope"),
+    ("rope_vmap", "rope_frequencies")])
 def test_other_correct_styles_keep_full_marks(graded_one, submission, function):
     """Rotation matrices in x's dtype, float64 angles from Python numbers, empty_like and slices
     written in float32, complex numbers (.type_as(x)), every order stacked and regrouped, the device
     normalised with torch.device(device) and answers cached by it, cos and sin as views in a list, a
-    custom autograd.Function, Heap's orders, TorchScript, asserts on the inputs' values: right for
-    float64, float16, bfloat16 and meta inputs alike."""
+    custom autograd.Function, Heap's orders, TorchScript, asserts on the inputs' values, torch.func.vmap
+    (whose batched tensors only the real meta device places): right for float64, float16, bfloat16 and
+    meta inputs alike."""
     results = graded_one(submission, function)
     score, top = points(results, function)
     assert score == top > 0, [c.message for c in failures(results, function)]
