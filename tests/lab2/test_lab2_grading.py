@@ -317,7 +317,8 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "loose_atol": "atol", "atol_as_rtol": "relative", "norm_of_difference": "norm", "norm_of_sums": "norm",
         "summed_over_batch": "batch", "own_default_atol": "atol", "previous_order": "neighbours",
         "sorted_positions": "sorted", "first_five_positions": "unmoved",
-        "mean_abs_change": "average"},
+        "mean_abs_change": "average", "last_row_only": "last_row", "swaps_and_rotations": "swaps",
+        "mean_over_rows": "average", "spread_of_orders": "spread", "mean_of_orders": "spread"},
 }
 
 
