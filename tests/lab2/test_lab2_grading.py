@@ -481,6 +481,14 @@ def test_edge_slips_of_rope_frequencies(graded_one, submission, words):
     assert any(words in c.hint for c in failures(results, "rope_frequencies"))
 
 
+def test_exponents_from_a_float_step_lose_the_shape_check(graded_one):
+    """torch.arange(0, 1, 2 / head_dim) for the exponents: right at most head_dims, one too many where the
+    float step rounds (98): the hidden check of odd sizes asks head_dim 98 and fails it, alone."""
+    results = graded_one("float_step_exponents", "rope_frequencies")
+    failed = failures(results, "rope_frequencies")
+    assert [c.points for c in failed] == [2] and "shape (4, 49)" in failed[0].message, [c.message for c in failed]
+
+
 def test_float64_frequencies_lose_only_the_dtype_clause(graded_one):
     """cos and sin right but float64: the checks that ask float32 (one public, one hidden) fail,
     with the hint that says so; the value, base and size checks do not charge the dtype again."""
