@@ -205,15 +205,23 @@ def serve(workdir, ends, wire, limit, calls):
             kwargs = resolve(wire.sanitize(request["kwargs"]), wire, shared)
             function = getattr(importlib.import_module(request["module"]), request["function"])
             seed_from(request, wire, shared)
-            with meta_device.played(args, kwargs) as (played, played_kwargs):    # the meta device, on the CPU
-                value = calls.call(request["function"], function, played, played_kwargs)
-                data = answered({**answer, "layouts": layouts(placed, value)} if placed else answer,
-                                value, wire, limit)
-            if played is not args and not placed and meta_device.lost(value):     # (echoed arguments: once)
-                def again(request=request, function=function, args=args, kwargs=kwargs):
-                    seed_from(request, wire, shared)
-                    return calls.call(request["function"], function, meta_device.real(args), meta_device.real(kwargs))
-                data = on_real_meta(again, answer, wire, limit) or data
+            def again(request=request, function=function, args=args, kwargs=kwargs):
+                seed_from(request, wire, shared)
+                return calls.call(request["function"], function, meta_device.real(args), meta_device.real(kwargs))
+            try:
+                with meta_device.played(args, kwargs) as (played, played_kwargs):    # the meta device, on the CPU
+                    value = calls.call(request["function"], function, played, played_kwargs)
+                    data = answered({**answer, "layouts": layouts(placed, value)} if placed else answer,
+                                    value, wire, limit)
+            except meta_device.Mixed:       # refused by the played device: the real one may answer (vmap)
+                if placed or not meta_device.asks_for_meta([args, kwargs]):
+                    raise
+                data = on_real_meta(again, answer, wire, limit)
+                if data is None:
+                    raise
+            else:
+                if played is not args and not placed and meta_device.lost(value):     # (echoed arguments: once)
+                    data = on_real_meta(again, answer, wire, limit) or data
         except (wire.WireError, wire.GraderFault) as error:     # not data, or not carried: the judge says
             data = wire.frame_parts({**answer, "ok": False, "error": {
                 "type": type(error).__name__, "message": str(error), "where": [], "not_implemented": None}})
@@ -226,9 +234,10 @@ def serve(workdir, ends, wire, limit, calls):
 
 def on_real_meta(again, answer, wire, limit):
     """The frame of the call made `again` on the real meta device, where the played one answered off
-    it (meta_device.lost): the real device's answer where it gives one (TorchScript, whose ops the
-    played device never sees); None where it raises, as it does for a tensor made elsewhere and
-    written into: the played answer, which says where that tensor is, stands."""
+    it (meta_device.lost) or refused an op as mixed (meta_device.Mixed): the real device's answer
+    where it gives one (TorchScript, whose ops the played device never sees; torch.func.vmap, whose
+    batched tensors it cannot mark); None where it raises, as it does for a tensor made elsewhere and
+    written into or mixed in: the played answer or refusal, which says where that tensor is, stands."""
     try:
         return answered(answer, again(), wire, limit)
     except BaseException:       # SystemExit too: the played answer stands, as for any other raise

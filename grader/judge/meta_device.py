@@ -7,10 +7,12 @@ under a TorchFunctionMode. Its meta tensors become CPU tensors of zeros marked a
 meta becomes the CPU and marks what comes out, as does an op on a marked tensor; a marked tensor
 says it is on meta (.device, .is_meta). An op that mixes marked tensors with unmarked ones (but a
 0-dim CPU scalar) is refused as a device other than the CPU refuses it: "Expected all tensors to be
-on the same device". Moves are not mixing (.to, copy_, type_as, indexing, torch.tensor): .cpu() and
+on the same device" (Mixed). Moves are not mixing (.to, copy_, type_as, indexing, torch.tensor): .cpu() and
 .to("cpu") give an unmarked copy, as they would from CUDA. Values may be read (a device has them):
 only where a tensor is, is the question. Marked tensors in the answer cross the wire as meta ones.
-An answer with a tensor off the played device is asked for again on the real one (`lost`).
+An answer with a tensor off the played device is asked for again on the real one (`lost`), as is a
+call the played device refused as mixed: tensors it never saw made (torch.func.vmap's batched
+tensors carry no mark) are no device slip until the real meta device says so.
 """
 import contextlib
 
@@ -23,6 +25,10 @@ Tensor = torch.Tensor
 MOVES = {Tensor.to, Tensor.copy_, Tensor.type_as, Tensor.__getitem__, Tensor.__setitem__, Tensor.new_tensor,
          torch.tensor, torch.as_tensor, Tensor.cpu}
 MIXED = "Expected all tensors to be on the same device, but found at least two devices, meta and cpu!"
+
+
+class Mixed(RuntimeError):
+    """The played device's refusal of an op that mixes marked tensors with unmarked ones (MIXED)."""
 
 
 def on_meta(value):
@@ -83,7 +89,7 @@ class PlayedMeta(TorchFunctionMode):
         marked = [t for t in tensors if on_meta(t)]
         unmarked = [t for t in tensors if not on_meta(t)]
         if marked and func not in MOVES and any(t.dim() for t in unmarked):
-            raise RuntimeError(MIXED)
+            raise Mixed(MIXED)
         result = func(*args, **kwargs)
         if not any(isinstance(leaf, Tensor) for leaf in _leaves(result)):
             return result

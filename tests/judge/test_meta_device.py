@@ -202,3 +202,32 @@ def test_a_child_on_meta_loads_no_meta_kernels(probe_lab, zygote):
     real = subprocess.run([sys.executable, "-c", "import sys, torch; torch.zeros(1, device='meta').cos(); "
                            "print(len(sys.modules))"], capture_output=True, text=True, check=True)
     assert int(real.stdout) > modules + 500         # what the real meta device would have cost
+
+
+VMAPPED = textwrap.dedent('''\
+    import torch
+    from torch.func import vmap
+
+    def probe(x, device):
+        sign = torch.tensor([-1.0, 1.0]) if device == "cpu sign" else torch.tensor([-1.0, 1.0], device=x.device)
+        one = lambda row: row.flip(-1) * sign           # noqa: E731
+        return vmap(one)(x)
+    ''')
+
+
+def test_a_call_the_played_device_refuses_as_mixed_is_asked_of_the_real_one(probe_lab, zygote):
+    """torch.func.vmap's batched tensors carry no mark, so the played device refuses their ops with
+    marked ones as mixed: the real meta device, asked again, answers there. A tensor really made on
+    the CPU and mixed in gets no answer on meta either way."""
+    box = Sandbox(probe_lab, {"probe.py": VMAPPED.encode()}, zygote)
+    try:
+        out = box.call("probe", [torch.empty(3, 2, device=META), "x.device"])
+        assert (out.device.type, tuple(out.shape)) == ("meta", (3, 2))
+        try:
+            slip = box.call("probe", [torch.empty(3, 2, device=META), "cpu sign"]).device.type
+        except Exception as error:      # noqa: BLE001 (the call's failure, whatever it is)
+            slip = str(error)
+        assert slip != "meta"
+        assert torch.equal(box.call("probe", [torch.tensor([[1.0, 2.0]]), "cpu sign"]), torch.tensor([[-2.0, 1.0]]))
+    finally:
+        box.close()

@@ -289,13 +289,15 @@ def test_a_syntax_error_shows_the_line_not_importlib(graded):
     ("complex_rope", "apply_rope"), ("stacked_orders", "is_permutation_invariant"),
     ("device_object_cache", "rope_frequencies"), ("device_object_cache", "apply_rope"),
     ("more_styles", "rope_frequencies"), ("more_styles", "apply_rope"), ("more_styles", "is_permutation_invariant"),
-    ("rope_jit", "apply_rope"), ("rope_asserts_circle", "apply_rope")])
+    ("rope_jit", "apply_rope"), ("rope_asserts_circle", "apply_rope"), ("rope_vmap", "apply_rope"),
+    ("rope_vmap", "rope_frequencies")])
 def test_other_correct_styles_keep_full_marks(graded_one, submission, function):
     """Rotation matrices in x's dtype, float64 angles from Python numbers, empty_like and slices
     written in float32, complex numbers (.type_as(x)), every order stacked and regrouped, the device
     normalised with torch.device(device) and answers cached by it, cos and sin as views in a list, a
-    custom autograd.Function, Heap's orders, TorchScript, asserts on the inputs' values: right for
-    float64, float16, bfloat16 and meta inputs alike."""
+    custom autograd.Function, Heap's orders, TorchScript, asserts on the inputs' values, torch.func.vmap
+    (whose batched tensors only the real meta device places): right for float64, float16, bfloat16 and
+    meta inputs alike."""
     results = graded_one(submission, function)
     score, top = points(results, function)
     assert score == top > 0, [c.message for c in failures(results, function)]
@@ -315,7 +317,8 @@ GROUPS = {      # function -> {submission with only that slip: the words of its 
         "loose_atol": "atol", "atol_as_rtol": "relative", "norm_of_difference": "norm", "norm_of_sums": "norm",
         "summed_over_batch": "batch", "own_default_atol": "atol", "previous_order": "neighbours",
         "sorted_positions": "sorted", "first_five_positions": "unmoved",
-        "mean_abs_change": "average"},
+        "mean_abs_change": "average", "last_row_only": "last_row", "swaps_and_rotations": "swaps",
+        "mean_over_rows": "average", "spread_of_orders": "spread", "mean_of_orders": "spread"},
 }
 
 
@@ -476,6 +479,14 @@ def test_edge_slips_of_rope_frequencies(graded_one, submission, words):
     results = graded_one(submission, "rope_frequencies")
     assert points(results, "rope_frequencies")[0] < points(results, "rope_frequencies")[1]
     assert any(words in c.hint for c in failures(results, "rope_frequencies"))
+
+
+def test_exponents_from_a_float_step_lose_the_shape_check(graded_one):
+    """torch.arange(0, 1, 2 / head_dim) for the exponents: right at most head_dims, one too many where the
+    float step rounds (98): the hidden check of odd sizes asks head_dim 98 and fails it, alone."""
+    results = graded_one("float_step_exponents", "rope_frequencies")
+    failed = failures(results, "rope_frequencies")
+    assert [c.points for c in failed] == [2] and "shape (4, 49)" in failed[0].message, [c.message for c in failed]
 
 
 def test_float64_frequencies_lose_only_the_dtype_clause(graded_one):

@@ -30,7 +30,10 @@ NEIGHBOURS = {
     "relative": ["loose_atol", "scaled_atol", "mean_not_sum"],
     "atol": ["exact_equality", "scaled_atol"],
     "mean": ["any_rows", "total_sum"],
-    "first_row": ["any_rows"],
+    "first_row": ["any_rows", "last_row_only"],
+    "last_row": ["any_rows", "first_row_only"],
+    "swaps": ["rotations_only", "transpositions_only", "fixed_reorderings"],
+    "spread": ["previous_order", "exact_equality", "loose_atol"],
     "unmoved": ["random_shuffles", "transpositions_only"],
     "transpositions": ["random_shuffles", "unmoved_position"],
     "rotations": ["random_shuffles", "fixed_reorderings"],
@@ -139,8 +142,8 @@ def test_each_call_meets_luck_of_its_own_arguments(lab2, zygote, tmp_path):
 
 # -- the value mistakes of rope.py, judged as the checks judge them, at the checks' own sizes ------
 FREQUENCY_SIZES = [(8, 6, 10000.0), (12, 5, 100.0), (4, 3, 10000.0), (6, 4, 10000.0), (64, 50, 10000.0),
-                   (2, 9, 10000.0), (6, 7, 10000.0), (128, 3, 10000.0), (32, 40, 500.0), (32, 40, 1e6),
-                   (16, 8, 10000.0)]
+                   (2, 9, 10000.0), (6, 7, 10000.0), (128, 3, 10000.0), (98, 4, 10000.0), (32, 40, 500.0),
+                   (32, 40, 1e6), (16, 8, 10000.0)]
 ROPE_SHAPES = [((2, 3, 5, 8), 10000.0), ((3, 1, 7, 2), 500.0), ((2, 2, 5, 8), 500.0), ((2, 4, 12, 16), 10000.0),
                ((2, 2, 9, 12), 500.0), ((1, 2, 3, 4), 10000.0)]
 

@@ -91,29 +91,35 @@ def test_depends_on_input(student, device, seq, seed):
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_three_cycle(student, device):
     """every reordering of every position, not every swap: on tokens a b c c no swap changes the layer's sum, a
-    3-cycle does; on 6 positions, only orders that move the last change a layer's sum"""
+    3-cycle does; nor every swap and rotation: on tokens a a a b b none of them changes a layer's sum, another
+    order does; on 6 positions, only orders that move the last change a layer's sum"""
     weights, x = layers.three_cycle(4, 2, 3, 23, device)
     check(student, layers.THREE_CYCLE, x, ["transpositions"], weights=weights)
+    weights, x = layers.swaps_kept(3, 4, 34, device)
+    check(student, layers.SWAPS_KEPT, x, ["swaps"], weights=weights)
     check_invariant_one(student, x)
     check(student, layers.LAST_ALONE, inputs(1, 6, 2, 32, device), ["unmoved"], weights=layers.last_of(6))
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_every_row(student, device):
-    """every row of the batch counts: row 0 keeps its sum under every reordering, row 1 does not"""
+    """every row of the batch counts: one row keeps its sum under every reordering, the other (row 0 or 1) not"""
     layers.check_gated(student, 5, 3, 24, device, rows=True)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_mean(student, device):
     """summed, not averaged: a change of 2.5 atol in the sum is half atol in the mean over 5 positions; nor
-    averaged over features: a change of 3 atol in one number of 32 is a change"""
+    averaged over features: a change of 3 atol in one number of 32 is a change, as it is in two rows
+    of 8"""
     x = inputs(3, 5, 2, 25, device)
     check(student, "a layer weighting positions a little (its sum changes by 2.5 atol)", x, ["mean"], atol=1e-3,
           weights=layers.sum_sized(x, 1e-3, times=2.5))
     check_invariant_one(student, x, atol=1e-3)
     weights, one = layers.one_feature(5, 32, 33, device, 1e-3)
     check(student, layers.ONE_FEATURE.format(d=32), one, ["average"], atol=1e-3, weights=weights)
+    weights, one = layers.one_feature(4, 3, 35, device, 1e-3, rows=8)
+    check(student, layers.ONE_ROW.format(d=3), one, ["average"], atol=1e-3, weights=weights)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
@@ -128,7 +134,8 @@ def test_positional_layers(student, device, seq):
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
     """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5; 1e-5 when none is given; an
-    absolute one, on large sums too; each order's sum held to x's own, not to the previous order's"""
+    absolute one, on large sums too; each order's sum held to x's own, not to the previous order's, nor to the other
+    orders' spread or mean"""
     x = inputs(1, 4, 2, 7, device)
     for atol in (1.0, 1e-5):
         check(student, "a layer that weights position t by 1 + t/500", x, ["atol"], atol=atol,
@@ -136,6 +143,8 @@ def test_atol(student, device):
     check(student, layers.DEFAULT_ATOL, x, ["atol"], atol=None, weights=layers.sum_sized(x, 1e-5, times=8.0))
     weights, chain = layers.chained(2, 31, device)
     check(student, layers.CHAINED, chain, ["neighbours"], weights=weights)
+    weights, apart = layers.spread_apart(4, 36, device, 1e-2)
+    check(student, layers.SPREAD_APART, apart, ["spread"], atol=1e-2, weights=weights)
     layers.check_one_token(student, x)
     big = layers.large(inputs(3, 2, 4, 27, device))
     check(student, layers.LARGE_SUMS, big, ["relative"], atol=1e-2, weights=layers.sum_sized(big, 1e-2))

@@ -26,7 +26,8 @@ HINTS = {
     "sorted": "compare the sums over positions, attn(x).sum(1), not the outputs as a set of positions (sorted): a "
               "layer can mix positions so that its outputs change with the order while their sum does not",
     "average": "hold every number of the sum to atol (torch.allclose(..., rtol=0, atol=atol)), not their average "
-               "(.mean(), mse_loss): a change of 3 atol in one number is a change, however many others stay",
+               "(.mean(), mse_loss), over features or over rows: a change of 3 atol in one number is a change, however "
+               "many others stay",
     "any": "every number of the summed output must stay within atol (.all(), or torch.allclose), not just some "
            "of them (.any())",
     "relative": "atol is absolute: compare with rtol=0, atol=atol; a tolerance relative to the values (rtol, "
@@ -41,23 +42,29 @@ HINTS = {
             "by seq, lets through a change of the sum up to seq times atol",
     "first_row": "every row of the batch counts: here row 0 keeps its sum under every reordering and row 1 does "
                  "not; compare all of attn(x).sum(1), not its first row",
+    "last_row": "every row of the batch counts: here row 1 keeps its sum under every reordering and row 0 does "
+                "not; compare all of attn(x).sum(1), not its last row",
     "unmoved": "some position is never moved: reorder every position, 0 .. seq - 1 (permutations of range(1, seq) "
                "or range(seq - 1), or of a few positions only, leave the others in place); ",
     "transpositions": "no swap of two positions changes this layer's sum on this x, but a 3-cycle does: swaps one "
                       "at a time are not every reordering; ",
     "rotations": "this layer ignores rotations but not other reorderings: ",
+    "swaps": "every swap of two positions and every rotation (and the reversal), each tried at x, are still not "
+             "every order: with repeated tokens none of them may change the sum while another order does: ",
     "few": "a few chosen reorderings (a swap, a rotation, the reversal) are not every order: a layer can ignore "
            "them, and with repeated tokens they can leave x as it was, while another order changes the sum: ",
     "batch": "each row's sum counts on its own: compare attn(x).sum(1), one number per row and feature; summed over "
              "the batch as well (.sum((0, 1))), the changes of two rows can cancel",
     "neighbours": "hold every order's sum to x's own, attn(x).sum(1), not to the previous order's: changes each within "
                   "atol from one order to the next add up to more than atol",
+    "spread": "hold every order's sum to x's own, attn(x).sum(1), within atol: not to the other orders' sums (their "
+              "spread, max - min) or to their mean: orders each within atol of x's own can lie up to 2 atol apart",
     "no_reorder": "it answers True even for a layer that weights positions, as if no order it tries changed "
                   "the sum: shuffle the positions of x along dim 1 before calling attn again, and hold every "
                   "number of each order's sum to x's own (.all(), not .any(): x's own order always matches)",
 }
 ORDER = list(HINTS)                         # the most telling first: a random shuffle fails anything
-EVERY = {"random", "unmoved", "transpositions", "rotations", "few"}    # hints that end with layers.EVERY_ORDER
+EVERY = {"random", "unmoved", "transpositions", "rotations", "few", "swaps"}    # hints that end with layers.EVERY_ORDER
 STOP = "stop"
 SEEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()      # student -> {question: answer}, per grading
 
@@ -166,12 +173,14 @@ QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers
                                       layers.inputs(1, 3, 3, 44, d), None),
     "rows cancel": lambda d: (layers.weighted(3), layers.rows_cancel(layers.inputs(1, 3, 3, 59, d)), 1e-5),  # False
     "chained": lambda d: (*layers.chained(1, 60, d), 1e-5),                                        # False
+    "spread apart": lambda d: (*layers.spread_apart(3, 66, d, 1e-2), 1e-2),                        # True
     "sum sized": _sum_sized(2, 6, 45, 3.0),                                                         # False
     "sum sized 3": _sum_sized(1, 3, 51, 2.5),                                                       # False
     "zero total": _zero_total,                                                                      # False
     "same length": lambda d: (*layers.same_length(2, 5, 57, d), 1e-5),                              # False
     "spread thin": lambda d: (*layers.spread_thin(1024, 58, d), 1e-5),                               # True
     "one feature": lambda d: (*layers.one_feature(2, 16, 63, d, 1e-5, times=5.0), 1e-5),               # False
+    "one row": lambda d: (*layers.one_feature(2, 3, 65, d, 1e-5, rows=8), 1e-5),                      # False
     **{f"weighted at {t} of {seq}": lambda d, t=t, seq=seq: (layers.toy(seq, gain=torch.eye(seq)[t] / 2),  # False
                                                             layers.inputs(2, seq, 3, 52, d), 1e-5)
        for t, seq in ((0, 3), (1, 3), (2, 3), (3, 4), (5, 6))},
@@ -182,6 +191,7 @@ QUESTIONS = {   # name -> device -> (weights, x, atol); a right function answers
     "3-cycle": lambda d: (*layers.three_cycle(3, 2, 3, 47, d), 1e-5),                               # False
     "rotations": lambda d: (layers.LAYERS[layers.ROTATIONS](4), layers.inputs(2, 4, 3, 48, d), 1e-5),  # False
     "aab": lambda d: (layers.toy(3, gain=[0.0, 0.5, 0.0]), layers.inputs(2, 3, 3, 49, d, "aab"), 1e-5),  # False
+    "swaps kept": lambda d: (*layers.swaps_kept(2, 3, 64, d), 1e-5),                                # False
 }
 WEIGHTED_AT = [n for n in QUESTIONS if n.startswith("weighted at")]   # False from a function that tries every swap
 
@@ -223,20 +233,25 @@ SLIPS = {       # slip -> does what the function answered show it? (a right func
     "total": lambda ask: ask("zero total") and not ask("positional 3") and not ask("row 1 opened"),
     "norm": lambda ask: (ask("same length") or not ask("spread thin")) and ask("noisy") and ask("atol 1")
     and not ask("positional 2") and ask("mixing") and runs_it(ask),
-    "average": lambda ask: ask("one feature") and ask("spread thin") and not ask("same length")
+    "average": lambda ask: (ask("one feature") or ask("one row")) and ask("spread thin") and not ask("same length")
     and not ask("positional 2") and not ask("row 1 opened") and runs_it(ask),
     "sorted": lambda ask: not ask("mixing") and ask("reversal, whole numbers") and ask("noisy") and ask("one token")
     and not ask("positional 3") and runs_it(ask),
     "mean": lambda ask: ask("sum sized") and ask("sum sized 3") and not ask("positional 3") and not ask("row 1 opened"),
     "first_row": lambda ask: ask("row 1 opened") and not ask("opened") and not ask("row 0 opened"),
+    "last_row": lambda ask: ask("row 0 opened") and not ask("opened") and not ask("row 1 opened"),
     "any": lambda ask: ask("row 1 opened") and ask("row 0 opened") and not ask("opened"),
     "unmoved": lambda ask: any(always(ask, name) for name in WEIGHTED_AT) and not ask("positional 3"),
     "transpositions": lambda ask: always(ask, "3-cycle") and always(ask, "one in 6", False)
     and not ask("positional 3") and not any(map(ask, WEIGHTED_AT)),
     "rotations": lambda ask: always(ask, "rotations") and not ask("positional 3"),
     "few": lambda ask: always(ask, "aab") and not ask("positional 3"),
+    "swaps": lambda ask: always(ask, "swaps kept") and not ask("positional 3") and not always(ask, "3-cycle")
+    and not always(ask, "rotations") and not always(ask, "aab") and not any(map(ask, WEIGHTED_AT)),
     "batch": lambda ask: ask("rows cancel") and not ask("zero total") and not ask("positional 3")
     and not ask("row 1 opened"),
     "neighbours": lambda ask: ask("chained") and not ask("positional 3") and runs_it(ask),
+    "spread": lambda ask: not ask("spread apart") and not ask("chained") and ask("noisy") and not ask("positional 3")
+    and runs_it(ask),
     "no_reorder": lambda ask: ask("positional 3"),
 }

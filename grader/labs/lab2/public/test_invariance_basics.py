@@ -65,9 +65,12 @@ def test_every_reordering(student, device):
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_three_cycle(student, device):
     """every reordering of every position, not every swap: a layer no swap changes on this x, but a 3-cycle
+    does; nor every swap and every rotation: a layer none of them changes on tokens a a a b b, another order
     does; a layer only orders that move the last of 6 positions change"""
     weights, x = layers.three_cycle(3, 2, 3, 108, device)
     check(student, layers.THREE_CYCLE, x, ["transpositions"], weights=weights)
+    weights, x = layers.swaps_kept(2, 3, 117, device)
+    check(student, layers.SWAPS_KEPT, x, ["swaps"], weights=weights)
     check(student, FREE, x)
     layers.check_one_token(student, x)
     check(student, layers.LAST_ALONE, inputs(2, 6, 3, 115, device), ["unmoved"], weights=layers.last_of(6))
@@ -91,14 +94,14 @@ def test_depends_on_input(student, device):
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_every_row(student, device):
-    """every row of the batch counts: row 0 keeps its sum under every reordering, row 1 does not"""
+    """every row of the batch counts: one row keeps its sum under every reordering, the other (row 0 or 1) not"""
     layers.check_gated(student, 4, 3, 105, device, rows=True)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_sum_not_mean(student, device):
     """summed, not averaged: a change of 3 atol in the sum is half atol in the mean over 6 positions; nor averaged
-    over features: a change of 3 atol in one number of 16 is a change"""
+    over features: a change of 3 atol in one number of 16 is a change, as it is in two rows of 8"""
     x = inputs(2, 6, 3, 109, device)
     check(student, "a layer weighting positions a little (its sum changes by 3 atol)", x, ["mean"], atol=1e-2,
           weights=layers.sum_sized(x, 1e-2, upto=3))
@@ -106,13 +109,16 @@ def test_sum_not_mean(student, device):
     layers.check_one_token(student, x, atol=1e-2)
     weights, one = layers.one_feature(6, 16, 116, device, 1e-2)
     check(student, layers.ONE_FEATURE.format(d=16), one, ["average"], atol=1e-2, weights=weights)
+    weights, one = layers.one_feature(3, 4, 118, device, 1e-2, rows=8)
+    check(student, layers.ONE_ROW.format(d=4), one, ["average"], atol=1e-2, weights=weights)
 
 
 @pytest.mark.grade(points=1, tags=["is_permutation_invariant"])
 def test_atol(student, device):
     """atol decides: a change of about 0.01 is within atol=1 but not atol=1e-5; with no atol given, 1e-5
     applies; it is absolute: on sums in the hundreds, a change of 3 atol is not within it; and every order's
-    sum is held to x's own, where changes within atol from one order to the next add up"""
+    sum is held to x's own, where changes within atol from one order to the next add up, and orders each within
+    atol of x's own lie further apart from one another"""
     x = inputs(1, 3, 3, 106, device)
     for atol in (1.0, 1e-5):
         check(student, "a layer that weights position t by 1 + t/500", x, ["atol"], atol=atol,
@@ -120,6 +126,8 @@ def test_atol(student, device):
     check(student, layers.DEFAULT_ATOL, x, ["atol"], atol=None, weights=layers.sum_sized(x, 1e-5, times=8.0))
     weights, chain = layers.chained(1, 114, device)
     check(student, layers.CHAINED, chain, ["neighbours"], weights=weights)
+    weights, apart = layers.spread_apart(3, 119, device, 1e-2)
+    check(student, layers.SPREAD_APART, apart, ["spread"], atol=1e-2, weights=weights)
     big = layers.large(inputs(2, 2, 3, 111, device))
     check(student, layers.LARGE_SUMS, big, ["relative"], atol=1e-2, weights=layers.sum_sized(big, 1e-2))
 
