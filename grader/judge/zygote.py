@@ -237,7 +237,10 @@ class Zygote:
         return Forked(pid, request_w, answer_r, output_r, memory, pid_here, groups)
 
     def reset(self):
-        """Between submissions: kill every process of the last one (and wipe a plain process's files)."""
+        """Between submissions: kill every process of the last one (and wipe a plain process's files).
+        Nothing to do once the zygote's end is sent: it kills them all."""
+        if self._ending:
+            return
         self._drop_spare()
         with self._lock:
             try:
@@ -258,6 +261,8 @@ class Zygote:
         try:
             self._settle()
             with self._lock:
+                if self._ending:    # closing: none is started again
+                    raise ZygoteGone("the sandbox's zygote is closing")
                 if self._gone():
                     self.close()
                     self._start()
@@ -270,13 +275,13 @@ class Zygote:
         if self._ending:
             return
         self._ending = True
-        self._drop_spare()
-        if self.launcher.name == "process" and self.ready and not self.broken and self.process.poll() is None:
-            try:                    # the zygote kills its children's daemons while it can (one not ready has none)
-                self.ask({"op": "reset"})
-            except ZygoteGone:
-                pass
-        self._zygotes = []
+        if self.ready:              # a fork ahead ends first; one still waiting for a zygote not ready
+            self._drop_spare()      # (Ctrl-C as it starts) ends as that zygote is killed, below
+            if self.launcher.name == "process" and not self.broken and self.process.poll() is None:
+                try:                # the zygote kills its children's daemons while it can (one not ready has none)
+                    self.ask({"op": "reset"})
+                except ZygoteGone:
+                    pass
         if self.process.poll() is None:
             # bubblewrap's end cannot signal a zygote that changed user: the zygote, PID 1 of its
             # namespace, is killed here, and every process in that namespace with it
@@ -286,6 +291,7 @@ class Zygote:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        self._drop_spare()
 
     def close(self):
         self.end()

@@ -310,6 +310,20 @@ def test_a_zygote_gone_while_a_child_is_forked_ahead_is_replaced_for_a_submitted
             zygote.close()
 
 
+def test_a_zygote_closed_before_it_is_ready_does_not_wait_for_its_fork_ahead():
+    """Ctrl-C as a grading starts: a fork ahead waits for a zygote that is not ready yet (it imports
+    torch; here it never will). Its close kills it first, so that the fork ahead ends at once: it
+    waited for it under the zygote's lock, as long as a zygote may take to start (minutes)."""
+    launcher = launcher_for("process")
+    launcher.argv = lambda scratch, control_fd: [sys.executable, "-c", "import time; time.sleep(120)"]
+    zygote = Zygote(launcher)
+    zygote.prepare_soon("cpu", 1024)
+    time.sleep(0.2)
+    began = time.monotonic()
+    zygote.close()
+    assert time.monotonic() - began < 10 and zygote._spare is None and zygote.process.poll() is not None
+
+
 def test_no_fork_ahead_begins_while_a_zygote_gone_is_replaced():
     """A reset or a fork that finds the zygote gone replaces it outside its lock, once any fork ahead
     has ended: none may begin meanwhile, or the close would wait, under the lock, for a fork that
