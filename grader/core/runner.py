@@ -42,7 +42,7 @@ def grade(request: Request, zygote: Zygote | None = None, ending: bool = False) 
     try:
         submitted = submission_files(request.lab, request.submission)     # (files, missing)
         for attempt in (1, 2):
-            results = _attempt(request, zygote, submitted, (attempt == 1, own or ending), started)
+            results = _attempt(request, zygote, submitted, attempt == 1, own or ending, started)
             results.attempts = attempt
             if not results.faults:      # (nothing of the first attempt stays for the second:
                 return results          # its sandbox's close reset the zygote)
@@ -77,10 +77,10 @@ class Finished:
     quiz: tuple
 
 
-def _attempt(request, zygote, submitted, turn, started):
-    """One try at the grading, in a sandbox of its own; `turn`: (the first try, the zygote ends after
-    the grading: a try with no grader fault, the last, leaves its reset to that end)."""
-    lab, (files, missing), (first, ending) = request.lab, submitted, turn
+def _attempt(request, zygote, submitted, first, ending, started):
+    """One try at the grading, in a sandbox of its own. `ending`: the zygote ends after the grading,
+    so a try with no grader fault (the last) leaves its reset to that end."""
+    lab, (files, missing) = request.lab, submitted
     settings = Settings(device=resolve_device(request.device), show_all=request.output.show_all,
                         believe_faults=first, observers=request.observers.on_answer)
     box = Sandbox(lab, files, zygote, settings)

@@ -137,27 +137,30 @@ def asks_for_meta(value):
 def real(value):
     """Arguments with each tensor played on meta made a real meta tensor, values and all gone (the
     call made again on the real meta device)."""
-    if on_meta(value):
-        return torch.empty(value.shape, dtype=value.dtype, device="meta")
+    return _each_tensor(value, lambda t: torch.empty(t.shape, dtype=t.dtype, device="meta") if on_meta(t) else t)
+
+
+def _each_tensor(value, change):
+    """`value` with each tensor in its nested lists, tuples and dicts `change`d (arguments)."""
+    if isinstance(value, Tensor):
+        return change(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(real(v) for v in value)
+        return type(value)(_each_tensor(v, change) for v in value)
     if isinstance(value, dict):
-        return {k: real(v) for k, v in value.items()}
+        return {k: _each_tensor(v, change) for k, v in value.items()}
     return value
 
 
 def _played(value):
     """Arguments with each real meta tensor replaced by a marked CPU tensor of zeros (one played with
     the judge's values already is kept)."""
-    if isinstance(value, Tensor) and value.device.type == "meta" and not on_meta(value):
-        played = torch.zeros(value.shape, dtype=value.dtype)
+    def zeros(tensor):
+        if on_meta(tensor) or tensor.device.type != "meta":
+            return tensor
+        played = torch.zeros(tensor.shape, dtype=tensor.dtype)
         played.__dict__[MARK] = True
         return played
-    if isinstance(value, (list, tuple)):
-        return type(value)(_played(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _played(v) for k, v in value.items()}
-    return value
+    return _each_tensor(value, zeros)
 
 
 @contextlib.contextmanager
