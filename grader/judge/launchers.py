@@ -89,6 +89,9 @@ class BubblewrapLauncher:
         for path in course_traces():        # read-only: nothing written there reaches the next student
             binds += ["--tmpfs", path, "--remount-ro", path] if Path(path).is_dir() else \
                 ["--ro-bind", "/dev/null", path]
+        if Path("/sys/fs/cgroup").is_dir():     # the host's control groups: every grader's name (its
+            #                                   judge's pid) and what each uses, another student's too
+            binds += ["--tmpfs", "/sys/fs/cgroup", "--remount-ro", "/sys/fs/cgroup"]
         for device in sorted(Path("/dev").glob("nvidia*")):              # CUDA grading
             binds += ["--dev-bind", str(device), str(device)]
         # As root no user namespace here: the zygote leaves root for a user of its own and makes

@@ -431,6 +431,16 @@ def scale(x):
         box.close()
 
 
+@needs_bwrap
+def test_no_grader_s_control_group_is_seen(probe_lab, sandboxed):
+    """The host's control groups name every grader (its judge's pid) and count what each uses:
+    another student's grading could be timed from them."""
+    box = Sandbox(probe_lab, submission(), sandboxed)
+    assert box.call("peek", ["/sys/fs/cgroup"]) == []
+    assert box.call("peek", ["/sys/devices/system/cpu/online"]) not in ("", "FileNotFoundError")  # torch's view
+    box.close()
+
+
 def test_the_kernel_keyring_is_out_of_reach(probe_lab, zygote):
     first = Sandbox(probe_lab, submission(), zygote)          # a key outlives its maker's user
     assert first.call("keyring_put", ["the hidden inputs were ..."]) is False
