@@ -32,9 +32,10 @@ SLEEP = 2                           # a call's own time may reach SLEEP times it
 def host_pid(pid, root, likely=()):
     """The pid in our namespace of the process that is `pid` in its own PID namespace: one of
     `likely` (the sandbox's control group, a read of one file) or else of the processes below
-    `root` (the sandbox's, a scan of every process); `pid` itself where no namespace differs.
-    Never `root`, which the group holds too: bubblewrap's outer process, of our namespace, whose
-    pid here may be the child's there (and, once the host's pids wrap, is listed first)."""
+    `root` (the sandbox's, a scan of every process); None where none is (gone already). Never
+    `pid` itself, which here is some other process, nor `root`, which the group holds too:
+    bubblewrap's outer process, of our namespace, whose pid here may be the child's there (and,
+    once the host's pids wrap, is listed first)."""
     from grader.judge.linux import below, processes
 
     for candidates in ([p for p in likely if p != root], lambda: below([root], processes())[1:]):
@@ -46,7 +47,7 @@ def host_pid(pid, root, likely=()):
             line = next((line for line in status.splitlines() if line.startswith("NSpid:")), "")
             if line.split()[-1:] == [str(pid)]:
                 return candidate
-    return pid
+    return None
 
 
 def process_cpu(entry):

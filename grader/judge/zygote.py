@@ -228,10 +228,12 @@ class Zygote:
             memory = mmap.mmap(shared, wire.SHARED_BYTES)
             os.close(shared)
         pid = reply.get("pid")
+        pid_here = pid
         if self.launcher.name == "bubblewrap":          # its own PID namespace
             pid_here = host_pid(pid, self.process.pid, self.cgroup.members() if self.cgroup else ())
-        else:
-            pid_here = pid
+        if pid_here is None:        # no process of ours to count, limit or kill: no child to use
+            self.broken = True
+            raise ZygoteGone(f"the new child {pid} was not found among the sandbox's processes")
         groups = self.cgroup.account(pid_here) if self.cgroup else []     # before any student code
         first_to_go(pid_here)       # by root with CAP_SYS_RESOURCE: the least it may set (no zygote can)
         return Forked(pid, request_w, answer_r, output_r, memory, pid_here, groups)

@@ -272,6 +272,19 @@ def test_a_new_child_is_found_among_its_control_group_before_every_process_is_sc
     assert clock.host_pid(me, 1, likely=[1, me]) == me
 
 
+def test_a_new_child_not_found_is_no_other_process():
+    """A child's pid in the sandbox's namespace names some other process here (the judge, another
+    student's zygote): where no process below the sandbox's is that child, none is answered, not
+    that pid, which would be counted, limited and killed as the child."""
+    idle = subprocess.Popen(["sleep", "60"])        # a sandbox's outer process, with nothing below it
+    try:
+        assert clock.host_pid(os.getpid(), idle.pid) is None
+        assert clock.host_pid(os.getpid(), idle.pid, likely=[idle.pid]) is None
+    finally:
+        idle.kill()
+        idle.wait()
+
+
 def test_a_child_s_threads_are_read_from_its_control_group_alone(tmp_path, monkeypatch):
     """With a control group, its file of threads (which holds the child's own) is all that is read;
     /proc/PID/task only without one, or where the file cannot be read."""

@@ -447,3 +447,26 @@ def test_a_child_closed_by_threads_at_once_is_closed_once_and_quietly(monkeypatc
     finally:
         zygote.close()
     assert not errors, errors
+
+
+@pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
+def test_a_new_child_not_found_is_a_zygote_gone(monkeypatch):
+    """A child not found among the sandbox's processes has no pid here to count, limit or kill:
+    its pid in the sandbox, some other process here, is never taken for it. The zygote is given
+    up (a grader fault: regrade) and the next fork is a new zygote's."""
+    from grader.judge import zygote as module
+    from grader.judge.zygote import ZygoteGone
+
+    memory = find_lab("lab2").manifest.memory_mb
+    zygote = Zygote(launcher_for("required"))
+    try:
+        monkeypatch.setattr(module, "host_pid", lambda *args, **kwargs: None)
+        with pytest.raises(ZygoteGone, match="not found"):
+            zygote.fork("cpu", memory, ahead=False)
+        first = zygote.process.pid
+        monkeypatch.undo()
+        forked = zygote.fork("cpu", memory, ahead=False)
+        assert zygote.process.pid != first and Path(f"/proc/{forked.host_pid}").exists()
+        let_go(forked)
+    finally:
+        zygote.close()
