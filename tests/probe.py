@@ -259,6 +259,18 @@ def behind(seconds):
         pass
     return time.process_time()
 
+def forks(count):
+    """Start `count` processes that end at once: the pids they took. A number the next student
+    could read off the pids it gets (the hidden inputs, say) if the count of pids went on."""
+    taken = []
+    for _ in range(count):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        taken.append(pid)
+    return [os.getpid(), *taken, int(open("/proc/loadavg").read().split()[-1])]
+
 def hog(seconds):
     """Busy on the first CPU we may use, for `seconds` of wall time."""
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})

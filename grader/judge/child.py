@@ -283,6 +283,7 @@ def become_child(order, fds, home):
     unbuffered_output(output_fd)
     if sandboxed:
         linux.fresh_namespaces([str(scratch), *OPEN_TO_ALL], order["scratch_bytes"], python_prefixes)
+        linux.hide("/proc/1")       # the zygote: its times add up what the children it reaped used
         linux.drop_privileges()
         workdir = Path(scratch, "work")
         workdir.mkdir()

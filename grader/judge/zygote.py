@@ -31,6 +31,7 @@ from grader.judge.linux import (
     libc,
     processes,
     remove,
+    renumber,
     signal_all,
     stop_then_kill,
 )
@@ -247,6 +248,9 @@ class Zygote:
         with self._lock:
             try:
                 self.ask({"op": "reset"})
+                if self.launcher.name == "bubblewrap":      # its own PID namespace, which bubblewrap's
+                    for pid in children_of(self.process.pid):   # child (the zygote) is in
+                        renumber(f"/proc/{pid}/ns/pid")
                 return
             except ZygoteGone:
                 self.broken = True

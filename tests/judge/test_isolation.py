@@ -32,7 +32,7 @@ from conftest import processes_marked, zygote_pid
 needs_bwrap = pytest.mark.skipif(not bubblewrap_works(), reason="bubblewrap is not available here")
 FUNCTIONS = ["look", "plant", "act", "slow", "shout", "keyring_put", "keyring_get", "crafted_answer",
              "raw_answer", "hopper", "peek", "beside_packages", "versions", "unseen", "orphan", "hog",
-             "behind"]
+             "behind", "forks"]
 
 # What the probe can do (tests/probe.py); each test's submission is that module, as a student would send it.
 PROBE = (Path(__file__).resolve().parents[1] / "probe.py").read_text()
@@ -439,6 +439,23 @@ def test_no_grader_s_control_group_is_seen(probe_lab, sandboxed):
     assert box.call("peek", ["/sys/fs/cgroup"]) == []
     assert box.call("peek", ["/sys/devices/system/cpu/online"]) not in ("", "FileNotFoundError")  # torch's view
     box.close()
+
+
+@needs_bwrap
+def test_the_last_student_s_processes_leave_no_count_behind(probe_lab, sandboxed):
+    """A submission's pids went on from the last one's, in the sandbox's own PID namespace, and
+    its zygote's times held what the last one's children used: a number the last student's code
+    counted out in forks or CPU (its hidden inputs) was the next one's to read."""
+    seen = []
+    for count in (0, 300):
+        first = Sandbox(probe_lab, submission(), sandboxed)
+        last = max(first.call("forks", [count]))
+        first.close()
+        second = Sandbox(probe_lab, submission(), sandboxed)
+        seen.append([pid - last for pid in second.call("forks", [1])])
+        assert second.call("peek", ["/proc/1/stat"]) == "FileNotFoundError"
+        second.close()
+    assert not any(0 < pid < 64 for pid in seen[0] + seen[1]), seen     # the count went on
 
 
 def test_the_kernel_keyring_is_out_of_reach(probe_lab, zygote):
