@@ -185,12 +185,24 @@ class Sandbox:
              timeout: float | None = None, echo: bool = False) -> Any:
         """Call a student function in the main child of the room being served."""
         check, room, _ = self.serving
-        with self._in(room):
+        with self._ours(function), self._in(room):
             main = self._main.get(room)
             if main is None or not main.alive:
                 main = self._main[room] = self._spawn(function)
             keep = lambda data, cut: self.printed.keep(check, data, cut)
             return self._call(main, Call(function, args, kwargs or {}, timeout, echo), keep)
+
+    @contextlib.contextmanager
+    def _ours(self, function):
+        """What the judge's own side of a call raises (a bug, the machine refusing it) is no answer of
+        the submission's, whose check would fail on it: a grader fault (where faults are believed)."""
+        try:
+            yield
+        except (CallFailed, SetupError):
+            raise
+        except Exception as error:
+            fault = Failure.GRADER_FAULT if self.settings.believe_faults else Failure.CRASHED
+            raise CallFailed(function, fault, f"the grader failed: {type(error).__name__}: {error}") from error
 
     @contextlib.contextmanager
     def _in(self, room):
@@ -201,7 +213,7 @@ class Sandbox:
                 self._turn.wait()
             if self._room != room:
                 if self._room is not None:
-                    self.close()
+                    self.close(afresh=room != HIDDEN)
                     self._main.clear()      # the new room's main child, forked while its first check sets up
                     self.zygote.prepare_soon(self.device, self.lab.manifest.memory_mb)
                 self._room = room
@@ -231,7 +243,7 @@ class Sandbox:
 
         def run():
             try:
-                with self._in(future.room):
+                with self._ours(function), self._in(future.room):
                     child = self._spawn(function, replace, main=False)
                     try:
                         value = self._call(child, Call(function, args, kwargs or {}, timeout), keep)
@@ -323,13 +335,15 @@ class Sandbox:
             with self._lock:
                 self.spent += charged
 
-    def close(self, reset=True):
+    def close(self, reset=True, afresh=True):
         """Kill every child and all they left, at once (the zygote's reset: one order, where a kill
         of each would be one each), then close their pipes and memory. Without `reset`, the
-        grading's last close where the zygote's end comes next, and kills them all."""
+        grading's last close where the zygote's end comes next, and kills them all. Not `afresh`,
+        the next pids go on from these (into the hidden room: what visible code could
+        count out there was the hidden code's own to know)."""
         with self._lock:
             children, self._children = self._children, []
         if reset:
-            self.zygote.reset()
+            self.zygote.reset(afresh)
         for child in children:
             child.close()

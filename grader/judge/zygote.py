@@ -239,17 +239,18 @@ class Zygote:
         first_to_go(pid_here)       # by root with CAP_SYS_RESOURCE: the least it may set (no zygote can)
         return Forked(pid, request_w, answer_r, output_r, memory, pid_here, groups)
 
-    def reset(self):
-        """Between submissions: kill every process of the last one (and wipe a plain process's files).
-        Nothing to do once the zygote's end is sent: it kills them all."""
+    def reset(self, afresh=True):
+        """Between submissions: kill every process of the last one (and wipe a plain process's files),
+        and, `afresh`, start the next pids at a random place (what comes next may not read
+        what came before off them). Nothing to do once the zygote's end is sent: it kills them all."""
         if self._ending:
             return
         self._drop_spare()
         with self._lock:
             try:
                 self.ask({"op": "reset"})
-                if self.launcher.name == "bubblewrap":      # its own PID namespace, which bubblewrap's
-                    for pid in children_of(self.process.pid):   # child (the zygote) is in
+                if afresh and self.launcher.name == "bubblewrap":     # its own PID namespace, which
+                    for pid in children_of(self.process.pid):       # bubblewrap's child (the zygote) is in
                         renumber(f"/proc/{pid}/ns/pid")
                 return
             except ZygoteGone:

@@ -198,3 +198,41 @@ def test_children_alive_together_share_no_socket(toy, warm):
         assert "AF_UNIX" in telling.result(30)
     finally:
         box.close()
+
+
+def test_pids_start_afresh_after_the_hidden_room_not_before_it(toy, warm, monkeypatch):
+    """What the hidden room's code counts out in pids is not the next grading's (or round's) to
+    read: the reset after it starts the next pids at a random place. The change into the hidden
+    room skips that (a process started, milliseconds a reset): what visible code could count out
+    there, the hidden code knew already."""
+    from grader.judge import zygote as module
+
+    renumbered = []
+    monkeypatch.setattr(module, "renumber", renumbered.append)
+    warm.reset()
+    renumbered.clear()
+    grade(Request(toy, device=Device.CPU, selection=Selection(("echo",))), warm)
+    expected = 1 if warm.launcher.name == "bubblewrap" else 0       # the grading's last reset
+    assert len(renumbered) == expected
+
+
+def test_the_judge_s_own_failure_at_a_change_of_room_is_a_grader_fault(toy, warm, monkeypatch):
+    """A failure on the judge's side of a call (here the reset into the hidden room: a bug, the
+    machine refusing a kill) is no answer of the submission's: the check is not graded and the
+    grading is done again, where it failed the check as if the learner's code had returned nothing
+    usable."""
+    warm.reset()
+    request = Request(toy, device=Device.CPU, selection=Selection(("echo",)))
+    clean = [(c.test, c.status) for c in grade(request, warm).checks]
+    real, failed = warm.reset, []
+
+    def reset_once(*args):
+        if not failed:
+            failed.append(1)
+            raise OSError("the machine refused")
+        return real(*args)
+
+    monkeypatch.setattr(warm, "reset", reset_once)
+    results = grade(request, warm)
+    assert failed and results.attempts == 2 and not results.faults
+    assert [(c.test, c.status) for c in results.checks] == clean

@@ -368,7 +368,7 @@ def test_a_grading_s_first_child_is_forked_ahead_and_a_zygote_ended_leaves_nothi
         assert results.score == results.max_score > 0
         assert forks[0] is not threading.main_thread()      # the first child: forked ahead
         resets, reset = [], zygote.reset
-        zygote.reset = lambda: resets.append(1) or reset()
+        zygote.reset = lambda *args: resets.append(1) or reset(*args)
         again = grade(request, zygote, ending=True)         # cli's: the zygote's end comes next
         assert again.score == results.score and len(resets) == 1      # the change of room's alone
         pid, folders = zygote.process.pid, list(zygote.cgroup.folders if zygote.cgroup else [])
