@@ -53,6 +53,25 @@ def scan_files(lab, files):
     return found
 
 
+def trusted(rules, files, student_files):
+    """{file: the top-level names of its code that use a forbidden name themselves} for the given
+    modules among `files` ({name: bytes}): the child trusts a given module's code with a forbidden
+    call only there (grader/judge/trap.py), never a function that merely calls what it is handed."""
+    names = sorted({name for names in rules.values() for name in names})
+    found = {}
+    for file, data in files.items() if names else ():
+        if file.endswith(".py") and file not in student_files:
+            source = data.decode("utf-8", "replace")
+            try:
+                body = ast.parse(source).body
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            loose = [s for s in body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            uses = scan(source, dict.fromkeys([name for statement in body for name in _defines(statement)], names))
+            found[file] = sorted([*uses, *scan(ast.unparse(ast.Module(loose, [])), {"<module>": names})])
+    return found
+
+
 def scan(source, rules):
     """{function: [Hit, ...] in line order} for the functions of `rules` ({function: names})
     defined in `source`. A file that does not parse has no hits (grading reports its error)."""

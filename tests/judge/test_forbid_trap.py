@@ -90,6 +90,24 @@ def test_a_long_call_s_record_is_read_as_it_goes(in_process, monkeypatch):
     assert in_process("    for _ in range(300):\n        x = given.normalise(x)\n    return x\n").shape == (1, 2)
 
 
+def test_given_code_is_trusted_only_for_the_forbidden_calls_its_own_source_makes(tmp_path):
+    """A given function that calls what it is handed (a training loop's model, a callback) ran the
+    forbidden builtin a learner handed it as if the handout had called it; a given function whose
+    own source names the forbidden call (`trusted`, found by the judge's scan) still may."""
+    (tmp_path / "given_apply.py").write_text("import torch\n\n\ndef apply(function, x):\n    return function(x, -1)\n"
+                                             "\n\ndef normalise(x):\n    return torch.softmax(x, -1)\n")
+    made = trap.build({"softmax": ["torch.softmax"]}, tmp_path, ["norm.py"], {"given_apply.py": ["normalise"]})
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import given_apply
+    finally:
+        sys.path.remove(str(tmp_path))
+    x = torch.tensor([[0.0, 1.0]])
+    with pytest.raises(trap.ForbiddenCall, match="torch.softmax"):
+        made.call("softmax", lambda x: given_apply.apply(getattr(torch, "soft" + "max"), x), (x,), {})
+    assert made.call("softmax", given_apply.normalise, (x,), {}).tolist() == torch.softmax(x, -1).tolist()
+
+
 def test_torch_reimplementations_are_the_same_ops(in_process):
     """torch._refs.softmax runs other ops, in torch's Python code: its code on the stack is the rule's
     (here, not graded: it imports sympy first, seconds in a fresh child)."""
@@ -171,6 +189,17 @@ def test_another_name_built_at_run_time_is_trapped(zygote, tmp_path, body):
     assert [c.status for c in checks["softmax"]] == ["failed"]
     assert "this lab asks you to write softmax yourself: it called torch.softmax" in checks["softmax"][0].message
     assert [c.status for c in checks["attend"]] == ["passed"]
+
+
+def test_a_forbidden_call_handed_to_given_code_is_the_learner_s(zygote, tmp_path):
+    """given.apply(f, x) calls f: handed torch.softmax (by a name built at run time), the call is
+    the learner's; given.normalise, whose own code uses it, may."""
+    body = "    return given.apply(getattr(torch, 'soft' + 'max'), x)\n"
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert "it called torch.softmax" in checks["softmax"][0].message
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n    return given.normalise(x)\n")
+    assert [c.status for c in checks["softmax"]] == ["passed"]
 
 
 SOFTMAX = "getattr(torch, 'soft' + 'max')(x, -1)"        # names built at run time: past the source scan
