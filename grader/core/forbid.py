@@ -54,21 +54,23 @@ def scan_files(lab, files):
 
 
 def trusted(rules, files, student_files):
-    """{file: the top-level names of its code that use a forbidden name themselves} for the given
-    modules among `files` ({name: bytes}): the child trusts a given module's code with a forbidden
-    call only there (grader/judge/trap.py), never a function that merely calls what it is handed."""
-    names = sorted({name for names in rules.values() for name in names})
-    found = {}
-    for file, data in files.items() if names else ():
+    """{file: {top-level name: the rules its own code uses}} for the given modules among `files`
+    ({name: bytes}): the child trusts a given module's code with a forbidden call only there, and
+    only for those rules (grader/judge/trap.py), never a function that calls what it is handed."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for file, data in files.items():
         if file.endswith(".py") and file not in student_files:
             source = data.decode("utf-8", "replace")
             try:
                 body = ast.parse(source).body
             except (SyntaxError, ValueError, RecursionError):
                 continue
-            loose = [s for s in body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-            uses = scan(source, dict.fromkeys([name for statement in body for name in _defines(statement)], names))
-            found[file] = sorted([*uses, *scan(ast.unparse(ast.Module(loose, [])), {"<module>": names})])
+            loose = ast.unparse(ast.Module([s for s in body if not isinstance(
+                s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))], []))
+            tops = [name for statement in body for name in _defines(statement)]
+            for rule in sorted({name for names in rules.values() for name in names}):
+                for top in [*scan(source, dict.fromkeys(tops, [rule])), *scan(loose, {"<module>": [rule]})]:
+                    found.setdefault(file, {}).setdefault(top, []).append(rule)
     return found
 
 

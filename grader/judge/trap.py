@@ -83,20 +83,20 @@ class Callers:
         self.modules = {getattr(m, "__file__", None): vars(m) for m in list(sys.modules.values())
                         if str(getattr(m, "__file__", None)).startswith(self.folders)}      # as at install
         self.given = given          # file -> its source, read at install
-        self.trusted = trusted      # file -> the top-level names of its code trusted (None: all of it)
+        self.trusted = trusted      # file -> {top-level name of its code: the rules it is trusted with} (None: all)
         self.own = own              # the trap's own code, passed over
         self.compiled = {}          # file -> {(first line, qualified name): [code objects]}
 
-    def learners(self, frame, stop):
+    def learners(self, frame, stop, rule=None):
         """Whether the frames from `frame` outwards (up to `stop`, the code that called the student
-        function) reach an op for the learner: the first that is not torch's is not given code, or
-        given code not trusted with it (a function that calls what it is handed)."""
+        function) reach an op of `rule` for the learner: the first that is not torch's is not given
+        code, or given code not trusted with the rule (a function that calls what it is handed)."""
         passed = []
         while frame is not None and frame.f_code is not stop:
             file = frame.f_code.co_filename
             if file in self.given:
                 source = functools.partial(self.given.__getitem__, file)
-                return not (self._genuine(frame, source) and self._trusted(file, frame.f_code)
+                return not (self._genuine(frame, source) and self._trusted(file, frame.f_code, rule)
                             and all(map(self._torch, passed)))
             if frame.f_code not in self.own:
                 if not file.startswith(self.folders):
@@ -105,9 +105,9 @@ class Callers:
             frame = frame.f_back
         return True
 
-    def _trusted(self, file, code):
-        """Whether given code's own source makes a forbidden call where `code` is (its top-level name)."""
-        return self.trusted is None or code.co_qualname.split(".")[0] in self.trusted.get(file, ())
+    def _trusted(self, file, code, rule):
+        """Whether given code's own source makes a call `rule` forbids where `code` is (its top-level name)."""
+        return self.trusted is None or rule in self.trusted.get(file, {}).get(code.co_qualname.split(".")[0], ())
 
     def _torch(self, frame):
         file = frame.f_code.co_filename
@@ -320,7 +320,7 @@ class Trap:
         else:
             known = self.own_ops.get(id(func)) or self.own_ops.setdefault(id(func), (func, meaning.own_op(func)))
             rule = watch.calls.get(id(func), (None, None))[1] or watch.ops.get(known[1])
-        if rule and self.callers.learners(frame, Trap.call.__code__):
+        if rule and self.callers.learners(frame, Trap.call.__code__, rule):
             self.refuse(f"{rule} (as {op})" if op else rule)
         return rule                 # let through: given code's
 
@@ -472,8 +472,9 @@ def _company():
 def build(rules, workdir, student_files, trusted=None):
     """A Trap for `rules` ({function: [dotted names]}), made before any student code runs. Trusted:
     torch's code, and the handout's given modules (the files of `workdir` now there but the
-    student files), as they are now, where `trusted` ({file: top-level names}: the judge's scan of
-    them, grader.core.forbid.trusted; None: all of them) finds their own code making such a call."""
+    student files), as they are now, where `trusted` ({file: {top-level name: rules}}: the judge's
+    scan of them, grader.core.forbid.trusted; None: all of them) finds their own code making such a
+    call."""
     if not rules:
         return Trap({}, None)
     import torch
@@ -490,7 +491,7 @@ def build(rules, workdir, student_files, trusted=None):
     own = {ops.__torch_dispatch__.__code__, calls.__torch_function__.__code__}
     return Trap({function: Watch(names, found) for function, names in rules.items()},
                 Callers(Path(torch.__file__).parent, given, own,
-                        None if trusted is None else {str(workdir / f): set(n) for f, n in trusted.items()}),
+                        None if trusted is None else {str(workdir / f): n for f, n in trusted.items()}),
                 _stacks(), Record())
 
 

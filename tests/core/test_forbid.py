@@ -245,15 +245,18 @@ def test_a_list_forbids_for_every_function(tmp_path):
 
 def test_given_code_is_trusted_where_its_own_source_makes_the_call():
     """The child trusts a given module's code with a forbidden call only in the top-level names whose
-    own code makes it (grader/judge/trap.py), never in one that calls what it is handed."""
+    own code makes it, for that rule alone (grader/judge/trap.py), never in one that calls what it
+    is handed."""
     given = (b"import torch\nimport torch.nn.functional as F\n\n\ndef apply(function, x):\n    return function(x)\n\n\n"
              b"def normalise(x):\n    return _inner(x)\n\n\ndef _inner(x):\n    return F.softmax(x, -1)\n\n\n"
              b"class Head(torch.nn.Module):\n    def forward(self, x):\n        return x.softmax(-1)\n")
     files = {"given.py": given, "norm.py": b"import torch\n\n\ndef softmax(x):\n    return torch.softmax(x, -1)\n",
              "data.txt": b"torch.softmax", "broken.py": b"def (:\n"}
-    assert forbid.trusted({"softmax": ["torch.softmax"]}, files, ["norm.py"]) == \
-        {"given.py": ["Head", "_inner", "normalise"]}
+    softmax = ["torch.softmax"]
+    rules = {"softmax": softmax, "attend": ["torch.nn.functional.scaled_dot_product_attention"]}
+    assert forbid.trusted(rules, files, ["norm.py"]) == \
+        {"given.py": {"Head": softmax, "_inner": softmax, "normalise": softmax}}
     assert forbid.trusted({}, files, ["norm.py"]) == {}
     at_import = b"import torch\n\nONE = torch.softmax(torch.zeros(2), 0)\n\n\ndef apply(f, x):\n    return f(x)\n"
-    assert forbid.trusted({"softmax": ["torch.softmax"]}, {"given.py": at_import}, []) == \
-        {"given.py": ["<module>", "ONE"]}
+    assert forbid.trusted({"softmax": softmax}, {"given.py": at_import}, []) == \
+        {"given.py": {"<module>": softmax, "ONE": softmax}}

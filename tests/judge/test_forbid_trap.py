@@ -96,7 +96,8 @@ def test_given_code_is_trusted_only_for_the_forbidden_calls_its_own_source_makes
     own source names the forbidden call (`trusted`, found by the judge's scan) still may."""
     (tmp_path / "given_apply.py").write_text("import torch\n\n\ndef apply(function, x):\n    return function(x, -1)\n"
                                              "\n\ndef normalise(x):\n    return torch.softmax(x, -1)\n")
-    made = trap.build({"softmax": ["torch.softmax"]}, tmp_path, ["norm.py"], {"given_apply.py": ["normalise"]})
+    made = trap.build({"softmax": ["torch.softmax"]}, tmp_path, ["norm.py"],
+                      {"given_apply.py": {"normalise": ["torch.softmax"]}})
     sys.path.insert(0, str(tmp_path))
     try:
         import given_apply
@@ -200,6 +201,23 @@ def test_a_forbidden_call_handed_to_given_code_is_the_learner_s(zygote, tmp_path
     assert "it called torch.softmax" in checks["softmax"][0].message
     checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n    return given.normalise(x)\n")
     assert [c.status for c in checks["softmax"]] == ["passed"]
+
+
+def test_given_code_trusted_with_one_rule_is_not_trusted_with_another(zygote, tmp_path):
+    """given.normalise may use softmax; its module's torch swapped for one whose softmax is
+    scaled_dot_product_attention (a builtin: no frame of the learner's), it ran attend's forbidden
+    call as if the handout had made it."""
+    attend = ("\n\ndef attend(q, k, v):\n    import functools\n    import types\n\n"
+              "    sdpa = getattr(torch.nn.functional, 'scaled_dot_product_' + 'attention')\n"
+              "    call = functools.partial(sdpa, q[None], k[None], v[None])\n"
+              "    space = types.SimpleNamespace\n"
+              "    fake = space(nn=space(functional=space(softmax=call)))\n"
+              "    saved, given.torch = given.torch, fake\n    try:\n"
+              "        return given.normalise(torch.zeros(q.shape[0], k.shape[0]))[0]\n"
+              "    finally:\n        given.torch = saved\n")
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + BY_HAND, attend)
+    assert [c.status for c in checks["attend"]] == ["failed"]
+    assert "it called torch.nn.functional.scaled_dot_product_attention" in checks["attend"][0].message
 
 
 SOFTMAX = "getattr(torch, 'soft' + 'max')(x, -1)"        # names built at run time: past the source scan
