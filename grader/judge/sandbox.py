@@ -134,6 +134,14 @@ class Sandbox:
         self._room, self._running = None, 0     # the room whose children live, its calls running
 
     @functools.cached_property
+    def watched(self):
+        """{name the child is asked to call: the names it must not use}: each student function with
+        rules, and its model call (lab.yaml's model_calls), which runs it as the lab's own code does."""
+        rules = self.lab.forbidden
+        calls = {function: self.lab.model_call(function) for function in rules}
+        return {**rules, **{call: rules[function] for function, call in calls.items() if call}}
+
+    @functools.cached_property
     def trusted(self):
         """{given file: its top-level names whose own code makes a forbidden call}: where the child
         trusts given code with one (grader.core.forbid.trusted)."""
@@ -158,7 +166,7 @@ class Sandbox:
         child.output_limit, child.believe_faults = self.printed.limit, self.settings.believe_faults
         try:
             setup = {"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes,
-                     "forbid": self.lab.forbidden, "student": [*self.lab.manifest.student_files],
+                     "forbid": self.watched, "student": [*self.lab.manifest.student_files],
                      "trusted": self.trusted}
             child.send(wire.frame(setup), Limit(WallClock(), float("inf"), FILES_TIMEOUT))
         except Backstop:

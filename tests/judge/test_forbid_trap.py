@@ -16,6 +16,7 @@ from grader.readers.manifest import find_lab
 EXAMPLE = Path(__file__).resolve().parents[1] / "labs" / "example"
 FORBID = Path(__file__).resolve().parents[1] / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]
 NORMS = Path(__file__).resolve().parents[1] / "labs" / "forbid_norms"      # F.layer_norm, F.rms_norm
+MODEL = Path(__file__).resolve().parents[1] / "labs" / "forbid_model"      # softmax, called in a model too
 CAUSAL_MASK = '''
 
 def causal_mask(seq_len, device="cpu"):
@@ -218,6 +219,21 @@ def test_given_code_trusted_with_one_rule_is_not_trusted_with_another(zygote, tm
     checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + BY_HAND, attend)
     assert [c.status for c in checks["attend"]] == ["failed"]
     assert "it called torch.nn.functional.scaled_dot_product_attention" in checks["attend"][0].message
+
+
+def test_a_model_call_of_the_function_is_watched_as_the_function(zygote, tmp_path):
+    """The lab's model calling the learner's softmax (model_calls) ran it unwatched: torch.softmax
+    by a name built at run time earned the check."""
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "norm.py").write_text("import torch\n\n\ndef softmax(x):\n    return " + SOFTMAX + "\n")
+    zygote.reset()
+    checks = grade(Request(find_lab(MODEL), folder, Device.CPU), zygote).checks
+    assert [c.status for c in checks] == ["failed"]
+    assert "this lab asks you to write softmax yourself: it called torch.softmax" in checks[0].message
+    (folder / "norm.py").write_text("import torch\n\n\ndef softmax(x):\n" + BY_HAND)
+    zygote.reset()
+    assert [c.status for c in grade(Request(find_lab(MODEL), folder, Device.CPU), zygote).checks] == ["passed"]
 
 
 SOFTMAX = "getattr(torch, 'soft' + 'max')(x, -1)"        # names built at run time: past the source scan
