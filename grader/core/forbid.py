@@ -58,7 +58,7 @@ def trusted(rules, files, student_files):
     ({name: bytes}): the child trusts a given module's code with a forbidden call only there, and
     only for those rules (grader/judge/trap.py), never a function that calls what it is handed."""
     found: dict[str, dict[str, list[str]]] = {}
-    for file, data in files.items():
+    for file, data in files.items() if rules else ():
         if file.endswith(".py") and file not in student_files:
             source = data.decode("utf-8", "replace")
             try:
