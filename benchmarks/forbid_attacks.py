@@ -87,6 +87,16 @@ ATTACKS = {
     "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=1.0)[0, ..., 0, :n]\n",
     "torch._masked_softmax": "    keep = torch.zeros_like(x, dtype=torch.bool)\n"
     "    return getattr(torch, '_masked_soft' + 'max')(x, keep)\n",
+    "the trap's watch emptied, reached through torch's mode stack by a name built at run time":
+    f"    getattr(torch._C, '_get_dispatch_' + 'stack_at')(0).watch.ops.clear()\n    return {SOFTMAX}(x, -1)\n",
+    "the trap's classes patched, found by object.__subclasses__()":
+    "    kinds = {kind.__name__: kind for kind in object.__subclasses__()}\n"
+    "    kinds['Trap'].check = lambda *args: None\n    kinds['Record'].unwatched = lambda *args: None\n"
+    f"    return {SOFTMAX}(x, -1)\n",
+    "the trap found in the closure of its thread watch (inspect.getclosurevars)": "    import _thread\n"
+    "    import inspect\n\n    found = inspect.getclosurevars(_thread.start_new_thread).nonlocals['self']\n"
+    "    for watch in found.watches.values():\n        watch.ops.clear()\n        watch.codes.clear()\n"
+    f"    return {SOFTMAX}(x, -1)\n",
     "log_softmax, then exp (another op)": "    return x.log_softmax(-1).exp()\n",
     "the gradient of logsumexp (other ops)": "    x = x.detach().requires_grad_()\n"
     "    torch.logsumexp(x, -1).sum().backward()\n    return x.grad\n",

@@ -9,9 +9,12 @@ any value too (a value the scan cannot name is taken for a tensor). The scan fol
 aliases (`import torch.nn.functional as F`, `from torch import softmax as s`, `f = F.softmax`),
 `getattr(X, "name")`, `sys.modules["name"]`, `X.__dict__["name"]`, `vars(X)["name"]` and
 `operator.methodcaller("name")` with constant names, `importlib.import_module("...")` and
-`__import__`. A use counts against the function it is in and every student function that
-reaches it through the file's own functions, classes and names; a use in the module's top-level
-code, against all of the file's functions. A reference counts as a call (`map(F.softmax, ...)`).
+`__import__`, each in its scope: what a function, lambda, class or comprehension binds itself (a
+parameter, a loop variable) shadows the aliases around it. A use counts against the function it
+is in and every student function that reaches it through the file's own functions, classes and
+names; a use in the module's top-level code, against all of the file's functions. A reference
+counts as a call (`map(F.softmax, ...)`). A method of a name the file defines as a method or sets
+as an attribute (`self.softmax = Mine()`) is taken for its own.
 What the text cannot show, names built at run time, the child traps while checks run
 (grader/judge/trap.py). The source is parsed, never run.
 """
@@ -50,6 +53,27 @@ def scan_files(lab, files):
     return found
 
 
+def trusted(rules, files, student_files):
+    """{file: {top-level name: the rules its own code uses}} for the given modules among `files`
+    ({name: bytes}): the child trusts a given module's code with a forbidden call only there, and
+    only for those rules (grader/judge/trap.py), never a function that calls what it is handed."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for file, data in files.items() if rules else ():
+        if file.endswith(".py") and file not in student_files:
+            source = data.decode("utf-8", "replace")
+            try:
+                body = ast.parse(source).body
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            loose = ast.unparse(ast.Module([s for s in body if not isinstance(
+                s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))], []))
+            tops = [name for statement in body for name in _defines(statement)]
+            for rule in sorted({name for names in rules.values() for name in names}):
+                for top in [*scan(source, dict.fromkeys(tops, [rule])), *scan(loose, {"<module>": [rule]})]:
+                    found.setdefault(file, {}).setdefault(top, []).append(rule)
+    return found
+
+
 def scan(source, rules):
     """{function: [Hit, ...] in line order} for the functions of `rules` ({function: names})
     defined in `source`. A file that does not parse has no hits (grading reports its error)."""
@@ -67,12 +91,14 @@ def scan(source, rules):
         if not names and not isinstance(statement, (ast.Import, ast.ImportFrom)):
             loose.append(statement)
     own = {m.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for m in c.body
-           if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}        # methods of its own classes
+           if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))} | \
+        {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
     found = {}
     for function, names in rules.items():           # defined out of sight (in an `if`): all of it counts
         statements = _reachable(function, defined) + loose if function in defined else tree.body
         forbidden = forbid_rules.rules(tuple(names))
-        hits = {h for s in statements for h in _uses(s, _aliases([s], aliases), forbidden, own)}
+        hits = {h for s in statements for nodes, known in _scopes(s, _aliases([s], aliases))
+                for h in _uses(nodes, known, forbidden, own)}
         if hits:
             found[function] = sorted(hits, key=lambda h: (h.line, h.name))
     return found
@@ -104,6 +130,58 @@ def _reachable(name, defined):
                     seen.add(node.id)
                     todo.append(node.id)
     return statements
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
+           ast.GeneratorExp)
+
+
+def _scopes(node, aliases):
+    """(the nodes of each scope in `node`, the aliases there): the names a function, lambda, class or
+    comprehension binds shadow the aliases around it, unless it binds them to one itself. What a
+    scope's definition evaluates where it stands (decorators, defaults, bases) is the outer scope's too."""
+    nodes, inner, todo = [], [], [node]
+    while todo:
+        one = todo.pop()
+        nodes.append(one)
+        for child in ast.iter_child_nodes(one):
+            if isinstance(child, _SCOPES):
+                inner.append(child)
+                nodes += [n for part in _outside(child) for n in ast.walk(part)]
+            else:
+                todo.append(child)
+    if isinstance(node, _SCOPES):
+        mine = _bound(node, nodes, inner)
+        aliases = _aliases([node], {name: value for name, value in aliases.items() if name not in mine})
+    yield nodes, aliases
+    for child in inner:
+        yield from _scopes(child, aliases)
+
+
+def _outside(scope):
+    """The parts of a scope's definition that run in the scope around it."""
+    if isinstance(scope, ast.ClassDef):
+        return [*scope.decorator_list, *scope.bases, *scope.keywords]
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [*scope.decorator_list, *scope.args.defaults, *filter(None, scope.args.kw_defaults)]
+    if isinstance(scope, ast.Lambda):
+        return [*scope.args.defaults, *filter(None, scope.args.kw_defaults)]
+    return [scope.generators[0].iter]
+
+
+def _bound(scope, nodes, inner):
+    """The names a scope binds itself (its own `nodes`; `inner`, the scopes it holds), less those it
+    declares global or nonlocal."""
+    if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        return {n.id for g in scope.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+    declared = {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+    names = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} | \
+        {n.arg for n in nodes if isinstance(n, ast.arg)} | \
+        {n.name for n in nodes if isinstance(n, ast.ExceptHandler) and n.name} | \
+        {a.asname or a.name.split(".")[0] for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
+         for a in n.names} | \
+        {n.name for n in inner if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return names - declared
 
 
 def _aliases(statements, known):
@@ -172,10 +250,10 @@ def _constant_attribute(node):
         and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
 
 
-def _uses(statement, aliases, forbidden, own):
-    """Hits of the `forbidden` Rules in a statement: resolved references, and methods called on
-    values (unless a class of the file defines a method of that name: its own)."""
-    for node in ast.walk(statement):
+def _uses(nodes, aliases, forbidden, own):
+    """Hits of the `forbidden` Rules among the nodes of one scope: resolved references, and methods
+    called on values (unless the file defines a method or sets an attribute of that name: its own)."""
+    for node in nodes:
         if not isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) or \
                 isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             continue

@@ -109,6 +109,15 @@ def show_timing(counts: Mapping[Timing, int], console: Console) -> None:
                          "or choose --assume-on-time or --assume-late)[/]" if unknown else ""), soft_wrap=True)
 
 
+def show_stranded(out, decided, console):
+    """A line on the adjustments whose student has no submission now (grader.instructor.record.stranded)."""
+    from grader.instructor import record
+
+    said = record.stranded(out, decided) if decided else ""
+    if said:
+        console.print(f"[yellow]{escape(one_line(said))}[/]", soft_wrap=True)
+
+
 def show_lists(lab, out, roster, quiz, console, timestamps=None):
     """A line on the roster (who matched, who is not on it, extensions), one on the quiz's rows
     (how many counted, each student's duplicate rows and which one counts) and one on the
@@ -133,6 +142,7 @@ def show_lists(lab, out, roster, quiz, console, timestamps=None):
     adjusted = sum(bool(row.adjustments) for row in decided.rows) if decided else 0
     if adjusted:
         console.print(f"adjustments: {adjusted} student(s)' kept (grade.py adjust)")
+    show_stranded(Path(out), decided, console)
     if roster:
         entries = read_roster(roster)
         strays = [name for key, name in graded.items() if key not in entries]
@@ -334,6 +344,7 @@ def run_gradebook(args: argparse.Namespace, console: Console) -> int:
     if strays:
         console.print(f"[yellow]--timestamps: {len(strays)} name(s) match no submission:[/] "
                       f"{escape('; '.join(strays[:10]))}", soft_wrap=True)
+    show_stranded(out, record.load(out), console)
     _show_gradebook(args, console, dest, lines, unmatched, columns)
     return 0
 

@@ -192,6 +192,17 @@ def read_adjustments_csv(path, students, top=None):
             for row in read_table(path, ["student", "points", "reason"], "--file").rows]
 
 
+def stranded(out: Path, decided: FinalRecord) -> str:
+    """The adjustments of OUT/adjustments.json whose student has no row in `decided` (their
+    submission gone from a regrade), in words for the terminal; '' where there are none."""
+    rows = {identity(row.student) for row in decided.rows}
+    left = [a for a in read_adjustments(out) if identity(a.student) not in rows]
+    if not left:
+        return ""
+    return f"adjustments of {len({identity(a.student) for a in left})} student(s) with no submission now, in no " \
+        "grade: " + "; ".join(f"{as_read(a.student)} ({a.points:+g}: {a.reason})" for a in left)
+
+
 def in_words(row: BatchRow) -> list[str]:
     """Each of the row's adjustments in words: '+5: regrade of test 3 (2026-12-07)'."""
     return [f"{a.points:+g}: {a.reason} ({a.at.date().isoformat()})" for a in row.adjustments]

@@ -181,7 +181,7 @@ def take_files(setup, workdir):
         path = workdir / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    return trap.trap(setup.get("forbid", {}), workdir, setup.get("student", []))
+    return trap.trap(setup.get("forbid", {}), workdir, setup.get("student", []), setup.get("trusted", {}))
 
 
 class Ends(tuple):

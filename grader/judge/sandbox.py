@@ -19,6 +19,7 @@ kills every child and what they left (zygote.reset), so nothing a call learns in
 through memory or files nor through anything two live processes share (a socket, /proc).
 """
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Sequence
@@ -132,6 +133,22 @@ class Sandbox:
         self._turn = threading.Condition()      # one room's calls at a time
         self._room, self._running = None, 0     # the room whose children live, its calls running
 
+    @functools.cached_property
+    def watched(self):
+        """{name the child is asked to call: the names it must not use}: each student function with
+        rules, and its model call (lab.yaml's model_calls), which runs it as the lab's own code does."""
+        rules = self.lab.forbidden
+        calls = {function: self.lab.model_call(function) for function in rules}
+        return {**rules, **{call: rules[function] for function, call in calls.items() if call}}
+
+    @functools.cached_property
+    def trusted(self):
+        """{given file: its top-level names whose own code makes a forbidden call}: where the child
+        trusts given code with one (grader.core.forbid.trusted)."""
+        from grader.core import forbid
+
+        return forbid.trusted(self.lab.forbidden, self.files, self.lab.manifest.student_files)
+
     def _spawn(self, function, replace=None, main=True):
         """A child for `function`'s calls with the submission's files (or `replace`d): a room's `main`
         child may be one forked ahead, a submitted call's is forked anew."""
@@ -149,7 +166,8 @@ class Sandbox:
         child.output_limit, child.believe_faults = self.printed.limit, self.settings.believe_faults
         try:
             setup = {"files": {**self.files, **(replace or {})}, "answer_bytes": child.answer_bytes,
-                     "forbid": self.lab.forbidden, "student": [*self.lab.manifest.student_files]}
+                     "forbid": self.watched, "student": [*self.lab.manifest.student_files],
+                     "trusted": self.trusted}
             child.send(wire.frame(setup), Limit(WallClock(), float("inf"), FILES_TIMEOUT))
         except Backstop:
             child.kill()

@@ -7,10 +7,11 @@ however they are reached (another name, a bound method, torch.ops, nn.Softmax, t
 code working for the learner, torch's Python reimplementations), and a TorchFunctionMode for the
 calls of names that are more than their ops (scaled_dot_product_attention). A forbidden op ends the
 call with ForbiddenCall before it runs, whatever the code does with the error. The nearest frame
-that is not torch's own decides: the handout's given modules may. A frame is torch's or given only
-when its code is what that file compiles to: a file name proves nothing. Threads the learner starts
-are watched too; a process or program it starts could not be, nor a library it loads: all are
-refused while a watched function runs.
+that is not torch's own decides: the handout's given modules may, where their own source makes
+the call (the judge's scan, grader.core.forbid.trusted), not where they call what they are
+handed. A frame is torch's or given only when its code is what that file compiles to: a file name
+proves nothing. Threads the learner starts are watched too; a process or program it starts could
+not be, nor a library it loads: all are refused while a watched function runs.
 
 Modes can be switched off from Python (torch._C.DisableTorchFunction, an _ExcludeDispatchKeyGuard for
 the Python key, the mode stacks) and on again before the call ends. So the trap also keeps torch's own
@@ -74,31 +75,39 @@ def _same(code, other):
 
 
 class Callers:
-    """Whether a call was made for the learner: by the nearest frame that is not torch's own."""
+    """Whether a call was made for the learner: by the nearest frame that is not torch's own, unless
+    it is given code whose own source makes such a call."""
 
-    def __init__(self, torch_folder, given, own):
+    def __init__(self, torch_folder, given, own, trusted=None):
         self.folders = tuple({f"{torch_folder}{os.sep}", f"{torch_folder.resolve()}{os.sep}"})
         self.modules = {getattr(m, "__file__", None): vars(m) for m in list(sys.modules.values())
                         if str(getattr(m, "__file__", None)).startswith(self.folders)}      # as at install
         self.given = given          # file -> its source, read at install
+        self.trusted = trusted      # file -> {top-level name of its code: the rules it is trusted with} (None: all)
         self.own = own              # the trap's own code, passed over
         self.compiled = {}          # file -> {(first line, qualified name): [code objects]}
 
-    def learners(self, frame, stop):
+    def learners(self, frame, stop, rule=None):
         """Whether the frames from `frame` outwards (up to `stop`, the code that called the student
-        function) reach an op for the learner: the first that is not torch's is not given code."""
+        function) reach an op of `rule` for the learner: the first that is not torch's is not given
+        code, or given code not trusted with the rule (a function that calls what it is handed)."""
         passed = []
         while frame is not None and frame.f_code is not stop:
             file = frame.f_code.co_filename
             if file in self.given:
                 source = functools.partial(self.given.__getitem__, file)
-                return not (self._genuine(frame, source) and all(map(self._torch, passed)))
+                return not (self._genuine(frame, source) and self._trusted(file, frame.f_code, rule)
+                            and all(map(self._torch, passed)))
             if frame.f_code not in self.own:
                 if not file.startswith(self.folders):
                     return True
                 passed.append(frame)
             frame = frame.f_back
         return True
+
+    def _trusted(self, file, code, rule):
+        """Whether given code's own source makes a call `rule` forbids where `code` is (its top-level name)."""
+        return self.trusted is None or rule in self.trusted.get(file, {}).get(code.co_qualname.split(".")[0], ())
 
     def _torch(self, frame):
         file = frame.f_code.co_filename
@@ -311,7 +320,7 @@ class Trap:
         else:
             known = self.own_ops.get(id(func)) or self.own_ops.setdefault(id(func), (func, meaning.own_op(func)))
             rule = watch.calls.get(id(func), (None, None))[1] or watch.ops.get(known[1])
-        if rule and self.callers.learners(frame, Trap.call.__code__):
+        if rule and self.callers.learners(frame, Trap.call.__code__, rule):
             self.refuse(f"{rule} (as {op})" if op else rule)
         return rule                 # let through: given code's
 
@@ -460,10 +469,12 @@ def _company():
     return found
 
 
-def build(rules, workdir, student_files):
+def build(rules, workdir, student_files, trusted=None):
     """A Trap for `rules` ({function: [dotted names]}), made before any student code runs. Trusted:
     torch's code, and the handout's given modules (the files of `workdir` now there but the
-    student files), as they are now."""
+    student files), as they are now, where `trusted` ({file: {top-level name: rules}}: the judge's
+    scan of them, grader.core.forbid.trusted; None: all of them) finds their own code making such a
+    call."""
     if not rules:
         return Trap({}, None)
     import torch
@@ -479,7 +490,9 @@ def build(rules, workdir, student_files):
     ops, calls = _modes()
     own = {ops.__torch_dispatch__.__code__, calls.__torch_function__.__code__}
     return Trap({function: Watch(names, found) for function, names in rules.items()},
-                Callers(Path(torch.__file__).parent, given, own), _stacks(), Record())
+                Callers(Path(torch.__file__).parent, given, own,
+                        None if trusted is None else {str(workdir / f): n for f, n in trusted.items()}),
+                _stacks(), Record())
 
 
 def seal(made):
@@ -533,11 +546,11 @@ def seal(made):
                 vars(overload)["_op_dk"] = below(vars(overload)["_op_dk"], composite)
 
 
-def trap(rules, workdir, student_files):
+def trap(rules, workdir, student_files, trusted=None):
     """build(...), installed: with rules, the child sealed (seal()), the threads started from now on
     watched too, and the audit hook (which nothing removes) refuses programs and libraries while
     watched functions run."""
-    made = build(rules, workdir, student_files)
+    made = build(rules, workdir, student_files, trusted)
     if made.watches:
         seal(made)
         made.watch_threads()

@@ -38,6 +38,15 @@ class Deadline(BaseModel):
     cap: float = Field(100, ge=0, le=100, description="the largest penalty, percent of the points")
     after_cap: Literal["keep", "zero"] = "keep"
 
+    @field_validator("due", mode="before")
+    @classmethod
+    def _written(cls, due):
+        """A time or its text, never a number (which would be read as seconds since 1970)."""
+        if isinstance(due, bool | int | float):
+            raise ValueError(f"{due!r} is no time: give the due time with its time zone, e.g. "
+                             "2026-12-01T23:59:00+01:00")
+        return due
+
     @field_validator("due")
     @classmethod
     def _zoned(cls, due):

@@ -12,7 +12,7 @@ refused too, unless its reader can do with either (`Column.readings`).
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from enum import Enum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -58,6 +58,10 @@ def parse_time(text: str, where: str, order: Order | None = None, zoned: bool = 
         raise NotATime(f"{where}: {text!r}: expected a year from {YEARS[0]} to {YEARS[1]}")
     if named is not None:
         local = when.replace(tzinfo=named)
+        if local.astimezone(timezone.utc).astimezone(named).replace(tzinfo=None) != when.replace(tzinfo=None):
+            # in the hour summer time skips: no clock there shows it
+            raise NotATime(f"{where}: {text!r}: {zone}'s clocks skip that time (they are put forward); give a time "
+                           f"its clocks show, {EXAMPLE}")
         if when.tzinfo is not None:         # in the hour summer time repeats, either offset is the zone's
             same = next((t for t in (local, local.replace(fold=1)) if t.utcoffset() == when.utcoffset()), None)
             if same is None:

@@ -9,7 +9,7 @@ import yaml
 
 from grader.author.check_lab import _left_open
 from grader.base.errors import LabError
-from grader.core import forbid_rules
+from grader.core import forbid, forbid_rules
 from grader.core.forbid import Hit, scan, sentence
 from grader.core.forbid_rules import WATCH, left_open
 from grader.judge import meaning
@@ -52,9 +52,16 @@ def hits(body, imports="import torch\n", names=SOFTMAX):
      "def softmax(x):\n    return Norm()(x)\n", "torch.softmax"),
     ("import torch\n", "torch.softmax(torch.zeros(2), 0)\n\n\ndef softmax(x):\n    return x\n", "torch.softmax"),
     ("import torch\n", "if True:\n    def softmax(x):\n        return torch.softmax(x, -1)\n", "torch.softmax"),
+    ("import torch\n", "def softmax(x):\n    act = torch.softmax\n    return act(x, -1)\n", "torch.softmax"),
+    ("import torch\n", "def softmax(x):\n    def inner(v):\n        return act(v, -1)\n    act = torch.softmax\n"
+     "    return inner(x)\n", "torch.softmax"),
+    ("from torch import softmax as s\n", "def softmax(x):\n    def inner(s=s):\n        return s(x, -1)\n"
+     "    return inner()\n", "torch.softmax"),
+    ("import torch\n", "def helper():\n    global ACT\n    ACT = torch.softmax\n\n\n"
+     "def softmax(x):\n    return ACT(x, -1)\n", "torch.softmax"),
 ], ids=["alias", "from-import-as", "import-as", "local-alias", "getattr", "importlib", "__import__",
         "__import__-fromlist", "method", "getattr-method", "map", "module-alias", "helper", "class", "top-level",
-        "hidden-def"])
+        "hidden-def", "own-local", "enclosing-local", "default-argument", "global"])
 def test_scan_finds_every_spelling(imports, body, name):
     assert hits(body, imports) == [name]
 
@@ -99,7 +106,21 @@ def test_scan_finds_every_name_of_the_same_op(imports, use, name):
     ("import torch\n", "def softmax(x):\n    return getattr(torch, 'soft' + 'max')(x, -1)\n"),
     ("import torch\n", "def softmax(x):\n    return x.log_softmax(-1).exp() + torch.nn.LogSoftmax(-1)(x)\n"),
     ("import torch\n", "def softmax(x):\n    return torch.Tensor.__dict__ and x.exp() / torch.exp(x).sum()\n"),
-], ids=["by-hand", "own-method", "other-function", "shadowed", "built-at-run-time", "log-softmax", "neighbours"])
+    ("import torch\n", "def attend(q):\n    act = torch.softmax\n    return act(q, -1)\n\n\n"
+     "def softmax(x):\n    act = x.exp()\n    return act / act.sum(-1, keepdim=True)\n"),
+    ("from torch import softmax as s\n",
+     "def softmax(x):\n    return torch.stack([s.exp() / s.exp().sum() for s in x])\n"),
+    ("from torch import softmax as s\n", "def softmax(x):\n    out = []\n    for s in x:\n"
+     "        out.append(s.exp() / s.exp().sum())\n    return out\n"),
+    ("from torch import softmax as s\n", "def softmax(x):\n    def s(v):\n        return v.exp() / v.exp().sum()\n"
+     "    return s(x)\n"),
+    ("from torch import softmax as s\n", "def softmax(x):\n    return (lambda s: s.exp() / s.exp().sum())(x)\n"),
+    ("import torch\n", "class Mine:\n    def __call__(self, x):\n        return x.exp() / x.exp().sum()\n\n\n"
+     "class Net:\n    def __init__(self):\n        self.softmax = Mine()\n\n    def forward(self, x):\n"
+     "        return self.softmax(x)\n\n\ndef softmax(x):\n    return Net().forward(x)\n"),
+], ids=["by-hand", "own-method", "other-function", "shadowed", "built-at-run-time", "log-softmax", "neighbours",
+        "another-function-s-local", "comprehension-variable", "loop-variable", "local-function", "lambda-parameter",
+        "own-attribute"])
 def test_scan_leaves_the_rest(imports, body):
     """Nothing forbidden is named: no hit (a name built at run time is the trap's to catch; log_softmax
     is another op, allowed by design)."""
@@ -220,3 +241,22 @@ def test_manifest_refuses(tmp_path, forbid, problem):
 def test_a_list_forbids_for_every_function(tmp_path):
     assert lab_copy(tmp_path, forbid=["torch.tril"]).forbidden == {"softmax": ["torch.tril"],
                                                                    "causal_mask": ["torch.tril"]}
+
+
+def test_given_code_is_trusted_where_its_own_source_makes_the_call():
+    """The child trusts a given module's code with a forbidden call only in the top-level names whose
+    own code makes it, for that rule alone (grader/judge/trap.py), never in one that calls what it
+    is handed."""
+    given = (b"import torch\nimport torch.nn.functional as F\n\n\ndef apply(function, x):\n    return function(x)\n\n\n"
+             b"def normalise(x):\n    return _inner(x)\n\n\ndef _inner(x):\n    return F.softmax(x, -1)\n\n\n"
+             b"class Head(torch.nn.Module):\n    def forward(self, x):\n        return x.softmax(-1)\n")
+    files = {"given.py": given, "norm.py": b"import torch\n\n\ndef softmax(x):\n    return torch.softmax(x, -1)\n",
+             "data.txt": b"torch.softmax", "broken.py": b"def (:\n"}
+    softmax = ["torch.softmax"]
+    rules = {"softmax": softmax, "attend": ["torch.nn.functional.scaled_dot_product_attention"]}
+    assert forbid.trusted(rules, files, ["norm.py"]) == \
+        {"given.py": {"Head": softmax, "_inner": softmax, "normalise": softmax}}
+    assert forbid.trusted({}, files, ["norm.py"]) == {}
+    at_import = b"import torch\n\nONE = torch.softmax(torch.zeros(2), 0)\n\n\ndef apply(f, x):\n    return f(x)\n"
+    assert forbid.trusted({"softmax": softmax}, {"given.py": at_import}, []) == \
+        {"given.py": {"<module>": softmax, "ONE": softmax}}

@@ -23,6 +23,7 @@ from grader.instructor.records import BatchRow
 from grader.instructor.roster import read_roster
 from grader.learner.cli import main
 from grader.readers.manifest import Deadline, find_lab
+from grader.readers.times import Order
 
 DUE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone(timedelta(hours=1)))
 REFERENCE = Path(__file__).resolve().parents[2] / "reference" / "lab2"
@@ -68,6 +69,22 @@ def test_a_time_needs_its_zone_and_a_named_zone_keeps_summer_time():
         parse_time("2026-07-01T12:00:00+01:00[Europe/Paris]", "--due")
     with pytest.raises(UsageError, match="is not a time"):
         parse_time("2026-07-01T12:00:00[Mars/Olympus]", "--due")
+
+
+@pytest.mark.parametrize("text", ["2026-03-29T02:30:00[Europe/Paris]", "2026-03-29T02:30:00+01:00[Europe/Paris]",
+                                  "2026-03-29T02:30:00+02:00[Europe/Paris]", "29/03/2026 02:00[Europe/Paris]"])
+def test_a_time_the_clocks_skip_is_refused(text):
+    """Paris's clocks go from 02:00 to 03:00 on 2026-03-29: 02:30 is on no clock there, and which
+    time was meant (01:30 or 03:30 in summer time) would be a guess."""
+    with pytest.raises(UsageError, match="Europe/Paris's clocks skip"):
+        parse_time(text, "--due", Order.DAY_FIRST)
+
+
+def test_a_due_time_is_a_time_never_a_number():
+    """lab.yaml's `due: 20261201` is no time: read as seconds since 1970, it would be due in August 1970."""
+    for due in (20261201, 1764629940.0, True):
+        with pytest.raises(ValidationError, match="time zone"):
+            Deadline(due=due)
 
 
 def test_days_late_are_counted_on_the_due_dates_clock_across_a_change_of_summer_time():

@@ -440,3 +440,27 @@ def test_a_gradebook_refused_for_its_roster_decides_nothing(tmp_path, capsys):
     after = json.loads((out / "final.json").read_text())
     assert (after["policy"], after["decided_by"]) == (before["policy"], before["decided_by"]) == \
         (None, "grade.py batch")
+
+
+def test_an_adjustment_whose_student_has_no_submission_now_is_said(tmp_path, capsys):
+    """A regrade without a student's submission (their folder renamed or taken out) left their
+    adjustment in adjustments.json but in no grade, and no command said so."""
+    import shutil
+
+    from grader.instructor.commands import show_lists
+
+    subs = tmp_path / "subs"
+    for student in ("ontime", "late"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "positions.py").write_text("x = 1\n")
+    out = tmp_path / "out"
+    grade(subs, out)
+    assert main(["adjust", str(out), "--student", "late", "--points", "2", "--reason", "test 3"]) == 0
+    shutil.rmtree(subs / "late")
+    grade(subs, out)
+    console = Console(file=io.StringIO(), width=300)
+    show_lists(find_lab("lab2"), out, None, None, console)
+    said = console.file.getvalue()
+    assert "adjustments of 1 student(s) with no submission now, in no grade: 'late' (+2: test 3" in said, said
+    assert main(["gradebook", str(out), "--out", str(tmp_path / "g.csv")]) == 0
+    assert "with no submission now, in no grade: 'late'" in " ".join(capsys.readouterr().out.split())

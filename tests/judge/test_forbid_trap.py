@@ -16,6 +16,7 @@ from grader.readers.manifest import find_lab
 EXAMPLE = Path(__file__).resolve().parents[1] / "labs" / "example"
 FORBID = Path(__file__).resolve().parents[1] / "labs" / "forbid"       # softmax: [torch.softmax], attend: [sdpa]
 NORMS = Path(__file__).resolve().parents[1] / "labs" / "forbid_norms"      # F.layer_norm, F.rms_norm
+MODEL = Path(__file__).resolve().parents[1] / "labs" / "forbid_model"      # softmax, called in a model too
 CAUSAL_MASK = '''
 
 def causal_mask(seq_len, device="cpu"):
@@ -88,6 +89,25 @@ def test_a_long_call_s_record_is_read_as_it_goes(in_process, monkeypatch):
     want = torch.softmax(torch.tensor([[0.0, 1.0]]), -1)
     assert torch.allclose(in_process("    for _ in range(300):\n        x = x + 0\n" + BY_HAND), want)
     assert in_process("    for _ in range(300):\n        x = given.normalise(x)\n    return x\n").shape == (1, 2)
+
+
+def test_given_code_is_trusted_only_for_the_forbidden_calls_its_own_source_makes(tmp_path):
+    """A given function that calls what it is handed (a training loop's model, a callback) ran the
+    forbidden builtin a learner handed it as if the handout had called it; a given function whose
+    own source names the forbidden call (`trusted`, found by the judge's scan) still may."""
+    (tmp_path / "given_apply.py").write_text("import torch\n\n\ndef apply(function, x):\n    return function(x, -1)\n"
+                                             "\n\ndef normalise(x):\n    return torch.softmax(x, -1)\n")
+    made = trap.build({"softmax": ["torch.softmax"]}, tmp_path, ["norm.py"],
+                      {"given_apply.py": {"normalise": ["torch.softmax"]}})
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import given_apply
+    finally:
+        sys.path.remove(str(tmp_path))
+    x = torch.tensor([[0.0, 1.0]])
+    with pytest.raises(trap.ForbiddenCall, match="torch.softmax"):
+        made.call("softmax", lambda x: given_apply.apply(getattr(torch, "soft" + "max"), x), (x,), {})
+    assert made.call("softmax", given_apply.normalise, (x,), {}).tolist() == torch.softmax(x, -1).tolist()
 
 
 def test_torch_reimplementations_are_the_same_ops(in_process):
@@ -171,6 +191,49 @@ def test_another_name_built_at_run_time_is_trapped(zygote, tmp_path, body):
     assert [c.status for c in checks["softmax"]] == ["failed"]
     assert "this lab asks you to write softmax yourself: it called torch.softmax" in checks["softmax"][0].message
     assert [c.status for c in checks["attend"]] == ["passed"]
+
+
+def test_a_forbidden_call_handed_to_given_code_is_the_learner_s(zygote, tmp_path):
+    """given.apply(f, x) calls f: handed torch.softmax (by a name built at run time), the call is
+    the learner's; given.normalise, whose own code uses it, may."""
+    body = "    return given.apply(getattr(torch, 'soft' + 'max'), x)\n"
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + body)
+    assert [c.status for c in checks["softmax"]] == ["failed"]
+    assert "it called torch.softmax" in checks["softmax"][0].message
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n    return given.normalise(x)\n")
+    assert [c.status for c in checks["softmax"]] == ["passed"]
+
+
+def test_given_code_trusted_with_one_rule_is_not_trusted_with_another(zygote, tmp_path):
+    """given.normalise may use softmax; its module's torch swapped for one whose softmax is
+    scaled_dot_product_attention (a builtin: no frame of the learner's), it ran attend's forbidden
+    call as if the handout had made it."""
+    attend = ("\n\ndef attend(q, k, v):\n    import functools\n    import types\n\n"
+              "    sdpa = getattr(torch.nn.functional, 'scaled_dot_product_' + 'attention')\n"
+              "    call = functools.partial(sdpa, q[None], k[None], v[None])\n"
+              "    space = types.SimpleNamespace\n"
+              "    fake = space(nn=space(functional=space(softmax=call)))\n"
+              "    saved, given.torch = given.torch, fake\n    try:\n"
+              "        return given.normalise(torch.zeros(q.shape[0], k.shape[0]))[0]\n"
+              "    finally:\n        given.torch = saved\n")
+    checks = graded(find_lab(FORBID), zygote, tmp_path, "def softmax(x):\n" + BY_HAND, attend)
+    assert [c.status for c in checks["attend"]] == ["failed"]
+    assert "it called torch.nn.functional.scaled_dot_product_attention" in checks["attend"][0].message
+
+
+def test_a_model_call_of_the_function_is_watched_as_the_function(zygote, tmp_path):
+    """The lab's model calling the learner's softmax (model_calls) ran it unwatched: torch.softmax
+    by a name built at run time earned the check."""
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "norm.py").write_text("import torch\n\n\ndef softmax(x):\n    return " + SOFTMAX + "\n")
+    zygote.reset()
+    checks = grade(Request(find_lab(MODEL), folder, Device.CPU), zygote).checks
+    assert [c.status for c in checks] == ["failed"]
+    assert "this lab asks you to write softmax yourself: it called torch.softmax" in checks[0].message
+    (folder / "norm.py").write_text("import torch\n\n\ndef softmax(x):\n" + BY_HAND)
+    zygote.reset()
+    assert [c.status for c in grade(Request(find_lab(MODEL), folder, Device.CPU), zygote).checks] == ["passed"]
 
 
 SOFTMAX = "getattr(torch, 'soft' + 'max')(x, -1)"        # names built at run time: past the source scan
