@@ -41,8 +41,9 @@ def grade(request: Request, zygote: Zygote | None = None, ending: bool = False) 
     zygote = zygote or Zygote(launcher_for(request.sandbox))
     try:
         submitted = submission_files(request.lab, request.submission)     # (files, missing)
+        before = None
         for attempt in (1, 2):
-            results = _attempt(request, zygote, submitted, attempt == 1, own or ending, started)
+            results, before = _attempt(request, zygote, submitted, before, own or ending, started)
             results.attempts = attempt
             if not results.faults:      # (nothing of the first attempt stays for the second:
                 return results          # its sandbox's close reset the zygote)
@@ -77,19 +78,21 @@ class Finished:
     quiz: tuple
 
 
-def _attempt(request, zygote, submitted, first, ending, started):
-    """One try at the grading, in a sandbox of its own. `ending`: the zygote ends after the grading,
-    so a try with no grader fault (the last) leaves its reset to that end."""
+def _attempt(request, zygote, submitted, before, ending, started):
+    """One try at the grading, in a sandbox of its own: (its results, that sandbox). `before`: the
+    first try's sandbox, on the second. `ending`: the zygote ends after the grading, so a try with
+    no grader fault (the last) leaves its reset to that end."""
     lab, (files, missing) = request.lab, submitted
     settings = Settings(device=resolve_device(request.device), show_all=request.output.show_all,
-                        believe_faults=first, observers=request.observers.on_answer)
+                        believe_faults=before is None, observers=request.observers.on_answer,
+                        after_hidden=before is not None and before.hidden_ran)
     box = Sandbox(lab, files, zygote, settings)
     zygote.prepare_soon(box.device, lab.manifest.memory_mb)    # the first child, while pytest collects
     results = None
     try:
         plugin = _run_checks(request, box)
         results = _results(request, box, plugin, missing, started)
-        return results
+        return results, box
     finally:
         box.close(reset=not (ending and results is not None and not results.faults))
 

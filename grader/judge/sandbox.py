@@ -98,12 +98,15 @@ class Settings:
     `observers`: callables on_answer(call, answer) -> answer that see every call's Call and its
     answer (the value, or the CallFailed it raises) and may replace it: grade.py mutants' record
     of calls, a test's simulated grader fault. `budget`: seconds for all the submission's calls
-    (None: the lab's)."""
+    (None: the lab's). `after_hidden`: a try after one whose hidden calls ran: its visible checks
+    come after those on the same machine, and could tell what they saw through anything the kernel
+    keeps (a count of processes started, a time), so their words are kept from the learner."""
     device: str = "cpu"
     show_all: bool = False
     believe_faults: bool = True
     observers: tuple = ()
     budget: float | None = None
+    after_hidden: bool = False
 
 
 class Sandbox:
@@ -123,7 +126,9 @@ class Sandbox:
         self.spent = 0.0            # seconds charged to the calls that have ended
         self.started = None         # when the first child was up: the zygote's start is ours
         self.printed = Printed(settings.show_all)   # what calls printed, until their check takes it
-        self.inputs_seen = False    # a value of a call on hidden inputs went to a check not hidden
+        self.inputs_seen = settings.after_hidden    # a value of a call on hidden inputs (or
+        #                                             anything after one) went to a check not hidden
+        self.hidden_ran = False     # a call of the hidden room ran
         self.serving = Serving(None, None, threading.current_thread())
         self.observers = list(settings.observers)
         self._main = {}             # room -> the child that serves its checks
@@ -235,6 +240,7 @@ class Sandbox:
                     self._main.clear()      # the new room's main child, forked while its first check sets up
                     self.zygote.prepare_soon(self.device, self.lab.manifest.memory_mb)
                 self._room = room
+                self.hidden_ran = self.hidden_ran or room == HIDDEN
             self._running += 1
         try:
             yield

@@ -39,6 +39,18 @@ def echo(n):
     return n
 
 
+class GraderFault(Exception):
+    """A child's claim that the wire broke (believed once: the grading is tried again)."""
+
+
+def claim(n):
+    raise GraderFault("the wire broke, honest")
+
+
+def early():
+    raise GraderFault("the wire broke, honest")
+
+
 def tell(secret, seconds):
     """Serve `secret` on an abstract unix socket and on loopback (where it may have sockets of
     that kind), for `seconds`; which it could serve on."""
@@ -74,7 +86,7 @@ def overhear(seconds):
     print("heard", heard)
     return heard
 '''
-FUNCTIONS = ["size", "after", "tell", "overhear", "echo"]
+FUNCTIONS = ["size", "after", "tell", "overhear", "echo", "claim", "early"]
 PUBLIC = f'''import pytest
 
 
@@ -93,6 +105,12 @@ def test_after(student):
 @pytest.fixture(scope="module")
 def echoed(student):
     return student.submit("echo", {SECRET}, hidden=True).result(30)
+
+
+@pytest.mark.grade(points=1, tags=["early"])
+def test_early(student):
+    """claims a fault before any hidden check"""
+    student.early()
 
 
 @pytest.mark.grade(points=1, tags=["echo"])
@@ -125,6 +143,12 @@ def test_size_hidden(student):
 def test_size_large(student):
     """large"""
     student.size(2000)
+
+
+@pytest.mark.grade(points=1, tags=["claim"])
+def test_claim(student):
+    """claims a fault on a hidden input"""
+    student.claim({SECRET})
 '''
 
 
@@ -182,6 +206,28 @@ def test_a_visible_check_fed_hidden_inputs_keeps_its_words_from_the_learner(toy,
     student = classdata.Student(name="ada", row=row, results=results)
     for page in (feedback.html(student, "Rooms", ["echo"]), feedback.markdown(student, "Rooms", ["echo"])):
         assert str(SECRET) not in page and "echo(5) gave 5" in page
+
+
+def test_a_second_try_after_the_hidden_checks_keeps_its_visible_words_from_the_learner(toy, warm):
+    """A first try that the grader could not finish (a child may claim a fault: believed once) after
+    its hidden checks ran: the second try's visible checks come after those, on the same machine,
+    and could tell what they saw through anything the kernel keeps (a count of processes started,
+    a time). Their details stay hidden from the learner, as after a hidden value reached them."""
+    warm.reset()
+    results = grade(Request(toy, device=Device.CPU, selection=Selection(("echo", "claim"))), warm)
+    checks = {c.test.split("::")[-1]: c for c in results.checks}
+    assert results.attempts == 2 and checks["test_claim"].failure == "bad_answer"
+    assert checks["test_echo_plain"].inputs_hidden and "echo(5) gave 5" in checks["test_echo_plain"].message
+    assert all(t.output == HIDDEN_INPUTS for t in results.gradescope().tests if t.visibility != "hidden")
+
+
+def test_a_second_try_before_any_hidden_check_shows_every_word(toy, warm):
+    """A first try ended by a fault before any hidden check or input ran: nothing hidden came before
+    the second try's visible checks, and their words are shown."""
+    warm.reset()
+    results = grade(Request(toy, device=Device.CPU, selection=Selection(("early",))), warm)
+    (check,) = results.checks
+    assert results.attempts == 2 and check.failure == "bad_answer" and not check.inputs_hidden
 
 
 @pytest.mark.slow
