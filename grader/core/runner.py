@@ -43,6 +43,8 @@ def grade(request: Request, zygote: Zygote | None = None, ending: bool = False) 
         submitted = submission_files(request.lab, request.submission)     # (files, missing)
         before = None
         for attempt in (1, 2):
+            if before is not None and before.hidden_ran:    # not the zygote whose pids and times its
+                zygote.renew()                              # hidden calls could count a number out in
             results, before = _attempt(request, zygote, submitted, before, own or ending, started)
             results.attempts = attempt
             if not results.faults:      # (nothing of the first attempt stays for the second:

@@ -276,6 +276,14 @@ class Zygote:
         finally:
             self._replacing = False
 
+    def renew(self):
+        """Close this zygote and start another in its place: a PID namespace, and all else it kept
+        across resets (its pids, its times), new for what comes next."""
+        self._settle()
+        with self._lock:
+            self.close()
+            self._start()
+
     def end(self):
         """Begin close() without waiting: every process of the zygote is sent its end, and dies while
         the judge goes on (its report); close() then waits for what is left."""

@@ -5,7 +5,7 @@ other through a socket."""
 import pytest
 import yaml
 
-from grader.core.request import Device, Request, Selection
+from grader.core.request import Device, Observers, Request, Selection
 from grader.core.results import HIDDEN_INPUTS
 from grader.core.runner import grade
 from grader.instructor.page import classdata, feedback
@@ -51,6 +51,24 @@ def early():
     raise GraderFault("the wire broke, honest")
 
 
+def forks(n):
+    """Start `n` processes that end at once: the last one's pid."""
+    import os
+
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+    return pid
+
+
+def pid_now():
+    import os
+
+    return os.getpid()
+
+
 def tell(secret, seconds):
     """Serve `secret` on an abstract unix socket and on loopback (where it may have sockets of
     that kind), for `seconds`; which it could serve on."""
@@ -86,7 +104,7 @@ def overhear(seconds):
     print("heard", heard)
     return heard
 '''
-FUNCTIONS = ["size", "after", "tell", "overhear", "echo", "claim", "early"]
+FUNCTIONS = ["size", "after", "tell", "overhear", "echo", "claim", "early", "forks", "pid_now"]
 PUBLIC = f'''import pytest
 
 
@@ -105,6 +123,12 @@ def test_after(student):
 @pytest.fixture(scope="module")
 def echoed(student):
     return student.submit("echo", {SECRET}, hidden=True).result(30)
+
+
+@pytest.mark.grade(points=1, tags=["pid_now"])
+def test_pid_now(student):
+    """a pid"""
+    assert student.pid_now() > 0
 
 
 @pytest.mark.grade(points=1, tags=["early"])
@@ -143,6 +167,13 @@ def test_size_hidden(student):
 def test_size_large(student):
     """large"""
     student.size(2000)
+
+
+@pytest.mark.grade(points=1, tags=["forks"])
+def test_forks_then_claims(student):
+    """counts a hidden input out in pids, then claims a fault"""
+    student.forks(20)
+    student.claim({SECRET})
 
 
 @pytest.mark.grade(points=1, tags=["claim"])
@@ -219,6 +250,28 @@ def test_a_second_try_after_the_hidden_checks_keeps_its_visible_words_from_the_l
     assert results.attempts == 2 and checks["test_claim"].failure == "bad_answer"
     assert checks["test_echo_plain"].inputs_hidden and "echo(5) gave 5" in checks["test_echo_plain"].message
     assert all(t.output == HIDDEN_INPUTS for t in results.gradescope().tests if t.visibility != "hidden")
+
+
+def test_a_second_try_after_the_hidden_checks_is_forked_by_a_fresh_zygote(toy, warm, monkeypatch):
+    """The second try's visible checks would otherwise be forked by the zygote whose PID namespace
+    the first try's hidden checks counted a number out in (where its pids cannot be renumbered: no
+    root of the host, a container's); their pids then told it, and what they pass or fail too."""
+    if warm.launcher.name != "bubblewrap":
+        pytest.skip("a plain process shares the host's pids")
+    monkeypatch.setattr("grader.judge.zygote.renumber", lambda namespace: None)
+    seen = []
+
+    def record(call, answer):
+        seen.append((call.function, answer))
+        return answer
+
+    warm.reset()
+    results = grade(Request(toy, device=Device.CPU, selection=Selection(("pid_now", "forks")),
+                            observers=Observers(on_answer=(record,))), warm)
+    assert results.attempts == 2
+    counted = [answer for function, answer in seen if function == "forks"][0]
+    second = [answer for function, answer in seen if function == "pid_now"][-1]
+    assert not 0 < second - counted < 64, (counted, second)
 
 
 def test_a_second_try_before_any_hidden_check_shows_every_word(toy, warm):
