@@ -36,10 +36,14 @@ SWITCHES = (*(_DISPATCH + n for n in ("_disable_current_modes", "_pop_mode", "_p
                 "_set_dispatch_mode", "_unset_dispatch_mode", "_get_dispatch_mode", "_dispatch_call_boxed",
                 "_dispatch_tls_set_dispatch_key_excluded", "_dispatch_tls_set_dispatch_key_included")),
             "_posixsubprocess", "subprocess._fork_exec", "sys._getframe", "sys._current_frames", "inspect.currentframe",
-            "inspect.stack", "inspect.trace", "gc.get_objects", "gc.get_referrers", "gc.get_referents")
+            "inspect.stack", "inspect.trace", "inspect.getclosurevars", "gc.get_objects", "gc.get_referrers",
+            "gc.get_referents")
 SWITCH_ATTRIBUTES = frozenset({"redispatch", "redispatch_boxed", "_op_dk", "_handle", "py_kernels", "python_key_table",
                                "f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
-                               "__closure__", "cell_contents"})
+                               "__closure__", "cell_contents", "__subclasses__"})
+# The modules that hold SWITCHES: a name looked up in one of them at run time (getattr with a name
+# built there) may be any of them, and no source shows which.
+SWITCH_HOLDERS = frozenset(name.rsplit(".", 1)[0] for name in SWITCHES if "." in name)
 
 
 class Rule(NamedTuple):
