@@ -244,14 +244,6 @@ def _constant(node):
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _built_lookup(node, aliases):
-    """The dotted name of X in getattr(X, name) where the name is not a constant string, or None."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
-            and len(node.args) >= 2 and _constant(node.args[1]) is None:
-        return _resolve(node.args[0], aliases)
-    return None
-
-
 def _constant_attribute(node):
     """Whether a call is getattr(X, "constant name", ...)."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
@@ -269,9 +261,6 @@ def _uses(nodes, aliases, forbidden, own):
         found = resolved and forbidden.match(resolved)
         if found:
             yield Hit(found[0], node.lineno, found[1])
-        holder = _built_lookup(node, aliases)
-        if holder in forbid_rules.SWITCH_HOLDERS:
-            yield Hit(f"getattr({holder}, a name built at run time)", node.lineno, forbid_rules.WATCH)
         if isinstance(node, ast.Attribute):
             attribute, receiver = node.attr, node.value
         elif _constant_attribute(node):

@@ -41,9 +41,6 @@ SWITCHES = (*(_DISPATCH + n for n in ("_disable_current_modes", "_pop_mode", "_p
 SWITCH_ATTRIBUTES = frozenset({"redispatch", "redispatch_boxed", "_op_dk", "_handle", "py_kernels", "python_key_table",
                                "f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
                                "__closure__", "cell_contents", "__subclasses__"})
-# The modules that hold SWITCHES: a name looked up in one of them at run time (getattr with a name
-# built there) may be any of them, and no source shows which.
-SWITCH_HOLDERS = frozenset(name.rsplit(".", 1)[0] for name in SWITCHES if "." in name)
 
 
 class Rule(NamedTuple):
