@@ -269,6 +269,7 @@ def _blocks(cells, graded):
     """Cells: the kept statements of the code cells [(label, source)] and what was dropped."""
     found = Cells()
     for label, source in cells:
+        source = source.replace("\r\n", "\n").replace("\r", "\n")   # Python's line ends: a lone \r ends one too
         python, magic = cell_python(source)
         if python is None:
             defined = _seems_to_define(graded, source)

@@ -325,3 +325,15 @@ def test_a_notebooks_name_sets_no_encoding_of_its_files(lab):
                                          "    return 'é'\n"), "coding=utf-16 ada.ipynb")
     assert any("coding=utf-16 ada.ipynb" in n for n in reader.notes(found.files))      # said as it is
     assert "return 'é'" in ast.unparse(ast.parse(found.files["positions.py"]))          # read as UTF-8
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"])
+def test_a_cell_with_old_mac_or_windows_line_ends_is_read_as_python_reads_it(lab, newline):
+    cell = newline.join(["import torch", "def apply_rope(x, cos, sin):", "    return x", "print('top level')", ""])
+    found = reader.extract(lab, notebook(cell))
+    source = found.files["positions.py"].decode()
+    tree = ast.parse(source)            # Python's own reading: a lone \r ends a line, as \n does
+    assert "apply_rope" in functions(source) and "print(" not in source
+    assert not any(isinstance(s, ast.Expr) for s in tree.body[1:])      # no top-level call reaches the file
+    line = [text.rstrip("\r") for text in source.split("\n")].index("    return x") + 1
+    assert reader.relocate(f"positions.py line {line}", found.files) == "cell 2, line 3"
