@@ -517,15 +517,19 @@ def _syntax_error(data):
 
 
 # -- the files a child gets ---------------------------------------------------------------------------
-def submission_files(lab, submission=None, pristine=True):
+def submission_files(lab, submission=None, pristine=True, laid_out=False):
     """The files a child works with: the handout's given Python files, the lab's pristine stubs,
     and the student files of `submission` (a folder; default: the handout, the learner's copy) over them.
     In a release, whose handout is the learner's to change, the given modules are those the judge
     imports (lab.given), unless not `pristine` (--experiments: the learner's own run): a grade is
-    made of the student files only, with the same given code as the course's grading.
+    made of the student files only, with the same given code as the course's grading. A student
+    file's first line posing as a notebook's generated header is made a comment (disown), unless
+    the folder is `laid_out` by the grader from files read_submission read.
 
     Returns ({relative path: bytes}, [student files the submission lacks]); UsageError if it cannot be read.
     """
+    from grader.readers.notebook import disown
+
     folder = Path(submission) if submission is not None else lab.handout
     notebook = folder.suffix.lower() == ".ipynb" and folder.is_file()
     if not folder.is_dir() and not notebook:
@@ -534,7 +538,8 @@ def submission_files(lab, submission=None, pristine=True):
                          f"{where} does not exist")
     wanted = list(lab.manifest.student_files)
     try:
-        found = {} if notebook else _locate(_Folder(folder), wanted).files
+        found = {} if notebook else {name: data if laid_out else disown(data)
+                                     for name, data in _locate(_Folder(folder), wanted).files.items()}
         if not found and submission is not None and (inside := notebook_in(folder)):
             found, status, detail = read_notebook_files(lab, *inside)
             if status == "rejected":
