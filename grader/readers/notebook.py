@@ -417,7 +417,7 @@ def _file_text(read, file, mine):
     """(the source of student file `file`, as segments [(text, cell, line)], notes on names used
     that only dropped statements define); `mine`: the lab's functions of `file` the notebook defines."""
     lab, name, graded, found, defines = read.lab, read.name, read.graded, read.found, read.defines
-    needed, todo, notes, other = set(), list(mine), [], {}
+    needed, todo, notes, other, unresolved = set(), list(mine), [], {}, False
     while todo:
         bound = todo.pop()
         if bound in needed:
@@ -428,6 +428,7 @@ def _file_text(read, file, mine):
             continue
         block = defines.get(bound)
         if block is None:
+            unresolved = unresolved or not hasattr(builtins, bound)
             if bound in found.dropped and not hasattr(builtins, bound):
                 cell, line, what = found.dropped[bound]
                 notes.append(f"{name}: {bound} is defined only by {what} at the top level ({cell}, line {line}), "
@@ -437,6 +438,8 @@ def _file_text(read, file, mine):
         todo += [u for u in block.uses if u not in needed]
     future = {id(b): b for b in found.blocks if b.kind == "import" and "__future__" in b.source.split("\n")[0]}
     chosen = {id(defines[n]): defines[n] for n in needed if n in defines and n not in other}
+    if unresolved:                  # a name no cell binds by name: a star import may give it, as in a kernel
+        chosen |= {id(b): b for b in found.blocks if b.kind == "import" and not b.binds}     # `from m import *`
     segments = [(b.source, b.cell, b.line) for b in sorted(future.values(), key=lambda b: b.order)]
     for module in sorted(set(other.values())):
         names = ", ".join(sorted(f for f, m in other.items() if m == module))

@@ -337,3 +337,13 @@ def test_a_cell_with_old_mac_or_windows_line_ends_is_read_as_python_reads_it(lab
     assert not any(isinstance(s, ast.Expr) for s in tree.body[1:])      # no top-level call reaches the file
     line = [text.rstrip("\r") for text in source.split("\n")].index("    return x") + 1
     assert reader.relocate(f"positions.py line {line}", found.files) == "cell 2, line 3"
+
+
+def test_a_star_import_gives_its_names_as_in_a_kernel(lab):
+    found = reader.extract(lab, notebook("from math import *", "import torch\ndef apply_rope(x, cos, sin):\n"
+                                         "    return x * pi\n", "def is_permutation_invariant(attn, x, atol=1e-5):\n"
+                                         "    return True\n"))
+    namespace = {}
+    exec(compile(found.files["positions.py"], "positions.py", "exec"), namespace)     # a .py of these cells passes
+    assert namespace["apply_rope"](2.0, None, None) == 2 * namespace["pi"]
+    assert "import *" not in found.files["invariance.py"].decode()    # a file that needs no name of it: none
