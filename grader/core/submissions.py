@@ -178,7 +178,7 @@ def read_submission(lab, path):
              "files in one folder)" for name in wanted if name in found.below and name not in files]
     missing = [name for name in wanted if name not in files and name not in found.below]
     detail = "; ".join(problems + misnamed + below + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
-                                                      if missing else []))
+                                                      if missing else []) + _unread_notebook(path, missing))
     return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
 
 
@@ -247,6 +247,17 @@ def notebook_in(path):
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError,
             ValueError) as error:
         raise Rejected(f"{path.name} is not a readable zip ({error})") from None
+
+
+def _unread_notebook(path, missing):
+    """[a sentence] where a submission lacking student files holds a notebook, which is not read
+    beside them (its cells may define what is missing: %%writefile made the others); else []."""
+    try:
+        found = notebook_in(path) if missing else None
+    except (Rejected, OSError):         # two notebooks, or one that cannot be read: nothing more to say
+        found = None
+    return [f"{found[0]} is not read: a submission holding the lab's files is graded by them (hand in the notebook "
+            "alone, or every file)"] if found else []
 
 
 def read_notebook_files(lab, name, data):

@@ -347,3 +347,13 @@ def test_a_star_import_gives_its_names_as_in_a_kernel(lab):
     exec(compile(found.files["positions.py"], "positions.py", "exec"), namespace)     # a .py of these cells passes
     assert namespace["apply_rope"](2.0, None, None) == 2 * namespace["pi"]
     assert "import *" not in found.files["invariance.py"].decode()    # a file that needs no name of it: none
+
+
+def test_a_notebook_beside_student_files_is_said_to_be_unread(lab, tmp_path):
+    folder = tmp_path / "ada"           # %%writefile positions.py, then the rest in cells: both handed in
+    folder.mkdir()
+    (folder / "positions.py").write_text((REFERENCE / "positions.py").read_text())
+    (folder / "work.ipynb").write_bytes(notebook(*reference_cells()[1:]))
+    files, status, detail = read_submission(lab, folder)
+    assert status == "incomplete" and set(files) == {"positions.py"}         # the folder's files, as documented
+    assert "work.ipynb is not read" in detail, detail
