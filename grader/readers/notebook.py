@@ -38,6 +38,7 @@ HEADER = "# grader-notebook: "      # the first line of a generated file: its ma
 PYTHON_CELL_MAGICS = {"capture", "time", "timeit", "prun"}  # their body is Python, run once as written
 LINE_MAGIC = re.compile(r"^\s*([%!]|[\w.]+\?\??\s*$)|^\s*\w+\s*=\s*[%!]")
 CELL_MAGIC = re.compile(r"^%%(\w+)")
+MAGIC_ASSIGNS = re.compile(r"^\s*(\w+)\s*=\s*[%!]")  # files = !ls, t = %timeit -o f(): a name IPython binds
 DROPPED_KINDS = {ast.For: "a loop", ast.AsyncFor: "a loop", ast.While: "a loop", ast.With: "a with block",
                  ast.If: "an if block", ast.Try: "a try block", ast.Delete: "a del"}
 
@@ -282,6 +283,9 @@ def _blocks(cells, graded):
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
             _broken(found, label, python, error, graded)
             continue
+        for number, (line, kept) in enumerate(zip(source.split("\n"), python.split("\n")), 1):
+            if line != kept and (match := MAGIC_ASSIGNS.match(line)):
+                found.dropped[match.group(1)] = (label, number, "an IPython line (%magic or !shell)")
         lines = python.split("\n")
         own = any(_front_door(s) for s in tree.body)      # the handout's own cell (install, check): not said
         spans = [(_first_line(s), s.end_lineno) for s in tree.body]    # in order: only neighbours share a line

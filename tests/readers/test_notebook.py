@@ -357,3 +357,11 @@ def test_a_notebook_beside_student_files_is_said_to_be_unread(lab, tmp_path):
     files, status, detail = read_submission(lab, folder)
     assert status == "incomplete" and set(files) == {"positions.py"}         # the folder's files, as documented
     assert "work.ipynb is not read" in detail, detail
+
+
+def test_a_name_only_an_ipython_line_assigns_is_said(lab):
+    cell = "import torch\nfiles = !ls data\ndef apply_rope(x, cos, sin):\n    return x * len(files)\n"
+    found = reader.extract(lab, notebook(cell))
+    assert "files =" not in found.files["positions.py"].decode()
+    assert any("files is defined only by an IPython line (%magic or !shell)" in n and "(cell 2, line 2)" in n
+               for n in found.notes), found.notes
