@@ -470,8 +470,9 @@ def _not_python(name, data):
     """What keeps a student .py file from being Python source, or None. Parsed, never run."""
     if not name.endswith(".py"):
         return None
-    if b"\0" in data:
-        return f"{name} is not Python source (binary data)"
+    if b"\0" in data:              # its line, which a notebook's file says as a cell's
+        line = data[:data.index(b"\0")].count(b"\n") + 1
+        return f"{name} is not Python source (binary data): {name} line {line} holds a NUL character"
     error = _syntax_error(data)
     if isinstance(error, SyntaxError):
         return f"{name} line {error.lineno}: {error.msg}"

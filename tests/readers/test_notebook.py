@@ -365,3 +365,10 @@ def test_a_name_only_an_ipython_line_assigns_is_said(lab):
     assert "files =" not in found.files["positions.py"].decode()
     assert any("files is defined only by an IPython line (%magic or !shell)" in n and "(cell 2, line 2)" in n
                for n in found.notes), found.notes
+
+
+def test_a_nul_character_in_a_cell_is_said_in_the_cells_terms(lab, tmp_path):
+    path = tmp_path / "work.ipynb"
+    path.write_bytes(notebook("import torch", "def apply_rope(x, cos, sin):\n    return x\0\n"))
+    files, status, detail = read_submission(lab, path)
+    assert status == "broken_code" and "cell 3, line 2 holds a NUL character" in detail, detail
