@@ -178,7 +178,7 @@ def read_submission(lab, path):
              "files in one folder)" for name in wanted if name in found.below and name not in files]
     missing = [name for name in wanted if name not in files and name not in found.below]
     detail = "; ".join(problems + misnamed + below + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
-                                                      if missing else []) + _unread_notebook(path, missing))
+                                                      if missing else []) + _unread_notebook(path))
     return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
 
 
@@ -249,11 +249,12 @@ def notebook_in(path):
         raise Rejected(f"{path.name} is not a readable zip ({error})") from None
 
 
-def _unread_notebook(path, missing):
-    """[a sentence] where a submission lacking student files holds a notebook, which is not read
-    beside them (its cells may define what is missing: %%writefile made the others); else []."""
+def _unread_notebook(path):
+    """[a sentence] where a submission holding student files holds a notebook too, which is not read
+    beside them (its cells may define what the files lack: %%writefile made some of them, or the
+    whole release was handed in, its stubs untouched); else []."""
     try:
-        found = notebook_in(path) if missing else None
+        found = notebook_in(path)
     except (Rejected, OSError):         # two notebooks, or one that cannot be read: nothing more to say
         found = None
     return [f"{found[0]} is not read: a submission holding the lab's files is graded by them (hand in the notebook "

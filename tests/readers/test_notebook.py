@@ -2,6 +2,7 @@
 containers that hold one (submissions.py): a notebook, a folder or zip of one, Canvas's names."""
 import ast
 import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -357,6 +358,11 @@ def test_a_notebook_beside_student_files_is_said_to_be_unread(lab, tmp_path):
     files, status, detail = read_submission(lab, folder)
     assert status == "incomplete" and set(files) == {"positions.py"}         # the folder's files, as documented
     assert "work.ipynb is not read" in detail, detail
+    release = tmp_path / "release"      # the whole release zipped: its stubs in assignments/lab2/, the work in cells
+    shutil.copytree(lab.stubs, release / "assignments" / "lab2")
+    (release / "lab2.ipynb").write_bytes(notebook(*reference_cells()))
+    files, status, detail = read_submission(lab, release)
+    assert status == "graded" and "lab2.ipynb is not read" in detail, detail
 
 
 def test_a_name_only_an_ipython_line_assigns_is_said(lab):
