@@ -2,9 +2,10 @@
 
 A notebook is one more container of a lab's student files. Only the source of its code cells is
 read (outputs and attachments never are), after caps on its bytes, cells and code:
-1. IPython-only lines are dropped: `%magic`, `!cmd`, `name?`. A cell magic's cell (`%%bash`,
-   `%%writefile`) is not Python and is dropped whole, except those whose body is Python that runs
-   once (`%%capture`, `%%time`): their body is read as any other cell's.
+1. IPython-only lines are dropped: `%magic`, `!cmd`, `name?`, `?name`, autocall's `/f x` and
+   `,f a b`. A cell magic's cell (`%%bash`, `%%writefile`) is not Python and is dropped whole,
+   except those whose body is Python that runs once (`%%capture`, `%%time`): their body is read
+   as any other cell's.
 2. Of each cell's top-level statements, imports, `def`, `class` and assignments of constants
    (values without calls) are kept; loops, calls (training, plots, prints) never run. The
    last definition of a name wins, as in a kernel run top to bottom.
@@ -36,7 +37,7 @@ MAX_CELLS = 5_000
 MAX_CODE_BYTES = 2**20              # all code cells' source together (a student file's own cap)
 HEADER = "# grader-notebook: "      # the first line of a generated file: its map and notes
 PYTHON_CELL_MAGICS = {"capture", "time", "timeit", "prun"}  # their body is Python, run once as written
-LINE_MAGIC = re.compile(r"^\s*([%!]|[\w.]+\?\??\s*$)|^\s*\w+\s*=\s*[%!]")
+LINE_MAGIC = re.compile(r"^\s*([%!?/,;]|[\w.]+\?\??\s*$)|^\s*\w+\s*=\s*[%!]")
 CELL_MAGIC = re.compile(r"^%%(\w+)")
 MAGIC_ASSIGNS = re.compile(r"^\s*(\w+)\s*=\s*[%!]")  # files = !ls, t = %timeit -o f(): a name IPython binds
 DROPPED_KINDS = {ast.For: "a loop", ast.AsyncFor: "a loop", ast.While: "a loop", ast.With: "a with block",

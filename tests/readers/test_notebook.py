@@ -378,3 +378,12 @@ def test_a_nul_character_in_a_cell_is_said_in_the_cells_terms(lab, tmp_path):
     path.write_bytes(notebook("import torch", "def apply_rope(x, cos, sin):\n    return x\0\n"))
     files, status, detail = read_submission(lab, path)
     assert status == "broken_code" and "cell 3, line 2 holds a NUL character" in detail, detail
+
+
+def test_ipython_help_and_autocall_lines_are_skipped_as_ipython_runs_them(lab):
+    cell = ("import torch\n?torch.cos\n??torch.sin\n/print 1\n,print a b\n;print a b\n"
+            "def apply_rope(x, cos, sin):\n    return (x\n            / 1)\n")
+    found = reader.extract(lab, notebook(cell))
+    source = found.files["positions.py"].decode()
+    compile(source, "positions.py", "exec")
+    assert "            / 1)" in source and "?torch" not in source and "print a" not in source
