@@ -36,7 +36,8 @@ MAX_NOTEBOOK_BYTES = 32 * 2**20     # the .ipynb as stored, outputs included
 MAX_CELLS = 5_000
 MAX_CODE_BYTES = 2**20              # all code cells' source together (a student file's own cap)
 HEADER = "# grader-notebook: "      # the first line of a generated file: its map and notes
-PYTHON_CELL_MAGICS = {"capture", "time", "timeit", "prun"}  # their body is Python, run once as written
+PYTHON_CELL_MAGICS = {"capture", "time", "prun"}     # their body is Python, run once as written (%%timeit
+#                                                     runs it in a function of its own: it defines nothing)
 LINE_MAGIC = re.compile(r"^\s*([%!?/,;]|[\w.]+\?\??\s*$)|^\s*\w+\s*=\s*[%!]")
 CELL_MAGIC = re.compile(r"^%%(\w+)")
 MAGIC_ASSIGNS = re.compile(r"^\s*(\w+)\s*=\s*[%!]")  # files = !ls, t = %timeit -o f(): a name IPython binds

@@ -387,3 +387,11 @@ def test_ipython_help_and_autocall_lines_are_skipped_as_ipython_runs_them(lab):
     source = found.files["positions.py"].decode()
     compile(source, "positions.py", "exec")
     assert "            / 1)" in source and "?torch" not in source and "print a" not in source
+
+
+def test_a_timeit_cells_definitions_are_not_the_kernels(lab):
+    first = "import torch\ndef apply_rope(x, cos, sin):\n    return 'kept'\n"
+    timed = "%%timeit -n 1\ndef apply_rope(x, cos, sin):\n    return 'timed'\napply_rope(1, 2, 3)\n"
+    found = reader.extract(lab, notebook(first, timed))     # %%timeit runs its body in a function of its own
+    assert "'kept'" in found.files["positions.py"].decode() and "'timed'" not in found.files["positions.py"].decode()
+    assert any("cell 3 is a %%timeit cell" in n for n in found.notes), found.notes
