@@ -134,7 +134,8 @@ def _grade(lab, submission, select, device):
     if grader is None:
         grader = _warm["grader"] = Grader()
         atexit.register(grader.close)           # the kernel's end (or restart) ends it
-    return grader.grade(Request(lab, submission, Device(device), Selection(tuple(select))))
+    return grader.grade(Request(lab, submission, Device(device), Selection(tuple(select)),
+                                laid_out=True))   # check's folder: what the reader made of the cells
 
 
 def _show(lab, results, console, own_copy):

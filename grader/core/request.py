@@ -80,6 +80,9 @@ class Request:
     sandbox: SandboxKind = SandboxKind.AUTO
     output: Output = field(default_factory=Output)
     observers: Observers = field(default_factory=Observers)
+    laid_out: bool = False      # the submission folder is the grader's own layout of files it read (a batch
+    #                             worker's, Gradescope's, a notebook check's): a notebook's generated files there
+    #                             keep their header; in a student's own folder one posing as it is disowned
 
     def __post_init__(self):
         for name, kind in (("device", Device), ("sandbox", SandboxKind)):

@@ -40,7 +40,7 @@ def grade(request: Request, zygote: Zygote | None = None, ending: bool = False) 
     own = zygote is None
     zygote = zygote or Zygote(launcher_for(request.sandbox))
     try:
-        submitted = submission_files(request.lab, request.submission)     # (files, missing)
+        submitted = submission_files(request.lab, request.submission, laid_out=request.laid_out)   # (files, missing)
         before = None
         for attempt in (1, 2):
             if before is not None and before.hidden_ran:    # not the zygote whose pids and times its

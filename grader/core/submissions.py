@@ -178,7 +178,7 @@ def read_submission(lab, path):
              "files in one folder)" for name in wanted if name in found.below and name not in files]
     missing = [name for name in wanted if name not in files and name not in found.below]
     detail = "; ".join(problems + misnamed + below + ([f"not submitted, graded as the stubs: {', '.join(missing)}"]
-                                                      if missing else []))
+                                                      if missing else []) + _unread_notebook(path))
     return files, "broken_code" if problems else "incomplete" if missing else "graded", detail
 
 
@@ -247,6 +247,18 @@ def notebook_in(path):
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError,
             ValueError) as error:
         raise Rejected(f"{path.name} is not a readable zip ({error})") from None
+
+
+def _unread_notebook(path):
+    """[a sentence] where a submission holding student files holds a notebook too, which is not read
+    beside them (its cells may define what the files lack: %%writefile made some of them, or the
+    whole release was handed in, its stubs untouched); else []."""
+    try:
+        found = notebook_in(path)
+    except (Rejected, OSError):         # two notebooks, or one that cannot be read: nothing more to say
+        found = None
+    return [f"{found[0]} is not read: a submission holding the lab's files is graded by them (hand in the notebook "
+            "alone, or every file)"] if found else []
 
 
 def read_notebook_files(lab, name, data):
@@ -459,8 +471,9 @@ def _not_python(name, data):
     """What keeps a student .py file from being Python source, or None. Parsed, never run."""
     if not name.endswith(".py"):
         return None
-    if b"\0" in data:
-        return f"{name} is not Python source (binary data)"
+    if b"\0" in data:              # its line, which a notebook's file says as a cell's
+        line = data[:data.index(b"\0")].count(b"\n") + 1
+        return f"{name} is not Python source (binary data): {name} line {line} holds a NUL character"
     error = _syntax_error(data)
     if isinstance(error, SyntaxError):
         return f"{name} line {error.lineno}: {error.msg}"
@@ -517,15 +530,19 @@ def _syntax_error(data):
 
 
 # -- the files a child gets ---------------------------------------------------------------------------
-def submission_files(lab, submission=None, pristine=True):
+def submission_files(lab, submission=None, pristine=True, laid_out=False):
     """The files a child works with: the handout's given Python files, the lab's pristine stubs,
     and the student files of `submission` (a folder; default: the handout, the learner's copy) over them.
     In a release, whose handout is the learner's to change, the given modules are those the judge
     imports (lab.given), unless not `pristine` (--experiments: the learner's own run): a grade is
-    made of the student files only, with the same given code as the course's grading.
+    made of the student files only, with the same given code as the course's grading. A student
+    file's first line posing as a notebook's generated header is made a comment (disown), unless
+    the folder is `laid_out` by the grader from files read_submission read.
 
     Returns ({relative path: bytes}, [student files the submission lacks]); UsageError if it cannot be read.
     """
+    from grader.readers.notebook import disown
+
     folder = Path(submission) if submission is not None else lab.handout
     notebook = folder.suffix.lower() == ".ipynb" and folder.is_file()
     if not folder.is_dir() and not notebook:
@@ -534,7 +551,8 @@ def submission_files(lab, submission=None, pristine=True):
                          f"{where} does not exist")
     wanted = list(lab.manifest.student_files)
     try:
-        found = {} if notebook else _locate(_Folder(folder), wanted).files
+        found = {} if notebook else {name: data if laid_out else disown(data)
+                                     for name, data in _locate(_Folder(folder), wanted).files.items()}
         if not found and submission is not None and (inside := notebook_in(folder)):
             found, status, detail = read_notebook_files(lab, *inside)
             if status == "rejected":

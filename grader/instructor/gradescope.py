@@ -251,7 +251,7 @@ def autograde(root: str | os.PathLike, lab_name: str, sandbox: str = "auto") -> 
         with tempfile.TemporaryDirectory(prefix="submission-") as folder:
             write_files(folder, files)
             try:
-                results = grade(Request(lab, Path(folder)), zygote)
+                results = grade(Request(lab, Path(folder), laid_out=True), zygote)
             except SetupError as error:
                 return _grader_fault(str(error))
             finally:

@@ -8,11 +8,12 @@ its imports, and each function's stub in a cell of its own with a check cell aft
 whole lab, the experiments, the lesson test and the check of the saved file.
 """
 import ast
+import json
 import re
 
 INSTALL = '''# Run this cell first; running it again changes nothing. It installs this lab's grader and
 # what it needs, never torch when there is one (Colab's stays), and starts the lab.
-HANDOUT = "%(url)s"   # your course's link to %(zip)s
+HANDOUT = %(url)s   # your course's link to %(zip)s
 import importlib.util, pathlib, subprocess, sys, urllib.request, zipfile
 here = next((p for p in (pathlib.Path.cwd(), pathlib.Path("%(lab)s-handout"))
              if (p / "grader" / "labs" / "%(lab)s" / "lab.yaml").is_file()), None)
@@ -44,10 +45,11 @@ adds hidden checks of the same contracts, on other sizes and seeds."""
 
 
 def percent_text(lab, url=""):
-    """The learner's notebook of `lab` as py:percent text."""
+    """The learner's notebook of `lab` as py:percent text; `url` is written as a string literal
+    (JSON's escapes are Python's), whatever quote or backslash it holds."""
     zip_name = f"{lab.name}-handout.zip"
     cells = [_markdown(INTRO % {"title": lab.manifest.title, "lab": lab.name}),
-             _code(INSTALL % {"url": url, "zip": zip_name, "lab": lab.name})]
+             _code(INSTALL % {"url": json.dumps(url), "zip": zip_name, "lab": lab.name})]
     listings = [path.read_text(encoding="utf-8") for path in lab.given_code if path.is_file()]
     if listings:
         cells.append(_markdown("## The lesson's code\n\nAs the lesson shows it, for reference (text, not a cell to "

@@ -56,7 +56,8 @@ class WarmGrader:
         folder = self.scratch / "submission"
         shutil.rmtree(folder, ignore_errors=True)
         write_files(folder, files)
-        fields = {"device": self.plan.device, "selection": self.plan.selection, "sandbox": self.plan.sandbox}
+        fields = {"device": self.plan.device, "selection": self.plan.selection, "sandbox": self.plan.sandbox,
+                  "laid_out": True}
         return Request(self.lab, folder, **{**fields, **changes})
 
     def answer(self, request):

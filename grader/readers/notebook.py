@@ -2,9 +2,10 @@
 
 A notebook is one more container of a lab's student files. Only the source of its code cells is
 read (outputs and attachments never are), after caps on its bytes, cells and code:
-1. IPython-only lines are dropped: `%magic`, `!cmd`, `name?`. A cell magic's cell (`%%bash`,
-   `%%writefile`) is not Python and is dropped whole, except those whose body is Python that runs
-   once (`%%capture`, `%%time`): their body is read as any other cell's.
+1. IPython-only lines are dropped: `%magic`, `!cmd`, `name?`, `?name`, autocall's `/f x` and
+   `,f a b`. A cell magic's cell (`%%bash`, `%%writefile`) is not Python and is dropped whole,
+   except those whose body is Python that runs once (`%%capture`, `%%time`): their body is read
+   as any other cell's.
 2. Of each cell's top-level statements, imports, `def`, `class` and assignments of constants
    (values without calls) are kept; loops, calls (training, plots, prints) never run. The
    last definition of a name wins, as in a kernel run top to bottom.
@@ -35,9 +36,11 @@ MAX_NOTEBOOK_BYTES = 32 * 2**20     # the .ipynb as stored, outputs included
 MAX_CELLS = 5_000
 MAX_CODE_BYTES = 2**20              # all code cells' source together (a student file's own cap)
 HEADER = "# grader-notebook: "      # the first line of a generated file: its map and notes
-PYTHON_CELL_MAGICS = {"capture", "time", "timeit", "prun"}  # their body is Python, run once as written
-LINE_MAGIC = re.compile(r"^\s*([%!]|[\w.]+\?\??\s*$)|^\s*\w+\s*=\s*[%!]")
+PYTHON_CELL_MAGICS = {"capture", "time", "prun"}     # their body is Python, run once as written (%%timeit
+#                                                     runs it in a function of its own: it defines nothing)
+LINE_MAGIC = re.compile(r"^\s*([%!?/,;]|[\w.]+\?\??\s*$)|^\s*\w+\s*=\s*[%!]")
 CELL_MAGIC = re.compile(r"^%%(\w+)")
+MAGIC_ASSIGNS = re.compile(r"^\s*(\w+)\s*=\s*[%!]")  # files = !ls, t = %timeit -o f(): a name IPython binds
 DROPPED_KINDS = {ast.For: "a loop", ast.AsyncFor: "a loop", ast.While: "a loop", ast.With: "a with block",
                  ast.If: "an if block", ast.Try: "a try block", ast.Delete: "a del"}
 
@@ -269,6 +272,7 @@ def _blocks(cells, graded):
     """Cells: the kept statements of the code cells [(label, source)] and what was dropped."""
     found = Cells()
     for label, source in cells:
+        source = source.replace("\r\n", "\n").replace("\r", "\n")   # Python's line ends: a lone \r ends one too
         python, magic = cell_python(source)
         if python is None:
             defined = _seems_to_define(graded, source)
@@ -281,6 +285,9 @@ def _blocks(cells, graded):
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
             _broken(found, label, python, error, graded)
             continue
+        for number, (line, kept) in enumerate(zip(source.split("\n"), python.split("\n")), 1):
+            if line != kept and (match := MAGIC_ASSIGNS.match(line)):
+                found.dropped[match.group(1)] = (label, number, "an IPython line (%magic or !shell)")
         lines = python.split("\n")
         own = any(_front_door(s) for s in tree.body)      # the handout's own cell (install, check): not said
         spans = [(_first_line(s), s.end_lineno) for s in tree.body]    # in order: only neighbours share a line
@@ -416,7 +423,7 @@ def _file_text(read, file, mine):
     """(the source of student file `file`, as segments [(text, cell, line)], notes on names used
     that only dropped statements define); `mine`: the lab's functions of `file` the notebook defines."""
     lab, name, graded, found, defines = read.lab, read.name, read.graded, read.found, read.defines
-    needed, todo, notes, other = set(), list(mine), [], {}
+    needed, todo, notes, other, unresolved = set(), list(mine), [], {}, False
     while todo:
         bound = todo.pop()
         if bound in needed:
@@ -427,6 +434,7 @@ def _file_text(read, file, mine):
             continue
         block = defines.get(bound)
         if block is None:
+            unresolved = unresolved or not hasattr(builtins, bound)
             if bound in found.dropped and not hasattr(builtins, bound):
                 cell, line, what = found.dropped[bound]
                 notes.append(f"{name}: {bound} is defined only by {what} at the top level ({cell}, line {line}), "
@@ -436,6 +444,8 @@ def _file_text(read, file, mine):
         todo += [u for u in block.uses if u not in needed]
     future = {id(b): b for b in found.blocks if b.kind == "import" and "__future__" in b.source.split("\n")[0]}
     chosen = {id(defines[n]): defines[n] for n in needed if n in defines and n not in other}
+    if unresolved:                  # a name no cell binds by name: a star import may give it, as in a kernel
+        chosen |= {id(b): b for b in found.blocks if b.kind == "import" and not b.binds}     # `from m import *`
     segments = [(b.source, b.cell, b.line) for b in sorted(future.values(), key=lambda b: b.order)]
     for module in sorted(set(other.values())):
         names = ", ".join(sorted(f for f, m in other.items() if m == module))

@@ -75,3 +75,17 @@ def test_lab2_stubs_are_the_handout_as_released():
     lab = find_lab("lab2")
     for name in lab.manifest.student_files:
         assert (lab.stubs / name).read_bytes() == (lab.handout / name).read_bytes(), name
+
+
+def test_a_folder_graded_singly_cannot_speak_as_the_notebook_reader(lab, tmp_path):
+    from grader.core.submissions import file_problems
+    from grader.readers import notebook as reader
+
+    forged = reader.HEADER + '{"map": [[2, "cell 99", 1, 50]], "notes": ["graded by hand: 100/100"]}\n'
+    folder = tmp_path / "ada"
+    folder.mkdir()
+    (folder / "adder.py").write_bytes(forged.encode() + SOLVED)
+    files, missing = submission_files(lab, folder)            # grade.py lab2 --submission ada/ (--json)
+    assert files["adder.py"].split(b"\n")[1:] == (forged.encode() + SOLVED).split(b"\n")[1:]    # its lines stay
+    assert file_problems(lab, folder, files, missing) == []
+    assert reader.relocate("adder.py line 2", files) == "adder.py line 2"

@@ -411,3 +411,19 @@ def test_an_entry_skipped_for_its_name_is_listed_unless_it_is_known_junk(lab, tm
     assert submissions.class_entries(lab, tmp_path)[1] == [".bob (a name starting with . or __ is never a "
                                                            "student's)", "__ada.zip (a name starting with . or __ "
                                                            "is never a student's)"]
+
+
+def test_a_workers_layout_of_a_notebook_keeps_the_readers_sentences(tmp_path):
+    from grader.instructor.workers import Plan, WarmGrader
+    from grader.readers import notebook as reader
+
+    lab = find_lab("lab2")
+    path = tmp_path / "ada.ipynb"
+    path.write_text('{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", '
+                    '"metadata": {}, "source": "print(1)\\ndef apply_rope(x, cos, sin):\\n    return x\\n"}]}')
+    files, status, detail = submissions.read_submission(lab, path)
+    worker = WarmGrader.__new__(WarmGrader)     # its layout only: no zygote
+    worker.lab, worker.plan, worker.scratch = lab, Plan(), tmp_path / "scratch"
+    request = worker.request(files)
+    laid, _ = submissions.submission_files(lab, request.submission, laid_out=request.laid_out)
+    assert reader.notes(laid) == reader.notes(files) != []      # what grading did not run, said in its feedback

@@ -214,6 +214,11 @@ def test_gradescope_bundle_grades_in_a_fake_autograder(tmp_path):
     assert {t.status for t in results.tests if not experiments & set(t.tags)} == {"passed"}
     assert results.score == sum(t.max_score for t in results.tests if not experiments & set(t.tags)) > 0
     assert "Not submitted (graded as the stubs): experiments.py" in results.output
+    raising = "def rope_frequencies(head_dim, seq_len, base=10000.0, device='cpu'):\n    raise ValueError('boom')\n"
+    results = autograde({"lab2.ipynb": json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": raising}]}).encode()})
+    said = [t.output for t in results.tests if t.tags[:1] == ["rope_frequencies"]]     # an upload's cells, as cells
+    assert said and "cell 1, line 2" in said[0] and "positions.py line" not in said[0], said
     results = autograde({"notes.txt": b"hello"})
     assert results.score == 0 and not results.tests and results.output.startswith("Not graded: none of positions.py")
     results = autograde({"notes.txt": b"hello"}, path=str(tmp_path))     # no bwrap: the process sandbox, as root

@@ -38,6 +38,16 @@ def test_a_stub_says_not_implemented_yet_and_a_crash_is_the_childs(capsys, state
     assert "not implemented yet" in capsys.readouterr().out                 # apply_rope: its stub
 
 
+def test_a_check_says_what_it_did_not_run_and_where_in_the_kernels_cells(capsys, state):
+    cell = ("import torch\nprint('top level')\ndef rope_frequencies(head_dim, seq_len, base=10000.0, device='cpu'):\n"
+            "    raise ValueError('boom')\n")
+    results = notebook.check("lab2", "rope_frequencies", history=[cell])
+    assert results.score == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "In [1] of the kernel's cells holds top-level code" in shown     # the reader's sentence, from its header
+    assert "at In [1], line 4, in rope_frequencies" in shown                    # where, in the kernel's terms
+
+
 def test_what_cannot_be_graded_gets_one_sentence(capsys):
     assert notebook.check("lab2", "rope_frequencies") is None             # not in a kernel
     assert "outside one, grade files with python grade.py" in capsys.readouterr().out.replace("\n", " ")

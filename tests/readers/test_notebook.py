@@ -2,6 +2,7 @@
 containers that hold one (submissions.py): a notebook, a folder or zip of one, Canvas's names."""
 import ast
 import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -325,3 +326,72 @@ def test_a_notebooks_name_sets_no_encoding_of_its_files(lab):
                                          "    return 'é'\n"), "coding=utf-16 ada.ipynb")
     assert any("coding=utf-16 ada.ipynb" in n for n in reader.notes(found.files))      # said as it is
     assert "return 'é'" in ast.unparse(ast.parse(found.files["positions.py"]))          # read as UTF-8
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"])
+def test_a_cell_with_old_mac_or_windows_line_ends_is_read_as_python_reads_it(lab, newline):
+    cell = newline.join(["import torch", "def apply_rope(x, cos, sin):", "    return x", "print('top level')", ""])
+    found = reader.extract(lab, notebook(cell))
+    source = found.files["positions.py"].decode()
+    tree = ast.parse(source)            # Python's own reading: a lone \r ends a line, as \n does
+    assert "apply_rope" in functions(source) and "print(" not in source
+    assert not any(isinstance(s, ast.Expr) for s in tree.body[1:])      # no top-level call reaches the file
+    line = [text.rstrip("\r") for text in source.split("\n")].index("    return x") + 1
+    assert reader.relocate(f"positions.py line {line}", found.files) == "cell 2, line 3"
+
+
+def test_a_star_import_gives_its_names_as_in_a_kernel(lab):
+    found = reader.extract(lab, notebook("from math import *", "import torch\ndef apply_rope(x, cos, sin):\n"
+                                         "    return x * pi\n", "def is_permutation_invariant(attn, x, atol=1e-5):\n"
+                                         "    return True\n"))
+    namespace = {}
+    exec(compile(found.files["positions.py"], "positions.py", "exec"), namespace)     # a .py of these cells passes
+    assert namespace["apply_rope"](2.0, None, None) == 2 * namespace["pi"]
+    assert "import *" not in found.files["invariance.py"].decode()    # a file that needs no name of it: none
+
+
+def test_a_notebook_beside_student_files_is_said_to_be_unread(lab, tmp_path):
+    folder = tmp_path / "ada"           # %%writefile positions.py, then the rest in cells: both handed in
+    folder.mkdir()
+    (folder / "positions.py").write_text((REFERENCE / "positions.py").read_text())
+    (folder / "work.ipynb").write_bytes(notebook(*reference_cells()[1:]))
+    files, status, detail = read_submission(lab, folder)
+    assert status == "incomplete" and set(files) == {"positions.py"}         # the folder's files, as documented
+    assert "work.ipynb is not read" in detail, detail
+    release = tmp_path / "release"      # the whole release zipped: its stubs in assignments/lab2/, the work in cells
+    shutil.copytree(lab.stubs, release / "assignments" / "lab2")
+    (release / "lab2.ipynb").write_bytes(notebook(*reference_cells()))
+    files, status, detail = read_submission(lab, release)
+    assert status == "graded" and "lab2.ipynb is not read" in detail, detail
+
+
+def test_a_name_only_an_ipython_line_assigns_is_said(lab):
+    cell = "import torch\nfiles = !ls data\ndef apply_rope(x, cos, sin):\n    return x * len(files)\n"
+    found = reader.extract(lab, notebook(cell))
+    assert "files =" not in found.files["positions.py"].decode()
+    assert any("files is defined only by an IPython line (%magic or !shell)" in n and "(cell 2, line 2)" in n
+               for n in found.notes), found.notes
+
+
+def test_a_nul_character_in_a_cell_is_said_in_the_cells_terms(lab, tmp_path):
+    path = tmp_path / "work.ipynb"
+    path.write_bytes(notebook("import torch", "def apply_rope(x, cos, sin):\n    return x\0\n"))
+    files, status, detail = read_submission(lab, path)
+    assert status == "broken_code" and "cell 3, line 2 holds a NUL character" in detail, detail
+
+
+def test_ipython_help_and_autocall_lines_are_skipped_as_ipython_runs_them(lab):
+    cell = ("import torch\n?torch.cos\n??torch.sin\n/print 1\n,print a b\n;print a b\n"
+            "def apply_rope(x, cos, sin):\n    return (x\n            / 1)\n")
+    found = reader.extract(lab, notebook(cell))
+    source = found.files["positions.py"].decode()
+    compile(source, "positions.py", "exec")
+    assert "            / 1)" in source and "?torch" not in source and "print a" not in source
+
+
+def test_a_timeit_cells_definitions_are_not_the_kernels(lab):
+    first = "import torch\ndef apply_rope(x, cos, sin):\n    return 'kept'\n"
+    timed = "%%timeit -n 1\ndef apply_rope(x, cos, sin):\n    return 'timed'\napply_rope(1, 2, 3)\n"
+    found = reader.extract(lab, notebook(first, timed))     # %%timeit runs its body in a function of its own
+    assert "'kept'" in found.files["positions.py"].decode() and "'timed'" not in found.files["positions.py"].decode()
+    assert any("cell 3 is a %%timeit cell" in n for n in found.notes), found.notes
