@@ -95,6 +95,7 @@ class Zygote:
         theirs.close()
         self.control = ours
         self.ready = self.broken = self._ending = False
+        self._afresh_due = False        # the next pids to start at a random place (reset), at the next fork
         self._zygotes = []              # the zygote as end() found it, to wait for
 
     def ask(self, order, fds=()):
@@ -111,6 +112,10 @@ class Zygote:
                     wire.recv_with_fds(self.control, limit=wire.SMALL_FRAME)
                     self.ready = self.proven = True
                 self.control.settimeout(RESET_TIMEOUT if order["op"] == "reset" else ORDER_TIMEOUT)
+                if order["op"] == "fork" and self._afresh_due:     # before the first pid is taken,
+                    self._afresh_due = False                        # not at the reset: off the path of
+                    for pid in children_of(self.process.pid):       # a grading's results (the zygote, in
+                        renumber(f"/proc/{pid}/ns/pid")             # the namespace, forks nothing unasked)
                 wire.send_with_fds(self.control, order, fds)
                 reply, fds = wire.recv_with_fds(self.control, limit=wire.SMALL_FRAME)
                 for fd in fds:      # nothing should hand the judge descriptors
@@ -241,17 +246,16 @@ class Zygote:
 
     def reset(self, afresh=True):
         """Between submissions: kill every process of the last one (and wipe a plain process's files),
-        and, `afresh`, start the next pids at a random place (what comes next may not read
-        what came before off them). Nothing to do once the zygote's end is sent: it kills them all."""
+        and, `afresh`, have the next pids start at a random place (what comes next may not read
+        what came before off them), once the next fork is ordered. Nothing to do once the zygote's
+        end is sent: it kills them all."""
         if self._ending:
             return
         self._drop_spare()
         with self._lock:
             try:
                 self.ask({"op": "reset"})
-                if afresh and self.launcher.name == "bubblewrap":     # its own PID namespace, which
-                    for pid in children_of(self.process.pid):       # bubblewrap's child (the zygote) is in
-                        renumber(f"/proc/{pid}/ns/pid")
+                self._afresh_due |= afresh and self.launcher.name == "bubblewrap"  # its own PID namespace
                 return
             except ZygoteGone:
                 self.broken = True

@@ -301,18 +301,26 @@ def test_children_alive_together_share_no_socket(toy, warm):
 
 def test_pids_start_afresh_after_the_hidden_room_not_before_it(toy, warm, monkeypatch):
     """What the hidden room's code counts out in pids is not the next grading's (or round's) to
-    read: the reset after it starts the next pids at a random place. The change into the hidden
-    room skips that (a process started, milliseconds a reset): what visible code could count out
-    there, the hidden code knew already."""
+    read: after the reset that ends a grading, the next fork starts the next pids at a random
+    place, first. The change into the hidden room skips that (a process started, milliseconds a
+    fork): what visible code could count out there, the hidden code knew already. It is done at
+    the next fork, not at the reset, which a grading's results wait for."""
     from grader.judge import zygote as module
 
-    renumbered = []
-    monkeypatch.setattr(module, "renumber", renumbered.append)
+    events = []
+    ask = warm.ask
+    monkeypatch.setattr(module, "renumber", lambda namespace: events.append("renumber"))
+    monkeypatch.setattr(warm, "ask", lambda order, fds=(): events.append(order["op"]) or ask(order, fds))
     warm.reset()
-    renumbered.clear()
     grade(Request(toy, device=Device.CPU, selection=Selection(("echo",))), warm)
-    expected = 1 if warm.launcher.name == "bubblewrap" else 0       # the grading's last reset
-    assert len(renumbered) == expected
+    warm.prepare("cpu", toy.manifest.memory_mb)         # the next grading's first child
+    if warm.launcher.name != "bubblewrap":              # the host's pids: nothing to renumber
+        assert "renumber" not in events
+        return
+    first_fork, last_reset = events.index("fork"), len(events) - 1 - events[::-1].index("reset")
+    assert events[first_fork + 1] == "renumber"         # (inside the fork's order, before it is sent)
+    assert events[last_reset + 1:] == ["fork", "renumber"]
+    assert events.count("renumber") == 2, events        # not at the change into the hidden room
 
 
 def test_the_judge_s_own_failure_at_a_change_of_room_is_a_grader_fault(toy, warm, monkeypatch):
