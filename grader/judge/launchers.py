@@ -110,7 +110,7 @@ class BubblewrapLauncher:
                 "--remount-ro", "/dev", "--remount-ro", "/",
                 "--chdir", HOME, "--setenv", "HOME", HOME,
                 python_executable(), "-I", "/grader/child.py", HOME, str(control_fd), "sandboxed",
-                str(sandbox_uid()), *python_prefixes()]
+                str(sandbox_uid() if self.own_user else os.getuid()), *python_prefixes()]
 
     def facts(self):
         return {"sandbox": self.name, "user": "own", "mounts": "own", "network": "none"}

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.base.errors import SetupError
 from grader.core.request import Device, Request, SandboxKind, Selection
 from grader.core.runner import grade
 from grader.judge import launchers
@@ -394,6 +395,22 @@ def test_the_sandboxed_zygote_is_given_its_modules_compiled():
         cached = importlib.util.cache_from_source(str(source))
         at = argv.index(cached)
         assert argv[at - 1:at + 2] == ["--ro-bind", cached, f"/grader/__pycache__/{Path(cached).name}"]
+
+
+def test_a_learner_s_own_user_starts_the_sandbox(monkeypatch):
+    """Not root (a learner's own machine), bubblewrap makes the user namespace and the zygote stays
+    the learner's user: no user of its own is drawn, which only root can take. One was drawn for
+    every argv, so every grading in bubblewrap refused to start ("no user of its own for the
+    sandbox") for anyone but root."""
+    def root_only(pid):
+        raise SetupError("no user of its own for the sandbox")
+
+    monkeypatch.setattr(os, "getuid", lambda: 1000)
+    monkeypatch.setattr(launchers, "_drawn_uid", root_only)
+    launcher = launchers.BubblewrapLauncher()
+    assert not launcher.own_user
+    argv = launcher.argv("/tmp", 3)
+    assert argv[argv.index("sandboxed") + 1] == "1000"
 
 
 def test_a_zygote_gone_while_it_starts_is_started_once_more(monkeypatch):
