@@ -3,10 +3,12 @@ answers, and leaves nothing running. Needs bubblewrap; the fallback is tested to
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -487,3 +489,30 @@ def test_a_new_child_not_found_is_a_zygote_gone(monkeypatch):
         let_go(forked)
     finally:
         zygote.close()
+
+
+def _as_nobody(command, **kwargs):
+    return subprocess.run(command, user=65534, group=65534, extra_groups=[], capture_output=True, text=True,
+                          timeout=300, **kwargs)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can grade as another user")
+def test_a_learner_who_is_not_root_grades_in_bubblewrap():
+    """The whole grading as a learner runs it on a machine of their own: not root, bubblewrap making
+    the user namespace. Every other test runs as root, as CI does, where the sandbox takes a user
+    of its own: a grading that only root could start went unseen for days."""
+    if not bubblewrap_works() or _as_nobody(["bwrap", "--ro-bind", "/", "/", "--unshare-user", "true"]).returncode:
+        pytest.skip("no bubblewrap for a user who is not root here")
+    if _as_nobody([sys.executable, "-c", "import torch"], cwd="/").returncode:
+        pytest.skip("this Python and its packages cannot be read by another user")
+    with tempfile.TemporaryDirectory() as home:         # (pytest's own folders are root's alone)
+        course = Path(home, "course")       # a copy the learner owns: the grading writes .grade/ there
+        shutil.copytree(ROOT, course, ignore=shutil.ignore_patterns(".venv", ".git", ".grade", "__pycache__"))
+        subprocess.run(["chown", "-R", "65534:65534", home], check=True)
+        report = Path(home, "results.json")
+        ran = _as_nobody([sys.executable, "grade.py", "lab2", "--submission", "reference/lab2", "-k",
+                          "positions.py", "--json", str(report)], cwd=course, env={**os.environ, "HOME": home})
+        assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+        results = json.loads(report.read_text())
+    assert results["score"] == 49 and results["extra_data"]["sandbox"] == "bubblewrap"
