@@ -58,6 +58,7 @@ def trusted(rules, files, student_files):
     ({name: bytes}): the child trusts a given module's code with a forbidden call only there, and
     only for those rules (grader/judge/trap.py), never a function that calls what it is handed."""
     found: dict[str, dict[str, list[str]]] = {}
+    every = sorted({name for names in rules.values() for name in names})
     for file, data in files.items() if rules else ():
         if file.endswith(".py") and file not in student_files:
             source = data.decode("utf-8", "replace")
@@ -68,9 +69,10 @@ def trusted(rules, files, student_files):
             loose = ast.unparse(ast.Module([s for s in body if not isinstance(
                 s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))], []))
             tops = [name for statement in body for name in _defines(statement)]
-            for rule in sorted({name for names in rules.values() for name in names}):
-                for top in [*scan(source, dict.fromkeys(tops, [rule])), *scan(loose, {"<module>": [rule]})]:
-                    found.setdefault(file, {}).setdefault(top, []).append(rule)
+            for top, hits in [*scan(source, dict.fromkeys(tops, every)).items(),
+                              *scan(loose, {"<module>": every}).items()]:
+                if used := sorted({hit.rule for hit in hits} & set(every)):    # (not the watch's switches)
+                    found.setdefault(file, {})[top] = used
     return found
 
 
